@@ -1,1 +1,111 @@
-fn main() {}
+//! The `dynaburst` binary: command-line parsing and wiring, nothing else.
+//!
+//! Architecture invariant: this is the only crate that exits the process
+//! and the only one that uses `anyhow`.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use dynaburst_engine::{store::MemStoreFactory, Engine, EngineConfig};
+use dynaburst_server::Server;
+
+/// dynaburst: get data into DynamoDB-style databases fast, without losing
+/// any, and know beforehand how a load will behave.
+#[derive(Parser)]
+#[command(name = "dynaburst", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a local DynamoDB-compatible server (boto3, the AWS CLI and the
+    /// AWS SDKs work against it with only the endpoint URL changed).
+    Serve(ServeArgs),
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Address to bind. Only loopback by default: pass 0.0.0.0 to expose it.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    /// Port to listen on; 0 picks a free one (printed on start-up).
+    #[arg(long, default_value_t = 8000)]
+    port: u16,
+    /// Model DynamoDB's capacity (partitions, per-partition limits, burst,
+    /// adaptive capacity, splits, on-demand scaling) and throttle as it
+    /// does; `off` serves without limits, like DynamoDB Local.
+    #[arg(long, value_enum, default_value_t = Switch::On)]
+    capacity_model: Switch,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Switch {
+    On,
+    Off,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve(args) => serve(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("dynaburst: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let addr: SocketAddr = format!("{}:{}", args.host, args.port)
+            .parse()
+            .with_context(|| format!("'{}' is not an IP address: pass --host 127.0.0.1 or another IP", args.host))?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr}: is another server using the port? Try --port 0"))?;
+        let local = listener.local_addr().context("cannot read the bound address")?;
+        let mut config = EngineConfig::local();
+        if args.capacity_model == Switch::Off {
+            config.capacity = None;
+        }
+        let engine = Arc::new(Engine::new(config, Box::new(MemStoreFactory)));
+        let server = Arc::new(Server::new(engine));
+        println!("dynaburst listening on http://{local}");
+        std::io::stdout().flush().context("cannot write to stdout")?;
+        dynaburst_server::serve(listener, server, shutdown_signal()).await.context("server failed")?;
+        eprintln!("dynaburst: shut down cleanly");
+        Ok(())
+    })
+}
+
+/// Completes on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

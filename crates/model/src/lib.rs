@@ -13,4 +13,10 @@ pub use units::{
     read_units, transactional_write_units, write_units, ReadKind, MAX_ITEM_BYTES, READ_UNIT_BYTES,
     WRITE_UNIT_BYTES,
 };
+/// A point in time: milliseconds since the Unix epoch, or since the start
+/// of a virtual clock. Nothing below the server reads a clock: every
+/// operation that depends on time takes `now` as an argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Millis(pub u64);
+
 pub use value::{item_size, AttributeValue, Item, KeyValue, ScalarType, ValueType};

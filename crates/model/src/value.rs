@@ -132,6 +132,39 @@ impl AttributeValue {
             _ => None,
         }
     }
+
+    /// Equality as DynamoDB defines it: like `==`, except that sets compare
+    /// as sets (element order is irrelevant), recursively inside lists and
+    /// maps. Recursion depth is the value's nesting depth, which request
+    /// validation bounds (32 levels).
+    pub fn semantic_eq(&self, other: &AttributeValue) -> bool {
+        match (self, other) {
+            (AttributeValue::Ss(a), AttributeValue::Ss(b)) => same_elements(a, b),
+            (AttributeValue::Ns(a), AttributeValue::Ns(b)) => same_elements(a, b),
+            (AttributeValue::Bs(a), AttributeValue::Bs(b)) => same_elements(a, b),
+            (AttributeValue::L(a), AttributeValue::L(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.semantic_eq(y))
+            }
+            (AttributeValue::M(a), AttributeValue::M(b)) => {
+                a.len() == b.len()
+                    && a.iter().all(|(k, v)| b.get(k).is_some_and(|w| v.semantic_eq(w)))
+            }
+            _ => self == other,
+        }
+    }
+}
+
+/// True when two sets hold the same elements, in any order
+/// (O(n log n): both sides are sorted by reference).
+fn same_elements<T: Ord>(a: &[T], b: &[T]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut left: Vec<&T> = a.iter().collect();
+    let mut right: Vec<&T> = b.iter().collect();
+    left.sort_unstable();
+    right.sort_unstable();
+    left == right
 }
 
 /// Size of an item: attribute names (UTF-8 bytes) plus value sizes.
@@ -201,6 +234,14 @@ impl KeyValue {
                 v
             }
         }
+    }
+
+    /// A stable 128-bit hash of this value: where it lives in the table's
+    /// key space. Partitions own contiguous ranges of it, and Scan walks it
+    /// in order. Stable across runs and platforms (xxh3-128 of the type tag
+    /// and canonical bytes).
+    pub fn partition_hash(&self) -> u128 {
+        xxhash_rust::xxh3::xxh3_128(&self.hash_bytes())
     }
 
     /// Size in bytes by the item-size rules.
@@ -285,6 +326,34 @@ mod tests {
         item.insert("shirt-color".into(), s("R"));
         item.insert("shirt-size".into(), s("M"));
         assert_eq!(item_size(&item), 23);
+    }
+
+    #[test]
+    fn semantic_eq_ignores_set_order_recursively() {
+        let n = |x: &str| Number::parse(x).expect("valid number");
+        let ss = |v: &[&str]| AttributeValue::Ss(v.iter().map(|x| x.to_string()).collect());
+        assert!(ss(&["a", "b"]).semantic_eq(&ss(&["b", "a"])));
+        assert_ne!(ss(&["a", "b"]), ss(&["b", "a"]));
+        assert!(!ss(&["a", "b"]).semantic_eq(&ss(&["a", "c"])));
+        assert!(!ss(&["a"]).semantic_eq(&ss(&["a", "b"])));
+        // Numbers compare numerically inside number sets.
+        assert!(AttributeValue::Ns(vec![n("1.0"), n("2")])
+            .semantic_eq(&AttributeValue::Ns(vec![n("2"), n("1")])));
+        assert!(AttributeValue::Bs(vec![vec![1], vec![2]])
+            .semantic_eq(&AttributeValue::Bs(vec![vec![2], vec![1]])));
+        // Inside lists and maps; list order still matters.
+        let list = |a, b| AttributeValue::L(vec![a, b]);
+        assert!(list(ss(&["x", "y"]), s("z")).semantic_eq(&list(ss(&["y", "x"]), s("z"))));
+        assert!(!list(s("z"), ss(&["x", "y"])).semantic_eq(&list(ss(&["y", "x"]), s("z"))));
+        let mut m1 = BTreeMap::new();
+        m1.insert("k".to_string(), ss(&["p", "q"]));
+        let mut m2 = BTreeMap::new();
+        m2.insert("k".to_string(), ss(&["q", "p"]));
+        assert!(AttributeValue::M(m1.clone()).semantic_eq(&AttributeValue::M(m2)));
+        m1.insert("extra".to_string(), AttributeValue::Null);
+        assert!(!AttributeValue::M(m1).semantic_eq(&AttributeValue::M(BTreeMap::new())));
+        // Different types are never equal.
+        assert!(!s("1").semantic_eq(&AttributeValue::N(n("1"))));
     }
 
     #[test]

@@ -1,0 +1,152 @@
+//! DynamoDB's capacity model: partitions, per-partition limits, burst and
+//! adaptive capacity, split for heat and for size, on-demand scaling, and
+//! the throttling decisions that follow from them.
+//!
+//! The facts it models are in `../shared/reference/dynamodb-behaviour.md`
+//! (section A); every default in [`CapacitySettings::dynamodb`] names its
+//! source or says why it was chosen.
+//!
+//! Architecture invariant: the model is pure. Given its state, `now` and
+//! the units asked for, it decides; it never reads a clock, does no I/O and
+//! draws no random numbers, so tests drive it in virtual time.
+
+mod bucket;
+mod metrics;
+mod table;
+
+pub use bucket::Bucket;
+pub use metrics::{Metrics, PartitionSecond, SecondMetrics, SplitEvent, SplitReason, MAX_METRIC_SECONDS};
+pub use table::{PartitionInfo, TableCapacity};
+
+/// Read or write capacity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    Read,
+    Write,
+}
+
+/// How a table is billed, for the model.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Mode {
+    /// On-demand (PAY_PER_REQUEST).
+    OnDemand,
+    /// Provisioned read and write capacity units per second.
+    Provisioned { read: f64, write: f64 },
+}
+
+/// Why a request was throttled (DynamoDB's LimitType).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LimitKind {
+    /// A partition is at its 3,000 RCU / 1,000 WCU maximum (hot partition),
+    /// or an on-demand table is above what its partitions currently serve.
+    KeyRange,
+    /// A provisioned table has spent its provisioned and burst capacity.
+    Provisioned,
+    /// An on-demand table is at its per-table maximum (40,000 by default).
+    AccountLimit,
+}
+
+/// A throttling decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Throttle {
+    pub op: Op,
+    pub kind: LimitKind,
+}
+
+impl Throttle {
+    /// DynamoDB's reason text, e.g. "TableWriteKeyRangeThroughputExceeded".
+    pub fn reason(&self) -> &'static str {
+        match (self.op, self.kind) {
+            (Op::Read, LimitKind::KeyRange) => "TableReadKeyRangeThroughputExceeded",
+            (Op::Write, LimitKind::KeyRange) => "TableWriteKeyRangeThroughputExceeded",
+            (Op::Read, LimitKind::Provisioned) => "TableReadProvisionedThroughputExceeded",
+            (Op::Write, LimitKind::Provisioned) => "TableWriteProvisionedThroughputExceeded",
+            (Op::Read, LimitKind::AccountLimit) => "TableReadAccountLimitExceeded",
+            (Op::Write, LimitKind::AccountLimit) => "TableWriteAccountLimitExceeded",
+        }
+    }
+}
+
+/// The model's settings. There is deliberately no `Default`: callers pick
+/// [`CapacitySettings::dynamodb`] (DynamoDB's documented numbers) and change
+/// what a test or experiment needs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CapacitySettings {
+    /// Read units per second one partition serves (A1: 3,000).
+    pub partition_read_max: f64,
+    /// Write units per second one partition serves (A1: 1,000).
+    pub partition_write_max: f64,
+    /// Seconds of unused provisioned capacity a partition banks (A15: 300).
+    pub burst_seconds: f64,
+    /// Whether a hot provisioned partition may borrow the table's unused
+    /// capacity (A17: on for every table).
+    pub adaptive_capacity: bool,
+    /// Partitions of a new on-demand table (A8, A11: 4, inferred from
+    /// 4,000 WRU / 1,000 and 12,000 RRU / 3,000).
+    pub on_demand_initial_partitions: usize,
+    /// Read units per second a new on-demand table takes at once (A8).
+    pub on_demand_initial_read: f64,
+    /// Write units per second a new on-demand table takes at once (A8).
+    pub on_demand_initial_write: f64,
+    /// Per-table maximum read units per second (A21: 40,000).
+    pub table_max_read: f64,
+    /// Per-table maximum write units per second (A21: 40,000).
+    pub table_max_write: f64,
+    /// Seconds traffic must be sustained before it becomes an on-demand
+    /// table's new peak (A9 says growth beyond 2x should be spread over 30
+    /// minutes; seed 004 saw no scaling during a 2-minute load). 300 s.
+    pub peak_sustain_seconds: u64,
+    /// Fraction of a partition's maximum that counts as hot (A19, A43: "a
+    /// threshold"; not published). 0.8.
+    pub heat_threshold: f64,
+    /// Seconds a partition must stay hot before it splits (A43: "usually
+    /// within minutes"; seed 004's 2-minute shuffled load held steady at
+    /// ~3,600/s, so it must be longer than that). 180 s.
+    pub heat_seconds: u64,
+    /// A partition whose hottest key takes at least this share of its
+    /// traffic is not split: splitting cannot separate one key (A43). 0.5.
+    pub single_key_share: f64,
+    /// A partition whose sampled writes arrive in increasing key order at
+    /// least this often is not split: the heat would follow the writes into
+    /// the new half (A43). 0.9.
+    pub sequential_share: f64,
+    /// Bytes after which a partition splits for size (A3: 10 GB).
+    pub partition_split_bytes: u64,
+}
+
+impl CapacitySettings {
+    /// DynamoDB's numbers, as documented in the reference notes.
+    pub fn dynamodb() -> CapacitySettings {
+        CapacitySettings {
+            partition_read_max: 3000.0,
+            partition_write_max: 1000.0,
+            burst_seconds: 300.0,
+            adaptive_capacity: true,
+            on_demand_initial_partitions: 4,
+            on_demand_initial_read: 12_000.0,
+            on_demand_initial_write: 4_000.0,
+            table_max_read: 40_000.0,
+            table_max_write: 40_000.0,
+            peak_sustain_seconds: 300,
+            heat_threshold: 0.8,
+            heat_seconds: 180,
+            single_key_share: 0.5,
+            sequential_share: 0.9,
+            partition_split_bytes: 10 * 1024 * 1024 * 1024,
+        }
+    }
+
+    fn partition_max(&self, op: Op) -> f64 {
+        match op {
+            Op::Read => self.partition_read_max,
+            Op::Write => self.partition_write_max,
+        }
+    }
+
+    fn table_max(&self, op: Op) -> f64 {
+        match op {
+            Op::Read => self.table_max_read,
+            Op::Write => self.table_max_write,
+        }
+    }
+}

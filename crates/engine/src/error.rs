@@ -1,0 +1,97 @@
+//! The engine's errors: each maps to one DynamoDB error type, and carries
+//! DynamoDB's exact message.
+
+use std::fmt;
+
+use dynaburst_model::Item;
+
+use crate::types::CancellationReason;
+
+/// ProvisionedThroughputExceededException's message (reference A25).
+pub const PROVISIONED_EXCEEDED_MESSAGE: &str = "The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.";
+/// ThrottlingException's message for a table (reference A26).
+pub const THROTTLING_MESSAGE: &str = "Throughput exceeds the current capacity of your table or index. DynamoDB is automatically scaling your table or index so please try again shortly. If exceptions persist, check if you have a hot key: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html";
+
+/// An operation's failure, as DynamoDB would report it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EngineError {
+    /// ValidationException.
+    Validation(String),
+    /// ResourceNotFoundException.
+    ResourceNotFound(String),
+    /// ResourceInUseException.
+    ResourceInUse(String),
+    /// LimitExceededException.
+    LimitExceeded(String),
+    /// ConditionalCheckFailedException, with the old item when asked for.
+    ConditionalCheckFailed { item: Option<Item> },
+    /// TransactionCanceledException, reasons in request order.
+    TransactionCanceled { reasons: Vec<CancellationReason> },
+    /// IdempotentParameterMismatchException.
+    IdempotentParameterMismatch,
+    /// TransactionInProgressException.
+    TransactionInProgress,
+    /// Refused by the capacity model: ProvisionedThroughputExceededException
+    /// for provisioned tables, ThrottlingException for on-demand ones, with
+    /// the ThrottlingReason and the throttled resource's ARN.
+    Throttled { provisioned: bool, reason: &'static str, resource: String },
+    /// InternalServerError.
+    Internal(String),
+}
+
+impl EngineError {
+    /// The message DynamoDB sends with this error.
+    pub fn message(&self) -> String {
+        match self {
+            EngineError::Validation(m)
+            | EngineError::ResourceNotFound(m)
+            | EngineError::ResourceInUse(m)
+            | EngineError::LimitExceeded(m)
+            | EngineError::Internal(m) => m.clone(),
+            EngineError::ConditionalCheckFailed { .. } => "The conditional request failed".to_string(),
+            EngineError::TransactionCanceled { reasons } => {
+                let codes: Vec<&str> = reasons.iter().map(|r| r.code).collect();
+                format!(
+                    "Transaction cancelled, please refer cancellation reasons for specific reasons [{}]",
+                    codes.join(", ")
+                )
+            }
+            EngineError::IdempotentParameterMismatch => {
+                "Specified idempotent parameters do not match the original request".to_string()
+            }
+            EngineError::TransactionInProgress => {
+                "Transaction is in progress with the same ClientRequestToken".to_string()
+            }
+            EngineError::Throttled { provisioned: true, .. } => PROVISIONED_EXCEEDED_MESSAGE.to_string(),
+            EngineError::Throttled { provisioned: false, .. } => THROTTLING_MESSAGE.to_string(),
+        }
+    }
+
+    /// "Requested resource not found" for item operations.
+    pub(crate) fn table_not_found() -> EngineError {
+        EngineError::ResourceNotFound("Requested resource not found".to_string())
+    }
+
+    /// The longer form that table-level operations use.
+    pub(crate) fn table_not_found_named(name: &str) -> EngineError {
+        EngineError::ResourceNotFound(format!("Requested resource not found: Table: {name} not found"))
+    }
+
+    pub(crate) fn validation(message: impl Into<String>) -> EngineError {
+        EngineError::Validation(message.into())
+    }
+}
+
+impl fmt::Display for EngineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
+impl std::error::Error for EngineError {}
+
+impl From<dynaburst_expr::ExprError> for EngineError {
+    fn from(e: dynaburst_expr::ExprError) -> EngineError {
+        EngineError::Validation(e.message)
+    }
+}

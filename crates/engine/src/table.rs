@@ -1,0 +1,275 @@
+//! A table: its key schema, settings, statistics and storage.
+
+use std::sync::Arc;
+
+use dynaburst_capacity::{Op, TableCapacity, Throttle};
+use dynaburst_model::{item_size, Item, KeyValue, Millis, ScalarType};
+use parking_lot::{Mutex, RwLock};
+
+use crate::error::EngineError;
+use crate::store::{StoreKey, TableStore};
+use crate::types::{BillingMode, KeyRole, TableDescription};
+
+/// Largest partition-key value, in bytes.
+pub const MAX_PARTITION_KEY_BYTES: usize = 2048;
+/// Largest sort-key value, in bytes.
+pub const MAX_SORT_KEY_BYTES: usize = 1024;
+
+/// One key attribute: name and scalar type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyAttr {
+    pub name: String,
+    pub ty: ScalarType,
+}
+
+/// A table's primary key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeySchema {
+    pub hash: KeyAttr,
+    pub range: Option<KeyAttr>,
+}
+
+impl KeySchema {
+    /// True when `name` is one of the key attributes.
+    pub fn is_key_attribute(&self, name: &str) -> bool {
+        self.hash.name == name || self.range.as_ref().is_some_and(|r| r.name == name)
+    }
+
+    /// The store key of a full item, validating its key attributes with
+    /// PutItem's messages.
+    pub fn key_of_item(&self, item: &Item) -> Result<StoreKey, EngineError> {
+        let hash = item_key_value(item, &self.hash, true)?;
+        let range = match &self.range {
+            Some(r) => Some(item_key_value(item, r, false)?),
+            None => None,
+        };
+        Ok(StoreKey::new(hash, range))
+    }
+
+    /// The store key of a `Key` parameter: exactly the key attributes, of
+    /// the right types.
+    pub fn key_of_key(&self, key: &Item) -> Result<StoreKey, EngineError> {
+        let expected = 1 + usize::from(self.range.is_some());
+        if key.len() != expected {
+            return Err(schema_mismatch());
+        }
+        let hash = key_param_value(key, &self.hash, true)?;
+        let range = match &self.range {
+            Some(r) => Some(key_param_value(key, r, false)?),
+            None => None,
+        };
+        Ok(StoreKey::new(hash, range))
+    }
+
+    /// The `Key` item (key attributes only) of a stored item.
+    pub fn key_item(&self, item: &Item) -> Item {
+        let mut key = Item::new();
+        for attr in std::iter::once(&self.hash).chain(self.range.as_ref()) {
+            if let Some(v) = item.get(&attr.name) {
+                key.insert(attr.name.clone(), v.clone());
+            }
+        }
+        key
+    }
+
+    /// The key schema as (name, role) pairs.
+    pub fn pairs(&self) -> Vec<(String, KeyRole)> {
+        let mut v = vec![(self.hash.name.clone(), KeyRole::Hash)];
+        if let Some(r) = &self.range {
+            v.push((r.name.clone(), KeyRole::Range));
+        }
+        v
+    }
+}
+
+/// "The provided key element does not match the schema".
+pub(crate) fn schema_mismatch() -> EngineError {
+    EngineError::validation("The provided key element does not match the schema")
+}
+
+fn check_key_value(attr: &KeyAttr, value: &KeyValue, is_hash: bool) -> Result<(), EngineError> {
+    match value {
+        KeyValue::S(s) if s.is_empty() => {
+            return Err(EngineError::validation(format!(
+                "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: {}",
+                attr.name
+            )))
+        }
+        KeyValue::B(b) if b.is_empty() => {
+            return Err(EngineError::validation(format!(
+                "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty binary value. Key: {}",
+                attr.name
+            )))
+        }
+        _ => {}
+    }
+    let size = value.size_bytes();
+    if is_hash && size > MAX_PARTITION_KEY_BYTES {
+        return Err(EngineError::validation(
+            "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes",
+        ));
+    }
+    if !is_hash && size > MAX_SORT_KEY_BYTES {
+        return Err(EngineError::validation(
+            "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes",
+        ));
+    }
+    Ok(())
+}
+
+fn item_key_value(item: &Item, attr: &KeyAttr, is_hash: bool) -> Result<KeyValue, EngineError> {
+    let Some(value) = item.get(&attr.name) else {
+        return Err(EngineError::validation(format!(
+            "One or more parameter values were invalid: Missing the key {} in the item",
+            attr.name
+        )));
+    };
+    let key = match KeyValue::from_attribute(value) {
+        Some(k) if k.key_type() == attr.ty => k,
+        _ => {
+            return Err(EngineError::validation(format!(
+                "One or more parameter values were invalid: Type mismatch for key {} expected: {} actual: {}",
+                attr.name,
+                attr.ty.descriptor(),
+                value.value_type().descriptor()
+            )))
+        }
+    };
+    check_key_value(attr, &key, is_hash)?;
+    Ok(key)
+}
+
+fn key_param_value(key: &Item, attr: &KeyAttr, is_hash: bool) -> Result<KeyValue, EngineError> {
+    let value = key.get(&attr.name).ok_or_else(schema_mismatch)?;
+    let kv = match KeyValue::from_attribute(value) {
+        Some(k) if k.key_type() == attr.ty => k,
+        _ => return Err(schema_mismatch()),
+    };
+    check_key_value(attr, &kv, is_hash)?;
+    Ok(kv)
+}
+
+/// Settings that UpdateTable changes.
+#[derive(Clone, Debug)]
+pub struct TableSettings {
+    pub billing: BillingMode,
+    pub last_increase: Option<Millis>,
+    pub last_decrease: Option<Millis>,
+    pub decreases_today: u64,
+    pub last_pay_per_request_switch: Option<Millis>,
+}
+
+/// The stored items and their running statistics, behind one lock.
+pub struct TableData {
+    pub store: Box<dyn TableStore>,
+    pub size_bytes: u64,
+}
+
+impl TableData {
+    /// Replaces (or inserts) the item at `key`; keeps statistics right.
+    pub fn put(&mut self, key: StoreKey, item: Arc<Item>) -> Option<Arc<Item>> {
+        let new_size = item_size(&item) as u64;
+        let old = self.store.put(key, item);
+        self.size_bytes += new_size;
+        if let Some(o) = &old {
+            self.size_bytes = self.size_bytes.saturating_sub(item_size(o) as u64);
+        }
+        old
+    }
+
+    /// Deletes the item at `key`; keeps statistics right.
+    pub fn delete(&mut self, key: &StoreKey) -> Option<Arc<Item>> {
+        let old = self.store.delete(key);
+        if let Some(o) = &old {
+            self.size_bytes = self.size_bytes.saturating_sub(item_size(o) as u64);
+        }
+        old
+    }
+}
+
+/// One table.
+pub struct Table {
+    pub name: String,
+    pub table_id: String,
+    pub arn: String,
+    pub key_schema: KeySchema,
+    pub attribute_definitions: Vec<(String, ScalarType)>,
+    pub created_at: Millis,
+    pub settings: Mutex<TableSettings>,
+    pub data: RwLock<TableData>,
+    /// The capacity model's state; None when the model is off. Locked after
+    /// `data` when both are held.
+    pub capacity: Mutex<Option<TableCapacity>>,
+}
+
+impl Table {
+    fn throttle_error(&self, t: Throttle) -> EngineError {
+        let provisioned = matches!(self.settings.lock().billing, BillingMode::Provisioned { .. });
+        EngineError::Throttled { provisioned, reason: t.reason(), resource: self.arn.clone() }
+    }
+
+    /// Asks the capacity model for `units` on the partition of `hash`.
+    pub fn admit(&self, op: Op, hash: u128, units: f64, now: Millis) -> Result<(), EngineError> {
+        self.admit_all(op, &[(hash, units)], now)
+    }
+
+    /// All-or-nothing admission of several items (transactions).
+    pub fn admit_all(&self, op: Op, items: &[(u128, f64)], now: Millis) -> Result<(), EngineError> {
+        let mut capacity = self.capacity.lock();
+        let Some(model) = capacity.as_mut() else { return Ok(()) };
+        match model.admit_all(op, items, now) {
+            Ok(()) => Ok(()),
+            Err(t) => {
+                drop(capacity);
+                Err(self.throttle_error(t))
+            }
+        }
+    }
+
+    /// Records that a whole request was answered with a throttling error.
+    pub fn note_throttled_request(&self, now: Millis) {
+        if let Some(model) = self.capacity.lock().as_mut() {
+            model.note_throttled_request(now);
+        }
+    }
+
+    /// Tells the capacity model that the bytes stored under `hash` changed.
+    pub fn note_size(&self, hash: u128, delta: i64, now: Millis) {
+        if delta != 0 {
+            if let Some(model) = self.capacity.lock().as_mut() {
+                model.note_size(hash, delta, now);
+            }
+        }
+    }
+
+    /// A snapshot for DescribeTable.
+    pub fn describe(&self, status: &'static str) -> TableDescription {
+        let settings = self.settings.lock().clone();
+        let (warm_throughput, partition_count) = match self.capacity.lock().as_ref() {
+            Some(m) => (Some(m.warm_throughput()), Some(m.partition_count())),
+            None => (None, None),
+        };
+        let (item_count, size_bytes) = {
+            let data = self.data.read();
+            (data.store.len() as u64, data.size_bytes)
+        };
+        TableDescription {
+            table_name: self.name.clone(),
+            table_id: self.table_id.clone(),
+            arn: self.arn.clone(),
+            status,
+            key_schema: self.key_schema.pairs(),
+            attribute_definitions: self.attribute_definitions.clone(),
+            billing: settings.billing,
+            created_at: self.created_at,
+            item_count,
+            size_bytes,
+            last_increase: settings.last_increase,
+            last_decrease: settings.last_decrease,
+            decreases_today: settings.decreases_today,
+            last_pay_per_request_switch: settings.last_pay_per_request_switch,
+            warm_throughput,
+            partition_count,
+        }
+    }
+}

@@ -1,0 +1,330 @@
+//! Typed requests and responses of the engine's operations. Plain data: the
+//! wire layer builds these from DynamoDB JSON and renders the outputs.
+
+use std::collections::HashMap;
+
+use dynaburst_model::{AttributeValue, Item, ScalarType};
+
+pub use dynaburst_model::Millis;
+
+/// ExpressionAttributeNames.
+pub type Names = HashMap<String, String>;
+/// ExpressionAttributeValues.
+pub type Values = HashMap<String, AttributeValue>;
+
+/// HASH or RANGE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyRole {
+    Hash,
+    Range,
+}
+
+/// How a table is billed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BillingMode {
+    PayPerRequest,
+    Provisioned { read: u64, write: u64 },
+}
+
+/// ReturnConsumedCapacity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ReturnCapacity {
+    #[default]
+    None,
+    Total,
+    Indexes,
+}
+
+/// ReturnValues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ReturnValues {
+    #[default]
+    None,
+    AllOld,
+    UpdatedOld,
+    AllNew,
+    UpdatedNew,
+}
+
+/// Select for Query and Scan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Select {
+    AllAttributes,
+    AllProjectedAttributes,
+    SpecificAttributes,
+    Count,
+}
+
+/// Units consumed by one table in one request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConsumedCapacity {
+    pub table_name: String,
+    pub read_units: f64,
+    pub write_units: f64,
+    /// With INDEXES: the per-table breakdown is included.
+    pub include_table_detail: bool,
+}
+
+impl ConsumedCapacity {
+    /// Read plus write units.
+    pub fn total(&self) -> f64 {
+        self.read_units + self.write_units
+    }
+}
+
+/// The parts of expressions a request carries, shared by its expressions.
+#[derive(Clone, Debug, Default)]
+pub struct ExprArgs {
+    pub names: Option<Names>,
+    pub values: Option<Values>,
+}
+
+#[derive(Clone, Debug)]
+pub struct CreateTableInput {
+    pub table_name: String,
+    pub key_schema: Vec<(String, KeyRole)>,
+    pub attribute_definitions: Vec<(String, ScalarType)>,
+    pub billing: BillingMode,
+    /// True when the request named secondary indexes (not yet supported).
+    pub has_indexes: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct UpdateTableInput {
+    pub table_name: String,
+    /// `Some(true)` for PAY_PER_REQUEST, `Some(false)` for PROVISIONED.
+    pub billing_mode_pay_per_request: Option<bool>,
+    pub throughput: Option<(u64, u64)>,
+}
+
+/// A snapshot of a table for DescribeTable and friends.
+#[derive(Clone, Debug)]
+pub struct TableDescription {
+    pub table_name: String,
+    pub table_id: String,
+    pub arn: String,
+    pub status: &'static str,
+    pub key_schema: Vec<(String, KeyRole)>,
+    pub attribute_definitions: Vec<(String, ScalarType)>,
+    pub billing: BillingMode,
+    pub created_at: Millis,
+    pub item_count: u64,
+    pub size_bytes: u64,
+    pub last_increase: Option<Millis>,
+    pub last_decrease: Option<Millis>,
+    pub decreases_today: u64,
+    /// Set when billing mode was last changed to PAY_PER_REQUEST.
+    pub last_pay_per_request_switch: Option<Millis>,
+    /// (read, write) units per second the table takes at once, when the
+    /// capacity model is on.
+    pub warm_throughput: Option<(f64, f64)>,
+    /// Current partition count, when the capacity model is on.
+    pub partition_count: Option<usize>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ListTablesInput {
+    pub exclusive_start: Option<String>,
+    pub limit: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct ListTablesOutput {
+    pub names: Vec<String>,
+    pub last_evaluated: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct PutItemInput {
+    pub table_name: String,
+    pub item: Item,
+    pub condition: Option<String>,
+    pub expr: ExprArgs,
+    pub return_values: ReturnValues,
+    pub return_capacity: ReturnCapacity,
+    pub return_old_on_condition_failure: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct WriteOutput {
+    pub attributes: Option<Item>,
+    pub consumed: Option<ConsumedCapacity>,
+}
+
+#[derive(Clone, Debug)]
+pub struct GetItemInput {
+    pub table_name: String,
+    pub key: Item,
+    pub projection: Option<String>,
+    pub names: Option<Names>,
+    pub consistent_read: bool,
+    pub return_capacity: ReturnCapacity,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct GetItemOutput {
+    pub item: Option<Item>,
+    pub consumed: Option<ConsumedCapacity>,
+}
+
+#[derive(Clone, Debug)]
+pub struct DeleteItemInput {
+    pub table_name: String,
+    pub key: Item,
+    pub condition: Option<String>,
+    pub expr: ExprArgs,
+    pub return_values: ReturnValues,
+    pub return_capacity: ReturnCapacity,
+    pub return_old_on_condition_failure: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct UpdateItemInput {
+    pub table_name: String,
+    pub key: Item,
+    pub update: Option<String>,
+    pub condition: Option<String>,
+    pub expr: ExprArgs,
+    pub return_values: ReturnValues,
+    pub return_capacity: ReturnCapacity,
+    pub return_old_on_condition_failure: bool,
+}
+
+/// One request of a BatchWriteItem.
+#[derive(Clone, Debug)]
+pub enum WriteRequest {
+    Put(Item),
+    Delete(Item),
+}
+
+#[derive(Clone, Debug)]
+pub struct BatchWriteInput {
+    /// Table name to its requests, in request order.
+    pub requests: Vec<(String, Vec<WriteRequest>)>,
+    pub return_capacity: ReturnCapacity,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct BatchWriteOutput {
+    pub unprocessed: Vec<(String, Vec<WriteRequest>)>,
+    pub consumed: Vec<ConsumedCapacity>,
+}
+
+/// The keys to read from one table in a BatchGetItem.
+#[derive(Clone, Debug)]
+pub struct KeysAndAttributes {
+    pub keys: Vec<Item>,
+    pub projection: Option<String>,
+    pub names: Option<Names>,
+    pub consistent_read: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct BatchGetInput {
+    pub requests: Vec<(String, KeysAndAttributes)>,
+    pub return_capacity: ReturnCapacity,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct BatchGetOutput {
+    pub responses: Vec<(String, Vec<Item>)>,
+    pub unprocessed: Vec<(String, KeysAndAttributes)>,
+    pub consumed: Vec<ConsumedCapacity>,
+}
+
+/// One action of a TransactWriteItems.
+#[derive(Clone, Debug)]
+pub enum TransactAction {
+    Put { table_name: String, item: Item, condition: Option<String>, expr: ExprArgs, return_old_on_failure: bool },
+    Update { table_name: String, key: Item, update: String, condition: Option<String>, expr: ExprArgs, return_old_on_failure: bool },
+    Delete { table_name: String, key: Item, condition: Option<String>, expr: ExprArgs, return_old_on_failure: bool },
+    ConditionCheck { table_name: String, key: Item, condition: String, expr: ExprArgs, return_old_on_failure: bool },
+}
+
+impl TransactAction {
+    /// The table this action targets.
+    pub fn table_name(&self) -> &str {
+        match self {
+            TransactAction::Put { table_name, .. }
+            | TransactAction::Update { table_name, .. }
+            | TransactAction::Delete { table_name, .. }
+            | TransactAction::ConditionCheck { table_name, .. } => table_name,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct TransactWriteInput {
+    pub actions: Vec<TransactAction>,
+    /// ClientRequestToken and a fingerprint of the request's parameters
+    /// (computed by the caller from the canonical request), for idempotency.
+    pub client_token: Option<(String, u64)>,
+    pub return_capacity: ReturnCapacity,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct TransactWriteOutput {
+    pub consumed: Vec<ConsumedCapacity>,
+}
+
+/// One reason of a TransactionCanceledException, in request order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CancellationReason {
+    /// "None", "ConditionalCheckFailed", "ValidationError", …
+    pub code: &'static str,
+    pub message: Option<String>,
+    pub item: Option<Item>,
+}
+
+#[derive(Clone, Debug)]
+pub struct TransactGet {
+    pub table_name: String,
+    pub key: Item,
+    pub projection: Option<String>,
+    pub names: Option<Names>,
+}
+
+#[derive(Clone, Debug)]
+pub struct TransactGetInput {
+    pub gets: Vec<TransactGet>,
+    pub return_capacity: ReturnCapacity,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct TransactGetOutput {
+    /// One entry per Get, in order; None when the item does not exist.
+    pub items: Vec<Option<Item>>,
+    pub consumed: Vec<ConsumedCapacity>,
+}
+
+/// Query and Scan share one input; `key_condition` is set for Query,
+/// `segment` only for Scan.
+#[derive(Clone, Debug)]
+pub struct ReadInput {
+    pub table_name: String,
+    pub index_name: Option<String>,
+    pub key_condition: Option<String>,
+    pub filter: Option<String>,
+    pub projection: Option<String>,
+    pub expr: ExprArgs,
+    pub select: Option<Select>,
+    pub limit: Option<usize>,
+    pub exclusive_start_key: Option<Item>,
+    pub forward: bool,
+    pub consistent_read: bool,
+    /// (Segment, TotalSegments) for a parallel Scan.
+    pub segment: Option<(u32, u32)>,
+    pub return_capacity: ReturnCapacity,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ReadOutput {
+    /// Items returned (empty for Select COUNT).
+    pub items: Vec<Item>,
+    pub count: usize,
+    pub scanned_count: usize,
+    pub last_evaluated_key: Option<Item>,
+    pub consumed: Option<ConsumedCapacity>,
+    /// True for Select COUNT: the response carries no Items member.
+    pub count_only: bool,
+}

@@ -1,0 +1,780 @@
+//! One function per operation: request JSON in, response JSON out.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use dynaburst_engine::*;
+use dynaburst_model::ScalarType;
+use serde_json::{json, Map, Value};
+
+use crate::error::ApiError;
+use crate::request::{check_table_name, null_member, Req, Violations};
+use crate::value::{item_to_json, parse_item, wrong_json_type};
+
+/// Most write requests in one BatchWriteItem.
+pub const MAX_BATCH_WRITE_ITEMS: usize = 25;
+/// Most actions in one TransactWriteItems or TransactGetItems.
+pub const MAX_TRANSACT_ITEMS: usize = 100;
+/// Longest ClientRequestToken.
+pub const MAX_CLIENT_TOKEN: usize = 36;
+/// Most table names ListTables returns at once.
+pub const MAX_LIST_TABLES: i64 = 100;
+/// Largest TotalSegments of a parallel Scan.
+pub const MAX_TOTAL_SEGMENTS: i64 = 1_000_000;
+
+const LEGACY_WRITE: &[&str] = &["Expected", "ConditionalOperator"];
+
+fn secs(m: Millis) -> Value {
+    json!(m.0 as f64 / 1000.0)
+}
+
+fn capacity_json(c: &ConsumedCapacity) -> Value {
+    let mut m = Map::new();
+    m.insert("TableName".into(), json!(c.table_name));
+    m.insert("CapacityUnits".into(), json!(c.total()));
+    if c.read_units > 0.0 {
+        m.insert("ReadCapacityUnits".into(), json!(c.read_units));
+    }
+    if c.write_units > 0.0 {
+        m.insert("WriteCapacityUnits".into(), json!(c.write_units));
+    }
+    if c.include_table_detail {
+        let mut t = Map::new();
+        t.insert("CapacityUnits".into(), json!(c.total()));
+        if c.read_units > 0.0 {
+            t.insert("ReadCapacityUnits".into(), json!(c.read_units));
+        }
+        if c.write_units > 0.0 {
+            t.insert("WriteCapacityUnits".into(), json!(c.write_units));
+        }
+        m.insert("Table".into(), Value::Object(t));
+    }
+    Value::Object(m)
+}
+
+fn key_role(r: KeyRole) -> &'static str {
+    match r {
+        KeyRole::Hash => "HASH",
+        KeyRole::Range => "RANGE",
+    }
+}
+
+/// Renders a TableDescription.
+pub fn table_description_json(d: &TableDescription) -> Value {
+    let (mode, read, write) = match d.billing {
+        BillingMode::PayPerRequest => ("PAY_PER_REQUEST", 0, 0),
+        BillingMode::Provisioned { read, write } => ("PROVISIONED", read, write),
+    };
+    let mut throughput = Map::new();
+    throughput.insert("NumberOfDecreasesToday".into(), json!(d.decreases_today));
+    throughput.insert("ReadCapacityUnits".into(), json!(read));
+    throughput.insert("WriteCapacityUnits".into(), json!(write));
+    if let Some(t) = d.last_increase {
+        throughput.insert("LastIncreaseDateTime".into(), secs(t));
+    }
+    if let Some(t) = d.last_decrease {
+        throughput.insert("LastDecreaseDateTime".into(), secs(t));
+    }
+    let mut billing = Map::new();
+    billing.insert("BillingMode".into(), json!(mode));
+    if let (BillingMode::PayPerRequest, Some(t)) = (d.billing, d.last_pay_per_request_switch) {
+        billing.insert("LastUpdateToPayPerRequestDateTime".into(), secs(t));
+    }
+    let mut out = json!({
+        "TableName": d.table_name,
+        "TableId": d.table_id,
+        "TableArn": d.arn,
+        "TableStatus": d.status,
+        "CreationDateTime": secs(d.created_at),
+        "KeySchema": d.key_schema.iter().map(|(n, r)| json!({"AttributeName": n, "KeyType": key_role(*r)})).collect::<Vec<_>>(),
+        "AttributeDefinitions": d.attribute_definitions.iter().map(|(n, t)| json!({"AttributeName": n, "AttributeType": t.descriptor()})).collect::<Vec<_>>(),
+        "ProvisionedThroughput": Value::Object(throughput),
+        "BillingModeSummary": Value::Object(billing),
+        "ItemCount": d.item_count,
+        "TableSizeBytes": d.size_bytes,
+        "DeletionProtectionEnabled": false,
+    });
+    if let (Some((read, write)), Value::Object(m)) = (d.warm_throughput, &mut out) {
+        m.insert(
+            "WarmThroughput".into(),
+            json!({"ReadUnitsPerSecond": read as u64, "WriteUnitsPerSecond": write as u64, "Status": "ACTIVE"}),
+        );
+    }
+    if let (Some(n), Value::Object(m)) = (d.partition_count, &mut out) {
+        // A dynaburst extension: DynamoDB does not show partitions.
+        m.insert("PartitionCount".into(), json!(n));
+    }
+    out
+}
+
+fn parse_throughput(v: &Value, violations: &mut Violations) -> Result<(u64, u64), ApiError> {
+    let req = Req::new(v)?;
+    let read = req.opt_i64("ReadCapacityUnits")?;
+    let write = req.opt_i64("WriteCapacityUnits")?;
+    for (val, member) in [(read, "provisionedThroughput.readCapacityUnits"), (write, "provisionedThroughput.writeCapacityUnits")] {
+        match val {
+            None => violations.add("null", member, "Member must not be null"),
+            Some(n) if n < 1 => violations.add(&n.to_string(), member, "Member must have value greater than or equal to 1"),
+            _ => {}
+        }
+    }
+    Ok((read.unwrap_or(0).max(0) as u64, write.unwrap_or(0).max(0) as u64))
+}
+
+/// CreateTable.
+pub fn create_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
+    let req = Req::new(body)?;
+    let mut violations = Violations::default();
+    let name = req.opt_str("TableName")?;
+    check_table_name(name, "tableName", &mut violations);
+    let mut key_schema = Vec::new();
+    match req.get("KeySchema") {
+        None => violations.add("null", "keySchema", "Member must not be null"),
+        Some(v) => {
+            let list = v.as_array().ok_or_else(|| wrong_json_type(v, "List"))?;
+            if list.is_empty() || list.len() > 2 {
+                violations.add(
+                    &format!("'{}'", list.len()),
+                    "keySchema",
+                    if list.is_empty() {
+                        "Member must have length greater than or equal to 1"
+                    } else {
+                        "Member must have length less than or equal to 2"
+                    },
+                );
+            }
+            for e in list {
+                let r = Req::new(e)?;
+                let n = r.opt_str("AttributeName")?.unwrap_or_default().to_string();
+                let role = match r.opt_str("KeyType")? {
+                    Some("HASH") => KeyRole::Hash,
+                    Some("RANGE") => KeyRole::Range,
+                    Some(other) => {
+                        violations.add(&format!("'{other}'"), "keySchema.member.keyType", "Member must satisfy enum value set: [HASH, RANGE]");
+                        KeyRole::Hash
+                    }
+                    None => {
+                        violations.add("null", "keySchema.member.keyType", "Member must not be null");
+                        KeyRole::Hash
+                    }
+                };
+                key_schema.push((n, role));
+            }
+        }
+    }
+    let mut defs = Vec::new();
+    match req.get("AttributeDefinitions") {
+        None => violations.add("null", "attributeDefinitions", "Member must not be null"),
+        Some(v) => {
+            for e in v.as_array().ok_or_else(|| wrong_json_type(v, "List"))? {
+                let r = Req::new(e)?;
+                let n = r.opt_str("AttributeName")?.unwrap_or_default().to_string();
+                match r.opt_str("AttributeType")?.and_then(ScalarType::from_descriptor) {
+                    Some(t) => defs.push((n, t)),
+                    None => violations.add(
+                        &format!("'{}'", r.opt_str("AttributeType")?.unwrap_or("null")),
+                        "attributeDefinitions.member.attributeType",
+                        "Member must satisfy enum value set: [B, N, S]",
+                    ),
+                }
+            }
+        }
+    }
+    let mode = req.opt_str("BillingMode")?;
+    let throughput = match req.get("ProvisionedThroughput") {
+        Some(v) => Some(parse_throughput(v, &mut violations)?),
+        None => None,
+    };
+    violations.finish()?;
+    let billing = match (mode, throughput) {
+        (Some("PAY_PER_REQUEST"), None) => BillingMode::PayPerRequest,
+        (Some("PAY_PER_REQUEST"), Some(_)) => {
+            return Err(ApiError::validation(
+                "One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST",
+            ))
+        }
+        (None | Some("PROVISIONED"), Some((read, write))) => BillingMode::Provisioned { read, write },
+        (None | Some("PROVISIONED"), None) => {
+            return Err(ApiError::validation(
+                "One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED",
+            ))
+        }
+        (Some(other), _) => {
+            let mut v = Violations::default();
+            v.add(&format!("'{other}'"), "billingMode", "Member must satisfy enum value set: [PROVISIONED, PAY_PER_REQUEST]");
+            v.finish()?;
+            BillingMode::PayPerRequest
+        }
+    };
+    let has_indexes = req.get("GlobalSecondaryIndexes").is_some() || req.get("LocalSecondaryIndexes").is_some();
+    let d = engine.create_table(
+        CreateTableInput {
+            table_name: name.unwrap_or_default().to_string(),
+            key_schema,
+            attribute_definitions: defs,
+            billing,
+            has_indexes,
+        },
+        now,
+    )?;
+    Ok(json!({ "TableDescription": table_description_json(&d) }))
+}
+
+/// DescribeTable.
+pub fn describe_table(engine: &Engine, body: &Value) -> Result<Value, ApiError> {
+    let name = Req::new(body)?.table_name()?;
+    Ok(json!({ "Table": table_description_json(&engine.describe_table(&name)?) }))
+}
+
+/// DeleteTable.
+pub fn delete_table(engine: &Engine, body: &Value) -> Result<Value, ApiError> {
+    let name = Req::new(body)?.table_name()?;
+    Ok(json!({ "TableDescription": table_description_json(&engine.delete_table(&name)?) }))
+}
+
+/// ListTables.
+pub fn list_tables(engine: &Engine, body: &Value) -> Result<Value, ApiError> {
+    let req = Req::new(body)?;
+    let mut violations = Violations::default();
+    let start = req.opt_str("ExclusiveStartTableName")?;
+    if start.is_some() {
+        check_table_name(start, "exclusiveStartTableName", &mut violations);
+    }
+    let limit = req.opt_i64("Limit")?.unwrap_or(MAX_LIST_TABLES);
+    if limit < 1 {
+        violations.add(&format!("'{limit}'"), "limit", "Member must have value greater than or equal to 1");
+    }
+    if limit > MAX_LIST_TABLES {
+        violations.add(&format!("'{limit}'"), "limit", "Member must have value less than or equal to 100");
+    }
+    violations.finish()?;
+    let out = engine.list_tables(ListTablesInput { exclusive_start: start.map(str::to_string), limit: limit as usize });
+    let mut m = Map::new();
+    m.insert("TableNames".into(), json!(out.names));
+    if let Some(l) = out.last_evaluated {
+        m.insert("LastEvaluatedTableName".into(), json!(l));
+    }
+    Ok(Value::Object(m))
+}
+
+/// UpdateTable.
+pub fn update_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
+    let req = Req::new(body)?;
+    let name = req.table_name()?;
+    let mut violations = Violations::default();
+    let mode = match req.opt_str("BillingMode")? {
+        None => None,
+        Some("PAY_PER_REQUEST") => Some(true),
+        Some("PROVISIONED") => Some(false),
+        Some(other) => {
+            violations.add(&format!("'{other}'"), "billingMode", "Member must satisfy enum value set: [PROVISIONED, PAY_PER_REQUEST]");
+            None
+        }
+    };
+    let throughput = match req.get("ProvisionedThroughput") {
+        Some(v) => Some(parse_throughput(v, &mut violations)?),
+        None => None,
+    };
+    violations.finish()?;
+    let d = engine.update_table(
+        UpdateTableInput { table_name: name, billing_mode_pay_per_request: mode, throughput },
+        now,
+    )?;
+    Ok(json!({ "TableDescription": table_description_json(&d) }))
+}
+
+fn write_output(out: WriteOutput) -> Value {
+    let mut m = Map::new();
+    if let Some(a) = out.attributes {
+        m.insert("Attributes".into(), item_to_json(&a));
+    }
+    if let Some(c) = out.consumed {
+        m.insert("ConsumedCapacity".into(), capacity_json(&c));
+    }
+    Value::Object(m)
+}
+
+/// PutItem.
+pub fn put_item(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
+    let req = Req::new(body)?;
+    req.reject_legacy(LEGACY_WRITE)?;
+    let table_name = req.table_name()?;
+    let item = req.item("Item", "item")?;
+    let out = engine.put_item(
+        PutItemInput {
+            table_name,
+            item,
+            condition: req.opt_str("ConditionExpression")?.map(str::to_string),
+            expr: req.expr_args()?,
+            return_values: req.return_values()?,
+            return_capacity: req.return_capacity()?,
+            return_old_on_condition_failure: req.return_old_on_failure()?,
+        },
+        now,
+    )?;
+    Ok(write_output(out))
+}
+
+/// GetItem.
+pub fn get_item(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
+    let req = Req::new(body)?;
+    req.reject_legacy(&["AttributesToGet"])?;
+    let table_name = req.table_name()?;
+    let key = req.item("Key", "key")?;
+    let out = engine.get_item(
+        GetItemInput {
+            table_name,
+            key,
+            projection: req.opt_str("ProjectionExpression")?.map(str::to_string),
+            names: req.names()?,
+            consistent_read: req.opt_bool("ConsistentRead")?.unwrap_or(false),
+            return_capacity: req.return_capacity()?,
+        },
+        now,
+    )?;
+    let mut m = Map::new();
+    if let Some(i) = out.item {
+        m.insert("Item".into(), item_to_json(&i));
+    }
+    if let Some(c) = out.consumed {
+        m.insert("ConsumedCapacity".into(), capacity_json(&c));
+    }
+    Ok(Value::Object(m))
+}
+
+/// DeleteItem.
+pub fn delete_item(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
+    let req = Req::new(body)?;
+    req.reject_legacy(LEGACY_WRITE)?;
+    let table_name = req.table_name()?;
+    let key = req.item("Key", "key")?;
+    let out = engine.delete_item(
+        DeleteItemInput {
+            table_name,
+            key,
+            condition: req.opt_str("ConditionExpression")?.map(str::to_string),
+            expr: req.expr_args()?,
+            return_values: req.return_values()?,
+            return_capacity: req.return_capacity()?,
+            return_old_on_condition_failure: req.return_old_on_failure()?,
+        },
+        now,
+    )?;
+    Ok(write_output(out))
+}
+
+/// UpdateItem.
+pub fn update_item(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
+    let req = Req::new(body)?;
+    req.reject_legacy(&["Expected", "ConditionalOperator", "AttributeUpdates"])?;
+    let table_name = req.table_name()?;
+    let key = req.item("Key", "key")?;
+    let out = engine.update_item(
+        UpdateItemInput {
+            table_name,
+            key,
+            update: req.opt_str("UpdateExpression")?.map(str::to_string),
+            condition: req.opt_str("ConditionExpression")?.map(str::to_string),
+            expr: req.expr_args()?,
+            return_values: req.return_values()?,
+            return_capacity: req.return_capacity()?,
+            return_old_on_condition_failure: req.return_old_on_failure()?,
+        },
+        now,
+    )?;
+    Ok(write_output(out))
+}
+
+fn write_request_json(r: &WriteRequest) -> Value {
+    match r {
+        WriteRequest::Put(item) => json!({"PutRequest": {"Item": item_to_json(item)}}),
+        WriteRequest::Delete(key) => json!({"DeleteRequest": {"Key": item_to_json(key)}}),
+    }
+}
+
+/// Renders a list of write requests per table (for UnprocessedItems).
+pub fn write_requests_json(requests: &[(String, Vec<WriteRequest>)]) -> Value {
+    Value::Object(
+        requests
+            .iter()
+            .map(|(t, rs)| (t.clone(), Value::Array(rs.iter().map(write_request_json).collect())))
+            .collect(),
+    )
+}
+
+/// BatchWriteItem.
+pub fn batch_write_item(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
+    let req = Req::new(body)?;
+    let Some(items) = req.get("RequestItems") else { return Err(null_member("requestItems")) };
+    let obj = items.as_object().ok_or_else(|| wrong_json_type(items, "Map"))?;
+    let mut violations = Violations::default();
+    if obj.is_empty() {
+        violations.add("'{}'", "requestItems", "Member must have length greater than or equal to 1");
+    }
+    let mut requests = Vec::with_capacity(obj.len());
+    let mut total = 0;
+    for (table, list) in obj {
+        check_table_name(Some(table), "requestItems.member.key", &mut violations);
+        let list = list.as_array().ok_or_else(|| wrong_json_type(list, "List"))?;
+        if list.is_empty() || list.len() > MAX_BATCH_WRITE_ITEMS {
+            violations.add(
+                &format!("'{{{table}={}}}'", summarize(list.len())),
+                "requestItems",
+                "Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]",
+            );
+        }
+        total += list.len();
+        let mut parsed = Vec::with_capacity(list.len());
+        for e in list {
+            let r = Req::new(e)?;
+            match (r.get("PutRequest"), r.get("DeleteRequest")) {
+                (Some(p), None) => parsed.push(WriteRequest::Put(Req::new(p)?.item("Item", "requestItems.member.value.member.putRequest.item")?)),
+                (None, Some(d)) => parsed.push(WriteRequest::Delete(Req::new(d)?.item("Key", "requestItems.member.value.member.deleteRequest.key")?)),
+                _ => {
+                    return Err(ApiError::validation(
+                        "A WriteRequest must contain exactly one of PutRequest or DeleteRequest",
+                    ))
+                }
+            }
+        }
+        requests.push((table.clone(), parsed));
+    }
+    violations.finish()?;
+    if total > MAX_BATCH_WRITE_ITEMS {
+        return Err(ApiError::validation("Too many items requested for the BatchWriteItem call"));
+    }
+    let out = engine.batch_write_item(BatchWriteInput { requests, return_capacity: req.return_capacity()? }, now)?;
+    let mut m = Map::new();
+    m.insert("UnprocessedItems".into(), write_requests_json(&out.unprocessed));
+    if req.return_capacity()? != ReturnCapacity::None {
+        m.insert("ConsumedCapacity".into(), Value::Array(out.consumed.iter().map(capacity_json).collect()));
+    }
+    Ok(Value::Object(m))
+}
+
+fn summarize(n: usize) -> String {
+    format!("[{n} write requests]")
+}
+
+fn keys_and_attributes_json(k: &KeysAndAttributes) -> Value {
+    let mut m = Map::new();
+    m.insert("Keys".into(), Value::Array(k.keys.iter().map(item_to_json).collect()));
+    if let Some(p) = &k.projection {
+        m.insert("ProjectionExpression".into(), json!(p));
+    }
+    if let Some(n) = &k.names {
+        m.insert("ExpressionAttributeNames".into(), json!(n));
+    }
+    if k.consistent_read {
+        m.insert("ConsistentRead".into(), json!(true));
+    }
+    Value::Object(m)
+}
+
+/// Renders unprocessed BatchGetItem keys.
+pub fn unprocessed_keys_json(u: &[(String, KeysAndAttributes)]) -> Value {
+    Value::Object(u.iter().map(|(t, k)| (t.clone(), keys_and_attributes_json(k))).collect())
+}
+
+/// BatchGetItem.
+pub fn batch_get_item(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
+    let req = Req::new(body)?;
+    let Some(items) = req.get("RequestItems") else { return Err(null_member("requestItems")) };
+    let obj = items.as_object().ok_or_else(|| wrong_json_type(items, "Map"))?;
+    let mut violations = Violations::default();
+    if obj.is_empty() {
+        violations.add("'{}'", "requestItems", "Member must have length greater than or equal to 1");
+    }
+    let mut requests = Vec::with_capacity(obj.len());
+    for (table, spec) in obj {
+        check_table_name(Some(table), "requestItems.member.key", &mut violations);
+        let r = Req::new(spec)?;
+        r.reject_legacy(&["AttributesToGet"])?;
+        let keys_v = r.get("Keys").ok_or_else(|| null_member("requestItems.member.value.keys"))?;
+        let list = keys_v.as_array().ok_or_else(|| wrong_json_type(keys_v, "List"))?;
+        if list.is_empty() {
+            violations.add("'[]'", "requestItems.member.value.keys", "Member must have length greater than or equal to 1");
+        }
+        let keys = list.iter().map(parse_item).collect::<Result<Vec<_>, _>>()?;
+        requests.push((
+            table.clone(),
+            KeysAndAttributes {
+                keys,
+                projection: r.opt_str("ProjectionExpression")?.map(str::to_string),
+                names: r.names()?,
+                consistent_read: r.opt_bool("ConsistentRead")?.unwrap_or(false),
+            },
+        ));
+    }
+    violations.finish()?;
+    let rc = req.return_capacity()?;
+    let out = engine.batch_get_item(BatchGetInput { requests, return_capacity: rc }, now)?;
+    let mut m = Map::new();
+    m.insert(
+        "Responses".into(),
+        Value::Object(
+            out.responses
+                .iter()
+                .map(|(t, items)| (t.clone(), Value::Array(items.iter().map(item_to_json).collect())))
+                .collect(),
+        ),
+    );
+    m.insert("UnprocessedKeys".into(), unprocessed_keys_json(&out.unprocessed));
+    if rc != ReturnCapacity::None {
+        m.insert("ConsumedCapacity".into(), Value::Array(out.consumed.iter().map(capacity_json).collect()));
+    }
+    Ok(Value::Object(m))
+}
+
+fn transact_list<'a>(req: &Req<'a>, member: &str) -> Result<&'a Vec<Value>, ApiError> {
+    let Some(v) = req.get("TransactItems") else { return Err(null_member(member)) };
+    let list = v.as_array().ok_or_else(|| wrong_json_type(v, "List"))?;
+    let mut violations = Violations::default();
+    if list.is_empty() {
+        violations.add("'[]'", member, "Member must have length greater than or equal to 1");
+    }
+    if list.len() > MAX_TRANSACT_ITEMS {
+        violations.add(&format!("'[{} items]'", list.len()), member, "Member must have length less than or equal to 100");
+    }
+    violations.finish()?;
+    Ok(list)
+}
+
+/// TransactWriteItems.
+pub fn transact_write_items(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
+    let req = Req::new(body)?;
+    let list = transact_list(&req, "transactItems")?;
+    let mut actions = Vec::with_capacity(list.len());
+    for e in list {
+        let r = Req::new(e)?;
+        let kinds: Vec<&str> =
+            ["Put", "Update", "Delete", "ConditionCheck"].into_iter().filter(|k| r.get(k).is_some()).collect();
+        if kinds.len() != 1 {
+            return Err(ApiError::validation(
+                "TransactItems can only contain one of Check, Put, Update or Delete",
+            ));
+        }
+        let kind = kinds[0];
+        let a = Req::new(r.get(kind).unwrap_or(&Value::Null))?;
+        let table_name = a.table_name()?;
+        let condition = a.opt_str("ConditionExpression")?.map(str::to_string);
+        let expr = a.expr_args()?;
+        let return_old_on_failure = a.return_old_on_failure()?;
+        actions.push(match kind {
+            "Put" => TransactAction::Put {
+                table_name,
+                item: a.item("Item", "transactItems.member.put.item")?,
+                condition,
+                expr,
+                return_old_on_failure,
+            },
+            "Update" => TransactAction::Update {
+                table_name,
+                key: a.item("Key", "transactItems.member.update.key")?,
+                update: a
+                    .opt_str("UpdateExpression")?
+                    .ok_or_else(|| null_member("transactItems.member.update.updateExpression"))?
+                    .to_string(),
+                condition,
+                expr,
+                return_old_on_failure,
+            },
+            "Delete" => TransactAction::Delete {
+                table_name,
+                key: a.item("Key", "transactItems.member.delete.key")?,
+                condition,
+                expr,
+                return_old_on_failure,
+            },
+            _ => TransactAction::ConditionCheck {
+                table_name,
+                key: a.item("Key", "transactItems.member.conditionCheck.key")?,
+                condition: condition.ok_or_else(|| null_member("transactItems.member.conditionCheck.conditionExpression"))?,
+                expr,
+                return_old_on_failure,
+            },
+        });
+    }
+    let client_token = match req.opt_str("ClientRequestToken")? {
+        None => None,
+        Some(t) => {
+            let mut violations = Violations::default();
+            if t.is_empty() || t.len() > MAX_CLIENT_TOKEN {
+                violations.add(
+                    &format!("'{t}'"),
+                    "clientRequestToken",
+                    if t.is_empty() {
+                        "Member must have length greater than or equal to 1"
+                    } else {
+                        "Member must have length less than or equal to 36"
+                    },
+                );
+            }
+            violations.finish()?;
+            // The fingerprint covers what the transaction does, not how the
+            // caller wants the answer.
+            let mut h = DefaultHasher::new();
+            req.get("TransactItems").map(|v| v.to_string()).hash(&mut h);
+            Some((t.to_string(), h.finish()))
+        }
+    };
+    let rc = req.return_capacity()?;
+    let out = engine.transact_write_items(TransactWriteInput { actions, client_token, return_capacity: rc }, now)?;
+    let mut m = Map::new();
+    if rc != ReturnCapacity::None {
+        m.insert("ConsumedCapacity".into(), Value::Array(out.consumed.iter().map(capacity_json).collect()));
+    }
+    Ok(Value::Object(m))
+}
+
+/// TransactGetItems.
+pub fn transact_get_items(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
+    let req = Req::new(body)?;
+    let list = transact_list(&req, "transactItems")?;
+    let mut gets = Vec::with_capacity(list.len());
+    for e in list {
+        let r = Req::new(e)?;
+        let g = r.get("Get").ok_or_else(|| null_member("transactItems.member.get"))?;
+        let g = Req::new(g)?;
+        gets.push(TransactGet {
+            table_name: g.table_name()?,
+            key: g.item("Key", "transactItems.member.get.key")?,
+            projection: g.opt_str("ProjectionExpression")?.map(str::to_string),
+            names: g.names()?,
+        });
+    }
+    let rc = match req.opt_str("ReturnConsumedCapacity")? {
+        Some("INDEXES") => {
+            let mut v = Violations::default();
+            v.add("'INDEXES'", "returnConsumedCapacity", "Member must satisfy enum value set: [TOTAL, NONE]");
+            v.finish()?;
+            ReturnCapacity::None
+        }
+        _ => req.return_capacity()?,
+    };
+    let out = engine.transact_get_items(TransactGetInput { gets, return_capacity: rc }, now)?;
+    let mut m = Map::new();
+    m.insert(
+        "Responses".into(),
+        Value::Array(
+            out.items
+                .iter()
+                .map(|i| match i {
+                    Some(item) => json!({"Item": item_to_json(item)}),
+                    None => json!({}),
+                })
+                .collect(),
+        ),
+    );
+    if rc != ReturnCapacity::None {
+        m.insert("ConsumedCapacity".into(), Value::Array(out.consumed.iter().map(capacity_json).collect()));
+    }
+    Ok(Value::Object(m))
+}
+
+/// Query (`is_query`) or Scan.
+pub fn read(engine: &Engine, body: &Value, now: Millis, is_query: bool) -> Result<Value, ApiError> {
+    let req = Req::new(body)?;
+    req.reject_legacy(&["AttributesToGet", "KeyConditions", "QueryFilter", "ScanFilter", "ConditionalOperator"])?;
+    let table_name = req.table_name()?;
+    let mut violations = Violations::default();
+    let limit = req.opt_i64("Limit")?;
+    if let Some(l) = limit {
+        if l < 1 {
+            violations.add(&format!("'{l}'"), "limit", "Member must have value greater than or equal to 1");
+        }
+    }
+    let key_condition = req.opt_str("KeyConditionExpression")?.map(str::to_string);
+    let segment = if is_query {
+        None
+    } else {
+        let seg = req.opt_i64("Segment")?;
+        let total = req.opt_i64("TotalSegments")?;
+        if let Some(s) = seg {
+            if !(0..MAX_TOTAL_SEGMENTS).contains(&s) {
+                violations.add(&format!("'{s}'"), "segment", "Member must have value less than or equal to 999999");
+            }
+        }
+        if let Some(t) = total {
+            if t < 1 {
+                violations.add(&format!("'{t}'"), "totalSegments", "Member must have value greater than or equal to 1");
+            }
+            if t > MAX_TOTAL_SEGMENTS {
+                violations.add(&format!("'{t}'"), "totalSegments", "Member must have value less than or equal to 1000000");
+            }
+        }
+        violations.finish()?;
+        violations = Violations::default();
+        match (seg, total) {
+            (None, None) => None,
+            (Some(s), Some(t)) => {
+                if s >= t {
+                    return Err(ApiError::validation(format!(
+                        "The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: {s} is not less than TotalSegments: {t}"
+                    )));
+                }
+                Some((s as u32, t as u32))
+            }
+            (Some(_), None) => {
+                return Err(ApiError::validation(
+                    "The TotalSegments parameter is required but was not present in the request when parameter Segment is present",
+                ))
+            }
+            (None, Some(_)) => {
+                return Err(ApiError::validation(
+                    "The Segment parameter is required but was not present in the request when parameter TotalSegments is present",
+                ))
+            }
+        }
+    };
+    violations.finish()?;
+    if is_query && key_condition.is_none() {
+        return Err(ApiError::validation("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request."));
+    }
+    let rc = req.return_capacity()?;
+    let out = engine.read(
+        ReadInput {
+            table_name,
+            index_name: req.opt_str("IndexName")?.map(str::to_string),
+            key_condition,
+            filter: req.opt_str("FilterExpression")?.map(str::to_string),
+            projection: req.opt_str("ProjectionExpression")?.map(str::to_string),
+            expr: req.expr_args()?,
+            select: req.select()?,
+            limit: limit.map(|l| l.max(1) as usize),
+            exclusive_start_key: req.opt_item("ExclusiveStartKey")?,
+            forward: req.opt_bool("ScanIndexForward")?.unwrap_or(true),
+            consistent_read: req.opt_bool("ConsistentRead")?.unwrap_or(false),
+            segment,
+            return_capacity: rc,
+        },
+        now,
+    )?;
+    let mut m = Map::new();
+    if !out.count_only {
+        m.insert("Items".into(), Value::Array(out.items.iter().map(item_to_json).collect()));
+    }
+    m.insert("Count".into(), json!(out.count));
+    m.insert("ScannedCount".into(), json!(out.scanned_count));
+    if let Some(k) = &out.last_evaluated_key {
+        m.insert("LastEvaluatedKey".into(), item_to_json(k));
+    }
+    if let Some(c) = &out.consumed {
+        m.insert("ConsumedCapacity".into(), capacity_json(c));
+    }
+    Ok(Value::Object(m))
+}
+
+/// DescribeLimits: the default quotas.
+pub fn describe_limits() -> Value {
+    json!({
+        "AccountMaxReadCapacityUnits": 80000,
+        "AccountMaxWriteCapacityUnits": 80000,
+        "TableMaxReadCapacityUnits": 40000,
+        "TableMaxWriteCapacityUnits": 40000,
+    })
+}
+
+/// DescribeEndpoints: this server is its own endpoint.
+pub fn describe_endpoints(host: &str) -> Value {
+    json!({ "Endpoints": [{ "Address": host, "CachePeriodInMinutes": 1440 }] })
+}

@@ -1,0 +1,243 @@
+//! Reading request members, with DynamoDB's constraint messages.
+
+use std::collections::HashMap;
+
+use dynaburst_engine::{ExprArgs, ReturnCapacity, ReturnValues, Select};
+use dynaburst_model::Item;
+use serde_json::{Map, Value};
+
+use crate::error::ApiError;
+use crate::value::{parse_item, parse_value, wrong_json_type};
+
+/// Shortest table name.
+pub const MIN_TABLE_NAME: usize = 3;
+/// Longest table name.
+pub const MAX_TABLE_NAME: usize = 255;
+
+/// Constraint violations, reported together as DynamoDB does:
+/// "2 validation errors detected: Value … at '…' failed to satisfy constraint: …; …".
+#[derive(Default)]
+pub struct Violations(Vec<String>);
+
+impl Violations {
+    /// Records one violation; `value` is already rendered (`'x'` or `null`).
+    pub fn add(&mut self, value: &str, member: &str, constraint: &str) {
+        self.0.push(format!("Value {value} at '{member}' failed to satisfy constraint: {constraint}"));
+    }
+
+    /// Ok when nothing was recorded.
+    pub fn finish(self) -> Result<(), ApiError> {
+        if self.0.is_empty() {
+            return Ok(());
+        }
+        let n = self.0.len();
+        Err(ApiError::validation(format!(
+            "{n} validation error{} detected: {}",
+            if n == 1 { "" } else { "s" },
+            self.0.join("; ")
+        )))
+    }
+}
+
+/// A request body: a JSON object.
+pub struct Req<'a> {
+    pub map: &'a Map<String, Value>,
+}
+
+impl<'a> Req<'a> {
+    /// Wraps a parsed body.
+    pub fn new(v: &'a Value) -> Result<Req<'a>, ApiError> {
+        match v.as_object() {
+            Some(map) => Ok(Req { map }),
+            None => Err(ApiError::serialization("Start of structure or map found where not expected")),
+        }
+    }
+
+    /// A member, treating JSON null as absent.
+    pub fn get(&self, name: &str) -> Option<&'a Value> {
+        self.map.get(name).filter(|v| !v.is_null())
+    }
+
+    /// An optional string member.
+    pub fn opt_str(&self, name: &str) -> Result<Option<&'a str>, ApiError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(v) => v.as_str().map(Some).ok_or_else(|| wrong_json_type(v, "String")),
+        }
+    }
+
+    /// An optional boolean member.
+    pub fn opt_bool(&self, name: &str) -> Result<Option<bool>, ApiError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(v) => v.as_bool().map(Some).ok_or_else(|| wrong_json_type(v, "Boolean")),
+        }
+    }
+
+    /// An optional integer member.
+    pub fn opt_i64(&self, name: &str) -> Result<Option<i64>, ApiError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(v) => v.as_i64().map(Some).ok_or_else(|| wrong_json_type(v, "Integer")),
+        }
+    }
+
+    /// An optional item member.
+    pub fn opt_item(&self, name: &str) -> Result<Option<Item>, ApiError> {
+        self.get(name).map(parse_item).transpose()
+    }
+
+    /// A required item member (`member` is the constraint path, e.g. "item").
+    pub fn item(&self, name: &str, member: &str) -> Result<Item, ApiError> {
+        match self.get(name) {
+            Some(v) => parse_item(v),
+            None => Err(null_member(member)),
+        }
+    }
+
+    /// The TableName member, validated.
+    pub fn table_name(&self) -> Result<String, ApiError> {
+        let mut violations = Violations::default();
+        let name = self.opt_str("TableName")?;
+        check_table_name(name, "tableName", &mut violations);
+        violations.finish()?;
+        Ok(name.unwrap_or_default().to_string())
+    }
+
+    /// ReturnConsumedCapacity.
+    pub fn return_capacity(&self) -> Result<ReturnCapacity, ApiError> {
+        Ok(match self.opt_str("ReturnConsumedCapacity")? {
+            None | Some("NONE") => ReturnCapacity::None,
+            Some("TOTAL") => ReturnCapacity::Total,
+            Some("INDEXES") => ReturnCapacity::Indexes,
+            Some(other) => {
+                return Err(enum_violation(other, "returnConsumedCapacity", "[INDEXES, TOTAL, NONE]"));
+            }
+        })
+    }
+
+    /// ReturnValues.
+    pub fn return_values(&self) -> Result<ReturnValues, ApiError> {
+        Ok(match self.opt_str("ReturnValues")? {
+            None | Some("NONE") => ReturnValues::None,
+            Some("ALL_OLD") => ReturnValues::AllOld,
+            Some("UPDATED_OLD") => ReturnValues::UpdatedOld,
+            Some("ALL_NEW") => ReturnValues::AllNew,
+            Some("UPDATED_NEW") => ReturnValues::UpdatedNew,
+            Some(other) => {
+                return Err(enum_violation(
+                    other,
+                    "returnValues",
+                    "[ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]",
+                ));
+            }
+        })
+    }
+
+    /// ReturnValuesOnConditionCheckFailure: true for ALL_OLD.
+    pub fn return_old_on_failure(&self) -> Result<bool, ApiError> {
+        Ok(match self.opt_str("ReturnValuesOnConditionCheckFailure")? {
+            None | Some("NONE") => false,
+            Some("ALL_OLD") => true,
+            Some(other) => {
+                return Err(enum_violation(other, "returnValuesOnConditionCheckFailure", "[ALL_OLD, NONE]"));
+            }
+        })
+    }
+
+    /// Select.
+    pub fn select(&self) -> Result<Option<Select>, ApiError> {
+        Ok(match self.opt_str("Select")? {
+            None => None,
+            Some("ALL_ATTRIBUTES") => Some(Select::AllAttributes),
+            Some("ALL_PROJECTED_ATTRIBUTES") => Some(Select::AllProjectedAttributes),
+            Some("SPECIFIC_ATTRIBUTES") => Some(Select::SpecificAttributes),
+            Some("COUNT") => Some(Select::Count),
+            Some(other) => {
+                return Err(enum_violation(
+                    other,
+                    "select",
+                    "[SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]",
+                ));
+            }
+        })
+    }
+
+    /// ExpressionAttributeNames.
+    pub fn names(&self) -> Result<Option<HashMap<String, String>>, ApiError> {
+        let Some(v) = self.get("ExpressionAttributeNames") else { return Ok(None) };
+        let obj = v.as_object().ok_or_else(|| wrong_json_type(v, "Map"))?;
+        if obj.is_empty() {
+            return Err(ApiError::validation("ExpressionAttributeNames must not be empty"));
+        }
+        let mut out = HashMap::with_capacity(obj.len());
+        for (k, v) in obj {
+            out.insert(k.clone(), v.as_str().ok_or_else(|| wrong_json_type(v, "String"))?.to_string());
+        }
+        Ok(Some(out))
+    }
+
+    /// ExpressionAttributeNames and ExpressionAttributeValues.
+    pub fn expr_args(&self) -> Result<ExprArgs, ApiError> {
+        let names = self.names()?;
+        let values = match self.get("ExpressionAttributeValues") {
+            None => None,
+            Some(v) => {
+                let obj = v.as_object().ok_or_else(|| wrong_json_type(v, "Map"))?;
+                if obj.is_empty() {
+                    return Err(ApiError::validation("ExpressionAttributeValues must not be empty"));
+                }
+                let mut out = HashMap::with_capacity(obj.len());
+                for (k, v) in obj {
+                    out.insert(k.clone(), parse_value(v)?);
+                }
+                Some(out)
+            }
+        };
+        Ok(ExprArgs { names, values })
+    }
+
+    /// Rejects the legacy (pre-expression) parameters, which dynaburst does
+    /// not implement, rather than silently ignoring them.
+    pub fn reject_legacy(&self, names: &[&str]) -> Result<(), ApiError> {
+        for name in names {
+            if self.get(name).is_some() {
+                return Err(ApiError::validation(format!(
+                    "dynaburst does not support the legacy parameter {name}; use the expression parameters instead"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// "Value null at 'member' failed to satisfy constraint: Member must not be null".
+pub fn null_member(member: &str) -> ApiError {
+    let mut v = Violations::default();
+    v.add("null", member, "Member must not be null");
+    v.finish().err().unwrap_or_else(|| ApiError::validation("missing member"))
+}
+
+fn enum_violation(value: &str, member: &str, set: &str) -> ApiError {
+    let mut v = Violations::default();
+    v.add(&format!("'{value}'"), member, &format!("Member must satisfy enum value set: {set}"));
+    v.finish().err().unwrap_or_else(|| ApiError::validation("invalid enum value"))
+}
+
+/// Checks a table name's length and characters.
+pub fn check_table_name(name: Option<&str>, member: &str, violations: &mut Violations) {
+    let Some(name) = name else {
+        violations.add("null", member, "Member must not be null");
+        return;
+    };
+    let shown = format!("'{name}'");
+    if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-') {
+        violations.add(&shown, member, "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+");
+    }
+    if name.len() < MIN_TABLE_NAME {
+        violations.add(&shown, member, "Member must have length greater than or equal to 3");
+    }
+    if name.len() > MAX_TABLE_NAME {
+        violations.add(&shown, member, "Member must have length less than or equal to 255");
+    }
+}
