@@ -81,8 +81,8 @@ impl Partition {
     fn new(start: u128, s: &CapacitySettings, share: (f64, f64), banked: (f64, f64), now: Millis) -> Partition {
         Partition {
             start,
-            read_max: Bucket::new(s.partition_read_max, s.partition_read_max, s.partition_read_max, now),
-            write_max: Bucket::new(s.partition_write_max, s.partition_write_max, s.partition_write_max, now),
+            read_max: Bucket::new(s.partition_read_max, s.partition_read_max * s.partition_burst_seconds, s.partition_read_max * s.partition_burst_seconds, now),
+            write_max: Bucket::new(s.partition_write_max, s.partition_write_max * s.partition_burst_seconds, s.partition_write_max * s.partition_burst_seconds, now),
             read_alloc: Bucket::new(share.0, share.0 * s.burst_seconds, banked.0, now),
             write_alloc: Bucket::new(share.1, share.1 * s.burst_seconds, banked.1, now),
             share_read: share.0,
@@ -170,9 +170,16 @@ impl TableCapacity {
             Mode::Provisioned { read, write } => (read, write),
         };
         let second = now.0 / 1000;
+        // Provisioned: the table-level pool only lends to hot partitions
+        // (adaptive capacity) and starts empty, so a new table's first
+        // second is not counted twice (its partitions hold it).
+        let pool = |rate: f64| match mode {
+            Mode::OnDemand => rate,
+            Mode::Provisioned { .. } => 0.0,
+        };
         TableCapacity {
-            table_read: Bucket::new(table.0, table.0, table.0, now),
-            table_write: Bucket::new(table.1, table.1, table.1, now),
+            table_read: Bucket::new(table.0, table.0, pool(table.0), now),
+            table_write: Bucket::new(table.1, table.1, pool(table.1), now),
             peak_read: settings.on_demand_initial_read / 2.0,
             peak_write: settings.on_demand_initial_write / 2.0,
             max_provisioned,
@@ -267,6 +274,7 @@ impl TableCapacity {
         let total: f64 = per_partition.iter().map(|(_, u)| u).sum();
         let table_max = self.settings.table_max(op);
         let partition_max = self.settings.partition_max(op);
+        let partition_cap = partition_max * self.settings.partition_burst_seconds;
         let adaptive = self.settings.adaptive_capacity;
         let mode = self.mode;
         {
@@ -293,7 +301,7 @@ impl TableCapacity {
                 let p = &mut self.partitions[idx];
                 p.max(op).refill(now);
                 p.alloc(op).refill(now);
-                if !can_pay(p.max(op), units, partition_max) {
+                if !can_pay(p.max(op), units, partition_cap) {
                     refusal = Some(Throttle { op, kind: LimitKind::KeyRange });
                     break;
                 }
