@@ -27,6 +27,9 @@ pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
 pub const IDEMPOTENCY_WINDOW_MS: u64 = 10 * 60 * 1000;
 /// Most remembered ClientRequestTokens (oldest are forgotten first).
 pub const MAX_REMEMBERED_TOKENS: usize = 100_000;
+/// Read units a replayed TransactWriteItems (same ClientRequestToken)
+/// reports per table.
+pub const IDEMPOTENT_REPLAY_READ_UNITS: f64 = 2.0;
 /// Most tables one engine holds (DynamoDB's default per-Region quota).
 pub const MAX_TABLES: usize = 2500;
 /// Most keys in one BatchGetItem.
@@ -817,7 +820,19 @@ impl Engine {
                 if entry.fingerprint != *fingerprint {
                     return Err(EngineError::IdempotentParameterMismatch);
                 }
-                return Ok(entry.output.clone());
+                // A replay reads the recorded result: 2 read units, no
+                // writes (reference B11; the API model: "Subsequent calls
+                // ... return the number of read capacity units consumed").
+                let mut output = entry.output.clone();
+                for c in &mut output.consumed {
+                    c.read_units = IDEMPOTENT_REPLAY_READ_UNITS;
+                    c.write_units = 0.0;
+                    c.include_table_detail = input.return_capacity == ReturnCapacity::Indexes;
+                }
+                if input.return_capacity == ReturnCapacity::None {
+                    output.consumed.clear();
+                }
+                return Ok(output);
             }
         }
         // Static validation: tables, keys, sizes, expressions, one action per item.
@@ -960,6 +975,18 @@ impl Engine {
             }
         }
         drop(guards);
+        let all = tables
+            .iter()
+            .zip(&units_per_table)
+            .filter_map(|(t, units)| consumed(ReturnCapacity::Total, &t.name, 0.0, *units))
+            .collect::<Vec<_>>();
+        if let Some((token, fingerprint)) = input.client_token {
+            let mut tokens = self.tokens.lock();
+            tokens.order.push_back((now, token.clone()));
+            let recorded = TransactWriteOutput { consumed: all };
+            tokens.entries.insert(token, TokenEntry { fingerprint, completed_at: now, output: recorded });
+            tokens.prune(now);
+        }
         let output = TransactWriteOutput {
             consumed: tables
                 .iter()
@@ -967,12 +994,6 @@ impl Engine {
                 .filter_map(|(t, units)| consumed(input.return_capacity, &t.name, 0.0, units))
                 .collect(),
         };
-        if let Some((token, fingerprint)) = input.client_token {
-            let mut tokens = self.tokens.lock();
-            tokens.order.push_back((now, token.clone()));
-            tokens.entries.insert(token, TokenEntry { fingerprint, completed_at: now, output: output.clone() });
-            tokens.prune(now);
-        }
         Ok(output)
     }
 
@@ -1058,11 +1079,18 @@ impl Engine {
                     "One or more parameter values were invalid: Select type SPECIFIC_ATTRIBUTES requires ProjectionExpression or AttributesToGet",
                 ))
             }
-            Select::AllAttributes | Select::Count if input.projection.is_some() => {
+            // Live captures: Query wraps this one in the constraint envelope,
+            // Scan does not.
+            Select::Count if input.projection.is_some() => {
                 return Err(EngineError::validation(format!(
-                    "One or more parameter values were invalid: Cannot specify the ProjectionExpression when choosing to get {}",
-                    if select == Select::Count { "only the Count" } else { "ALL_ATTRIBUTES" }
+                    "{}Cannot specify the ProjectionExpression when choosing to get only the Count",
+                    if input.key_condition.is_some() { "1 validation error detected: " } else { "" }
                 )))
+            }
+            Select::AllAttributes if input.projection.is_some() => {
+                return Err(EngineError::validation(
+                    "One or more parameter values were invalid: Cannot specify the ProjectionExpression when choosing to get ALL_ATTRIBUTES",
+                ))
             }
             _ => {}
         }

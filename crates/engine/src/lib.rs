@@ -14,7 +14,7 @@ pub mod types;
 
 pub use dynaburst_capacity as capacity;
 pub use engine::{
-    CapacityReport, Engine, EngineConfig, IDEMPOTENCY_WINDOW_MS, MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES, MAX_REMEMBERED_TOKENS,
+    CapacityReport, Engine, EngineConfig, IDEMPOTENCY_WINDOW_MS, IDEMPOTENT_REPLAY_READ_UNITS, MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES, MAX_REMEMBERED_TOKENS,
     MAX_TABLES,
 };
 pub use error::EngineError;

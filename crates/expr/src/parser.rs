@@ -168,10 +168,12 @@ impl<'s, 'p, 'a> Parser<'s, 'p, 'a> {
         placeholders: &'p mut Placeholders<'a>,
     ) -> Result<Self, ExprError> {
         if src.len() > MAX_EXPRESSION_BYTES {
-            return Err(kind.invalid(format!(
-                "Expression size has exceeded the maximum allowed size; expression size: {}",
-                src.len()
-            )));
+            // Live captures: only condition and filter expressions name the
+            // size; a projection ends at the semicolon.
+            return Err(kind.invalid(match kind {
+                ExprKind::Projection => "Expression size has exceeded the maximum allowed size;".to_string(),
+                _ => format!("Expression size has exceeded the maximum allowed size; expression size: {}", src.len()),
+            }));
         }
         let tokens = tokenize(src);
         if tokens.is_empty() {

@@ -54,11 +54,11 @@ pub fn handle(engine: &Engine, operation: &str, body: &[u8], now: Millis) -> Res
     if !OPERATIONS.contains(&operation) {
         return Err(ApiError::unknown_operation());
     }
-    let request: Value = if body.is_empty() {
-        Value::Object(Default::default())
-    } else {
-        serde_json::from_slice(body).map_err(|e| ApiError::serialization(format!("Malformed request body: {e}")))?
-    };
+    if body.is_empty() {
+        return Err(ApiError::serialization("The request body is empty: send a JSON object, even {}"));
+    }
+    let request: Value =
+        serde_json::from_slice(body).map_err(|e| ApiError::serialization(format!("Malformed request body: {e}")))?;
     let response = match operation {
         "CreateTable" => ops::create_table(engine, &request, now)?,
         "DescribeTable" => ops::describe_table(engine, &request)?,

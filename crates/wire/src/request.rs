@@ -172,7 +172,18 @@ impl<'a> Req<'a> {
         }
         let mut out = HashMap::with_capacity(obj.len());
         for (k, v) in obj {
-            out.insert(k.clone(), v.as_str().ok_or_else(|| wrong_json_type(v, "String"))?.to_string());
+            if !is_placeholder(k, '#') {
+                return Err(ApiError::validation(format!(
+                    "ExpressionAttributeNames contains invalid key: Syntax error; key: \"{k}\""
+                )));
+            }
+            let name = v.as_str().ok_or_else(|| wrong_json_type(v, "String"))?;
+            if name.is_empty() {
+                return Err(ApiError::validation(format!(
+                    "ExpressionAttributeNames contains invalid value: Empty attribute name for key {k}"
+                )));
+            }
+            out.insert(k.clone(), name.to_string());
         }
         Ok(Some(out))
     }
@@ -189,7 +200,21 @@ impl<'a> Req<'a> {
                 }
                 let mut out = HashMap::with_capacity(obj.len());
                 for (k, v) in obj {
-                    out.insert(k.clone(), parse_value(v)?);
+                    if !is_placeholder(k, ':') {
+                        return Err(ApiError::validation(format!(
+                            "ExpressionAttributeValues contains invalid key: Syntax error; key: \"{k}\""
+                        )));
+                    }
+                    let value = parse_value(v).map_err(|mut e| {
+                        if e.type_name.ends_with("#ValidationException") {
+                            let inner = e.message.take().unwrap_or_default();
+                            e.message = Some(format!(
+                                "ExpressionAttributeValues contains invalid value: {inner} for key {k}"
+                            ));
+                        }
+                        e
+                    })?;
+                    out.insert(k.clone(), value);
                 }
                 Some(out)
             }
@@ -209,6 +234,12 @@ impl<'a> Req<'a> {
         }
         Ok(())
     }
+}
+
+/// A placeholder: the sigil, then one or more of [A-Za-z0-9_].
+fn is_placeholder(key: &str, sigil: char) -> bool {
+    key.strip_prefix(sigil)
+        .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
 }
 
 /// "Value null at 'member' failed to satisfy constraint: Member must not be null".

@@ -52,7 +52,9 @@ pub fn parse_value(v: &Value) -> Result<AttributeValue, ApiError> {
 }
 
 fn parse_value_at(v: &Value, depth: usize) -> Result<AttributeValue, ApiError> {
-    if depth > MAX_NESTING_DEPTH {
+    // An attribute's value is level 0; a value 32 maps or lists deep is
+    // past the limit.
+    if depth >= MAX_NESTING_DEPTH {
         return Err(ApiError::validation("Nesting Levels have exceeded supported limits"));
     }
     let obj = v.as_object().ok_or_else(|| wrong_json_type(v, "AttributeValue"))?;

@@ -1,0 +1,371 @@
+"""Control plane: CreateTable, DescribeTable, ListTables, UpdateTable, DeleteTable."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import time
+
+import pytest
+
+from conftest import expect_error, unique_name, wait_active
+
+UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def wait_gone(ddb, name, timeout=20.0):
+    """Real DynamoDB shows DELETING for a while; wait until the table is gone."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            status = ddb.describe_table(TableName=name)["Table"]["TableStatus"]
+        except ddb.exceptions.ResourceNotFoundException:
+            return
+        assert status == "DELETING", f"deleted table reports {status}"
+        time.sleep(0.05)
+    raise AssertionError(f"table {name} still exists {timeout}s after DeleteTable")
+
+
+def create(ddb, name, attrs, schema, **kw):
+    kw.setdefault("BillingMode", "PAY_PER_REQUEST")
+    return ddb.create_table(
+        TableName=name,
+        AttributeDefinitions=[{"AttributeName": a, "AttributeType": t} for a, t in attrs],
+        KeySchema=[{"AttributeName": a, "KeyType": k} for a, k in schema],
+        **kw,
+    )
+
+
+@pytest.mark.parametrize("key_type", ["S", "N", "B"])
+def test_create_hash_table_each_key_type(ddb, make_table, key_type):
+    name = make_table(hash_key=("id", key_type))
+    desc = ddb.describe_table(TableName=name)["Table"]
+    assert desc["TableName"] == name
+    assert desc["TableStatus"] == "ACTIVE"
+    assert desc["KeySchema"] == [{"AttributeName": "id", "KeyType": "HASH"}]
+    assert desc["AttributeDefinitions"] == [{"AttributeName": "id", "AttributeType": key_type}]
+
+
+@pytest.mark.parametrize("hash_type,range_type", [("S", "S"), ("S", "N"), ("N", "B"), ("B", "S")])
+def test_create_hash_range_table(ddb, make_table, hash_type, range_type):
+    name = make_table(hash_key=("h", hash_type), range_key=("r", range_type))
+    desc = ddb.describe_table(TableName=name)["Table"]
+    assert desc["KeySchema"] == [
+        {"AttributeName": "h", "KeyType": "HASH"},
+        {"AttributeName": "r", "KeyType": "RANGE"},
+    ]
+    assert sorted(desc["AttributeDefinitions"], key=lambda a: a["AttributeName"]) == [
+        {"AttributeName": "h", "AttributeType": hash_type},
+        {"AttributeName": "r", "AttributeType": range_type},
+    ]
+
+
+def test_create_table_response_description(ddb, make_table):
+    name = unique_name()
+    before = dt.datetime.now(dt.timezone.utc)
+    resp = create(ddb, name, [("pk", "S")], [("pk", "HASH")])
+    make_table.created.append(name)
+    td = resp["TableDescription"]
+    assert td["TableName"] == name
+    # Real DynamoDB answers CREATING; a local server may already be ACTIVE.
+    assert td["TableStatus"] in ("CREATING", "ACTIVE")
+    assert td["KeySchema"] == [{"AttributeName": "pk", "KeyType": "HASH"}]
+    assert td["TableArn"] == f"arn:aws:dynamodb:us-east-1:000000000000:table/{name}"
+    assert td["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+    created = td["CreationDateTime"]
+    assert isinstance(created, dt.datetime)
+    assert before - dt.timedelta(seconds=5) <= created <= dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=5)
+
+
+def test_describe_on_demand_table_fields(ddb, table):
+    desc = ddb.describe_table(TableName=table)["Table"]
+    assert desc["TableName"] == table
+    assert desc["TableStatus"] == "ACTIVE"
+    assert desc["TableArn"] == f"arn:aws:dynamodb:us-east-1:000000000000:table/{table}"
+    assert UUID_RE.match(desc["TableId"]), desc.get("TableId")
+    assert desc["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+    # On-demand tables report zero provisioned throughput.
+    pt = desc["ProvisionedThroughput"]
+    assert pt["ReadCapacityUnits"] == 0
+    assert pt["WriteCapacityUnits"] == 0
+    assert pt["NumberOfDecreasesToday"] == 0
+    assert desc["ItemCount"] == 0
+    assert desc["TableSizeBytes"] == 0
+    assert isinstance(desc["CreationDateTime"], dt.datetime)
+
+
+def test_describe_provisioned_table_fields(ddb, make_table):
+    name = make_table(billing="PROVISIONED", rcu=5, wcu=7)
+    desc = ddb.describe_table(TableName=name)["Table"]
+    pt = desc["ProvisionedThroughput"]
+    assert pt["ReadCapacityUnits"] == 5
+    assert pt["WriteCapacityUnits"] == 7
+    assert pt["NumberOfDecreasesToday"] == 0
+    # Real DynamoDB may omit BillingModeSummary for provisioned tables; when
+    # present it must say PROVISIONED.
+    assert desc.get("BillingModeSummary", {"BillingMode": "PROVISIONED"})["BillingMode"] == "PROVISIONED"
+    assert desc["TableStatus"] == "ACTIVE"
+
+
+def test_create_provisioned_by_default_when_billing_mode_omitted(ddb, make_table):
+    name = unique_name()
+    ddb.create_table(
+        TableName=name,
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        ProvisionedThroughput={"ReadCapacityUnits": 3, "WriteCapacityUnits": 4},
+    )
+    make_table.created.append(name)
+    desc = wait_active(ddb, name)
+    assert desc["ProvisionedThroughput"]["ReadCapacityUnits"] == 3
+    assert desc["ProvisionedThroughput"]["WriteCapacityUnits"] == 4
+    assert desc.get("BillingModeSummary", {"BillingMode": "PROVISIONED"})["BillingMode"] == "PROVISIONED"
+
+
+def test_create_existing_table_is_resource_in_use(ddb, table):
+    expect_error(
+        lambda: create(ddb, table, [("pk", "S")], [("pk", "HASH")]),
+        "ResourceInUseException",
+        f"Table already exists: {table}",
+    )
+
+
+def test_create_provisioned_without_throughput(ddb):
+    name = unique_name()
+    expect_error(
+        lambda: create(ddb, name, [("pk", "S")], [("pk", "HASH")], BillingMode="PROVISIONED"),
+        "ValidationException",
+        "One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED",
+    )
+
+
+def test_create_on_demand_with_throughput(ddb):
+    name = unique_name()
+    expect_error(
+        lambda: create(
+            ddb,
+            name,
+            [("pk", "S")],
+            [("pk", "HASH")],
+            BillingMode="PAY_PER_REQUEST",
+            ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1},
+        ),
+        "ValidationException",
+        "One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST",
+    )
+
+
+def test_create_with_unused_attribute_definition(ddb):
+    name = unique_name()
+    expect_error(
+        lambda: create(ddb, name, [("pk", "S"), ("extra", "S")], [("pk", "HASH")]),
+        "ValidationException",
+        "One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions",
+    )
+
+
+def test_create_key_attribute_not_defined(ddb):
+    name = unique_name()
+    # Live wording lists the keys and definitions; assert the stable part.
+    expect_error(
+        lambda: create(ddb, name, [("other", "S")], [("pk", "HASH")]),
+        "ValidationException",
+        startswith="One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions.",
+    )
+
+
+def test_describe_missing_table(ddb):
+    name = unique_name("missing")
+    expect_error(
+        lambda: ddb.describe_table(TableName=name),
+        "ResourceNotFoundException",
+        f"Requested resource not found: Table: {name} not found",
+    )
+
+
+def test_delete_table_then_not_found(ddb, make_table):
+    name = make_table()
+    resp = ddb.delete_table(TableName=name)
+    td = resp["TableDescription"]
+    assert td["TableName"] == name
+    assert td["TableStatus"] == "DELETING"
+    wait_gone(ddb, name)
+    expect_error(
+        lambda: ddb.describe_table(TableName=name),
+        "ResourceNotFoundException",
+        f"Requested resource not found: Table: {name} not found",
+    )
+    expect_error(
+        lambda: ddb.get_item(TableName=name, Key={"pk": {"S": "a"}}),
+        "ResourceNotFoundException",
+        "Requested resource not found",
+    )
+    assert name not in list_all_tables(ddb)[0]
+
+
+def test_delete_missing_table(ddb):
+    name = unique_name("missing")
+    expect_error(
+        lambda: ddb.delete_table(TableName=name),
+        "ResourceNotFoundException",
+        f"Requested resource not found: Table: {name} not found",
+    )
+
+
+def test_table_can_be_recreated_after_delete(ddb, make_table):
+    name = make_table()
+    ddb.put_item(TableName=name, Item={"pk": {"S": "old"}})
+    ddb.delete_table(TableName=name)
+    wait_gone(ddb, name)
+    make_table(name=name, hash_key=("id", "N"))
+    desc = ddb.describe_table(TableName=name)["Table"]
+    assert desc["KeySchema"] == [{"AttributeName": "id", "KeyType": "HASH"}]
+    assert ddb.scan(TableName=name)["Items"] == []
+
+
+def test_item_operations_on_missing_table(ddb):
+    name = unique_name("missing")
+    for call in (
+        lambda: ddb.put_item(TableName=name, Item={"pk": {"S": "a"}}),
+        lambda: ddb.get_item(TableName=name, Key={"pk": {"S": "a"}}),
+        lambda: ddb.delete_item(TableName=name, Key={"pk": {"S": "a"}}),
+        lambda: ddb.update_item(TableName=name, Key={"pk": {"S": "a"}}),
+        lambda: ddb.scan(TableName=name),
+        lambda: ddb.query(
+            TableName=name, KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "a"}}
+        ),
+    ):
+        expect_error(call, "ResourceNotFoundException", "Requested resource not found")
+
+
+def test_list_tables_contains_created_and_is_sorted(ddb, make_table):
+    prefix = unique_name("lt")
+    names = [make_table(name=f"{prefix}-{i}") for i in (2, 0, 1)]
+    seen, _ = list_all_tables(ddb)
+    for n in names:
+        assert n in seen
+    assert seen == sorted(seen)
+    assert len(seen) == len(set(seen))
+
+
+def list_all_tables(ddb, limit=None):
+    """Page through ListTables; returns (names, pages)."""
+    names, pages, kwargs = [], [], {}
+    if limit:
+        kwargs["Limit"] = limit
+    for _ in range(1000):
+        resp = ddb.list_tables(**kwargs)
+        page = resp["TableNames"]
+        pages.append(page)
+        names.extend(page)
+        if "LastEvaluatedTableName" not in resp:
+            return names, pages
+        assert page and resp["LastEvaluatedTableName"] == page[-1], resp
+        kwargs["ExclusiveStartTableName"] = resp["LastEvaluatedTableName"]
+    raise AssertionError("ListTables paging did not terminate")
+
+
+def test_list_tables_paging_with_limit(ddb, make_table):
+    prefix = unique_name("lp")
+    names = sorted(make_table(name=f"{prefix}-{i}") for i in range(5))
+    seen, pages = list_all_tables(ddb, limit=2)
+    assert all(len(p) <= 2 for p in pages)
+    assert len(pages) >= 3
+    assert [n for n in seen if n.startswith(prefix)] == names
+    assert seen == sorted(seen)
+    assert len(seen) == len(set(seen))
+
+
+def test_list_tables_exclusive_start_table_name(ddb, make_table):
+    prefix = unique_name("l1")
+    a = make_table(name=f"{prefix}-a")
+    b = make_table(name=f"{prefix}-b")
+    make_table(name=f"{prefix}-c")  # so that more tables remain after the page
+    resp = ddb.list_tables(Limit=1, ExclusiveStartTableName=a)
+    assert resp["TableNames"] == [b]
+    assert resp["LastEvaluatedTableName"] == b
+
+
+def test_list_tables_limit_over_100(ddb):
+    expect_error(
+        lambda: ddb.list_tables(Limit=101),
+        "ValidationException",
+        "1 validation error detected: Value '101' at 'limit' failed to satisfy constraint: Member must have value less than or equal to 100",
+    )
+
+
+def test_list_tables_limit_zero(ddb_raw):
+    expect_error(
+        lambda: ddb_raw.list_tables(Limit=0),
+        "ValidationException",
+        "1 validation error detected: Value '0' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1",
+    )
+
+
+def test_update_table_provisioned_to_on_demand(ddb, make_table):
+    name = make_table(billing="PROVISIONED", rcu=5, wcu=5)
+    resp = ddb.update_table(TableName=name, BillingMode="PAY_PER_REQUEST")
+    assert resp["TableDescription"]["TableName"] == name
+    desc = wait_active(ddb, name)
+    assert desc["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+    assert desc["ProvisionedThroughput"]["ReadCapacityUnits"] == 0
+    assert desc["ProvisionedThroughput"]["WriteCapacityUnits"] == 0
+
+
+def test_update_table_on_demand_to_provisioned(ddb, table):
+    ddb.update_table(
+        TableName=table,
+        BillingMode="PROVISIONED",
+        ProvisionedThroughput={"ReadCapacityUnits": 3, "WriteCapacityUnits": 4},
+    )
+    desc = wait_active(ddb, table)
+    assert desc["BillingModeSummary"]["BillingMode"] == "PROVISIONED"
+    assert desc["ProvisionedThroughput"]["ReadCapacityUnits"] == 3
+    assert desc["ProvisionedThroughput"]["WriteCapacityUnits"] == 4
+
+
+def test_update_table_throughput_increase(ddb, make_table):
+    name = make_table(billing="PROVISIONED", rcu=5, wcu=5)
+    ddb.update_table(TableName=name, ProvisionedThroughput={"ReadCapacityUnits": 10, "WriteCapacityUnits": 20})
+    desc = wait_active(ddb, name)
+    pt = desc["ProvisionedThroughput"]
+    assert pt["ReadCapacityUnits"] == 10
+    assert pt["WriteCapacityUnits"] == 20
+    assert isinstance(pt["LastIncreaseDateTime"], dt.datetime)
+    assert pt["NumberOfDecreasesToday"] == 0
+
+
+def test_update_table_throughput_decrease_counts(ddb, make_table):
+    name = make_table(billing="PROVISIONED", rcu=10, wcu=10)
+    ddb.update_table(TableName=name, ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 10})
+    desc = wait_active(ddb, name)
+    pt = desc["ProvisionedThroughput"]
+    assert pt["ReadCapacityUnits"] == 5
+    assert pt["NumberOfDecreasesToday"] == 1
+    assert isinstance(pt["LastDecreaseDateTime"], dt.datetime)
+
+
+def test_update_table_unchanged_throughput(ddb, make_table):
+    name = make_table(billing="PROVISIONED", rcu=5, wcu=5)
+    expect_error(
+        lambda: ddb.update_table(TableName=name, ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}),
+        "ValidationException",
+        "The provisioned throughput for the table will not change. The requested value equals the current value. "
+        "Current ReadCapacityUnits provisioned for the table: 5. Requested ReadCapacityUnits: 5. "
+        "Current WriteCapacityUnits provisioned for the table: 5. Requested WriteCapacityUnits: 5. "
+        "Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.",
+    )
+
+
+def test_update_missing_table(ddb):
+    name = unique_name("missing")
+    expect_error(
+        lambda: ddb.update_table(TableName=name, BillingMode="PAY_PER_REQUEST"),
+        "ResourceNotFoundException",
+        startswith="Requested resource not found",
+    )
+
+
+def test_waiter_table_exists(ddb, make_table):
+    name = make_table()
+    ddb.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 5})
