@@ -122,7 +122,8 @@ def test_provisioned_table_raises_provisioned_throughput_exceeded(modelled):
 
 def test_throttled_transaction_is_cancelled_whole(modelled):
     ddb, _ = modelled
-    name = make(ddb, provisioned=(1, 1), range_key=False)
+    # 5 RCU to read the result back; 1 WCU cannot take 3 transactional puts.
+    name = make(ddb, provisioned=(5, 1), range_key=False)
     actions = [{"Put": {"TableName": name, "Item": {"pk": {"S": f"t{i}"}}}} for i in range(3)]
     with pytest.raises(ClientError) as err:
         ddb.transact_write_items(TransactItems=actions)
