@@ -1,0 +1,472 @@
+//! Streaming input for loaders: records from CSV (header row, RFC 4180
+//! quoting), JSON Lines of plain JSON, or DynamoDB JSON (one item per line,
+//! bare or in the export wrapper `{"Item": ...}`), optionally gzip or zstd
+//! compressed, from a file or standard input.
+//!
+//! Memory does not grow with the input: records are produced one at a
+//! time. Every record carries its line number and byte offsets (in the
+//! decompressed stream) so that a loader can checkpoint the position below
+//! which everything is acknowledged and resume from it, and so that shards
+//! (`i/N` byte ranges cut at line boundaries) can split one file.
+//!
+//! Architecture invariant: no network, no clock, no AWS SDK. DynamoDB JSON
+//! is parsed by the wire crate, the only place that knows it.
+
+mod typing;
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use dynaburst_model::{AttributeValue, Item, Number};
+use serde_json::Value;
+
+pub use typing::{infer_cell, parse_type_hints, typed_cell, TypeHint, TypeHints};
+
+/// Longest line accepted (DynamoDB items are at most 400 KB; DynamoDB JSON
+/// and CSV quoting can more than double that).
+pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+/// Read buffer size.
+const BUFFER_BYTES: usize = 256 * 1024;
+
+/// Input format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Csv,
+    JsonLines,
+    DynamoDbJson,
+}
+
+impl Format {
+    /// Parses `csv`, `jsonl` (or `json`), `ddb-json` (or `dynamodb-json`).
+    pub fn from_name(name: &str) -> Option<Format> {
+        match name {
+            "csv" => Some(Format::Csv),
+            "jsonl" | "json" | "ndjson" | "json-lines" => Some(Format::JsonLines),
+            "ddb-json" | "dynamodb-json" | "ddbjson" => Some(Format::DynamoDbJson),
+            _ => None,
+        }
+    }
+}
+
+/// Compression of the input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compression {
+    None,
+    Gzip,
+    Zstd,
+}
+
+/// Format and compression from a file name: `x.csv.gz`, `x.jsonl.zst`,
+/// `x.ddb.json`, `x.ddbjson`. DynamoDB JSON files are named `.ddb.json`,
+/// `.ddbjson` or `.dynamodb.json`.
+pub fn detect(path: &Path) -> (Option<Format>, Compression) {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_ascii_lowercase();
+    let (stem, compression) = if let Some(s) = name.strip_suffix(".gz") {
+        (s.to_string(), Compression::Gzip)
+    } else if let Some(s) = name.strip_suffix(".zst").or_else(|| name.strip_suffix(".zstd")) {
+        (s.to_string(), Compression::Zstd)
+    } else {
+        (name, Compression::None)
+    };
+    let format = if stem.ends_with(".ddb.json") || stem.ends_with(".ddbjson") || stem.ends_with(".dynamodb.json") {
+        Some(Format::DynamoDbJson)
+    } else if stem.ends_with(".csv") || stem.ends_with(".tsv") {
+        Some(Format::Csv)
+    } else if stem.ends_with(".jsonl") || stem.ends_with(".ndjson") || stem.ends_with(".json") {
+        Some(Format::JsonLines)
+    } else {
+        None
+    };
+    (format, compression)
+}
+
+/// Why a record could not be turned into an item. The record is rejected
+/// (it goes to the rejects file) and the load goes on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordError(pub String);
+
+impl fmt::Display for RecordError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Why the input as a whole cannot be read.
+#[derive(Debug)]
+pub enum InputError {
+    /// Opening or reading failed.
+    Io { path: String, source: io::Error },
+    /// The CSV header is missing or broken.
+    Header(String),
+    /// The options cannot be applied to this input (e.g. a shard of stdin).
+    Unsupported(String),
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InputError::Io { path, source } => write!(f, "cannot read {path}: {source}"),
+            InputError::Header(m) => write!(f, "bad CSV header: {m}"),
+            InputError::Unsupported(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for InputError {}
+
+/// One input record.
+#[derive(Clone, Debug)]
+pub struct Record {
+    /// 1-based line number of the record's first line.
+    pub line: u64,
+    /// Byte offset of the record's start in the (decompressed) input.
+    pub offset: u64,
+    /// Byte offset just past the record.
+    pub end: u64,
+    /// The record's text, without its line ending (for the rejects file).
+    pub raw: String,
+    /// The item, or why there is none.
+    pub item: Result<Item, RecordError>,
+}
+
+/// How to read the input.
+#[derive(Clone, Debug)]
+pub struct InputSpec {
+    /// None reads standard input.
+    pub path: Option<PathBuf>,
+    pub format: Format,
+    pub compression: Compression,
+    /// CSV column types (win over inference).
+    pub types: TypeHints,
+    /// CSV: every cell a string.
+    pub all_strings: bool,
+    /// Only the `index`-th of `count` byte ranges (0-based index).
+    pub shard: Option<(u64, u64)>,
+    /// Resume: start at this byte offset and line (from a checkpoint).
+    pub resume_at: Option<(u64, u64)>,
+}
+
+/// A streaming record reader.
+pub struct Reader {
+    source: Box<dyn BufRead + Send>,
+    spec: InputSpec,
+    /// Byte offset of the next unread byte (decompressed stream).
+    offset: u64,
+    /// Line number of the next line.
+    line: u64,
+    /// Stop once a record starts at or past this offset (shards).
+    stop_at: Option<u64>,
+    header: Option<Vec<String>>,
+    /// Total input bytes when known (plain files), for progress.
+    total_bytes: Option<u64>,
+    done: bool,
+    buf: Vec<u8>,
+}
+
+fn io_err(path: &str, source: io::Error) -> InputError {
+    InputError::Io { path: path.to_string(), source }
+}
+
+impl Reader {
+    /// Opens the input, reads the CSV header, and positions the reader at
+    /// the shard's first line or the resume offset.
+    pub fn open(spec: InputSpec) -> Result<Reader, InputError> {
+        let name = spec.path.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "standard input".to_string());
+        let seekable = spec.path.is_some() && spec.compression == Compression::None;
+        if spec.shard.is_some() && !seekable {
+            return Err(InputError::Unsupported(format!(
+                "--shard needs an uncompressed file to split into byte ranges; {name} is {}",
+                if spec.path.is_none() { "standard input" } else { "compressed" }
+            )));
+        }
+        let (raw, total_bytes): (Box<dyn Read + Send>, Option<u64>) = match &spec.path {
+            Some(p) => {
+                let f = File::open(p).map_err(|e| io_err(&name, e))?;
+                let len = f.metadata().map(|m| m.len()).ok();
+                (Box::new(f), if spec.compression == Compression::None { len } else { None })
+            }
+            None => {
+                if spec.resume_at.is_some() {
+                    return Err(InputError::Unsupported(
+                        "--resume cannot rewind standard input: load from a file to resume".to_string(),
+                    ));
+                }
+                (Box::new(io::stdin()), None)
+            }
+        };
+        let decoded: Box<dyn Read + Send> = match spec.compression {
+            Compression::None => raw,
+            Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(raw)),
+            Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(raw).map_err(|e| io_err(&name, e))?),
+        };
+        let source: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(BUFFER_BYTES, decoded));
+        let mut reader = Reader {
+            source,
+            offset: 0,
+            line: 1,
+            stop_at: None,
+            header: None,
+            total_bytes,
+            done: false,
+            buf: Vec::with_capacity(4096),
+            spec,
+        };
+        if reader.spec.format == Format::Csv {
+            reader.read_header(&name)?;
+        }
+        // Where to begin: the shard's first line, or the resume point.
+        let shard_range = match (reader.spec.shard, total_bytes) {
+            (Some((i, n)), Some(len)) => Some((len * i / n, len * (i + 1) / n)),
+            _ => None,
+        };
+        let begin = reader.spec.resume_at.map(|(o, _)| o).or(shard_range.map(|(s, _)| s));
+        if let Some(target) = begin {
+            if target > reader.offset {
+                reader.skip_to(target, &name, shard_range.is_some() && reader.spec.resume_at.is_none())?;
+            }
+        }
+        if let Some((_, line)) = reader.spec.resume_at {
+            reader.line = line;
+        }
+        reader.stop_at = shard_range.map(|(_, end)| end);
+        Ok(reader)
+    }
+
+    /// Total input bytes, when known.
+    pub fn total_bytes(&self) -> Option<u64> {
+        self.total_bytes
+    }
+
+    /// Byte offset of the next unread byte.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The line number the next record starts on.
+    pub fn line(&self) -> u64 {
+        self.line
+    }
+
+    /// The CSV header, for the rejects file and dry runs.
+    pub fn header(&self) -> Option<&[String]> {
+        self.header.as_deref()
+    }
+
+    fn read_header(&mut self, name: &str) -> Result<(), InputError> {
+        let Some(raw) = self.next_line(name)? else {
+            return Err(InputError::Header(format!("{name} is empty: a CSV input starts with a header row")));
+        };
+        let mut rdr = csv::ReaderBuilder::new().has_headers(false).from_reader(raw.as_bytes());
+        let mut rec = csv::StringRecord::new();
+        match rdr.read_record(&mut rec) {
+            Ok(true) => {}
+            _ => return Err(InputError::Header(format!("cannot parse the first line of {name} as CSV"))),
+        }
+        let columns: Vec<String> = rec.iter().map(|c| c.trim_start_matches('\u{feff}').to_string()).collect();
+        if columns.iter().any(|c| c.is_empty()) {
+            return Err(InputError::Header("a column has an empty name".to_string()));
+        }
+        self.header = Some(columns);
+        Ok(())
+    }
+
+    /// Positions at `target`. With `to_line_start`, moves on to the start
+    /// of the next line unless `target` is one (shards); a resume offset is
+    /// always a record start.
+    fn skip_to(&mut self, target: u64, name: &str, to_line_start: bool) -> Result<(), InputError> {
+        if let Some(p) = &self.spec.path {
+            if self.spec.compression == Compression::None {
+                // Seek the file directly: reopen and seek.
+                let mut f = File::open(p).map_err(|e| io_err(name, e))?;
+                let seek_to = if to_line_start { target.saturating_sub(1) } else { target };
+                f.seek(SeekFrom::Start(seek_to)).map_err(|e| io_err(name, e))?;
+                self.source = Box::new(BufReader::with_capacity(BUFFER_BYTES, f));
+                self.offset = seek_to;
+                if to_line_start {
+                    // The byte before the range: if it ends a line, the
+                    // range starts on a line; otherwise skip the rest of it.
+                    self.discard_line(name)?;
+                }
+                return Ok(());
+            }
+        }
+        // Compressed: decompress and discard.
+        while self.offset < target {
+            let available = self.source.fill_buf().map_err(|e| io_err(name, e))?;
+            if available.is_empty() {
+                break;
+            }
+            let n = available.len().min((target - self.offset) as usize);
+            self.source.consume(n);
+            self.offset += n as u64;
+        }
+        Ok(())
+    }
+
+    fn discard_line(&mut self, name: &str) -> Result<(), InputError> {
+        let mut sink = Vec::new();
+        let n = self.source.read_until(b'\n', &mut sink).map_err(|e| io_err(name, e))?;
+        self.offset += n as u64;
+        Ok(())
+    }
+
+    /// The next physical line without its ending; None at the end.
+    fn next_line(&mut self, name: &str) -> Result<Option<String>, InputError> {
+        self.buf.clear();
+        let n = (&mut self.source).take(MAX_LINE_BYTES as u64 + 1).read_until(b'\n', &mut self.buf).map_err(|e| io_err(name, e))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.offset += n as u64;
+        self.line += 1;
+        while self.buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+            self.buf.pop();
+        }
+        Ok(Some(String::from_utf8_lossy(&self.buf).into_owned()))
+    }
+
+    /// The next record, None at the end of the input (or of the shard).
+    pub fn next_record(&mut self) -> Result<Option<Record>, InputError> {
+        let name = self.spec.path.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "standard input".to_string());
+        loop {
+            if self.done || self.stop_at.is_some_and(|s| self.offset >= s) {
+                self.done = true;
+                return Ok(None);
+            }
+            let offset = self.offset;
+            let line = self.line;
+            let Some(mut raw) = self.next_line(&name)? else {
+                self.done = true;
+                return Ok(None);
+            };
+            if raw.len() > MAX_LINE_BYTES {
+                // Finish the overlong line, then reject it.
+                if !raw.ends_with('\n') {
+                    self.discard_line(&name)?;
+                }
+                raw.truncate(200);
+                return Ok(Some(Record {
+                    line,
+                    offset,
+                    end: self.offset,
+                    raw,
+                    item: Err(RecordError(format!("line longer than {MAX_LINE_BYTES} bytes"))),
+                }));
+            }
+            if raw.trim().is_empty() {
+                continue;
+            }
+            if self.spec.format == Format::Csv {
+                // A quoted field may span lines: keep reading while the
+                // quotes are unbalanced.
+                while raw.bytes().filter(|b| *b == b'"').count() % 2 == 1 {
+                    match self.next_line(&name)? {
+                        Some(more) => {
+                            raw.push('\n');
+                            raw.push_str(&more);
+                        }
+                        None => break,
+                    }
+                    if raw.len() > MAX_LINE_BYTES {
+                        break;
+                    }
+                }
+            }
+            let item = match self.spec.format {
+                Format::Csv => self.parse_csv(&raw),
+                Format::JsonLines => parse_json_line(&raw),
+                Format::DynamoDbJson => parse_ddb_json_line(&raw),
+            };
+            return Ok(Some(Record { line, offset, end: self.offset, raw, item }));
+        }
+    }
+
+    fn parse_csv(&self, raw: &str) -> Result<Item, RecordError> {
+        let header = self.header.as_deref().unwrap_or(&[]);
+        let mut rdr = csv::ReaderBuilder::new().has_headers(false).from_reader(raw.as_bytes());
+        let mut rec = csv::StringRecord::new();
+        match rdr.read_record(&mut rec) {
+            Ok(true) => {}
+            Ok(false) => return Err(RecordError("empty CSV record".to_string())),
+            Err(e) => return Err(RecordError(format!("malformed CSV: {e}"))),
+        }
+        if rec.len() != header.len() {
+            return Err(RecordError(format!("{} fields, but the header has {}", rec.len(), header.len())));
+        }
+        let mut item = Item::new();
+        for (name, cell) in header.iter().zip(rec.iter()) {
+            if cell.is_empty() {
+                continue;
+            }
+            let value = match self.spec.types.get(name) {
+                Some(hint) => typed_cell(cell, *hint).map_err(|e| RecordError(format!("column {name}: {e}")))?,
+                None if self.spec.all_strings => AttributeValue::S(cell.to_string()),
+                None => infer_cell(cell),
+            };
+            item.insert(name.clone(), value);
+        }
+        Ok(item)
+    }
+}
+
+impl Iterator for Reader {
+    type Item = Result<Record, InputError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_record().transpose()
+    }
+}
+
+/// Plain JSON to an attribute value: objects to M, arrays to L, numbers to
+/// N with their exact text, strings to S, booleans to BOOL, null to NULL.
+pub fn json_to_value(v: &Value, depth: usize) -> Result<AttributeValue, RecordError> {
+    if depth > dynaburst_wire::MAX_NESTING_DEPTH {
+        return Err(RecordError("nested more than 32 levels".to_string()));
+    }
+    Ok(match v {
+        Value::Null => AttributeValue::Null,
+        Value::Bool(b) => AttributeValue::Bool(*b),
+        Value::Number(n) => {
+            let text = n.to_string();
+            AttributeValue::N(Number::parse(&text).map_err(|e| RecordError(format!("number {text}: {e}")))?)
+        }
+        Value::String(s) => AttributeValue::S(s.clone()),
+        Value::Array(a) => AttributeValue::L(a.iter().map(|e| json_to_value(e, depth + 1)).collect::<Result<_, _>>()?),
+        Value::Object(o) => AttributeValue::M(
+            o.iter().map(|(k, e)| Ok((k.clone(), json_to_value(e, depth + 1)?))).collect::<Result<_, RecordError>>()?,
+        ),
+    })
+}
+
+/// One JSON Lines record: a JSON object.
+pub fn parse_json_line(raw: &str) -> Result<Item, RecordError> {
+    let v: Value = serde_json::from_str(raw).map_err(|e| RecordError(format!("malformed JSON: {e}")))?;
+    let Value::Object(o) = v else {
+        return Err(RecordError("a JSON Lines record must be an object".to_string()));
+    };
+    let mut item = Item::new();
+    for (k, e) in &o {
+        item.insert(k.clone(), json_to_value(e, 0)?);
+    }
+    Ok(item)
+}
+
+/// One DynamoDB JSON record, bare or in the export wrapper `{"Item": …}`.
+pub fn parse_ddb_json_line(raw: &str) -> Result<Item, RecordError> {
+    let v: Value = serde_json::from_str(raw).map_err(|e| RecordError(format!("malformed JSON: {e}")))?;
+    // The export wrapper holds an item (a map of attribute values); a bare
+    // item with one attribute called "Item" holds an attribute value.
+    let is_attribute_value = |x: &Value| {
+        x.as_object().is_some_and(|m| {
+            m.len() == 1 && m.keys().all(|k| dynaburst_model::ValueType::from_descriptor(k).is_some())
+        })
+    };
+    let inner = match &v {
+        Value::Object(o) if o.len() == 1 && o.get("Item").is_some_and(|i| i.is_object() && !is_attribute_value(i)) => &o["Item"],
+        Value::Object(_) => &v,
+        _ => return Err(RecordError("a DynamoDB JSON record must be an object".to_string())),
+    };
+    dynaburst_wire::parse_item(inner).map_err(|e| RecordError(e.message.unwrap_or_else(|| e.type_name.clone())))
+}

@@ -1,0 +1,127 @@
+use std::io::Write;
+use std::path::PathBuf;
+
+use dynaburst_input::*;
+use dynaburst_model::{AttributeValue, Number};
+
+fn temp(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dynaburst-input-{}-{}", std::process::id(), name));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+fn spec(path: PathBuf, format: Format, compression: Compression) -> InputSpec {
+    InputSpec { path: Some(path), format, compression, types: TypeHints::new(), all_strings: false, shard: None, resume_at: None }
+}
+
+fn all(spec: InputSpec) -> Vec<Record> {
+    Reader::open(spec).unwrap().map(|r| r.unwrap()).collect()
+}
+
+fn n(s: &str) -> AttributeValue {
+    AttributeValue::N(Number::parse(s).unwrap())
+}
+
+#[test]
+fn csv_with_quotes_newlines_types_and_empty_cells() {
+    let text = "id,name,zip,age,note\n1,\"Smith, Jo\",02134,42,\n2,\"multi\nline \"\"quoted\"\"\",99501,7,x\n3,bad\n";
+    let p = temp("a.csv", text.as_bytes());
+    let recs = all(spec(p, Format::Csv, Compression::None));
+    assert_eq!(recs.len(), 3);
+    let a = recs[0].item.as_ref().unwrap();
+    assert_eq!(a["id"], n("1"));
+    assert_eq!(a["name"], AttributeValue::S("Smith, Jo".into()));
+    assert_eq!(a["zip"], AttributeValue::S("02134".into()));
+    assert_eq!(a["age"], n("42"));
+    assert!(!a.contains_key("note"), "empty cells are left out");
+    assert_eq!((recs[0].line, recs[1].line, recs[2].line), (2, 3, 5));
+    let b = recs[1].item.as_ref().unwrap();
+    assert_eq!(b["name"], AttributeValue::S("multi\nline \"quoted\"".into()));
+    assert_eq!(recs[2].item.as_ref().unwrap_err().0, "2 fields, but the header has 5");
+    assert_eq!(recs[2].raw, "3,bad");
+}
+
+#[test]
+fn json_lines_keep_exact_numbers_and_structure() {
+    let text = "{\"id\": \"a\", \"big\": 12345678901234567890123456789012345678, \"f\": 1.50, \"m\": {\"l\": [1, true, null]}}\n\n[1]\n{bad\n";
+    let p = temp("b.jsonl", text.as_bytes());
+    let recs = all(spec(p, Format::JsonLines, Compression::None));
+    assert_eq!(recs.len(), 3, "blank lines are skipped");
+    let a = recs[0].item.as_ref().unwrap();
+    assert_eq!(a["big"], n("12345678901234567890123456789012345678"));
+    assert_eq!(a["f"], n("1.5"));
+    assert_eq!(a["m"], AttributeValue::M([("l".to_string(), AttributeValue::L(vec![n("1"), AttributeValue::Bool(true), AttributeValue::Null]))].into()));
+    assert_eq!(recs[1].item.as_ref().unwrap_err().0, "a JSON Lines record must be an object");
+    assert!(recs[2].item.as_ref().unwrap_err().0.starts_with("malformed JSON"));
+    assert_eq!(recs[2].line, 4);
+}
+
+#[test]
+fn dynamodb_json_bare_and_wrapped_gzip_and_zstd() {
+    let text = "{\"Item\": {\"pk\": {\"S\": \"a\"}, \"n\": {\"N\": \"1.0\"}}}\n{\"pk\": {\"S\": \"b\"}}\n{\"Item\": {\"S\": \"bare item with an attribute named Item\"}}\n";
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(text.as_bytes()).unwrap();
+    let gz_path = temp("c.ddb.json.gz", &gz.finish().unwrap());
+    assert_eq!(detect(&gz_path), (Some(Format::DynamoDbJson), Compression::Gzip));
+    let zst_path = temp("c.ddb.json.zst", &zstd::encode_all(text.as_bytes(), 3).unwrap());
+    assert_eq!(detect(&zst_path), (Some(Format::DynamoDbJson), Compression::Zstd));
+    for (path, c) in [(gz_path, Compression::Gzip), (zst_path, Compression::Zstd)] {
+        let recs = all(spec(path, Format::DynamoDbJson, c));
+        assert_eq!(recs.len(), 3);
+        assert_eq!(recs[0].item.as_ref().unwrap()["n"], n("1"));
+        assert_eq!(recs[1].item.as_ref().unwrap()["pk"], AttributeValue::S("b".into()));
+        assert_eq!(recs[2].item.as_ref().unwrap()["Item"], AttributeValue::S("bare item with an attribute named Item".into()));
+    }
+}
+
+#[test]
+fn shards_cover_every_line_exactly_once() {
+    let mut text = String::from("id,v\n");
+    for i in 0..1000 {
+        text.push_str(&format!("{i},{}\n", "x".repeat(i % 37)));
+    }
+    let p = temp("d.csv", text.as_bytes());
+    for count in [1u64, 2, 3, 7, 16] {
+        let mut ids = Vec::new();
+        for index in 0..count {
+            let mut s = spec(p.clone(), Format::Csv, Compression::None);
+            s.shard = Some((index, count));
+            for r in all(s) {
+                ids.push(r.item.unwrap()["id"].clone());
+            }
+        }
+        let mut sorted: Vec<String> = ids.iter().map(|v| v.as_n().unwrap().to_string()).collect();
+        sorted.sort_by_key(|s| s.parse::<u32>().unwrap());
+        assert_eq!(sorted, (0..1000).map(|i| i.to_string()).collect::<Vec<_>>(), "{count} shards");
+    }
+}
+
+#[test]
+fn resume_continues_from_a_record_offset_with_its_line_number() {
+    let text = "{\"id\": 1}\n{\"id\": 2}\n{\"id\": 3}\n{\"id\": 4}\n";
+    for (path, c) in [
+        (temp("e.jsonl", text.as_bytes()), Compression::None),
+        (temp("e.jsonl.zst", &zstd::encode_all(text.as_bytes(), 3).unwrap()), Compression::Zstd),
+    ] {
+        let recs = all(spec(path.clone(), Format::JsonLines, c));
+        let third = &recs[2];
+        let mut s = spec(path, Format::JsonLines, c);
+        s.resume_at = Some((third.offset, third.line));
+        let rest = all(s);
+        assert_eq!(rest.len(), 2);
+        assert_eq!(rest[0].line, 3);
+        assert_eq!(rest[0].item.as_ref().unwrap()["id"], n("3"));
+        assert_eq!(rest[1].offset, recs[3].offset);
+    }
+}
+
+#[test]
+fn shards_of_compressed_input_are_refused_with_advice() {
+    let p = temp("f.csv.gz", b"");
+    let mut s = spec(p, Format::Csv, Compression::Gzip);
+    s.shard = Some((0, 2));
+    let err = Reader::open(s).err().unwrap().to_string();
+    assert!(err.starts_with("--shard needs an uncompressed file"), "{err}");
+}

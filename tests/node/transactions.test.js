@@ -1,0 +1,162 @@
+// TransactWriteItems / TransactGetItems.
+
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+
+import { GetCommand, PutCommand, TransactGetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+
+import { createTable, expectError, useServer } from "./lib/server.js";
+
+let table;
+
+const ctx = useServer(async () => {
+  table = await createTable(ctx.client);
+});
+
+const get = async (pk) =>
+  (await ctx.doc.send(new GetCommand({ TableName: table, Key: { pk }, ConsistentRead: true }))).Item;
+
+describe("transactions", () => {
+  test("TransactWriteItems applies Put + Update + Delete with a passing ConditionCheck", async () => {
+    await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "tx-guard", state: "open" } }));
+    await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "tx-counter", n: 10 } }));
+    await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "tx-old", v: 1 } }));
+
+    const out = await ctx.doc.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            ConditionCheck: {
+              TableName: table,
+              Key: { pk: "tx-guard" },
+              ConditionExpression: "#s = :open",
+              ExpressionAttributeNames: { "#s": "state" },
+              ExpressionAttributeValues: { ":open": "open" },
+            },
+          },
+          { Put: { TableName: table, Item: { pk: "tx-new", v: new Set(["a"]) } } },
+          {
+            Update: {
+              TableName: table,
+              Key: { pk: "tx-counter" },
+              UpdateExpression: "SET n = n - :d",
+              ExpressionAttributeValues: { ":d": 3 },
+            },
+          },
+          { Delete: { TableName: table, Key: { pk: "tx-old" } } },
+        ],
+        ReturnConsumedCapacity: "TOTAL",
+      }),
+    );
+    assert.equal(out.$metadata.httpStatusCode, 200);
+    assert.ok(Array.isArray(out.ConsumedCapacity));
+    assert.equal(out.ConsumedCapacity[0].TableName, table);
+    // 4 small items, each costing 2 units in a transaction (a ConditionCheck included).
+    assert.equal(out.ConsumedCapacity[0].CapacityUnits, 8);
+
+    assert.deepEqual(await get("tx-new"), { pk: "tx-new", v: new Set(["a"]) });
+    assert.deepEqual(await get("tx-counter"), { pk: "tx-counter", n: 7 });
+    assert.equal(await get("tx-old"), undefined);
+    assert.deepEqual(await get("tx-guard"), { pk: "tx-guard", state: "open" });
+  });
+
+  test("failing ConditionCheck -> TransactionCanceledException with reasons in request order, nothing applied", async () => {
+    await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "cc-guard", state: "closed" } }));
+    const err = await expectError(() =>
+      ctx.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Put: { TableName: table, Item: { pk: "cc-put", v: 1 } } },
+            {
+              ConditionCheck: {
+                TableName: table,
+                Key: { pk: "cc-guard" },
+                ConditionExpression: "#s = :open",
+                ExpressionAttributeNames: { "#s": "state" },
+                ExpressionAttributeValues: { ":open": "open" },
+              },
+            },
+          ],
+        }),
+      ),
+    );
+    assert.equal(err.name, "TransactionCanceledException");
+    assert.equal(err.$metadata.httpStatusCode, 400);
+    assert.equal(
+      err.message,
+      "Transaction cancelled, please refer cancellation reasons for specific reasons [None, ConditionalCheckFailed]",
+    );
+    assert.ok(Array.isArray(err.CancellationReasons), "CancellationReasons must be a list");
+    assert.equal(err.CancellationReasons.length, 2);
+    assert.deepEqual(err.CancellationReasons[0], { Code: "None" });
+    assert.equal(err.CancellationReasons[1].Code, "ConditionalCheckFailed");
+    assert.match(err.CancellationReasons[1].Message, /^The conditional request failed\.?$/);
+    assert.equal(err.CancellationReasons[1].Item, undefined, "no Item unless ReturnValuesOnConditionCheckFailure");
+
+    assert.equal(await get("cc-put"), undefined, "the Put of a cancelled transaction must not be applied");
+  });
+
+  test("ReturnValuesOnConditionCheckFailure ALL_OLD puts the item in the cancellation reason", async () => {
+    await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "rv-guard", n: 1 } }));
+    const err = await expectError(() =>
+      ctx.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: table,
+                Key: { pk: "rv-guard" },
+                UpdateExpression: "SET n = :two",
+                ConditionExpression: "n = :zero",
+                ExpressionAttributeValues: { ":two": 2, ":zero": 0 },
+                ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+              },
+            },
+            { Put: { TableName: table, Item: { pk: "rv-other" } } },
+          ],
+        }),
+      ),
+    );
+    assert.equal(err.name, "TransactionCanceledException");
+    assert.deepEqual(
+      err.CancellationReasons.map((r) => r.Code),
+      ["ConditionalCheckFailed", "None"],
+    );
+    // The document client leaves exceptions alone, so the Item is in wire form.
+    assert.deepEqual(err.CancellationReasons[0].Item, { pk: { S: "rv-guard" }, n: { N: "1" } });
+    assert.deepEqual(await get("rv-guard"), { pk: "rv-guard", n: 1 });
+  });
+
+  test("two actions on the same item -> ValidationException", async () => {
+    const err = await expectError(() =>
+      ctx.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Put: { TableName: table, Item: { pk: "same", v: 1 } } },
+            { Delete: { TableName: table, Key: { pk: "same" } } },
+          ],
+        }),
+      ),
+    );
+    assert.equal(err.name, "ValidationException");
+    assert.equal(err.message, "Transaction request cannot include multiple operations on one item");
+  });
+
+  test("TransactGetItems returns responses in request order, empty entry for a missing item", async () => {
+    await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "tg-1", v: "one", extra: true } }));
+    await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "tg-2", v: "two" } }));
+    const out = await ctx.doc.send(
+      new TransactGetCommand({
+        TransactItems: [
+          { Get: { TableName: table, Key: { pk: "tg-2" } } },
+          { Get: { TableName: table, Key: { pk: "tg-missing" } } },
+          { Get: { TableName: table, Key: { pk: "tg-1" }, ProjectionExpression: "v" } },
+        ],
+      }),
+    );
+    assert.equal(out.Responses.length, 3);
+    assert.deepEqual(out.Responses[0].Item, { pk: "tg-2", v: "two" });
+    assert.equal(out.Responses[1].Item, undefined);
+    assert.deepEqual(out.Responses[2].Item, { v: "one" });
+  });
+});
