@@ -3,6 +3,9 @@
 //! Architecture invariant: this is the only crate that exits the process
 //! and the only one that uses `anyhow`.
 
+mod load_cmd;
+mod loadgen_cmd;
+
 use std::io::Write;
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -27,6 +30,20 @@ enum Command {
     /// Run a local DynamoDB-compatible server (boto3, the AWS CLI and the
     /// AWS SDKs work against it with only the endpoint URL changed).
     Serve(ServeArgs),
+    /// Closed-loop load (BatchWriteItem or PutItem) against a
+    /// DynamoDB-compatible endpoint: throughput and latency percentiles.
+    Loadgen(loadgen_cmd::LoadgenArgs),
+    /// Load a CSV, JSON Lines or DynamoDB JSON file into a table: adapts to
+    /// throttling, never loses a record, resumes after a crash.
+    ///
+    /// Exit status: 0 everything written; 2 some records rejected (see the
+    /// rejects file); 3 stopped before the end (run again with --resume);
+    /// 130 interrupted (checkpoint written; --resume continues); 1 error.
+    Load(Box<load_cmd::LoadArgs>),
+    /// Count a table's items with a parallel Scan (Select COUNT).
+    Count(load_cmd::CountArgs),
+    /// Delete every item of a table (parallel Scan, batched deletes).
+    Purge(load_cmd::PurgeArgs),
 }
 
 #[derive(clap::Args)]
@@ -53,10 +70,14 @@ enum Switch {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Serve(args) => serve(args),
+        Command::Serve(args) => serve(args).map(|()| ExitCode::SUCCESS),
+        Command::Loadgen(args) => loadgen_cmd::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Load(args) => load_cmd::run(*args),
+        Command::Count(args) => load_cmd::count(args),
+        Command::Purge(args) => load_cmd::purge(args),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("dynaburst: error: {e:#}");
             ExitCode::FAILURE
@@ -89,7 +110,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
 }
 
 /// Completes on SIGINT or SIGTERM.
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };

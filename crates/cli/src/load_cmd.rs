@@ -1,0 +1,493 @@
+//! `dynaburst load`, `count` and `purge`: arguments, progress display,
+//! summary, report files and exit codes.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use dynaburst_input::{detect, parse_type_hints, Compression, Format, InputSpec};
+use dynaburst_loader::{
+    Billing, Concurrency, Endpoint, Ending, KeySchema, LoadOptions, Order, Prices, Report, Snapshot, WriteMode,
+    DEFAULT_WINDOW,
+};
+use indicatif::{ProgressBar, ProgressStyle};
+use tokio::sync::watch;
+
+/// Exit status: some records were rejected (the rejects file names them).
+pub const EXIT_REJECTED: u8 = 2;
+/// Exit status: the load stopped before the end; `--resume` continues it.
+pub const EXIT_INCOMPLETE: u8 = 3;
+/// Exit status: interrupted by SIGINT/SIGTERM (checkpoint written).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum FormatArg {
+    Csv,
+    Jsonl,
+    DdbJson,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum CompressionArg {
+    None,
+    Gzip,
+    Zstd,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum ModeArg {
+    Batch,
+    Put,
+    Transact,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum OrderArg {
+    AsIs,
+    Interleave,
+    Shuffle,
+}
+
+/// Where the endpoint is; the SDK's usual configuration applies otherwise
+/// (credentials chain, AWS_REGION, AWS_PROFILE, AWS_ENDPOINT_URL).
+#[derive(clap::Args, Clone)]
+pub struct EndpointArgs {
+    /// DynamoDB-compatible endpoint, e.g. http://127.0.0.1:8000 (default:
+    /// AWS_ENDPOINT_URL, else AWS).
+    #[arg(long)]
+    endpoint_url: Option<String>,
+    /// AWS region (default: the SDK's resolution, else us-east-1).
+    #[arg(long)]
+    region: Option<String>,
+    /// Named profile from ~/.aws/config.
+    #[arg(long)]
+    profile: Option<String>,
+}
+
+impl EndpointArgs {
+    fn endpoint(&self) -> Endpoint {
+        Endpoint { url: self.endpoint_url.clone(), region: self.region.clone(), profile: self.profile.clone() }
+    }
+}
+
+#[derive(clap::Args)]
+pub struct LoadArgs {
+    /// Input file (.csv, .jsonl, .ddb.json; optionally .gz or .zst), or -
+    /// for standard input.
+    input: String,
+    /// Target table.
+    #[arg(long)]
+    table: String,
+    #[command(flatten)]
+    endpoint: EndpointArgs,
+    /// Input format (default: from the file name).
+    #[arg(long, value_enum)]
+    format: Option<FormatArg>,
+    /// Input compression (default: from the file name).
+    #[arg(long, value_enum)]
+    compression: Option<CompressionArg>,
+    /// CSV column types, e.g. age:N,active:BOOL,tags:SS (types: S, N, BOOL,
+    /// NULL, SS, NS, JSON). Other cells are numbers only when canonical
+    /// (so 007 and zip codes stay strings).
+    #[arg(long)]
+    types: Option<String>,
+    /// CSV: load every untyped cell as a string.
+    #[arg(long)]
+    all_strings: bool,
+    /// Create the table when it does not exist (needs --key).
+    #[arg(long)]
+    create_table: bool,
+    /// Key schema for --create-table or --dry-run: NAME:TYPE[,NAME:TYPE].
+    #[arg(long)]
+    key: Option<String>,
+    /// Billing for --create-table: on-demand or provisioned:RCU:WCU.
+    #[arg(long, default_value = "on-demand")]
+    billing: String,
+    /// batch (BatchWriteItem of 25), put (PutItem each), or transact
+    /// (TransactWriteItems of --transact-size, idempotent retries).
+    #[arg(long, value_enum, default_value = "batch")]
+    mode: ModeArg,
+    /// Items per TransactWriteItems (1-100).
+    #[arg(long, default_value_t = 25)]
+    transact_size: usize,
+    /// Requests in flight: auto (adapts to throttling) or a number.
+    #[arg(long, default_value = "auto")]
+    concurrency: String,
+    /// Cap on write units per second sent.
+    #[arg(long)]
+    max_wcu: Option<f64>,
+    /// as-is, interleave (spread consecutive writes over partition keys),
+    /// or shuffle, within --window records.
+    #[arg(long, value_enum, default_value = "interleave")]
+    order: OrderArg,
+    /// Records held for reordering.
+    #[arg(long, default_value_t = DEFAULT_WINDOW)]
+    window: usize,
+    /// Seed for shuffle and retry jitter (default: from the clock; printed).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Parse and check every record, estimate units, cost and time; write
+    /// nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Load only the I-th of N byte ranges of the file (1-based), cut at
+    /// line boundaries, so N machines can share one file.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
+    /// Where rejected records go (JSON Lines: line, record, error).
+    /// Default: INPUT.rejects.jsonl.
+    #[arg(long)]
+    rejects: Option<PathBuf>,
+    /// Checkpoint file. Default: INPUT.dynaburst-checkpoint.
+    #[arg(long)]
+    checkpoint: Option<PathBuf>,
+    /// Continue an interrupted or crashed load from its checkpoint.
+    #[arg(long)]
+    resume: bool,
+    /// Write the report as JSON (schema: README.md, "Load report").
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// Write one CSV row per second (items, units, throttles, unprocessed,
+    /// in flight, p99 latency).
+    #[arg(long)]
+    timeline: Option<PathBuf>,
+    /// No progress display.
+    #[arg(long)]
+    quiet: bool,
+    /// Give up (with a checkpoint) when nothing is acknowledged this long.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    stall_timeout: u64,
+    /// On-demand price, USD per million write request units.
+    #[arg(long, default_value_t = dynaburst_loader::PRICE_PER_MILLION_WRU)]
+    price_write_request_units: f64,
+    /// Provisioned price, USD per WCU-hour.
+    #[arg(long, default_value_t = dynaburst_loader::PRICE_PER_WCU_HOUR)]
+    price_wcu_hour: f64,
+}
+
+fn input_spec(args: &LoadArgs) -> anyhow::Result<InputSpec> {
+    let path = if args.input == "-" { None } else { Some(PathBuf::from(&args.input)) };
+    let (detected_format, detected_compression) = match &path {
+        Some(p) => detect(p),
+        None => (None, Compression::None),
+    };
+    let format = match args.format {
+        Some(FormatArg::Csv) => Format::Csv,
+        Some(FormatArg::Jsonl) => Format::JsonLines,
+        Some(FormatArg::DdbJson) => Format::DynamoDbJson,
+        None => detected_format.with_context(|| {
+            format!("cannot tell the format of {} from its name: pass --format csv|jsonl|ddb-json", args.input)
+        })?,
+    };
+    let compression = match args.compression {
+        Some(CompressionArg::None) => Compression::None,
+        Some(CompressionArg::Gzip) => Compression::Gzip,
+        Some(CompressionArg::Zstd) => Compression::Zstd,
+        None => detected_compression,
+    };
+    let shard = match &args.shard {
+        None => None,
+        Some(s) => {
+            let (i, n) = s.split_once('/').context("--shard takes I/N, for example 2/4")?;
+            let (i, n): (u64, u64) = (i.trim().parse().context("--shard I is not a number")?, n.trim().parse().context("--shard N is not a number")?);
+            if n == 0 || i == 0 || i > n {
+                bail!("--shard {s}: I must be 1 to N");
+            }
+            Some((i - 1, n))
+        }
+    };
+    let types = match &args.types {
+        Some(t) => parse_type_hints(t).map_err(|e| anyhow::anyhow!("--types: {e}"))?,
+        None => Default::default(),
+    };
+    Ok(InputSpec { path, format, compression, types, all_strings: args.all_strings, shard, resume_at: None })
+}
+
+fn human(n: f64) -> String {
+    let s = format!("{:.0}", n);
+    let (sign, digits) = s.strip_prefix('-').map(|d| ("-", d)).unwrap_or(("", &s));
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    format!("{sign}{out}")
+}
+
+/// Shows progress until the sender is dropped.
+async fn show_progress(mut rx: watch::Receiver<Snapshot>, quiet: bool) {
+    if quiet {
+        while rx.changed().await.is_ok() {}
+        return;
+    }
+    let terminal = std::io::stderr().is_terminal();
+    let bar = terminal.then(|| {
+        let b = ProgressBar::new(0);
+        b.set_style(
+            ProgressStyle::with_template("{spinner} [{elapsed_precise}] [{bar:30}] {percent:>3}% {msg} ETA {eta}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        b
+    });
+    let mut last_line = std::time::Instant::now();
+    let mut last_written = 0u64;
+    let mut last_units = 0.0;
+    let mut last_throttles = 0u64;
+    let mut last_at = Duration::ZERO;
+    let mut warned = 0usize;
+    while rx.changed().await.is_ok() {
+        let s = rx.borrow_and_update().clone();
+        for w in s.warnings.iter().skip(warned) {
+            match &bar {
+                Some(b) => b.println(format!("warning: {w}")),
+                None => eprintln!("warning: {w}"),
+            }
+        }
+        warned = s.warnings.len();
+        let dt = (s.elapsed - last_at).as_secs_f64();
+        if dt < 0.9 && bar.is_none() {
+            continue;
+        }
+        let rate = if dt > 0.0 { (s.written - last_written) as f64 / dt } else { 0.0 };
+        let units = if dt > 0.0 { (s.units - last_units) / dt } else { 0.0 };
+        let throttled = if dt > 0.0 { (s.throttle_events - last_throttles) as f64 / dt } else { 0.0 };
+        if dt >= 0.9 {
+            last_written = s.written;
+            last_units = s.units;
+            last_throttles = s.throttle_events;
+            last_at = s.elapsed;
+        }
+        let msg = format!(
+            "{} written, {} items/s, {} WCU/s, {:.1} throttled/s, {} in flight",
+            human(s.written as f64),
+            human(rate),
+            human(units),
+            throttled,
+            s.in_flight
+        );
+        match &bar {
+            Some(b) => {
+                b.set_length(s.total_bytes.unwrap_or(s.bytes_read.max(1)));
+                b.set_position(s.bytes_done);
+                b.set_message(msg);
+            }
+            None => {
+                if last_line.elapsed() >= Duration::from_secs(5) {
+                    last_line = std::time::Instant::now();
+                    let pct = s.total_bytes.map(|t| format!("{:.0}% ", 100.0 * s.bytes_done as f64 / t.max(1) as f64)).unwrap_or_default();
+                    eprintln!("[{:>6.1}s] {pct}{msg}", s.elapsed.as_secs_f64());
+                }
+            }
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+}
+
+/// Turns true on SIGINT or SIGTERM.
+fn stop_on_signal() -> watch::Receiver<bool> {
+    let (tx, rx) = watch::channel(false);
+    tokio::spawn(async move {
+        crate::shutdown_signal().await;
+        eprintln!("dynaburst: stopping: finishing requests in flight and writing the checkpoint (again to force)");
+        let _ = tx.send(true);
+        crate::shutdown_signal().await;
+        std::process::exit(i32::from(EXIT_INTERRUPTED));
+    });
+    rx
+}
+
+pub fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")?;
+    runtime.block_on(run_async(args))
+}
+
+async fn run_async(args: LoadArgs) -> anyhow::Result<ExitCode> {
+    let spec = input_spec(&args)?;
+    let prices = Prices { per_million_wru: args.price_write_request_units, per_wcu_hour: args.price_wcu_hour };
+    let key = args.key.as_deref().map(KeySchema::parse).transpose().map_err(|e| anyhow::anyhow!(e))?;
+    if args.dry_run {
+        let client = dynaburst_loader::client(&args.endpoint.endpoint()).await;
+        let (schema, capacity) = match dynaburst_loader::describe(&client, &args.table).await {
+            Ok(info) => (info.schema, info.provisioned_wcu.or(info.warm_write_units).unwrap_or(4000) as f64),
+            Err(_) => match &key {
+                Some(k) => {
+                    let cap = match Billing::parse(&args.billing).map_err(|e| anyhow::anyhow!(e))? {
+                        Billing::OnDemand => 4000.0,
+                        Billing::Provisioned { write, .. } => write as f64,
+                    };
+                    (k.clone(), cap)
+                }
+                None => bail!("--dry-run needs the table's key: the table {} cannot be described, so pass --key NAME:TYPE[,NAME:TYPE]", args.table),
+            },
+        };
+        let report = dynaburst_loader::dry_run(spec, &schema, capacity, prices)?;
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        let rejected = report["records"]["rejected"].as_u64().unwrap_or(0);
+        return Ok(if rejected > 0 { ExitCode::from(EXIT_REJECTED) } else { ExitCode::SUCCESS });
+    }
+    let create = if args.create_table {
+        let k = key.clone().context("--create-table needs --key NAME:TYPE[,NAME:TYPE], for example --key id:S")?;
+        Some((k, Billing::parse(&args.billing).map_err(|e| anyhow::anyhow!(e))?))
+    } else {
+        None
+    };
+    let concurrency = match args.concurrency.as_str() {
+        "auto" => Concurrency::Auto,
+        n => Concurrency::Fixed(n.parse::<usize>().ok().filter(|n| *n > 0).context("--concurrency takes auto or a positive number")?),
+    };
+    let seed = args.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+    });
+    let opts = LoadOptions {
+        input: spec,
+        table: args.table.clone(),
+        endpoint: args.endpoint.endpoint(),
+        create,
+        mode: match args.mode {
+            ModeArg::Batch => WriteMode::Batch,
+            ModeArg::Put => WriteMode::Put,
+            ModeArg::Transact => WriteMode::Transact,
+        },
+        transact_size: args.transact_size,
+        concurrency,
+        max_wcu: args.max_wcu,
+        order: match args.order {
+            OrderArg::AsIs => Order::AsIs,
+            OrderArg::Interleave => Order::Interleave,
+            OrderArg::Shuffle => Order::Shuffle,
+        },
+        window: args.window,
+        seed,
+        rejects: args.rejects.clone(),
+        checkpoint: args.checkpoint.clone(),
+        resume: args.resume,
+        stall_timeout: Duration::from_secs(args.stall_timeout),
+        prices,
+    };
+    let (progress_tx, progress_rx) = watch::channel(Snapshot::default());
+    let display = tokio::spawn(show_progress(progress_rx, args.quiet));
+    let stop = stop_on_signal();
+    let result = dynaburst_loader::load(opts, progress_tx, stop).await;
+    let _ = display.await;
+    let result = result?;
+    if let Some(path) = &args.report {
+        std::fs::write(path, serde_json::to_string_pretty(&result.report)? + "\n")
+            .with_context(|| format!("cannot write the report to {}", path.display()))?;
+    }
+    if let Some(path) = &args.timeline {
+        let mut f = std::fs::File::create(path).with_context(|| format!("cannot write the timeline to {}", path.display()))?;
+        Report::write_timeline(&result.timeline, &mut f)?;
+    }
+    let r = &result.report;
+    let f = |v: &serde_json::Value| v.as_f64().unwrap_or(0.0);
+    let ending = r["ending"].as_str().unwrap_or("?");
+    let rejects = result.rejects_file.as_ref().map(|p| format!(" (see {})", p.display())).unwrap_or_default();
+    eprintln!(
+        "dynaburst load: {ending}: {} records read = {} written + {} rejected{rejects}",
+        human(result.read as f64),
+        human(result.written as f64),
+        human(result.rejected as f64)
+    );
+    eprintln!(
+        "  {:.1} s, {} items/s (best second {}), {} WCU/s; {} throttle events, {} items re-sent",
+        f(&r["duration_s"]),
+        human(f(&r["items_per_s"]["mean"])),
+        human(f(&r["items_per_s"]["best_second"])),
+        human(f(&r["units_per_s"]["mean"])),
+        human(f(&r["throttle_events"])),
+        human(f(&r["items_resent"]))
+    );
+    if let Some(obj) = r["latency_ms"].as_object() {
+        for (kind, l) in obj {
+            eprintln!(
+                "  {kind}: p50 {:.1} ms, p90 {:.1}, p99 {:.1}, max {:.1} ({} requests)",
+                f(&l["p50_ms"]),
+                f(&l["p90_ms"]),
+                f(&l["p99_ms"]),
+                f(&l["max_ms"]),
+                human(f(&l["count"]))
+            );
+        }
+    }
+    eprintln!(
+        "  peak concurrency {}, peak memory {} MB; cost at list prices ${:.4} on-demand, ${:.4} provisioned ({} WCU); seed {}",
+        r["peak_concurrency"],
+        human(f(&r["peak_memory_bytes"]) / 1e6),
+        f(&r["cost_usd"]["on_demand"]),
+        f(&r["cost_usd"]["provisioned"]),
+        human(f(&r["cost_usd"]["provisioned_wcu"])),
+        r["seed"]
+    );
+    Ok(match &result.ending {
+        Ending::Complete if result.rejected > 0 => {
+            eprintln!("dynaburst load: {} records were rejected: fix them in {} and load that file", result.rejected, result.rejects_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default());
+            ExitCode::from(EXIT_REJECTED)
+        }
+        Ending::Complete => ExitCode::SUCCESS,
+        Ending::Interrupted => {
+            eprintln!("dynaburst load: interrupted; continue with the same command and --resume");
+            ExitCode::from(EXIT_INTERRUPTED)
+        }
+        Ending::Aborted(reason) => {
+            eprintln!("dynaburst load: stopped before the end: {reason}; fix it, then run the same command with --resume");
+            ExitCode::from(EXIT_INCOMPLETE)
+        }
+    })
+}
+
+#[derive(clap::Args)]
+pub struct CountArgs {
+    /// Table to count.
+    #[arg(long)]
+    table: String,
+    /// Parallel scan segments.
+    #[arg(long, default_value_t = 4)]
+    segments: u32,
+    #[command(flatten)]
+    endpoint: EndpointArgs,
+}
+
+pub fn count(args: CountArgs) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        let client = dynaburst_loader::client(&args.endpoint.endpoint()).await;
+        let n = dynaburst_loader::count(&client, &args.table, args.segments).await.map_err(|e| anyhow::anyhow!(e))?;
+        println!("{n}");
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+#[derive(clap::Args)]
+pub struct PurgeArgs {
+    /// Table to empty (the table itself stays).
+    #[arg(long)]
+    table: String,
+    /// Parallel scan segments.
+    #[arg(long, default_value_t = 4)]
+    segments: u32,
+    /// Confirm: purge deletes every item of the table.
+    #[arg(long)]
+    yes: bool,
+    #[command(flatten)]
+    endpoint: EndpointArgs,
+}
+
+pub fn purge(args: PurgeArgs) -> anyhow::Result<ExitCode> {
+    if !args.yes {
+        bail!("purge deletes every item of {}: pass --yes to confirm", args.table);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        let client = dynaburst_loader::client(&args.endpoint.endpoint()).await;
+        let n = dynaburst_loader::purge(&client, &args.table, args.segments).await.map_err(|e| anyhow::anyhow!(e))?;
+        eprintln!("dynaburst purge: deleted {} items from {}", human(n as f64), args.table);
+        Ok(ExitCode::SUCCESS)
+    })
+}

@@ -1,0 +1,191 @@
+//! What a load did: counters, per-second timeline, latency histograms and
+//! the report (JSON), with costs at list prices.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use serde_json::{json, Value};
+
+/// On-demand write request units: USD per million (us-east-1 list price
+/// since the November 2024 reduction). Overridable with
+/// `--price-write-request-units`.
+pub const PRICE_PER_MILLION_WRU: f64 = 0.625;
+/// Provisioned write capacity: USD per WCU-hour (us-east-1 list price).
+/// Overridable with `--price-wcu-hour`.
+pub const PRICE_PER_WCU_HOUR: f64 = 0.00065;
+/// Most timeline rows kept (one a second: a day).
+pub const MAX_TIMELINE_SECONDS: usize = 86_400;
+/// Largest latency recorded, in microseconds (an hour).
+const MAX_LATENCY_US: u64 = 3_600_000_000;
+
+/// One second of the load.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SecondRow {
+    pub second: u64,
+    pub items_written: u64,
+    pub units: f64,
+    pub throttled_requests: u64,
+    pub unprocessed_items: u64,
+    pub requests_in_flight: u64,
+    pub p99_ms: f64,
+}
+
+/// Latency of one request type.
+pub struct Latency {
+    hist: Histogram<u64>,
+}
+
+impl Latency {
+    fn new() -> Latency {
+        // Three significant digits from 1 µs to an hour: fixed memory.
+        Latency { hist: Histogram::new_with_bounds(1, MAX_LATENCY_US, 3).expect("constant histogram bounds are valid") }
+    }
+
+    fn record(&mut self, d: Duration) {
+        let _ = self.hist.record((d.as_micros() as u64).clamp(1, MAX_LATENCY_US));
+    }
+
+    fn ms(&self, q: f64) -> f64 {
+        self.hist.value_at_quantile(q) as f64 / 1000.0
+    }
+}
+
+/// Running counters of a load.
+pub struct Stats {
+    pub read: u64,
+    pub written: u64,
+    pub rejected: u64,
+    pub bytes_read: u64,
+    pub units: f64,
+    pub throttle_events: u64,
+    /// Throttling error codes seen, with counts.
+    pub throttle_codes: BTreeMap<String, u64>,
+    pub unprocessed_items: u64,
+    pub resent_items: u64,
+    pub requests: u64,
+    pub peak_concurrency: u64,
+    latency: BTreeMap<&'static str, Latency>,
+    pub timeline: Vec<SecondRow>,
+    second_hist: Latency,
+}
+
+impl Default for Stats {
+    fn default() -> Stats {
+        Stats {
+            read: 0,
+            written: 0,
+            rejected: 0,
+            bytes_read: 0,
+            units: 0.0,
+            throttle_events: 0,
+            throttle_codes: BTreeMap::new(),
+            unprocessed_items: 0,
+            resent_items: 0,
+            requests: 0,
+            peak_concurrency: 0,
+            latency: BTreeMap::new(),
+            timeline: Vec::new(),
+            second_hist: Latency::new(),
+        }
+    }
+}
+
+impl Stats {
+    /// The row for `second` (since the start), created as needed.
+    pub fn row(&mut self, second: u64) -> &mut SecondRow {
+        if self.timeline.is_empty() {
+            self.timeline.push(SecondRow::default());
+        }
+        while self.timeline.last().is_some_and(|r| r.second < second) && self.timeline.len() < MAX_TIMELINE_SECONDS {
+            let p99 = self.second_hist.ms(0.99);
+            self.second_hist.hist.reset();
+            let last = self.timeline.len() - 1;
+            self.timeline[last].p99_ms = p99;
+            let next = self.timeline[last].second + 1;
+            self.timeline.push(SecondRow { second: next, ..SecondRow::default() });
+        }
+        let last = self.timeline.len() - 1;
+        &mut self.timeline[last]
+    }
+
+    /// Records one request's latency.
+    pub fn record_latency(&mut self, kind: &'static str, d: Duration) {
+        self.latency.entry(kind).or_insert_with(Latency::new).record(d);
+        self.second_hist.record(d);
+    }
+
+    /// Closes the last timeline row.
+    pub fn finish_timeline(&mut self) {
+        let p99 = self.second_hist.ms(0.99);
+        if let Some(last) = self.timeline.last_mut() {
+            last.p99_ms = p99;
+        }
+    }
+
+    /// Latency percentiles per request type, in milliseconds.
+    pub fn latency_json(&self) -> Value {
+        Value::Object(
+            self.latency
+                .iter()
+                .map(|(k, l)| {
+                    (
+                        k.to_string(),
+                        json!({
+                            "count": l.hist.len(),
+                            "p50_ms": l.ms(0.5),
+                            "p90_ms": l.ms(0.9),
+                            "p95_ms": l.ms(0.95),
+                            "p99_ms": l.ms(0.99),
+                            "max_ms": l.hist.max() as f64 / 1000.0,
+                        }),
+                    )
+                })
+                .collect(),
+        )
+    }
+}
+
+/// Prices used for the cost lines.
+#[derive(Clone, Copy, Debug)]
+pub struct Prices {
+    pub per_million_wru: f64,
+    pub per_wcu_hour: f64,
+}
+
+impl Prices {
+    /// The list prices above.
+    pub fn list() -> Prices {
+        Prices { per_million_wru: PRICE_PER_MILLION_WRU, per_wcu_hour: PRICE_PER_WCU_HOUR }
+    }
+}
+
+/// Peak resident memory of this process in bytes (Linux: VmHWM).
+pub fn peak_memory_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// The end-of-load report.
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub json: Value,
+}
+
+impl Report {
+    /// Writes the timeline as CSV.
+    pub fn write_timeline(rows: &[SecondRow], out: &mut dyn Write) -> std::io::Result<()> {
+        writeln!(out, "second,items_written,write_units,throttled_requests,unprocessed_items,requests_in_flight,p99_ms")?;
+        for r in rows {
+            writeln!(
+                out,
+                "{},{},{},{},{},{},{:.3}",
+                r.second, r.items_written, r.units, r.throttled_requests, r.unprocessed_items, r.requests_in_flight, r.p99_ms
+            )?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,407 @@
+//! The DynamoDB side: one SDK client, built once with the SDK's retries
+//! off so that every throttle reaches the loader's controller, and one
+//! function per write mode that classifies what the endpoint answered.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use aws_config::BehaviorVersion;
+use aws_sdk_dynamodb::config::retry::RetryConfig;
+use aws_sdk_dynamodb::config::ProvideCredentials;
+use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, AttributeValue as Av, BillingMode, KeySchemaElement, KeyType, ProvisionedThroughput, Put,
+    PutRequest, ReturnConsumedCapacity, ScalarAttributeType, TableStatus, TransactWriteItem, WriteRequest,
+};
+use aws_sdk_dynamodb::Client;
+use dynaburst_model::ScalarType;
+
+use crate::convert::{key_from_sdk, KeyId};
+use crate::schema::KeySchema;
+
+/// How long one request may take before it counts as failed (and is
+/// retried).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long `--create-table` waits for the table to become ACTIVE.
+pub const CREATE_TABLE_WAIT: Duration = Duration::from_secs(120);
+
+/// Error codes that mean "slow down" (the SDKs' throttling list, E3/E14).
+const THROTTLING_CODES: &[&str] = &[
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "Throttling",
+    "ThrottledException",
+    "RequestThrottledException",
+    "RequestLimitExceeded",
+    "TooManyRequestsException",
+    "TransactionInProgressException",
+    "LimitExceededException",
+    "RequestThrottled",
+    "SlowDown",
+];
+
+/// Error codes after which going on cannot help.
+const FATAL_CODES: &[&str] = &[
+    "ResourceNotFoundException",
+    "AccessDeniedException",
+    "UnrecognizedClientException",
+    "MissingAuthenticationTokenException",
+    "InvalidSignatureException",
+    "ExpiredTokenException",
+    "IncompleteSignatureException",
+    "UnknownOperationException",
+];
+
+/// What one write request came to.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Written, except the items at these indexes (UnprocessedItems).
+    Written { unprocessed: Vec<usize>, units: f64 },
+    /// Nothing written: the endpoint is throttling.
+    Throttled { code: String },
+    /// Refused as invalid: split to find the bad record(s).
+    Invalid { message: String },
+    /// A transaction cancelled for per-item reasons (index, code, message);
+    /// items not listed were fine.
+    Cancelled { reasons: Vec<(usize, String, String)> },
+    /// A network error, a timeout or a 5xx: try again.
+    Transient { message: String },
+    /// Going on cannot help (missing table, bad credentials).
+    Fatal { message: String },
+}
+
+/// How records are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteMode {
+    /// BatchWriteItem of up to 25.
+    Batch,
+    /// PutItem each.
+    Put,
+    /// TransactWriteItems of up to `--transact-size`.
+    Transact,
+}
+
+impl WriteMode {
+    /// Name of the request type in reports.
+    pub fn request_name(self) -> &'static str {
+        match self {
+            WriteMode::Batch => "BatchWriteItem",
+            WriteMode::Put => "PutItem",
+            WriteMode::Transact => "TransactWriteItems",
+        }
+    }
+}
+
+/// The endpoint and credentials.
+#[derive(Clone, Debug, Default)]
+pub struct Endpoint {
+    /// None uses the SDK's own resolution (AWS_ENDPOINT_URL, config files).
+    pub url: Option<String>,
+    pub region: Option<String>,
+    pub profile: Option<String>,
+}
+
+/// Builds the client once. With an explicit endpoint and no credentials
+/// anywhere in the chain, local endpoints get placeholder credentials
+/// (they check only that a signature is present).
+pub async fn client(endpoint: &Endpoint) -> Client {
+    let mut loader = aws_config::defaults(BehaviorVersion::latest());
+    if let Some(p) = &endpoint.profile {
+        loader = loader.profile_name(p);
+    }
+    if let Some(r) = &endpoint.region {
+        loader = loader.region(aws_config::Region::new(r.clone()));
+    }
+    if let Some(u) = &endpoint.url {
+        loader = loader.endpoint_url(u);
+    }
+    let shared = loader.load().await;
+    let mut builder = aws_sdk_dynamodb::config::Builder::from(&shared)
+        .retry_config(RetryConfig::disabled())
+        .timeout_config(TimeoutConfig::builder().operation_attempt_timeout(REQUEST_TIMEOUT).build());
+    if shared.region().is_none() {
+        builder = builder.region(aws_config::Region::new("us-east-1"));
+    }
+    let has_credentials = match shared.credentials_provider() {
+        Some(p) => p.provide_credentials().await.is_ok(),
+        None => false,
+    };
+    if !has_credentials && (endpoint.url.is_some() || std::env::var_os("AWS_ENDPOINT_URL").is_some()) {
+        builder = builder.credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
+            "dynaburst", "dynaburst", None, None, "dynaburst-local-placeholder",
+        ));
+    }
+    Client::from_conf(builder.build())
+}
+
+fn classify<E: ProvideErrorMetadata + std::error::Error + 'static>(err: &SdkError<E, aws_sdk_dynamodb::config::http::HttpResponse>) -> Outcome {
+    match err {
+        SdkError::ServiceError(e) => {
+            let code = e.err().code().unwrap_or("").to_string();
+            let message = e.err().message().unwrap_or("").to_string();
+            let status = e.raw().status().as_u16();
+            if THROTTLING_CODES.contains(&code.as_str()) || status == 429 {
+                Outcome::Throttled { code }
+            } else if code == "ValidationException" || code == "SerializationException" {
+                Outcome::Invalid { message: format!("{code}: {message}") }
+            } else if FATAL_CODES.contains(&code.as_str()) {
+                Outcome::Fatal { message: format!("{code}: {message}") }
+            } else if status >= 500 {
+                Outcome::Transient { message: format!("HTTP {status} {code}: {message}") }
+            } else {
+                Outcome::Invalid { message: format!("{code}: {message}") }
+            }
+        }
+        other => Outcome::Transient { message: format!("{}", aws_sdk_dynamodb::error::DisplayErrorContext(other)) },
+    }
+}
+
+/// Writes `items` (SDK maps with their keys) with `mode`.
+pub async fn write(
+    client: &Client,
+    table: &str,
+    schema: &KeySchema,
+    mode: WriteMode,
+    items: &[(KeyId, HashMap<String, Av>)],
+    token: Option<&str>,
+) -> Outcome {
+    match mode {
+        WriteMode::Batch => {
+            let mut requests = Vec::with_capacity(items.len());
+            for (_, item) in items {
+                match PutRequest::builder().set_item(Some(item.clone())).build() {
+                    Ok(p) => requests.push(WriteRequest::builder().put_request(p).build()),
+                    Err(e) => return Outcome::Invalid { message: e.to_string() },
+                }
+            }
+            let result = client
+                .batch_write_item()
+                .request_items(table, requests)
+                .return_consumed_capacity(ReturnConsumedCapacity::Total)
+                .send()
+                .await;
+            match result {
+                Ok(out) => {
+                    let units = out.consumed_capacity().iter().filter_map(|c| c.capacity_units()).sum();
+                    let mut unprocessed = Vec::new();
+                    if let Some(left) = out.unprocessed_items().and_then(|m| m.get(table)) {
+                        let index: HashMap<&KeyId, usize> = items.iter().enumerate().map(|(i, (k, _))| (k, i)).collect();
+                        for w in left {
+                            let Some(item) = w.put_request().map(|p| p.item()) else { continue };
+                            let key = sdk_key(schema, item);
+                            match key.as_ref().and_then(|k| index.get(k)) {
+                                Some(&i) => unprocessed.push(i),
+                                None => {
+                                    return Outcome::Fatal {
+                                        message: "the endpoint returned an unprocessed item that was not in the request".to_string(),
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    Outcome::Written { unprocessed, units }
+                }
+                Err(e) => classify(&e),
+            }
+        }
+        WriteMode::Put => {
+            let Some((_, item)) = items.first() else { return Outcome::Written { unprocessed: vec![], units: 0.0 } };
+            let result = client
+                .put_item()
+                .table_name(table)
+                .set_item(Some(item.clone()))
+                .return_consumed_capacity(ReturnConsumedCapacity::Total)
+                .send()
+                .await;
+            match result {
+                Ok(out) => Outcome::Written {
+                    unprocessed: vec![],
+                    units: out.consumed_capacity().and_then(|c| c.capacity_units()).unwrap_or(0.0),
+                },
+                Err(e) => classify(&e),
+            }
+        }
+        WriteMode::Transact => {
+            let mut actions = Vec::with_capacity(items.len());
+            for (_, item) in items {
+                match Put::builder().table_name(table).set_item(Some(item.clone())).build() {
+                    Ok(p) => actions.push(TransactWriteItem::builder().put(p).build()),
+                    Err(e) => return Outcome::Invalid { message: e.to_string() },
+                }
+            }
+            let mut req = client
+                .transact_write_items()
+                .set_transact_items(Some(actions))
+                .return_consumed_capacity(ReturnConsumedCapacity::Total);
+            if let Some(t) = token {
+                req = req.client_request_token(t);
+            }
+            match req.send().await {
+                Ok(out) => Outcome::Written {
+                    unprocessed: vec![],
+                    units: out.consumed_capacity().iter().filter_map(|c| c.capacity_units()).sum(),
+                },
+                Err(e) => {
+                    if let SdkError::ServiceError(se) = &e {
+                        if let aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError::TransactionCanceledException(tc) = se.err() {
+                            let reasons: Vec<(usize, String, String)> = tc
+                                .cancellation_reasons()
+                                .iter()
+                                .enumerate()
+                                .filter_map(|(i, r)| {
+                                    let code = r.code().unwrap_or("None");
+                                    (code != "None").then(|| (i, code.to_string(), r.message().unwrap_or("").to_string()))
+                                })
+                                .collect();
+                            if reasons.iter().all(|(_, c, _)| c == "ThrottlingError" || c == "ProvisionedThroughputExceeded" || c == "TransactionConflict") {
+                                return Outcome::Throttled { code: reasons.first().map(|r| r.1.clone()).unwrap_or_default() };
+                            }
+                            return Outcome::Cancelled { reasons };
+                        }
+                    }
+                    classify(&e)
+                }
+            }
+        }
+    }
+}
+
+fn sdk_key(schema: &KeySchema, item: &HashMap<String, Av>) -> Option<KeyId> {
+    let hash = key_from_sdk(item.get(&schema.hash.0)?)?;
+    let range = match &schema.range {
+        Some((name, _)) => Some(key_from_sdk(item.get(name)?)?),
+        None => None,
+    };
+    Some((hash, range))
+}
+
+/// What the loader needs to know about the target table.
+#[derive(Clone, Debug)]
+pub struct TableInfo {
+    pub schema: KeySchema,
+    /// Provisioned write capacity; None for on-demand.
+    pub provisioned_wcu: Option<u64>,
+    /// What the table can take at once (WarmThroughput), if reported.
+    pub warm_write_units: Option<u64>,
+}
+
+/// Why the table cannot be used.
+#[derive(Debug)]
+pub enum TableError {
+    Missing(String),
+    Other(String),
+}
+
+fn scalar(t: &ScalarAttributeType) -> Option<ScalarType> {
+    match t {
+        ScalarAttributeType::S => Some(ScalarType::S),
+        ScalarAttributeType::N => Some(ScalarType::N),
+        ScalarAttributeType::B => Some(ScalarType::B),
+        _ => None,
+    }
+}
+
+/// Reads the table's key schema and capacity.
+pub async fn describe(client: &Client, table: &str) -> Result<TableInfo, TableError> {
+    let out = client.describe_table().table_name(table).send().await.map_err(|e| {
+        if e.as_service_error().and_then(|s| s.code()) == Some("ResourceNotFoundException") {
+            TableError::Missing(table.to_string())
+        } else {
+            TableError::Other(format!("DescribeTable {table}: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e)))
+        }
+    })?;
+    let Some(t) = out.table() else { return Err(TableError::Other("DescribeTable returned no table".into())) };
+    let types: HashMap<&str, ScalarType> =
+        t.attribute_definitions().iter().filter_map(|d| Some((d.attribute_name(), scalar(d.attribute_type())?))).collect();
+    let mut hash = None;
+    let mut range = None;
+    for k in t.key_schema() {
+        let ty = types.get(k.attribute_name()).copied().ok_or_else(|| TableError::Other("key attribute without a type".into()))?;
+        match k.key_type() {
+            KeyType::Hash => hash = Some((k.attribute_name().to_string(), ty)),
+            _ => range = Some((k.attribute_name().to_string(), ty)),
+        }
+    }
+    let hash = hash.ok_or_else(|| TableError::Other(format!("table {table} has no partition key")))?;
+    let on_demand = t.billing_mode_summary().and_then(|b| b.billing_mode()) == Some(&BillingMode::PayPerRequest);
+    let provisioned_wcu = if on_demand {
+        None
+    } else {
+        t.provisioned_throughput().and_then(|p| p.write_capacity_units()).map(|w| w as u64).filter(|w| *w > 0)
+    };
+    Ok(TableInfo {
+        schema: KeySchema { hash, range },
+        provisioned_wcu,
+        warm_write_units: t.warm_throughput().and_then(|w| w.write_units_per_second()).map(|w| w as u64),
+    })
+}
+
+/// Billing for `--create-table`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Billing {
+    OnDemand,
+    Provisioned { read: u64, write: u64 },
+}
+
+impl Billing {
+    /// Parses `on-demand` or `provisioned:RCU:WCU`.
+    pub fn parse(text: &str) -> Result<Billing, String> {
+        if text == "on-demand" || text == "pay-per-request" {
+            return Ok(Billing::OnDemand);
+        }
+        let parts: Vec<&str> = text.split(':').collect();
+        match parts.as_slice() {
+            ["provisioned", r, w] => Ok(Billing::Provisioned {
+                read: r.parse().map_err(|_| format!("RCU '{r}' is not a whole number"))?,
+                write: w.parse().map_err(|_| format!("WCU '{w}' is not a whole number"))?,
+            }),
+            _ => Err(format!("--billing takes on-demand or provisioned:RCU:WCU, not '{text}'")),
+        }
+    }
+}
+
+fn sdk_scalar(t: ScalarType) -> ScalarAttributeType {
+    match t {
+        ScalarType::S => ScalarAttributeType::S,
+        ScalarType::N => ScalarAttributeType::N,
+        ScalarType::B => ScalarAttributeType::B,
+    }
+}
+
+/// Creates the table and waits until it is ACTIVE.
+pub async fn create_table(client: &Client, table: &str, schema: &KeySchema, billing: Billing) -> Result<(), String> {
+    let mut req = client.create_table().table_name(table);
+    for (i, (name, ty)) in std::iter::once(&schema.hash).chain(schema.range.as_ref()).enumerate() {
+        let key_type = if i == 0 { KeyType::Hash } else { KeyType::Range };
+        req = req
+            .key_schema(KeySchemaElement::builder().attribute_name(name).key_type(key_type).build().map_err(|e| e.to_string())?)
+            .attribute_definitions(
+                AttributeDefinition::builder().attribute_name(name).attribute_type(sdk_scalar(*ty)).build().map_err(|e| e.to_string())?,
+            );
+    }
+    req = match billing {
+        Billing::OnDemand => req.billing_mode(BillingMode::PayPerRequest),
+        Billing::Provisioned { read, write } => req.billing_mode(BillingMode::Provisioned).provisioned_throughput(
+            ProvisionedThroughput::builder()
+                .read_capacity_units(read as i64)
+                .write_capacity_units(write as i64)
+                .build()
+                .map_err(|e| e.to_string())?,
+        ),
+    };
+    req.send().await.map_err(|e| format!("CreateTable {table}: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e)))?;
+    let deadline = tokio::time::Instant::now() + CREATE_TABLE_WAIT;
+    loop {
+        let out = client.describe_table().table_name(table).send().await;
+        if let Ok(o) = &out {
+            if o.table().and_then(|t| t.table_status()) == Some(&TableStatus::Active) {
+                return Ok(());
+            }
+        }
+        if tokio::time::Instant::now() > deadline {
+            return Err(format!("table {table} was not ACTIVE after {} s", CREATE_TABLE_WAIT.as_secs()));
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
