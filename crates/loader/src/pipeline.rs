@@ -154,7 +154,7 @@ struct Job {
 /// between launches that doubles on each throttle (up to the cap) and
 /// shrinks on success.
 pub const PACE_MIN: Duration = Duration::from_millis(5);
-pub const PACE_MAX: Duration = Duration::from_secs(1);
+pub const PACE_MAX: Duration = Duration::from_millis(250);
 
 struct Controller {
     limit: f64,
@@ -190,14 +190,19 @@ impl Controller {
         self.limit = (self.limit + 1.0 / self.limit).min(MAX_CONCURRENCY as f64);
     }
 
-    fn on_throttle(&mut self, now: Instant) {
+    /// A throttle signal of `severity` from 0 to 1: 1 for a refused
+    /// request, the unprocessed fraction for a partial batch (so a batch
+    /// that finds one hot partition among several slows the load a little,
+    /// not as if the whole table were full).
+    fn on_throttle(&mut self, now: Instant, severity: f64) {
         if self.fixed || self.last_decrease.is_some_and(|t| now.duration_since(t) < DECREASE_INTERVAL) {
             return;
         }
-        if self.limit <= 1.0 {
+        if self.limit <= 1.0 && severity >= 0.5 {
             self.pace = (self.pace * 2).clamp(PACE_MIN, PACE_MAX);
         }
-        self.limit = (self.limit * DECREASE_FACTOR).max(1.0);
+        let factor = 1.0 - (1.0 - DECREASE_FACTOR) * severity.clamp(0.0, 1.0);
+        self.limit = (self.limit * factor).max(1.0);
         self.last_decrease = Some(now);
     }
 }
@@ -385,8 +390,9 @@ impl Pipeline {
                 row.items_written += written as u64;
                 row.units += units;
                 row.unprocessed_items += left.len() as u64;
-                if left.len() as f64 > UNPROCESSED_SIGNAL * total as f64 {
-                    self.controller.on_throttle(now);
+                let fraction = left.len() as f64 / total.max(1) as f64;
+                if fraction > UNPROCESSED_SIGNAL {
+                    self.controller.on_throttle(now, fraction);
                 } else {
                     self.controller.on_success();
                 }
@@ -407,7 +413,7 @@ impl Pipeline {
                 self.stats.throttle_events += 1;
                 *self.stats.throttle_codes.entry(code).or_insert(0) += 1;
                 self.stats.row(second).throttled_requests += 1;
-                self.controller.on_throttle(now);
+                self.controller.on_throttle(now, 1.0);
                 self.retry(job.items, job.attempts + 1, job.token);
             }
             Outcome::Transient { message } => {
@@ -496,7 +502,28 @@ impl Pipeline {
     /// which.
     fn next_job(&mut self, now: Instant, stopping: bool) -> Option<(Job, bool)> {
         if let Some(i) = self.retries.iter().position(|j| j.due <= now) {
-            return Some((self.retries.swap_remove(i), true));
+            let mut job = self.retries.swap_remove(i);
+            // Merge other due retries into a full request, so a tail of
+            // unprocessed items is not sent a few at a time. Transactions
+            // keep their own items and token: a retried transaction must be
+            // the same request to stay idempotent.
+            if self.opts.mode != WriteMode::Transact {
+                while job.items.len() < self.opts.batch_size {
+                    let Some(j) = self.retries.iter().position(|r| r.due <= now) else { break };
+                    let room = self.opts.batch_size - job.items.len();
+                    let other = &mut self.retries[j];
+                    if other.items.len() <= room {
+                        let other = self.retries.swap_remove(j);
+                        job.attempts = job.attempts.max(other.attempts);
+                        job.items.extend(other.items);
+                    } else {
+                        let take: Vec<Pending> = other.items.drain(..room).collect();
+                        job.attempts = job.attempts.max(other.attempts);
+                        job.items.extend(take);
+                    }
+                }
+            }
+            return Some((job, true));
         }
         if stopping || self.ready.is_empty() {
             return None;

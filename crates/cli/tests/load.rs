@@ -1,0 +1,299 @@
+//! `dynaburst load` against the real `dynaburst serve` binary, capacity
+//! model on, over real HTTP: nothing lost under throttling, last record
+//! wins, rejects with line numbers, kill -9 and --resume, interleave beats
+//! as-is on sorted input, --max-wcu holds, a provisioned table is kept
+//! near its capacity. Every run is bounded in records and time.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::Client;
+
+const BIN: &str = env!("CARGO_BIN_EXE_dynaburst");
+
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start(extra: &[&str]) -> Server {
+        let mut child = Command::new(BIN)
+            .args(["serve", "--host", "127.0.0.1", "--port", "0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start dynaburst serve");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("read the port line");
+        let url = line.trim().strip_prefix("dynaburst listening on ").expect("port line").to_string();
+        Server { child, url }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("dynaburst-load-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn load(server: &Server, input: &Path, table: &str, extra: &[&str]) -> Output {
+    Command::new(BIN)
+        .arg("load")
+        .arg(input)
+        .args(["--table", table, "--endpoint-url", &server.url, "--quiet", "--seed", "7"])
+        .args(extra)
+        .output()
+        .expect("run dynaburst load")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+}
+
+fn client(url: &str) -> Client {
+    let conf = aws_sdk_dynamodb::Config::builder()
+        .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+        .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
+        .credentials_provider(aws_sdk_dynamodb::config::Credentials::new("x", "y", None, None, "test"))
+        .endpoint_url(url)
+        .build();
+    Client::from_conf(conf)
+}
+
+/// Every item, keyed by `id`, through a scan that retries throttling.
+fn scan_all(url: &str, table: &str) -> HashMap<String, HashMap<String, AttributeValue>> {
+    runtime().block_on(async {
+        let c = client(url);
+        let mut out = HashMap::new();
+        let mut start = None;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            match c.scan().table_name(table).set_exclusive_start_key(start.clone()).send().await {
+                Ok(page) => {
+                    for item in page.items() {
+                        let id = item["id"].as_s().unwrap().clone();
+                        out.insert(id, item.clone());
+                    }
+                    match page.last_evaluated_key() {
+                        Some(k) if !k.is_empty() => start = Some(k.clone()),
+                        _ => return out,
+                    }
+                }
+                Err(_) if Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(200)).await,
+                Err(e) => panic!("scan failed: {e:?}"),
+            }
+        }
+    })
+}
+
+fn report(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// JSON Lines with `id`s k0..k(keys-1) written `rounds` times; the last
+/// round's `v` is what the table must hold.
+fn write_rounds(path: &Path, keys: usize, rounds: usize, pad: usize) -> HashMap<String, String> {
+    let mut f = std::fs::File::create(path).unwrap();
+    let mut last = HashMap::new();
+    for r in 0..rounds {
+        for k in 0..keys {
+            let v = format!("{}", r * keys + k);
+            writeln!(f, "{{\"id\": \"k{k}\", \"v\": {v}, \"pad\": \"{}\"}}", "x".repeat(pad)).unwrap();
+            last.insert(format!("k{k}"), v);
+        }
+    }
+    last
+}
+
+#[test]
+fn heavy_throttling_loses_nothing_and_the_last_record_wins() {
+    let server = Server::start(&[]);
+    let d = dir("throttle");
+    let input = d.join("dups.jsonl");
+    // 600 keys written twice: 1,200 records into a 60 WCU table.
+    let expected = write_rounds(&input, 600, 2, 50);
+    let rep = d.join("report.json");
+    let out = load(&server, &input, "throttled", &["--create-table", "--key", "id:S", "--billing", "provisioned:5:60", "--report", rep.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = report(&rep);
+    assert_eq!(r["records"], serde_json::json!({"read": 1200, "written": 1200, "rejected": 0}));
+    assert!(r["throttle_events"].as_u64().unwrap() + r["unprocessed_items"].as_u64().unwrap() > 0, "it was throttled: {r}");
+    let items = scan_all(&server.url, "throttled");
+    assert_eq!(items.len(), 600);
+    for (id, v) in &expected {
+        assert_eq!(items[id]["v"].as_n().unwrap(), v, "{id} holds its last record");
+    }
+}
+
+#[test]
+fn malformed_lines_go_to_the_rejects_file_and_the_rest_loads() {
+    let server = Server::start(&[]);
+    let d = dir("rejects");
+    let input = d.join("mixed.csv");
+    std::fs::write(&input, "id,age,zip\na,30,02134\nb,notanumber,1\n\"c,31,2\nd,,99501\n,40,1\n").unwrap();
+    let rejects = d.join("bad.jsonl");
+    let out = load(&server, &input, "mixed", &["--create-table", "--key", "id:S", "--types", "age:N", "--rejects", rejects.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("bad.jsonl"), "names the rejects file: {}", stderr(&out));
+    let lines: Vec<serde_json::Value> =
+        std::fs::read_to_string(&rejects).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let got: Vec<(u64, String)> = lines.iter().map(|l| (l["line"].as_u64().unwrap(), l["record"].as_str().unwrap().to_string())).collect();
+    assert_eq!(
+        got,
+        vec![
+            (3, "b,notanumber,1".to_string()),
+            (4, "\"c,31,2\nd,,99501\n,40,1".to_string()),
+        ],
+        "{lines:?}"
+    );
+    assert!(lines[0]["error"].as_str().unwrap().starts_with("column age:"), "{lines:?}");
+    let items = scan_all(&server.url, "mixed");
+    assert_eq!(items.len(), 1);
+    assert_eq!(items["a"]["zip"].as_s().unwrap(), "02134", "a zip code stays a string");
+    assert_eq!(items["a"]["age"].as_n().unwrap(), "30");
+}
+
+#[test]
+fn kill_minus_9_then_resume_leaves_the_table_equal_to_the_input() {
+    let server = Server::start(&[]);
+    let d = dir("resume");
+    let input = d.join("data.jsonl");
+    let expected = write_rounds(&input, 1500, 2, 50);
+    let args = ["--create-table", "--key", "id:S", "--billing", "provisioned:5:400"];
+    let mut child = Command::new(BIN)
+        .arg("load")
+        .arg(&input)
+        .args(["--table", "resumed", "--endpoint-url", &server.url, "--quiet", "--seed", "7"])
+        .args(args)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // 3,000 records at 400 WCU take ~7 s; kill it part-way.
+    std::thread::sleep(Duration::from_millis(2500));
+    child.kill().unwrap(); // SIGKILL: no chance to clean up
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+    let checkpoint = d.join("data.jsonl.dynaburst-checkpoint");
+    let ckpt: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&checkpoint).unwrap()).unwrap();
+    let line = ckpt["line"].as_u64().unwrap();
+    assert!(line > 1 && line < 3001, "the checkpoint is part-way: {ckpt}");
+    assert_eq!(ckpt["complete"], false);
+    // Without --resume it refuses to start over silently.
+    let again = load(&server, &input, "resumed", &args);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(stderr(&again).contains("pass --resume"), "{}", stderr(&again));
+    let rep = d.join("report.json");
+    let resumed = load(&server, &input, "resumed", &["--resume", "--report", rep.to_str().unwrap()]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let r = report(&rep);
+    assert_eq!(r["resumed_from_line"], line);
+    assert_eq!(r["records"]["read"].as_u64().unwrap(), 3000 - (line - 1));
+    let items = scan_all(&server.url, "resumed");
+    assert_eq!(items.len(), 1500);
+    for (id, v) in &expected {
+        assert_eq!(items[id]["v"].as_n().unwrap(), v, "{id}");
+    }
+    let done: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&checkpoint).unwrap()).unwrap();
+    assert_eq!(done["complete"], true);
+}
+
+/// Sorted input: 20 partition keys, 500 sort keys each, ~900 bytes.
+fn sorted_input(path: &Path) {
+    let mut f = std::fs::File::create(path).unwrap();
+    for pk in 0..20 {
+        for sk in 0..500 {
+            writeln!(f, "{{\"id\": \"p{pk}\", \"sk\": {sk}, \"pad\": \"{}\"}}", "x".repeat(860)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn interleave_loads_sorted_input_faster_than_as_is() {
+    let server = Server::start(&[]);
+    let d = dir("order");
+    let input = d.join("sorted.jsonl");
+    sorted_input(&input);
+    let mut secs = HashMap::new();
+    for order in ["as-is", "interleave"] {
+        let rep = d.join(format!("{order}.json"));
+        let table = format!("sorted-{order}");
+        let out = load(
+            &server,
+            &input,
+            &table,
+            &["--create-table", "--key", "id:S,sk:N", "--order", order, "--report", rep.to_str().unwrap(), "--checkpoint", d.join(format!("{order}.ckpt")).to_str().unwrap()],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        let r = report(&rep);
+        assert_eq!(r["records"]["written"], 10_000);
+        secs.insert(order, r["duration_s"].as_f64().unwrap());
+    }
+    println!("sorted input: as-is {:.1} s, interleave {:.1} s", secs["as-is"], secs["interleave"]);
+    assert!(secs["interleave"] * 1.5 < secs["as-is"], "{secs:?}");
+}
+
+#[test]
+fn max_wcu_holds() {
+    let server = Server::start(&["--capacity-model", "off"]);
+    let d = dir("maxwcu");
+    let input = d.join("flat.jsonl");
+    write_rounds(&input, 3000, 1, 10);
+    let rep = d.join("r.json");
+    let tl = d.join("t.csv");
+    let out = load(&server, &input, "capped", &["--create-table", "--key", "id:S", "--max-wcu", "500", "--report", rep.to_str().unwrap(), "--timeline", tl.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = report(&rep);
+    let secs = r["duration_s"].as_f64().unwrap();
+    assert!(secs >= 4.8, "3,000 units at 500/s take at least ~5 s (one second's burst): {secs}");
+    let rows: Vec<f64> = std::fs::read_to_string(&tl).unwrap().lines().skip(1).map(|l| l.split(',').nth(2).unwrap().parse().unwrap()).collect();
+    for (i, units) in rows.iter().enumerate().skip(1) {
+        assert!(*units <= 550.0, "second {i}: {units} units");
+    }
+}
+
+#[test]
+fn a_provisioned_1000_wcu_table_is_loaded_at_90_percent_of_capacity() {
+    let server = Server::start(&[]);
+    let d = dir("prov1000");
+    let input = d.join("many.jsonl");
+    // 12,000 one-kilobyte items over 12,000 keys, shuffled by the loader.
+    let mut f = std::fs::File::create(&input).unwrap();
+    for k in 0..12_000 {
+        writeln!(f, "{{\"id\": \"key-{k}\", \"pad\": \"{}\"}}", "x".repeat(990)).unwrap();
+    }
+    drop(f);
+    let rep = d.join("r.json");
+    let tl = d.join("t.csv");
+    let out = load(
+        &server,
+        &input,
+        "prov1000",
+        &["--create-table", "--key", "id:S", "--billing", "provisioned:5:1000", "--order", "shuffle", "--report", rep.to_str().unwrap(), "--timeline", tl.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows: Vec<f64> = std::fs::read_to_string(&tl).unwrap().lines().skip(1).map(|l| l.split(',').nth(2).unwrap().parse().unwrap()).collect();
+    // Whole seconds only: drop the first (ramp-up) and the last (partial).
+    let steady = &rows[1..rows.len() - 1];
+    let mean = steady.iter().sum::<f64>() / steady.len() as f64;
+    println!("provisioned 1,000 WCU: {mean:.0} units/s over {} whole seconds", steady.len());
+    assert!(mean >= 900.0, "{mean} units/s: {rows:?}");
+    assert_eq!(report(&rep)["records"]["written"], 12_000);
+}
