@@ -297,3 +297,64 @@ fn a_provisioned_1000_wcu_table_is_loaded_at_90_percent_of_capacity() {
     assert!(mean >= 900.0, "{mean} units/s: {rows:?}");
     assert_eq!(report(&rep)["records"]["written"], 12_000);
 }
+
+#[test]
+fn transact_mode_and_shards_load_everything_under_throttling() {
+    let server = Server::start(&[]);
+    let d = dir("shards");
+    let input = d.join("all.jsonl");
+    let expected = write_rounds(&input, 900, 1, 20);
+    for (i, shard) in ["1/3", "2/3", "3/3"].iter().enumerate() {
+        let mode = if i == 1 { "transact" } else { "batch" };
+        let out = load(
+            &server,
+            &input,
+            "sharded",
+            &["--create-table", "--key", "id:S", "--billing", "provisioned:5:200", "--shard", shard, "--mode", mode, "--transact-size", "10"],
+        );
+        assert!(out.status.success(), "shard {shard}: {}", stderr(&out));
+    }
+    let items = scan_all(&server.url, "sharded");
+    assert_eq!(items.len(), 900);
+    for (id, v) in &expected {
+        assert_eq!(items[id]["v"].as_n().unwrap(), v);
+    }
+}
+
+#[test]
+fn dry_run_estimates_without_writing_and_count_and_purge_agree() {
+    let server = Server::start(&["--capacity-model", "off"]);
+    let d = dir("dry");
+    let input = d.join("one-key.jsonl");
+    let mut f = std::fs::File::create(&input).unwrap();
+    for sk in 0..3000 {
+        writeln!(f, "{{\"id\": \"hot\", \"sk\": {sk}, \"pad\": \"{}\"}}", "x".repeat(1500)).unwrap();
+    }
+    writeln!(f, "{{\"sk\": 1}}").unwrap();
+    drop(f);
+    let out = load(&server, &input, "never-created", &["--dry-run", "--key", "id:S,sk:N"]);
+    assert_eq!(out.status.code(), Some(2), "one record is invalid: {}", stderr(&out));
+    let est: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(est["records"], serde_json::json!({"read": 3001, "valid": 3000, "rejected": 1}));
+    assert_eq!(est["write_units"], 6000.0, "1.5 KB items cost 2 units each");
+    assert_eq!(est["estimated_seconds"], 6.0, "one partition key: 6,000 units at 1,000/s");
+    assert_eq!(est["estimated_seconds_bound_by"], "hottest partition key (1,000 WCU per partition)");
+    assert_eq!(est["problems"][0]["line"], 3001);
+    // Nothing was written: the table does not exist.
+    let count = Command::new(BIN).args(["count", "--table", "never-created", "--endpoint-url", &server.url]).output().unwrap();
+    assert!(!count.status.success());
+    // Load, count, purge, count.
+    let good = d.join("good.jsonl");
+    write_rounds(&good, 2500, 1, 10);
+    assert!(load(&server, &good, "counted", &["--create-table", "--key", "id:S"]).status.success());
+    let count = |args: &[&str]| {
+        let o = Command::new(BIN).args(args).args(["--endpoint-url", &server.url]).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    assert_eq!(count(&["count", "--table", "counted", "--segments", "3"]), "2500");
+    let refused = Command::new(BIN).args(["purge", "--table", "counted", "--endpoint-url", &server.url]).output().unwrap();
+    assert!(!refused.status.success() && stderr(&refused).contains("--yes"));
+    count(&["purge", "--table", "counted", "--yes"]);
+    assert_eq!(count(&["count", "--table", "counted"]), "0");
+}

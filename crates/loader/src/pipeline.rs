@@ -46,6 +46,9 @@ pub const DECREASE_INTERVAL: Duration = Duration::from_millis(100);
 /// A batch response with more than this fraction unprocessed counts as a
 /// throttle signal.
 pub const UNPROCESSED_SIGNAL: f64 = 0.1;
+/// This many records refused alone with one message, before anything was
+/// written, stop the load instead of rejecting them.
+pub const SYSTEMIC_REFUSALS: u32 = 20;
 /// Retry backoff: base and cap (exponential, equal jitter).
 pub const BACKOFF_BASE: Duration = Duration::from_millis(50);
 pub const BACKOFF_CAP: Duration = Duration::from_secs(5);
@@ -252,6 +255,7 @@ struct Pipeline {
     warned_run: bool,
     next_job_id: u64,
     fatal: Option<String>,
+    same_refusals: (String, u32),
 }
 
 impl Pipeline {
@@ -363,8 +367,8 @@ impl Pipeline {
             return None;
         }
         self.next_job_id += 1;
-        // 36 characters at most: seed and job number identify the request.
-        Some(format!("dynaburst-{:016x}-{:010}", self.opts.seed, self.next_job_id))
+        // ClientRequestToken: 36 characters at most (3 + 16 + 1 + 16).
+        Some(format!("db-{:016x}-{:016x}", self.opts.seed, self.next_job_id))
     }
 
     fn retry(&mut self, items: Vec<Pending>, attempts: u32, token: Option<String>) {
@@ -397,6 +401,9 @@ impl Pipeline {
                     self.controller.on_success();
                 }
                 let mut again = Vec::with_capacity(left.len());
+                if written > 0 {
+                    self.same_refusals.1 = 0;
+                }
                 for (i, p) in job.items.into_iter().enumerate() {
                     if left.contains(&i) {
                         again.push(p);
@@ -424,6 +431,24 @@ impl Pipeline {
             }
             Outcome::Invalid { message } => {
                 if job.items.len() == 1 {
+                    // The same refusal for record after record, with nothing
+                    // written in between, is a problem with the requests
+                    // (or the endpoint), not the data: stop rather than
+                    // reject the whole input.
+                    if self.same_refusals.0 == message {
+                        self.same_refusals.1 += 1;
+                    } else {
+                        self.same_refusals = (message.clone(), 1);
+                    }
+                    if self.same_refusals.1 >= SYSTEMIC_REFUSALS && self.stats.written == 0 {
+                        self.fatal.get_or_insert(format!(
+                            "the endpoint refused {SYSTEMIC_REFUSALS} records in a row, each alone, with: {message}"
+                        ));
+                        for p in job.items {
+                            self.busy.remove(&p.key);
+                        }
+                        return Ok(());
+                    }
                     let p = job.items.into_iter().next().expect("one item");
                     self.reject(p.seq, p.line, &p.raw, &message)?;
                     self.finish_item(p);
@@ -597,6 +622,7 @@ pub async fn run(
         warned_run: false,
         next_job_id: 0,
         fatal: None,
+        same_refusals: (String::new(), 0),
     };
     let mut in_flight: JoinSet<(Job, Outcome, Duration)> = JoinSet::new();
     let mut input_done = false;
