@@ -3,6 +3,7 @@
 //! Architecture invariant: this is the only crate that exits the process
 //! and the only one that uses `anyhow`.
 
+mod gen_cmd;
 mod load_cmd;
 mod loadgen_cmd;
 
@@ -44,6 +45,8 @@ enum Command {
     Count(load_cmd::CountArgs),
     /// Delete every item of a table (parallel Scan, batched deletes).
     Purge(load_cmd::PurgeArgs),
+    /// Write one of the seeds' datasets, deterministically from a seed.
+    Gen(gen_cmd::GenArgs),
 }
 
 #[derive(clap::Args)]
@@ -75,6 +78,7 @@ fn main() -> ExitCode {
         Command::Load(args) => load_cmd::run(*args),
         Command::Count(args) => load_cmd::count(args),
         Command::Purge(args) => load_cmd::purge(args),
+        Command::Gen(args) => gen_cmd::run(args),
     };
     match result {
         Ok(code) => code,

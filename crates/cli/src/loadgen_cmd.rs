@@ -1,0 +1,79 @@
+//! `dynaburst loadgen`: wiring of the closed-loop load generator
+//! (crates/loadgen) to the command line.
+
+use std::time::Duration;
+
+use dynaburst_loadgen::{Config, Mode};
+
+/// Closed-loop load against a DynamoDB-compatible endpoint: N keep-alive
+/// connections sending BatchWriteItem or PutItem back to back.
+#[derive(clap::Args)]
+pub struct LoadgenArgs {
+    /// Server to load, http://host:port.
+    #[arg(long)]
+    endpoint_url: String,
+    /// `batch`: BatchWriteItem of --batch-size items; `put`: PutItem.
+    #[arg(long, value_enum, default_value_t = LoadMode::Batch)]
+    mode: LoadMode,
+    /// Concurrent keep-alive connections, one request in flight on each.
+    #[arg(long, default_value_t = 16)]
+    connections: usize,
+    /// Items per BatchWriteItem (1..=25).
+    #[arg(long, default_value_t = 25)]
+    batch_size: usize,
+    /// Size of each item by DynamoDB's rules, key included.
+    #[arg(long, default_value_t = 230)]
+    item_bytes: usize,
+    /// Seconds measured.
+    #[arg(long, default_value_t = 10.0)]
+    duration: f64,
+    /// Seconds of load before the measurement, not counted.
+    #[arg(long, default_value_t = 2.0)]
+    warmup: f64,
+    /// Table to write to; created (PAY_PER_REQUEST, hash key `id` S) if missing.
+    #[arg(long, default_value = "loadgen")]
+    table: String,
+    /// Threads of the generator (1 leaves the other cores to the server).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Print the result as JSON instead of one line.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LoadMode {
+    Batch,
+    Put,
+}
+
+fn seconds(name: &str, value: f64) -> anyhow::Result<Duration> {
+    Duration::try_from_secs_f64(value).map_err(|_| anyhow::anyhow!("--{name} must be a number of seconds >= 0, not {value}"))
+}
+
+/// Runs the load and prints the result. Fails (exit 1) when the run could
+/// not be made or any request failed.
+pub fn run(args: LoadgenArgs) -> anyhow::Result<()> {
+    let mode = match args.mode {
+        LoadMode::Batch => Mode::Batch,
+        LoadMode::Put => Mode::Put,
+    };
+    let mut config = Config::new(args.endpoint_url, mode);
+    config.connections = args.connections;
+    config.batch_size = args.batch_size;
+    config.item_bytes = args.item_bytes;
+    config.duration = seconds("duration", args.duration)?;
+    config.warmup = seconds("warmup", args.warmup)?;
+    config.table = args.table;
+    config.threads = args.threads;
+    let result = dynaburst_loadgen::run_blocking(&config)?;
+    if args.json {
+        println!("{}", result.to_json());
+    } else {
+        println!("{}", result.summary());
+    }
+    if !result.ok() {
+        anyhow::bail!("loadgen: {} requests failed, {} measured: the numbers above are not a valid result", result.errors, result.requests);
+    }
+    Ok(())
+}
