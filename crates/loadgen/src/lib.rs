@@ -1,0 +1,792 @@
+//! A closed-loop HTTP load generator for DynamoDB-compatible servers.
+//!
+//! `connections` keep-alive HTTP/1.1 connections each send requests back to
+//! back (the next one leaves when the previous answer has been read), for a
+//! warm-up and then a measured window of fixed length. A request is either
+//! a `BatchWriteItem` of `batch_size` puts or a single `PutItem`; every item
+//! has a unique key (a per-run nonce, the connection number and a counter)
+//! so writes never collide, and about `item_bytes` bytes by DynamoDB's size
+//! rules (an `id` string key and a `payload` string).
+//!
+//! Request bodies are built once per connection as a template; each request
+//! only overwrites the counter digits in place, so the generator spends its
+//! time on the network, not on JSON. Latency goes into an HDR histogram.
+//! Every answer must be HTTP 200, and a batch answer must have an empty
+//! `UnprocessedItems`: anything else is counted as an error.
+//!
+//! It signs nothing: the `Authorization` header has SigV4's shape with a
+//! fixed signature, which servers that do not verify signatures (DynamoDB
+//! Local, dynoxide, dynaburst) accept.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use hdrhistogram::Histogram;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1::{self, SendRequest};
+use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE, HOST};
+use hyper::{Method, Request, StatusCode, Uri};
+use hyper_util::rt::TokioIo;
+use serde_json::{json, Value};
+use tokio::net::TcpStream;
+
+/// The `X-Amz-Target` prefix of DynamoDB's operations.
+pub const TARGET_PREFIX: &str = "DynamoDB_20120810.";
+/// The content type DynamoDB's clients send.
+pub const CONTENT_TYPE_VALUE: &str = "application/x-amz-json-1.0";
+/// `X-Amz-Date` of every request (matches the credential scope below).
+pub const AMZ_DATE: &str = "20260101T000000Z";
+/// A SigV4-shaped `Authorization` header. The access key is alphanumeric
+/// because DynamoDB Local refuses any other.
+pub const AUTHORIZATION_VALUE: &str = "AWS4-HMAC-SHA256 \
+    Credential=AKIDEXAMPLE/20260101/us-east-1/dynamodb/aws4_request, \
+    SignedHeaders=host;x-amz-date;x-amz-target, \
+    Signature=5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7";
+/// DynamoDB's limit on the items of one `BatchWriteItem`.
+pub const MAX_BATCH_SIZE: usize = 25;
+/// DynamoDB's item size limit.
+pub const MAX_ITEM_BYTES: usize = 400 * 1024;
+/// How long the generator waits for a new table to become ACTIVE.
+pub const TABLE_ACTIVE_TIMEOUT: Duration = Duration::from_secs(60);
+/// Largest latency the histogram records (longer ones saturate), in µs.
+const HISTOGRAM_MAX_MICROS: u64 = 120_000_000;
+/// Digits of the per-connection key counter.
+const SEQ_DIGITS: usize = 12;
+/// Length of an item key: 8 hex digits of nonce, 4 of connection, '-', counter.
+const KEY_LEN: usize = 8 + 4 + 1 + SEQ_DIGITS;
+/// DynamoDB size of an item before its payload: "id" + key + "payload".
+const ITEM_OVERHEAD: usize = 2 + KEY_LEN + 7;
+/// Longest error message kept as a sample.
+const ERROR_SAMPLE_CHARS: usize = 300;
+
+/// What each request does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `BatchWriteItem` of `batch_size` put requests.
+    Batch,
+    /// `PutItem` of one item.
+    Put,
+}
+
+impl Mode {
+    /// The mode's name on the command line and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Batch => "batch",
+            Mode::Put => "put",
+        }
+    }
+
+    fn operation(self) -> &'static str {
+        match self {
+            Mode::Batch => "BatchWriteItem",
+            Mode::Put => "PutItem",
+        }
+    }
+}
+
+/// One load run.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// `http://host:port` of the server.
+    pub endpoint: String,
+    pub mode: Mode,
+    /// Concurrent keep-alive connections, each one request in flight.
+    pub connections: usize,
+    /// Items per `BatchWriteItem` (ignored in `put` mode).
+    pub batch_size: usize,
+    /// Approximate item size by DynamoDB's rules.
+    pub item_bytes: usize,
+    /// Length of the measured window.
+    pub duration: Duration,
+    /// Load before the measured window, not counted.
+    pub warmup: Duration,
+    /// Table to create (if missing) and write to.
+    pub table: String,
+    /// A request unanswered after this long is an error (and its connection
+    /// is replaced).
+    pub request_timeout: Duration,
+    /// Threads of the generator's runtime; 1 runs everything on one thread,
+    /// leaving the other cores to the server.
+    pub threads: usize,
+}
+
+impl Config {
+    /// The defaults of the benchmark: 16 connections, batches of 25 items
+    /// of about 230 bytes, 10 s measured after 2 s of warm-up.
+    pub fn new(endpoint: impl Into<String>, mode: Mode) -> Config {
+        Config {
+            endpoint: endpoint.into(),
+            mode,
+            connections: 16,
+            batch_size: MAX_BATCH_SIZE,
+            item_bytes: 230,
+            duration: Duration::from_secs(10),
+            warmup: Duration::from_secs(2),
+            table: "loadgen".to_string(),
+            request_timeout: Duration::from_secs(30),
+            threads: 1,
+        }
+    }
+
+    /// Items each request writes.
+    pub fn items_per_request(&self) -> usize {
+        match self.mode {
+            Mode::Batch => self.batch_size,
+            Mode::Put => 1,
+        }
+    }
+
+    /// Checks the numbers before anything is sent.
+    pub fn validate(&self) -> Result<(), LoadError> {
+        let bad = |m: String| Err(LoadError::Config(m));
+        if self.connections == 0 || self.connections > 9999 {
+            return bad(format!("--connections must be 1..=9999, not {}", self.connections));
+        }
+        if self.mode == Mode::Batch && !(1..=MAX_BATCH_SIZE).contains(&self.batch_size) {
+            return bad(format!("--batch-size must be 1..={MAX_BATCH_SIZE} (DynamoDB's limit), not {}", self.batch_size));
+        }
+        if self.item_bytes <= ITEM_OVERHEAD || self.item_bytes > MAX_ITEM_BYTES {
+            return bad(format!(
+                "--item-bytes must be {}..={MAX_ITEM_BYTES} (the key alone takes {ITEM_OVERHEAD}), not {}",
+                ITEM_OVERHEAD + 1,
+                self.item_bytes
+            ));
+        }
+        if self.duration.is_zero() {
+            return bad("--duration must be more than 0 seconds".to_string());
+        }
+        let name_ok = (3..=255).contains(&self.table.len())
+            && self.table.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.');
+        if !name_ok {
+            return bad(format!("--table '{}' is not a DynamoDB table name (3-255 of [a-zA-Z0-9_.-])", self.table));
+        }
+        if self.threads == 0 {
+            return bad("--threads must be at least 1".to_string());
+        }
+        Endpoint::parse(&self.endpoint)?;
+        Ok(())
+    }
+}
+
+/// Why a run could not be made. A run that was made but saw failed
+/// requests is a [`LoadResult`] with `errors > 0`, not a `LoadError`.
+#[derive(Debug)]
+pub enum LoadError {
+    /// The configuration is unusable.
+    Config(String),
+    /// The server could not be reached.
+    Connect(String),
+    /// Creating or waiting for the table failed.
+    Setup(String),
+    /// The async runtime could not start.
+    Runtime(std::io::Error),
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Config(m) => write!(f, "invalid configuration: {m}"),
+            LoadError::Connect(m) => write!(f, "cannot reach the server: {m}"),
+            LoadError::Setup(m) => write!(f, "cannot set up the table: {m}"),
+            LoadError::Runtime(e) => write!(f, "cannot start the async runtime: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// The outcome of a run.
+#[derive(Clone, Debug)]
+pub struct LoadResult {
+    pub endpoint: String,
+    pub mode: Mode,
+    pub connections: usize,
+    pub items_per_request: usize,
+    /// Size of each item by DynamoDB's rules.
+    pub item_bytes: usize,
+    /// Request body size, bytes.
+    pub request_bytes: usize,
+    pub table: String,
+    pub warmup_secs: f64,
+    /// Length of the measured window.
+    pub duration_secs: f64,
+    /// Successful requests completed in the measured window.
+    pub requests: u64,
+    /// Items written by those requests.
+    pub items: u64,
+    pub items_per_sec: f64,
+    pub requests_per_sec: f64,
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    /// Failed requests over the whole run, warm-up included: non-200
+    /// answers, non-empty UnprocessedItems, timeouts, connection errors.
+    pub errors: u64,
+    /// Items left in UnprocessedItems over the whole run.
+    pub unprocessed_items: u64,
+    /// The first error seen, as a sample.
+    pub first_error: Option<String>,
+    /// CPU time the generator itself used during the measured window, in
+    /// seconds (Linux only), to show it was not the bottleneck.
+    pub client_cpu_secs: Option<f64>,
+}
+
+impl LoadResult {
+    /// True when every request succeeded and some were measured.
+    pub fn ok(&self) -> bool {
+        self.errors == 0 && self.requests > 0
+    }
+
+    /// The result as a JSON object.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "endpoint": self.endpoint,
+            "mode": self.mode.name(),
+            "connections": self.connections,
+            "items_per_request": self.items_per_request,
+            "item_bytes": self.item_bytes,
+            "request_bytes": self.request_bytes,
+            "table": self.table,
+            "warmup_secs": self.warmup_secs,
+            "duration_secs": self.duration_secs,
+            "requests": self.requests,
+            "items": self.items,
+            "items_per_sec": round2(self.items_per_sec),
+            "requests_per_sec": round2(self.requests_per_sec),
+            "latency_ms": {
+                "mean": round3(self.mean_ms),
+                "p50": round3(self.p50_ms),
+                "p90": round3(self.p90_ms),
+                "p99": round3(self.p99_ms),
+                "max": round3(self.max_ms),
+            },
+            "errors": self.errors,
+            "unprocessed_items": self.unprocessed_items,
+            "first_error": self.first_error,
+            "client_cpu_secs": self.client_cpu_secs.map(round3),
+            "ok": self.ok(),
+        })
+    }
+
+    /// A readable one-line summary.
+    pub fn summary(&self) -> String {
+        let mut line = format!(
+            "{} {}x{}B x{} conn: {:.0} items/s, {:.0} req/s, latency ms p50 {:.2} p90 {:.2} p99 {:.2} max {:.2}, errors {}",
+            self.mode.name(),
+            self.items_per_request,
+            self.item_bytes,
+            self.connections,
+            self.items_per_sec,
+            self.requests_per_sec,
+            self.p50_ms,
+            self.p90_ms,
+            self.p99_ms,
+            self.max_ms,
+            self.errors,
+        );
+        if let Some(cpu) = self.client_cpu_secs {
+            line.push_str(&format!(", client cpu {:.0}%", 100.0 * cpu / self.duration_secs));
+        }
+        if let Some(e) = &self.first_error {
+            line.push_str(&format!(" (first error: {e})"));
+        }
+        line
+    }
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// Runs `config` on a runtime of its own (one thread unless
+/// `config.threads` says otherwise).
+pub fn run_blocking(config: &Config) -> Result<LoadResult, LoadError> {
+    config.validate()?;
+    let runtime = if config.threads <= 1 {
+        tokio::runtime::Builder::new_current_thread().enable_all().build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread().worker_threads(config.threads).enable_all().build()
+    }
+    .map_err(LoadError::Runtime)?;
+    runtime.block_on(run(config))
+}
+
+/// Creates the table if missing, waits for it to be ACTIVE, then runs the
+/// load. Must run inside a tokio runtime.
+pub async fn run(config: &Config) -> Result<LoadResult, LoadError> {
+    config.validate()?;
+    let endpoint = Arc::new(Endpoint::resolve(&config.endpoint).await?);
+    create_table(&endpoint, &config.table).await?;
+
+    let nonce = run_nonce();
+    let start = Instant::now();
+    let warm_end = start + config.warmup;
+    let end = warm_end + config.duration;
+    let mut request_bytes = 0;
+    let mut tasks = Vec::with_capacity(config.connections);
+    for conn in 0..config.connections {
+        let template = Template::new(config, nonce, conn as u32);
+        request_bytes = template.body.len();
+        let endpoint = endpoint.clone();
+        let mode = config.mode;
+        let timeout = config.request_timeout;
+        tasks.push(tokio::spawn(worker(endpoint, template, mode, timeout, warm_end, end)));
+    }
+    let cpu_at_window_start = tokio::spawn(async move {
+        tokio::time::sleep_until(warm_end.into()).await;
+        process_cpu_secs()
+    });
+
+    let mut totals = WorkerStats::new();
+    for task in tasks {
+        match task.await {
+            Ok(stats) => totals.merge(stats),
+            Err(e) => totals.error(format!("load task failed: {e}")),
+        }
+    }
+    let cpu_end = process_cpu_secs();
+    let cpu_start = cpu_at_window_start.await.ok().flatten();
+    let client_cpu_secs = match (cpu_start, cpu_end) {
+        (Some(a), Some(b)) => Some((b - a).max(0.0)),
+        _ => None,
+    };
+
+    let secs = config.duration.as_secs_f64();
+    let h = &totals.histogram;
+    let ms = |micros: u64| micros as f64 / 1000.0;
+    let quantile = |q: f64| if h.is_empty() { 0.0 } else { ms(h.value_at_quantile(q)) };
+    Ok(LoadResult {
+        endpoint: config.endpoint.clone(),
+        mode: config.mode,
+        connections: config.connections,
+        items_per_request: config.items_per_request(),
+        item_bytes: ITEM_OVERHEAD + payload_len(config.item_bytes),
+        request_bytes,
+        table: config.table.clone(),
+        warmup_secs: config.warmup.as_secs_f64(),
+        duration_secs: secs,
+        requests: totals.requests,
+        items: totals.items,
+        items_per_sec: totals.items as f64 / secs,
+        requests_per_sec: totals.requests as f64 / secs,
+        mean_ms: if h.is_empty() { 0.0 } else { h.mean() / 1000.0 },
+        p50_ms: quantile(0.50),
+        p90_ms: quantile(0.90),
+        p99_ms: quantile(0.99),
+        max_ms: if h.is_empty() { 0.0 } else { ms(h.max()) },
+        errors: totals.errors,
+        unprocessed_items: totals.unprocessed_items,
+        first_error: totals.first_error,
+        client_cpu_secs,
+    })
+}
+
+/// Where requests go.
+struct Endpoint {
+    addr: SocketAddr,
+    host: HeaderValue,
+}
+
+impl Endpoint {
+    /// Splits `http://host[:port][/]` into host and port.
+    fn parse(endpoint: &str) -> Result<(String, u16, String), LoadError> {
+        let bad = |why: &str| LoadError::Config(format!("--endpoint-url '{endpoint}' {why}: pass http://host:port"));
+        let uri: Uri = endpoint.parse().map_err(|_| bad("is not a URL"))?;
+        if uri.scheme_str() != Some("http") {
+            return Err(bad("is not an http:// URL (TLS is not supported)"));
+        }
+        if !matches!(uri.path(), "" | "/") || uri.query().is_some() {
+            return Err(bad("has a path"));
+        }
+        let authority = uri.authority().ok_or_else(|| bad("has no host"))?;
+        let host = authority.host().trim_start_matches('[').trim_end_matches(']').to_string();
+        Ok((host, authority.port_u16().unwrap_or(80), authority.as_str().to_string()))
+    }
+
+    async fn resolve(endpoint: &str) -> Result<Endpoint, LoadError> {
+        let (host, port, authority) = Endpoint::parse(endpoint)?;
+        let addr = tokio::net::lookup_host((host.as_str(), port))
+            .await
+            .map_err(|e| LoadError::Connect(format!("cannot resolve {host}: {e}")))?
+            .next()
+            .ok_or_else(|| LoadError::Connect(format!("{host} has no address")))?;
+        let host = HeaderValue::from_str(&authority).map_err(|_| LoadError::Config(format!("bad host '{authority}'")))?;
+        Ok(Endpoint { addr, host })
+    }
+
+    async fn connect(&self) -> Result<SendRequest<Full<Bytes>>, String> {
+        let stream = TcpStream::connect(self.addr).await.map_err(|e| format!("connect to {}: {e}", self.addr))?;
+        let _ = stream.set_nodelay(true);
+        let (sender, connection) =
+            http1::handshake(TokioIo::new(stream)).await.map_err(|e| format!("HTTP handshake: {e}"))?;
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        Ok(sender)
+    }
+
+    fn request(&self, operation: &str, body: Bytes) -> Request<Full<Bytes>> {
+        let mut request = Request::new(Full::new(body));
+        *request.method_mut() = Method::POST;
+        *request.uri_mut() = Uri::from_static("/");
+        let headers = request.headers_mut();
+        headers.insert(HOST, self.host.clone());
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE_VALUE));
+        headers.insert("x-amz-date", HeaderValue::from_static(AMZ_DATE));
+        headers.insert(AUTHORIZATION, HeaderValue::from_static(AUTHORIZATION_VALUE));
+        let target = match operation {
+            "BatchWriteItem" => HeaderValue::from_static("DynamoDB_20120810.BatchWriteItem"),
+            "PutItem" => HeaderValue::from_static("DynamoDB_20120810.PutItem"),
+            other => HeaderValue::from_str(&format!("{TARGET_PREFIX}{other}")).expect("operation names are ASCII"),
+        };
+        headers.insert("x-amz-target", target);
+        request
+    }
+}
+
+/// Sends one request on `sender` and reads the whole answer.
+async fn exchange(
+    sender: &mut SendRequest<Full<Bytes>>,
+    request: Request<Full<Bytes>>,
+) -> Result<(StatusCode, Bytes), String> {
+    sender.ready().await.map_err(|e| format!("connection lost: {e}"))?;
+    let response = sender.send_request(request).await.map_err(|e| format!("request failed: {e}"))?;
+    let status = response.status();
+    let body = response.into_body().collect().await.map_err(|e| format!("reading the answer: {e}"))?.to_bytes();
+    Ok((status, body))
+}
+
+/// One control request on a fresh connection.
+async fn control(endpoint: &Endpoint, operation: &str, body: &Value) -> Result<(StatusCode, Value), LoadError> {
+    let mut sender = endpoint.connect().await.map_err(LoadError::Connect)?;
+    let request = endpoint.request(operation, Bytes::from(body.to_string()));
+    let (status, bytes) = tokio::time::timeout(Duration::from_secs(30), exchange(&mut sender, request))
+        .await
+        .map_err(|_| LoadError::Setup(format!("{operation} got no answer in 30 s")))?
+        .map_err(LoadError::Connect)?;
+    let value = serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(snippet(&bytes)));
+    Ok((status, value))
+}
+
+/// Creates `table` (PAY_PER_REQUEST, hash key `id` S) unless it exists,
+/// then waits until DescribeTable says ACTIVE.
+async fn create_table(endpoint: &Endpoint, table: &str) -> Result<(), LoadError> {
+    let create = json!({
+        "TableName": table,
+        "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+        "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+        "BillingMode": "PAY_PER_REQUEST",
+    });
+    let (status, answer) = control(endpoint, "CreateTable", &create).await?;
+    let error_type = answer.get("__type").and_then(Value::as_str).unwrap_or("");
+    if status != StatusCode::OK && !error_type.ends_with("ResourceInUseException") {
+        return Err(LoadError::Setup(format!("CreateTable answered {status}: {answer}")));
+    }
+    let deadline = Instant::now() + TABLE_ACTIVE_TIMEOUT;
+    loop {
+        let (status, answer) = control(endpoint, "DescribeTable", &json!({ "TableName": table })).await?;
+        let table_status = answer.pointer("/Table/TableStatus").and_then(Value::as_str);
+        if status == StatusCode::OK && table_status == Some("ACTIVE") {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(LoadError::Setup(format!(
+                "table '{table}' not ACTIVE after {}s (DescribeTable answered {status}: {answer})",
+                TABLE_ACTIVE_TIMEOUT.as_secs()
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A connection's request body, rewritten in place for each request.
+struct Template {
+    body: Vec<u8>,
+    /// Where each item's counter digits start.
+    counters: Vec<usize>,
+    next: u64,
+}
+
+fn payload_len(item_bytes: usize) -> usize {
+    item_bytes.saturating_sub(ITEM_OVERHEAD).max(1)
+}
+
+impl Template {
+    fn new(config: &Config, nonce: u32, conn: u32) -> Template {
+        let table = serde_json::to_string(&config.table).expect("a string serializes");
+        let payload: String = (0..payload_len(config.item_bytes)).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+        let key_prefix = format!("{nonce:08x}{:04}-", conn % 10_000);
+        let mut body = Vec::new();
+        let mut counters = Vec::new();
+        let mut item = |body: &mut Vec<u8>| {
+            body.extend_from_slice(br#"{"id":{"S":""#);
+            body.extend_from_slice(key_prefix.as_bytes());
+            counters.push(body.len());
+            body.extend_from_slice(&[b'0'; SEQ_DIGITS]);
+            body.extend_from_slice(br#""},"payload":{"S":""#);
+            body.extend_from_slice(payload.as_bytes());
+            body.extend_from_slice(br#""}}"#);
+        };
+        match config.mode {
+            Mode::Put => {
+                body.extend_from_slice(br#"{"TableName":"#);
+                body.extend_from_slice(table.as_bytes());
+                body.extend_from_slice(br#","Item":"#);
+                item(&mut body);
+                body.push(b'}');
+            }
+            Mode::Batch => {
+                body.extend_from_slice(br#"{"RequestItems":{"#);
+                body.extend_from_slice(table.as_bytes());
+                body.extend_from_slice(b":[");
+                for i in 0..config.batch_size {
+                    if i > 0 {
+                        body.push(b',');
+                    }
+                    body.extend_from_slice(br#"{"PutRequest":{"Item":"#);
+                    item(&mut body);
+                    body.extend_from_slice(b"}}");
+                }
+                body.extend_from_slice(b"]}}");
+            }
+        }
+        Template { body, counters, next: 0 }
+    }
+
+    /// The next request body, with fresh keys.
+    fn next_body(&mut self) -> Bytes {
+        for &at in &self.counters {
+            write_digits(&mut self.body[at..at + SEQ_DIGITS], self.next);
+            self.next += 1;
+        }
+        Bytes::copy_from_slice(&self.body)
+    }
+}
+
+/// Writes `n` as decimal digits filling `dst`, zero-padded.
+fn write_digits(dst: &mut [u8], mut n: u64) {
+    for b in dst.iter_mut().rev() {
+        *b = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+}
+
+/// A value that differs between runs, so keys of one run never overwrite
+/// those of an earlier run on the same table.
+fn run_nonce() -> u32 {
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let mixed = (nanos as u64 ^ std::process::id() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (mixed >> 32) as u32
+}
+
+struct WorkerStats {
+    histogram: Histogram<u64>,
+    requests: u64,
+    items: u64,
+    errors: u64,
+    unprocessed_items: u64,
+    first_error: Option<String>,
+}
+
+impl WorkerStats {
+    fn new() -> WorkerStats {
+        WorkerStats {
+            histogram: Histogram::new_with_bounds(1, HISTOGRAM_MAX_MICROS, 3).expect("valid histogram bounds"),
+            requests: 0,
+            items: 0,
+            errors: 0,
+            unprocessed_items: 0,
+            first_error: None,
+        }
+    }
+
+    fn error(&mut self, message: String) {
+        self.errors += 1;
+        if self.first_error.is_none() {
+            self.first_error = Some(message);
+        }
+    }
+
+    fn merge(&mut self, other: WorkerStats) {
+        // Same bounds on both sides, so adding cannot fail.
+        let _ = self.histogram.add(&other.histogram);
+        self.requests += other.requests;
+        self.items += other.items;
+        self.errors += other.errors;
+        self.unprocessed_items += other.unprocessed_items;
+        if self.first_error.is_none() {
+            self.first_error = other.first_error;
+        }
+    }
+}
+
+/// Checks an answer: HTTP 200, and for a batch an empty UnprocessedItems.
+/// On failure, returns the message and the number of unprocessed items.
+fn check_answer(mode: Mode, status: StatusCode, body: &[u8]) -> Result<(), (String, u64)> {
+    if status != StatusCode::OK {
+        return Err((format!("HTTP {}: {}", status.as_u16(), snippet(body)), 0));
+    }
+    if mode == Mode::Batch {
+        let value: Value = serde_json::from_slice(body)
+            .map_err(|e| (format!("BatchWriteItem answer is not JSON ({e}): {}", snippet(body)), 0))?;
+        match value.get("UnprocessedItems") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(tables)) => {
+                let left: u64 = tables.values().map(|v| v.as_array().map_or(1, |a| a.len() as u64)).sum();
+                if left > 0 {
+                    return Err((format!("{left} UnprocessedItems"), left));
+                }
+            }
+            Some(other) => return Err((format!("UnprocessedItems is not an object: {other}"), 0)),
+        }
+    }
+    Ok(())
+}
+
+fn snippet(body: &[u8]) -> String {
+    String::from_utf8_lossy(body).chars().take(ERROR_SAMPLE_CHARS).collect()
+}
+
+/// One connection sending requests back to back until `end`.
+async fn worker(
+    endpoint: Arc<Endpoint>,
+    mut template: Template,
+    mode: Mode,
+    timeout: Duration,
+    warm_end: Instant,
+    end: Instant,
+) -> WorkerStats {
+    let mut stats = WorkerStats::new();
+    let items_per_request = template.counters.len() as u64;
+    let mut sender: Option<SendRequest<Full<Bytes>>> = None;
+    loop {
+        if Instant::now() >= end {
+            break;
+        }
+        let connection = match sender.as_mut() {
+            Some(s) => s,
+            None => match endpoint.connect().await {
+                Ok(s) => sender.insert(s),
+                Err(e) => {
+                    stats.error(e);
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let request = endpoint.request(mode.operation(), template.next_body());
+        let sent = Instant::now();
+        let outcome = tokio::time::timeout(timeout, exchange(connection, request)).await;
+        let done = Instant::now();
+        let measured = done >= warm_end && done <= end;
+        match outcome {
+            Err(_) => {
+                stats.error(format!("no answer in {} s", timeout.as_secs_f64()));
+                sender = None;
+            }
+            Ok(Err(e)) => {
+                stats.error(e);
+                sender = None;
+            }
+            Ok(Ok((status, body))) => match check_answer(mode, status, &body) {
+                Ok(()) => {
+                    if measured {
+                        let micros = done.duration_since(sent).as_micros().min(u64::MAX as u128) as u64;
+                        stats.histogram.saturating_record(micros.max(1));
+                        stats.requests += 1;
+                        stats.items += items_per_request;
+                    }
+                }
+                Err((message, unprocessed)) => {
+                    stats.unprocessed_items += unprocessed;
+                    stats.error(message);
+                }
+            },
+        }
+    }
+    stats
+}
+
+/// CPU time (user + system) this process has used, from /proc (Linux).
+fn process_cpu_secs() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the parenthesised command name; utime and stime are the
+    // 14th and 15th fields of the whole line, in clock ticks (100 per
+    // second on Linux).
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) as f64 / 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(mode: Mode) -> Config {
+        Config::new("http://127.0.0.1:8000", mode)
+    }
+
+    #[test]
+    fn batch_bodies_are_json_with_unique_keys_of_the_asked_size() {
+        let cfg = config(Mode::Batch);
+        let mut t = Template::new(&cfg, 0xdeadbeef, 3);
+        let mut keys = std::collections::HashSet::new();
+        for _ in 0..3 {
+            let v: Value = serde_json::from_slice(&t.next_body()).unwrap();
+            let items = v["RequestItems"]["loadgen"].as_array().unwrap();
+            assert_eq!(items.len(), 25);
+            for it in items {
+                let item = &it["PutRequest"]["Item"];
+                let id = item["id"]["S"].as_str().unwrap();
+                let payload = item["payload"]["S"].as_str().unwrap();
+                assert_eq!(2 + id.len() + 7 + payload.len(), 230);
+                assert!(keys.insert(id.to_string()), "duplicate key {id}");
+            }
+        }
+        assert_eq!(keys.len(), 75);
+    }
+
+    #[test]
+    fn put_bodies_are_json() {
+        let mut t = Template::new(&config(Mode::Put), 1, 0);
+        let a: Value = serde_json::from_slice(&t.next_body()).unwrap();
+        let b: Value = serde_json::from_slice(&t.next_body()).unwrap();
+        assert_eq!(a["TableName"], "loadgen");
+        assert_ne!(a["Item"]["id"], b["Item"]["id"]);
+        assert_eq!(b["Item"]["id"]["S"], "000000010000-000000000001");
+    }
+
+    #[test]
+    fn answers_are_checked() {
+        assert!(check_answer(Mode::Batch, StatusCode::OK, br#"{"UnprocessedItems":{}}"#).is_ok());
+        let left = check_answer(Mode::Batch, StatusCode::OK, br#"{"UnprocessedItems":{"t":[{},{}]}}"#);
+        assert_eq!(left.unwrap_err().1, 2);
+        assert!(check_answer(Mode::Put, StatusCode::BAD_REQUEST, b"{}").is_err());
+        assert!(check_answer(Mode::Put, StatusCode::OK, b"{}").is_ok());
+    }
+
+    #[test]
+    fn endpoints_and_numbers_are_validated() {
+        assert!(config(Mode::Batch).validate().is_ok());
+        assert_eq!(Endpoint::parse("http://localhost:9000/").unwrap().1, 9000);
+        assert!(Endpoint::parse("https://x:1").is_err());
+        let mut c = config(Mode::Batch);
+        c.batch_size = 26;
+        assert!(c.validate().is_err());
+        let mut c = config(Mode::Put);
+        c.item_bytes = 10;
+        assert!(c.validate().is_err());
+    }
+}
