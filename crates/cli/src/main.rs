@@ -3,6 +3,7 @@
 //! Architecture invariant: this is the only crate that exits the process
 //! and the only one that uses `anyhow`.
 
+mod bench_cmd;
 mod gen_cmd;
 mod load_cmd;
 mod loadgen_cmd;
@@ -47,6 +48,11 @@ enum Command {
     Purge(load_cmd::PurgeArgs),
     /// Write one of the seeds' datasets, deterministically from a seed.
     Gen(gen_cmd::GenArgs),
+    /// Re-run the seeds' experiments (write-apis, doc-size,
+    /// parallel-patterns, latency, partition-keys, or all) and write
+    /// results.json, report.md, SVG charts and timelines beside the seeds'
+    /// published numbers.
+    Bench(bench_cmd::BenchArgs),
 }
 
 #[derive(clap::Args)]
@@ -62,6 +68,23 @@ struct ServeArgs {
     /// does; `off` serves without limits, like DynamoDB Local.
     #[arg(long, value_enum, default_value_t = Switch::On)]
     capacity_model: Switch,
+    /// `aws` answers after service times fitted to seed 003's percentiles
+    /// (PutItem, BatchWriteItem and TransactWriteItems by size); `none`
+    /// answers at once.
+    #[arg(long, value_enum, default_value_t = LatencyArg::None)]
+    latency_model: LatencyArg,
+    /// Milliseconds of network round trip added to every answer.
+    #[arg(long, default_value_t = 0.0)]
+    rtt: f64,
+    /// Seed for the latency model's draws (default: from the clock).
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LatencyArg {
+    None,
+    Aws,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -79,6 +102,7 @@ fn main() -> ExitCode {
         Command::Count(args) => load_cmd::count(args),
         Command::Purge(args) => load_cmd::purge(args),
         Command::Gen(args) => gen_cmd::run(args),
+        Command::Bench(args) => bench_cmd::run_cmd(args),
     };
     match result {
         Ok(code) => code,
@@ -104,7 +128,14 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             config.capacity = None;
         }
         let engine = Arc::new(Engine::new(config, Box::new(MemStoreFactory)));
-        let server = Arc::new(Server::new(engine));
+        let seed = args.seed.unwrap_or_else(|| {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+        });
+        let model = dynaburst_server::latency::LatencyModel::new(args.latency_model == LatencyArg::Aws, args.rtt, seed);
+        if !model.is_none() {
+            eprintln!("dynaburst: latency model {} with {} ms round trip, seed {seed}", if args.latency_model == LatencyArg::Aws { "aws" } else { "none" }, args.rtt);
+        }
+        let server = Arc::new(Server::new(engine).with_latency(model));
         println!("dynaburst listening on http://{local}");
         std::io::stdout().flush().context("cannot write to stdout")?;
         dynaburst_server::serve(listener, server, shutdown_signal()).await.context("server failed")?;

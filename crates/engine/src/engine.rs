@@ -684,6 +684,24 @@ impl Engine {
             let mut units = 0.0;
             let mut unprocessed = Vec::new();
             let mut data = table.data.write();
+            if table.capacity.lock().is_none() {
+                // No capacity model: nothing to admit, so each item is one
+                // tree operation, charged from the item it replaced.
+                for (key, request) in keys.into_iter().zip(requests) {
+                    units += match request {
+                        WriteRequest::Put(item) => {
+                            let new_size = item_size(&item);
+                            let old = data.put(key, Arc::new(item));
+                            write_units(new_size.max(old.map(|o| item_size(&o)).unwrap_or(0)))
+                        }
+                        WriteRequest::Delete(_) => write_units(data.delete(&key).map(|o| item_size(&o)).unwrap_or(0)),
+                    };
+                }
+                admitted_any = true;
+                drop(data);
+                out.consumed.extend(consumed(input.return_capacity, &table.name, 0.0, units));
+                continue;
+            }
             for (key, request) in keys.into_iter().zip(requests) {
                 let old_size = data.store.get(&key).map(|o| item_size(&o)).unwrap_or(0);
                 let item_units = match &request {

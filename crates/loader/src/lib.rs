@@ -24,6 +24,7 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, watch};
 
 pub use checkpoint::Checkpoint;
+pub use convert::{item_to_sdk, to_sdk};
 pub use order::Order;
 pub use pipeline::{Concurrency, Ending, Snapshot, MAX_CONCURRENCY};
 pub use report::{peak_memory_bytes, Prices, Report, SecondRow, PRICE_PER_MILLION_WRU, PRICE_PER_WCU_HOUR};

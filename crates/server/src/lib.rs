@@ -4,6 +4,8 @@
 //! the wall clock once per request and hands `now` to the wire layer; it
 //! never interprets DynamoDB JSON itself.
 
+pub mod latency;
+
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
@@ -34,13 +36,20 @@ pub const CONTENT_TYPES: &[&str] = &["application/x-amz-json-1.0", "application/
 pub struct Server {
     engine: Arc<Engine>,
     request_ids: RequestIds,
+    latency: Option<latency::LatencyModel>,
 }
 
 impl Server {
     /// A server over `engine`.
     pub fn new(engine: Arc<Engine>) -> Server {
         let seed = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
-        Server { engine, request_ids: RequestIds::new(seed) }
+        Server { engine, request_ids: RequestIds::new(seed), latency: None }
+    }
+
+    /// Answers each request after a delay drawn from `model`.
+    pub fn with_latency(mut self, model: latency::LatencyModel) -> Server {
+        self.latency = (!model.is_none()).then_some(model);
+        self
     }
 
     /// The engine behind this server.
@@ -216,6 +225,11 @@ async fn handle(server: Arc<Server>, request: Request<Incoming>) -> Result<Respo
         }
     };
     let result = dynaburst_wire::handle(&server.engine, &operation, &body, now());
+    if let Some(model) = &server.latency {
+        let cancelled = matches!(&result, Err(e) if e.type_name.ends_with("#TransactionCanceledException"));
+        let delay = model.delay(&operation, dynaburst_wire::item_count(&operation, &body), cancelled);
+        tokio::time::sleep(delay).await;
+    }
     Ok(match result {
         Ok(body) => respond(&server, StatusCode::OK, body),
         Err(e) => error_response(&server, e),

@@ -81,3 +81,16 @@ pub fn handle(engine: &Engine, operation: &str, body: &[u8], now: Millis) -> Res
     };
     serde_json::to_vec(&response).map_err(|e| ApiError::internal(format!("cannot render response: {e}")))
 }
+
+/// How many items a request writes or reads (for latency models): the
+/// items of a batch or transaction, 1 otherwise. Invalid bodies count 1.
+pub fn item_count(operation: &str, body: &[u8]) -> usize {
+    let Ok(v) = serde_json::from_slice::<Value>(body) else { return 1 };
+    let n = match operation {
+        "BatchWriteItem" => v["RequestItems"].as_object().map(|m| m.values().filter_map(Value::as_array).map(Vec::len).sum()),
+        "BatchGetItem" => v["RequestItems"].as_object().map(|m| m.values().filter_map(|t| t["Keys"].as_array()).map(Vec::len).sum()),
+        "TransactWriteItems" | "TransactGetItems" => v["TransactItems"].as_array().map(Vec::len),
+        _ => None,
+    };
+    n.unwrap_or(1).max(1)
+}

@@ -1,0 +1,63 @@
+//! `dynaburst serve` inside the bench process, on a free 127.0.0.1 port,
+//! spoken to over real HTTP.
+
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use dynaburst_engine::store::MemStoreFactory;
+use dynaburst_engine::{Engine, EngineConfig};
+use dynaburst_server::latency::LatencyModel;
+use dynaburst_server::Server;
+
+/// A running embedded server; stopped when dropped.
+pub struct Embedded {
+    pub url: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Embedded {
+    /// Starts a server (`capacity`: the capacity model on) answering after
+    /// `latency`'s delays.
+    pub fn start(capacity: bool, latency: LatencyModel) -> std::io::Result<Embedded> {
+        let mut config = EngineConfig::local();
+        if !capacity {
+            config.capacity = None;
+        }
+        let engine = Arc::new(Engine::new(config, Box::new(MemStoreFactory)));
+        let server = Arc::new(Server::new(engine).with_latency(latency));
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?;
+        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("dynaburst-embedded".into())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    let _ = dynaburst_server::serve(listener, server, async {
+                        let _ = rx.await;
+                    })
+                    .await;
+                });
+            })?;
+        Ok(Embedded {
+            url,
+            stop: Some(tx),
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Embedded {
+    fn drop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! Modelled loads: the engine in-process with the capacity model on, the
+//! clock modelled, so minutes of throttled load take seconds.
+//!
+//! The writer is dynaburst load's algorithm in miniature: batches of 25,
+//! `concurrency` requests per 10 ms round trip, UnprocessedItems and
+//! refused batches re-sent first. The naive writer sends every batch at
+//! the same instant and ignores what comes back unprocessed (seed 002).
+
+use std::collections::VecDeque;
+
+use dynaburst_engine::store::MemStoreFactory;
+use dynaburst_engine::*;
+use dynaburst_model::Item;
+
+/// Modelled round trip of one request.
+pub const ROUND_TRIP_MS: u64 = 10;
+/// The modelled clock starts here (the table is created at 0).
+pub const START_MS: u64 = 1_000;
+
+/// An engine with the capacity model on, DynamoDB's numbers.
+pub fn engine() -> Engine {
+    Engine::new(EngineConfig::local(), Box::new(MemStoreFactory))
+}
+
+/// Creates a table whose key is `keys` (name, type, role).
+pub fn create(
+    engine: &Engine,
+    name: &str,
+    keys: &[(&str, dynaburst_model::ScalarType)],
+    billing: BillingMode,
+) -> Result<(), EngineError> {
+    engine
+        .create_table(
+            CreateTableInput {
+                table_name: name.to_string(),
+                key_schema: keys
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (n, _))| {
+                        (
+                            n.to_string(),
+                            if i == 0 {
+                                KeyRole::Hash
+                            } else {
+                                KeyRole::Range
+                            },
+                        )
+                    })
+                    .collect(),
+                attribute_definitions: keys.iter().map(|(n, t)| (n.to_string(), *t)).collect(),
+                billing,
+                has_indexes: false,
+            },
+            Millis(0),
+        )
+        .map(|_| ())
+}
+
+/// One modelled second.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Second {
+    pub second: u64,
+    /// Write units the table consumed.
+    pub consumed: f64,
+    /// Write items the model refused (throttled or unprocessed).
+    pub throttled: u64,
+}
+
+/// What a modelled load did.
+#[derive(Clone, Debug)]
+pub struct SimLoad {
+    pub written: u64,
+    pub elapsed_ms: u64,
+    pub timeline: Vec<Second>,
+}
+
+impl SimLoad {
+    /// Items per second over the whole load.
+    pub fn mean_rate(&self) -> f64 {
+        self.written as f64 / (self.elapsed_ms.max(1) as f64 / 1000.0)
+    }
+}
+
+fn timeline(engine: &Engine, table: &str, now: u64) -> Vec<Second> {
+    let Some(report) = engine
+        .capacity_reports(Millis(now))
+        .into_iter()
+        .find(|r| r.table_name == table)
+    else {
+        return Vec::new();
+    };
+    let first = START_MS / 1000;
+    report
+        .metrics
+        .seconds
+        .iter()
+        .filter(|s| s.second >= first)
+        .map(|s| Second {
+            second: s.second - first,
+            consumed: s.write_units,
+            throttled: s.throttled_write_items,
+        })
+        .collect()
+}
+
+/// Runs a closed-loop load until everything is written or `limit_ms`.
+pub fn closed_loop(
+    engine: &Engine,
+    table: &str,
+    items: Vec<Item>,
+    concurrency: usize,
+    limit_ms: u64,
+) -> SimLoad {
+    let mut queue: VecDeque<Item> = items.into();
+    let mut written = 0u64;
+    let mut now = START_MS;
+    while !queue.is_empty() && now - START_MS < limit_ms {
+        for _ in 0..concurrency {
+            if queue.is_empty() {
+                break;
+            }
+            let n = queue.len().min(25);
+            let batch: Vec<Item> = queue.drain(..n).collect();
+            let requests = vec![(
+                table.to_string(),
+                batch.iter().cloned().map(WriteRequest::Put).collect(),
+            )];
+            let back: Vec<Item> = match engine.batch_write_item(
+                BatchWriteInput {
+                    requests,
+                    return_capacity: ReturnCapacity::None,
+                },
+                Millis(now),
+            ) {
+                Ok(out) => out
+                    .unprocessed
+                    .into_iter()
+                    .flat_map(|(_, rs)| rs)
+                    .map(|r| match r {
+                        WriteRequest::Put(i) | WriteRequest::Delete(i) => i,
+                    })
+                    .collect(),
+                Err(_) => batch,
+            };
+            written += (n - back.len()) as u64;
+            for i in back.into_iter().rev() {
+                queue.push_front(i);
+            }
+        }
+        now += ROUND_TRIP_MS;
+    }
+    SimLoad {
+        written,
+        elapsed_ms: now - START_MS,
+        timeline: timeline(engine, table, now + 1000),
+    }
+}
+
+/// Sends every batch of 25 at the same instant and keeps nothing that
+/// comes back: returns (written, lost).
+pub fn fire_and_forget(engine: &Engine, table: &str, items: Vec<Item>) -> (u64, u64) {
+    let (mut written, mut lost) = (0u64, 0u64);
+    let mut it = items.into_iter().peekable();
+    while it.peek().is_some() {
+        let batch: Vec<WriteRequest> = it.by_ref().take(25).map(WriteRequest::Put).collect();
+        let n = batch.len() as u64;
+        match engine.batch_write_item(
+            BatchWriteInput {
+                requests: vec![(table.to_string(), batch)],
+                return_capacity: ReturnCapacity::None,
+            },
+            Millis(START_MS),
+        ) {
+            Ok(out) => {
+                let back: u64 = out.unprocessed.iter().map(|(_, r)| r.len() as u64).sum();
+                written += n - back;
+                lost += back;
+            }
+            Err(_) => lost += n,
+        }
+    }
+    (written, lost)
+}

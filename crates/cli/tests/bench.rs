@@ -1,0 +1,79 @@
+//! `dynaburst bench all` at reduced size (as CI runs it): every scenario
+//! runs, and its results.json shows what the seeds showed.
+
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_dynaburst");
+
+#[test]
+fn bench_all_at_reduced_size_reproduces_the_seeds_findings() {
+    let out = std::env::temp_dir().join(format!("dynaburst-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let run = Command::new(BIN)
+        .args(["bench", "all", "--items", "500", "--seed", "3", "--out"])
+        .arg(&out)
+        .output()
+        .expect("run dynaburst bench");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let s = &r["scenarios"];
+    assert_eq!(r["failures"], serde_json::json!([]));
+
+    // write-apis: batches beat serial puts by 10x; transactions are slower
+    // than batches; every item is there afterwards.
+    let rows = s["write-apis"]["rows"].as_array().unwrap();
+    let wall = |api: &str| rows.iter().find(|r| r["api"] == api).unwrap()["wall_s"].as_f64().unwrap();
+    assert!(wall("PutItem, serial") >= 10.0 * wall("BatchWriteItem of 25, serial"), "{rows:?}");
+    assert!(wall("TransactWriteItems of 25, serial") > wall("BatchWriteItem of 25, serial"), "{rows:?}");
+    for row in rows {
+        assert_eq!(row["count_after"], row["items"], "{row}");
+    }
+
+    // doc-size: 12 runs (3 sizes x 4 writer counts), each with a rate.
+    let docs = s["doc-size"]["rows"].as_array().unwrap();
+    assert_eq!(docs.len(), 12);
+    assert!(docs.iter().all(|d| d["docs_per_ms"].as_f64().unwrap() > 0.0));
+
+    // parallel-patterns: six patterns; the naive loader loses items fired
+    // at once, dynaburst load loses none.
+    assert_eq!(s["parallel-patterns"]["patterns"].as_array().unwrap().len(), 6);
+    for b in s["parallel-patterns"]["burst"].as_array().unwrap() {
+        if b["loader"] == "dynaburst load" {
+            assert_eq!(b["lost"], 0, "{b}");
+        } else {
+            assert!(b["lost"].as_u64().unwrap() > 0, "{b}");
+        }
+    }
+
+    // latency: six configurations with ordered percentiles.
+    let lat = s["latency"]["rows"].as_array().unwrap();
+    assert_eq!(lat.len(), 6);
+    for l in lat {
+        let p = |k: &str| l[k].as_f64().unwrap();
+        assert!(p("min_ms") <= p("p50_ms") && p("p50_ms") <= p("p99_ms") && p("p99_ms") <= p("max_ms"), "{l}");
+    }
+
+    // partition-keys: one key holds at 1,000 units/s within 10%; shuffled
+    // beats sorted; the lookup is always right.
+    let loads = s["partition-keys"]["loads"].as_array().unwrap();
+    let rate = |case: &str| loads.iter().find(|l| l["case"] == case).unwrap()["rate_units_per_s"].as_f64().unwrap();
+    assert!((900.0..=1100.0).contains(&rate("single-key")), "{}", rate("single-key"));
+    assert!(rate("shuffled") > rate("sorted"), "shuffled {} vs sorted {}", rate("shuffled"), rate("sorted"));
+    let lookup = &s["partition-keys"]["lookup"];
+    assert_eq!(lookup["correct"], lookup["samples"], "{lookup}");
+
+    // The report and the charts are there.
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for title in ["000", "001", "002", "003", "004"] {
+        assert!(report.contains(&format!("seed {title}")) || report.contains(&format!("Seed {title}")), "report names seed {title}");
+    }
+    for svg in ["write-apis.svg", "latency.svg", "doc-size.svg", "parallel-patterns.svg", "partition-keys-single-key.svg"] {
+        let text = std::fs::read_to_string(out.join(svg)).unwrap_or_else(|_| panic!("{svg} written"));
+        assert!(text.starts_with("<svg") && text.contains("</svg>"), "{svg}");
+    }
+    for csv in ["partition-keys-single-key.csv", "partition-keys-sorted.csv", "partition-keys-shuffled.csv", "partition-keys-provisioned.csv"] {
+        let text = std::fs::read_to_string(out.join(csv)).unwrap();
+        assert!(text.starts_with("second,consumed_write_units,throttled_write_items\n") && text.lines().count() > 10, "{csv}");
+    }
+}
