@@ -274,8 +274,14 @@ fn file_safe(case: &str) -> String {
     }
 }
 
-/// `(second, consumed, throttled)` per timeline entry with a second.
-fn timeline(load: &Value) -> Vec<(f64, Option<f64>, Option<f64>)> {
+/// One timeline entry: `(second, consumed, throttled)`.
+type Second = (f64, Option<f64>, Option<f64>);
+
+/// `(percentile index, ms)` pairs.
+type Percentiles = Vec<(usize, f64)>;
+
+/// Each timeline entry that has a second.
+fn timeline(load: &Value) -> Vec<Second> {
     list(load, "timeline")
         .iter()
         .filter_map(|t| Some((num(t, "second")?, num(t, "consumed"), num(t, "throttled"))))
@@ -292,7 +298,7 @@ const PERCENTILE_KEYS: [(&str, &str); 6] = [
 ];
 
 /// `(percentile index, ms)` for each positive percentile present.
-fn latency_values(v: Option<&Value>) -> Vec<(usize, f64)> {
+fn latency_values(v: Option<&Value>) -> Percentiles {
     let Some(v) = v else { return Vec::new() };
     PERCENTILE_KEYS
         .iter()
@@ -904,9 +910,8 @@ fn partition_chart(s: &Value, load: &Value) -> Result<String, DrawErr> {
     let case = str_of(load, "case").unwrap_or("");
     let points = timeline(load);
     let seed_rate = num(load, "seed_rate").filter(|r| *r > 0.0);
-    let max_of = |f: fn(&(f64, Option<f64>, Option<f64>)) -> Option<f64>| {
-        points.iter().filter_map(f).fold(0.0_f64, f64::max)
-    };
+    let max_of =
+        |f: fn(&Second) -> Option<f64>| points.iter().filter_map(f).fold(0.0_f64, f64::max);
     let max_consumed = max_of(|p| p.1);
     let max_throttled = max_of(|p| p.2);
     let max_y = max_consumed
@@ -1063,7 +1068,7 @@ fn crosses(line: &[(i32, i32)], a: (i32, i32), b: (i32, i32)) -> bool {
 
 fn latency_chart(s: &Value) -> Result<String, DrawErr> {
     let seed = seed_id(s, "003");
-    let rows: Vec<(&str, Vec<(usize, f64)>, Vec<(usize, f64)>)> = list(s, "rows")
+    let rows: Vec<(&str, Percentiles, Percentiles)> = list(s, "rows")
         .iter()
         .map(|r| {
             (
@@ -1125,7 +1130,7 @@ fn latency_chart(s: &Value) -> Result<String, DrawErr> {
             } else {
                 0.0
             };
-            let to_px = |pts: &Vec<(usize, f64)>| -> Vec<(i32, i32)> {
+            let to_px = |pts: &Percentiles| -> Vec<(i32, i32)> {
                 pts.iter().map(|(k, v)| p.px(*k as f64 + dx, *v)).collect()
             };
             let (o, t) = (to_px(ours), to_px(theirs));

@@ -160,8 +160,13 @@ fn write_apis(out: &mut String, s: &Value, seed: &str) {
         );
     }
     out.push('\n');
+    // Rank only the APIs both sides timed, so that the orders are comparable.
+    let both: Vec<&Value> = rows
+        .iter()
+        .filter(|r| num(r, "wall_s").is_some() && num(r, "seed_wall_s").is_some())
+        .collect();
     let order = |field: &str| -> Option<String> {
-        let mut v: Vec<(f64, &str)> = rows
+        let mut v: Vec<(f64, &str)> = both
             .iter()
             .filter_map(|r| Some((num(r, field)?, str_of(r, "api")?)))
             .collect();

@@ -557,6 +557,11 @@ async fn send_batch(
     batch_all(c, table, &items).await
 }
 
+/// Seed 002's table: id and sort, on-demand.
+async fn create_books_table(c: &Client, table: &str) -> Result<(), ScenarioError> {
+    create_table(c, table, &[("id", ScalarAttributeType::S), ("sort", ScalarAttributeType::S)], None).await
+}
+
 /// Seed 002: six parallel patterns on 1,000 minimal items, then batches
 /// fired all at once with and without re-sending UnprocessedItems.
 pub async fn parallel_patterns(ctx: &Ctx) -> Result<Value, ScenarioError> {
@@ -586,16 +591,7 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Value, ScenarioError> {
             // A fresh on-demand table per trial, as the seed's runs each
             // wrote into a table with its own capacity.
             let table = unique("books", ctx.seed);
-            create_table(
-                &c,
-                &table,
-                &[
-                    ("id", ScalarAttributeType::S),
-                    ("sort", ScalarAttributeType::S),
-                ],
-                None,
-            )
-            .await?;
+            create_books_table(&c, &table).await?;
             let t0 = Instant::now();
             match pattern {
                 "serial" => {
@@ -744,16 +740,7 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Value, ScenarioError> {
             burst.push(json!({"items": n, "loader": "dynaburst load", "modelled": true, "written": load.written, "lost": n - load.written, "seconds": load.elapsed_ms as f64 / 1000.0}));
         } else {
             let table = unique("naive", ctx.seed);
-            create_table(
-                &c,
-                &table,
-                &[
-                    ("id", ScalarAttributeType::S),
-                    ("sort", ScalarAttributeType::S),
-                ],
-                None,
-            )
-            .await?;
+            create_books_table(&c, &table).await?;
             let t0 = Instant::now();
             let mut set = JoinSet::new();
             for chunk in items.chunks(25) {
@@ -794,16 +781,7 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Value, ScenarioError> {
             let mut f = std::fs::File::create(&path).map_err(|e| e.to_string())?;
             generate(Dataset::Minimal, n, 0, ctx.seed, &mut f).map_err(|e| e.to_string())?;
             let table = unique("loader", ctx.seed);
-            create_table(
-                &c,
-                &table,
-                &[
-                    ("id", ScalarAttributeType::S),
-                    ("sort", ScalarAttributeType::S),
-                ],
-                None,
-            )
-            .await?;
+            create_books_table(&c, &table).await?;
             let report = run_loader(
                 ctx,
                 &ctx.modelled_url,

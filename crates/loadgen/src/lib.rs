@@ -235,6 +235,9 @@ pub struct LoadResult {
     /// CPU time the generator itself used during the measured window, in
     /// seconds (Linux only), to show it was not the bottleneck.
     pub client_cpu_secs: Option<f64>,
+    /// CPU time the generator's process used from its start to the end of
+    /// the run (setup and warm-up included), in seconds (Linux only).
+    pub client_cpu_total_secs: Option<f64>,
 }
 
 impl LoadResult {
@@ -270,6 +273,7 @@ impl LoadResult {
             "unprocessed_items": self.unprocessed_items,
             "first_error": self.first_error,
             "client_cpu_secs": self.client_cpu_secs.map(round3),
+            "client_cpu_total_secs": self.client_cpu_total_secs.map(round3),
             "ok": self.ok(),
         })
     }
@@ -388,6 +392,7 @@ pub async fn run(config: &Config) -> Result<LoadResult, LoadError> {
         unprocessed_items: totals.unprocessed_items,
         first_error: totals.first_error,
         client_cpu_secs,
+        client_cpu_total_secs: cpu_end,
     })
 }
 

@@ -169,6 +169,7 @@ fn too_large(server: &Server) -> Response<Full<Bytes>> {
 
 /// Answers one HTTP request.
 async fn handle(server: Arc<Server>, request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+    let arrived = tokio::time::Instant::now();
     if request.method() == Method::GET {
         let path = request.uri().path();
         if path == "/metrics" {
@@ -228,7 +229,8 @@ async fn handle(server: Arc<Server>, request: Request<Incoming>) -> Result<Respo
     if let Some(model) = &server.latency {
         let cancelled = matches!(&result, Err(e) if e.type_name.ends_with("#TransactionCanceledException"));
         let delay = model.delay(&operation, dynaburst_wire::item_count(&operation, &body), cancelled);
-        tokio::time::sleep(delay).await;
+        // The modelled service time includes our own processing.
+        tokio::time::sleep_until(arrived + delay).await;
     }
     Ok(match result {
         Ok(body) => respond(&server, StatusCode::OK, body),
