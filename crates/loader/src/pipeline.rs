@@ -687,8 +687,12 @@ pub async fn run(
             let mode = p.opts.mode;
             in_flight.spawn(async move {
                 let started = Instant::now();
-                let items: Vec<(KeyId, HashMap<String, Av>)> = job.items.iter().map(|i| (i.key.clone(), i.item.clone())).collect();
-                let outcome = sink::write(&client, &table, &schema, mode, &items, job.token.as_deref()).await;
+                // The job keeps its items for a retry; the request copies
+                // each once, into the SDK's request.
+                let outcome = {
+                    let items: Vec<(&KeyId, &HashMap<String, Av>)> = job.items.iter().map(|i| (&i.key, &i.item)).collect();
+                    sink::write(&client, &table, &schema, mode, &items, job.token.as_deref()).await
+                };
                 (job, outcome, started.elapsed())
             });
         }

@@ -163,14 +163,14 @@ pub async fn write(
     table: &str,
     schema: &KeySchema,
     mode: WriteMode,
-    items: &[(KeyId, HashMap<String, Av>)],
+    items: &[(&KeyId, &HashMap<String, Av>)],
     token: Option<&str>,
 ) -> Outcome {
     match mode {
         WriteMode::Batch => {
             let mut requests = Vec::with_capacity(items.len());
             for (_, item) in items {
-                match PutRequest::builder().set_item(Some(item.clone())).build() {
+                match PutRequest::builder().set_item(Some((*item).clone())).build() {
                     Ok(p) => requests.push(WriteRequest::builder().put_request(p).build()),
                     Err(e) => return Outcome::Invalid { message: e.to_string() },
                 }
@@ -186,7 +186,7 @@ pub async fn write(
                     let units = out.consumed_capacity().iter().filter_map(|c| c.capacity_units()).sum();
                     let mut unprocessed = Vec::new();
                     if let Some(left) = out.unprocessed_items().and_then(|m| m.get(table)) {
-                        let index: HashMap<&KeyId, usize> = items.iter().enumerate().map(|(i, (k, _))| (k, i)).collect();
+                        let index: HashMap<&KeyId, usize> = items.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect();
                         for w in left {
                             let Some(item) = w.put_request().map(|p| p.item()) else { continue };
                             let key = sdk_key(schema, item);
@@ -210,7 +210,7 @@ pub async fn write(
             let result = client
                 .put_item()
                 .table_name(table)
-                .set_item(Some(item.clone()))
+                .set_item(Some((*item).clone()))
                 .return_consumed_capacity(ReturnConsumedCapacity::Total)
                 .send()
                 .await;
@@ -225,7 +225,7 @@ pub async fn write(
         WriteMode::Transact => {
             let mut actions = Vec::with_capacity(items.len());
             for (_, item) in items {
-                match Put::builder().table_name(table).set_item(Some(item.clone())).build() {
+                match Put::builder().table_name(table).set_item(Some((*item).clone())).build() {
                     Ok(p) => actions.push(TransactWriteItem::builder().put(p).build()),
                     Err(e) => return Outcome::Invalid { message: e.to_string() },
                 }
