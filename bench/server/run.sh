@@ -70,9 +70,10 @@ stop_pid() {
 }
 
 cleanup() {
-    local pid
-    for pid in "${started_pids[@]}"; do
-        stop_pid "$pid"
+    local i
+    # Newest first: the load generator before the server it loads.
+    for ((i = ${#started_pids[@]} - 1; i >= 0; i--)); do
+        stop_pid "${started_pids[i]}"
     done
     rm -rf "$work"
 }
@@ -246,17 +247,18 @@ start_server() { # name port log -> sets server_pid
 runs="$work/runs.jsonl"
 : >"$runs"
 # server mode repetition exit server_cmd loadgen_cmd result_file stderr_file
-#   wall_secs server_cpu loadgen_cpu machine_busy (CPU seconds over the loadgen's lifetime)
+#   wall_secs server_cpu machine_busy (CPU seconds over the loadgen's lifetime)
 record() {
     python3 - "$@" >>"$runs" <<'EOF'
 import json, sys
 server, mode, rep, code, server_cmd, loadgen_cmd, result_file, stderr_file = sys.argv[1:9]
 num = lambda s: float(s) if s else None
-wall, server_cpu, loadgen_cpu, busy = (num(a) for a in (sys.argv[9:13] + [""] * 4)[:4])
+wall, server_cpu, busy = (num(a) for a in (sys.argv[9:12] + [""] * 3)[:3])
 try:
     result = json.loads(open(result_file).read().strip().splitlines()[-1])
 except Exception:
     result = None
+loadgen_cpu = (result or {}).get("client_cpu_total_secs")
 stderr = open(stderr_file, errors="replace").read().strip()[-2000:] if stderr_file else ""
 print(json.dumps({
     "server": server, "mode": mode, "repetition": int(rep), "exit_code": int(code),
@@ -294,22 +296,25 @@ for rep in $(seq 1 "$REPEAT"); do
             busy_before=$(machine_busy_secs)
             t_before=$(now_secs)
             code=0
-            TIMEFORMAT='%U %S'
-            { time timeout "$run_limit" "${loadgen[@]}" >"$work/result.json" 2>"$work/loadgen.err"; } 2>"$work/time.txt" || code=$?
+            # In the background so that a signal to this script is handled
+            # at once (the trap stops the generator and the server).
+            timeout "$run_limit" "${loadgen[@]}" >"$work/result.json" 2>"$work/loadgen.err" &
+            loadgen_pid=$!
+            started_pids+=("$loadgen_pid")
+            wait "$loadgen_pid" || code=$?
             t_after=$(now_secs)
             busy_after=$(machine_busy_secs)
             cpu_after=$(cpu_secs "$server_pid")
             server_cpu=""
             [[ -n "$cpu_before" && -n "$cpu_after" ]] && server_cpu=$(awk -v a="$cpu_before" -v b="$cpu_after" 'BEGIN { printf "%.2f", b - a }')
             wall=$(awk -v a="$t_before" -v b="$t_after" 'BEGIN { printf "%.2f", b - a }')
-            loadgen_cpu=$(awk '{ printf "%.2f", $1 + $2 }' "$work/time.txt" 2>/dev/null || true)
             busy=$(awk -v a="$busy_before" -v b="$busy_after" 'BEGIN { printf "%.2f", b - a }')
             stop_pid "$server_pid"
             [[ $code -eq 0 ]] || { log "loadgen exit $code:"; cat "$work/loadgen.err" >&2; }
             cat "$work/result.json" >&2
             record "$server" "$mode" "$rep" "$code" "$(server_command "$server" "$port")" \
                 "dynaburst loadgen --endpoint-url http://127.0.0.1:$port --mode $mode --connections $CONNECTIONS --batch-size $BATCH_SIZE --item-bytes $ITEM_BYTES --duration $DURATION --warmup $WARMUP --table $table --json" \
-                "$work/result.json" "$work/loadgen.err" "$wall" "$server_cpu" "$loadgen_cpu" "$busy"
+                "$work/result.json" "$work/loadgen.err" "$wall" "$server_cpu" "$busy"
         done
     done
 done
