@@ -8,11 +8,9 @@
 //! Whatever the order, records with the same primary key leave in input
 //! order, so the last record for a key is the last written.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
-use dynaburst_model::KeyValue;
-
-use crate::convert::KeyId;
+use crate::convert::{HashMap128, HashSet128};
 
 /// How records are reordered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,18 +20,22 @@ pub enum Order {
     Shuffle,
 }
 
-/// A bounded reordering window over values of type `T`, each with its key.
+/// A bounded reordering window over values of type `T`, each given with
+/// its partition-key hash and its whole-key hash.
+///
+/// Both non-trivial orders keep one head per key in a queue (interleave:
+/// round-robin over partition keys) or a vector (shuffle: random pick over
+/// primary keys), and queue further records of a key aside only when a key
+/// repeats within the window, so distinct keys cost no allocation.
 pub struct Orderer<T> {
     order: Order,
     window: usize,
     len: usize,
     fifo: VecDeque<T>,
-    /// Interleave: queues per partition-key value, visited round-robin.
-    by_partition: HashMap<KeyValue, VecDeque<T>>,
-    rotation: VecDeque<KeyValue>,
-    /// Shuffle: chains of records per primary key (same-key order kept).
-    chains: Vec<(KeyId, VecDeque<T>)>,
-    chain_index: HashMap<KeyId, usize>,
+    rotation: VecDeque<(u128, T)>,
+    heads: Vec<(u128, T)>,
+    present: HashSet128,
+    extra: HashMap128<VecDeque<T>>,
     rng: u64,
 }
 
@@ -45,10 +47,10 @@ impl<T> Orderer<T> {
             window: window.max(1),
             len: 0,
             fifo: VecDeque::new(),
-            by_partition: HashMap::new(),
             rotation: VecDeque::new(),
-            chains: Vec::new(),
-            chain_index: HashMap::new(),
+            heads: Vec::new(),
+            present: HashSet128::default(),
+            extra: HashMap128::default(),
             rng: seed.max(1),
         }
     }
@@ -63,26 +65,35 @@ impl<T> Orderer<T> {
         self.len >= self.window
     }
 
-    /// Adds a record.
-    pub fn push(&mut self, key: &KeyId, value: T) {
+    /// Adds a record with its partition-key and whole-key hashes.
+    pub fn push(&mut self, partition: u128, whole: u128, value: T) {
         self.len += 1;
-        match self.order {
-            Order::AsIs => self.fifo.push_back(value),
-            Order::Interleave => {
-                let q = self.by_partition.entry(key.0.clone()).or_insert_with(|| {
-                    self.rotation.push_back(key.0.clone());
-                    VecDeque::new()
-                });
-                q.push_back(value);
+        let group = match self.order {
+            Order::AsIs => {
+                self.fifo.push_back(value);
+                return;
             }
-            Order::Shuffle => match self.chain_index.get(key) {
-                Some(&i) => self.chains[i].1.push_back(value),
-                None => {
-                    self.chain_index.insert(key.clone(), self.chains.len());
-                    self.chains.push((key.clone(), VecDeque::from([value])));
-                }
-            },
+            Order::Interleave => partition,
+            Order::Shuffle => whole,
+        };
+        if self.present.insert(group) {
+            match self.order {
+                Order::Interleave => self.rotation.push_back((group, value)),
+                _ => self.heads.push((group, value)),
+            }
+        } else {
+            self.extra.entry(group).or_default().push_back(value);
         }
+    }
+
+    /// The record that follows `group`'s head, if one waits.
+    fn next_of(&mut self, group: u128) -> Option<T> {
+        let q = self.extra.get_mut(&group)?;
+        let next = q.pop_front();
+        if q.is_empty() {
+            self.extra.remove(&group);
+        }
+        next
     }
 
     /// Takes the next record to send.
@@ -90,33 +101,31 @@ impl<T> Orderer<T> {
         let out = match self.order {
             Order::AsIs => self.fifo.pop_front(),
             Order::Interleave => {
-                let pk = self.rotation.pop_front()?;
-                let q = self.by_partition.get_mut(&pk)?;
-                let v = q.pop_front();
-                if q.is_empty() {
-                    self.by_partition.remove(&pk);
-                } else {
-                    self.rotation.push_back(pk);
+                let (group, value) = self.rotation.pop_front()?;
+                match self.next_of(group) {
+                    Some(next) => self.rotation.push_back((group, next)),
+                    None => {
+                        self.present.remove(&group);
+                    }
                 }
-                v
+                Some(value)
             }
             Order::Shuffle => {
-                if self.chains.is_empty() {
+                if self.heads.is_empty() {
                     return None;
                 }
                 self.rng ^= self.rng << 13;
                 self.rng ^= self.rng >> 7;
                 self.rng ^= self.rng << 17;
-                let i = (self.rng % self.chains.len() as u64) as usize;
-                let v = self.chains[i].1.pop_front();
-                if self.chains[i].1.is_empty() {
-                    let (key, _) = self.chains.swap_remove(i);
-                    self.chain_index.remove(&key);
-                    if let Some((moved, _)) = self.chains.get(i) {
-                        self.chain_index.insert(moved.clone(), i);
+                let i = (self.rng % self.heads.len() as u64) as usize;
+                let (group, value) = self.heads.swap_remove(i);
+                match self.next_of(group) {
+                    Some(next) => self.heads.push((group, next)),
+                    None => {
+                        self.present.remove(&group);
                     }
                 }
-                v
+                Some(value)
             }
         };
         if out.is_some() {
@@ -129,16 +138,19 @@ impl<T> Orderer<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dynaburst_model::KeyValue;
 
-    fn key(pk: &str, sk: i64) -> KeyId {
-        (KeyValue::S(pk.into()), Some(KeyValue::N(dynaburst_model::Number::from_i64(sk))))
+    fn key(pk: &str, sk: i64) -> (u128, u128) {
+        let k: crate::convert::KeyId = (KeyValue::S(pk.into()), Some(KeyValue::N(dynaburst_model::Number::from_i64(sk))));
+        crate::convert::key_hashes(&k)
     }
 
     #[test]
     fn interleave_round_robins_partition_keys_and_keeps_their_order() {
         let mut o = Orderer::new(Order::Interleave, 100, 1);
         for (pk, sk) in [("a", 1), ("a", 2), ("a", 3), ("b", 1), ("b", 2), ("c", 1)] {
-            o.push(&key(pk, sk), format!("{pk}{sk}"));
+            let (p, w) = key(pk, sk);
+            o.push(p, w, format!("{pk}{sk}"));
         }
         let out: Vec<String> = std::iter::from_fn(|| o.pop()).collect();
         assert_eq!(out, ["a1", "b1", "c1", "a2", "b2", "a3"]);
@@ -148,7 +160,8 @@ mod tests {
     fn shuffle_mixes_but_keeps_same_key_order() {
         let mut o = Orderer::new(Order::Shuffle, 1000, 42);
         for i in 0..200 {
-            o.push(&key(&format!("k{}", i % 50), 0), i);
+            let (p, w) = key(&format!("k{}", i % 50), 0);
+            o.push(p, w, i);
         }
         let out: Vec<i32> = std::iter::from_fn(|| o.pop()).collect();
         assert_eq!(out.len(), 200);

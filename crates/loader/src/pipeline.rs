@@ -29,7 +29,7 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use crate::checkpoint::Checkpoint;
-use crate::convert::{item_to_sdk, KeyId};
+use crate::convert::{item_to_sdk, key_hashes, HashMap128, HashSet128, KeyId};
 use crate::order::{Order, Orderer};
 use crate::report::Stats;
 use crate::schema::KeySchema;
@@ -142,6 +142,8 @@ struct Pending {
     line: u64,
     raw: String,
     key: KeyId,
+    /// The whole key's hash (`key_hashes`): what per-key ordering waits on.
+    slot: u128,
     units: f64,
     item: HashMap<String, Av>,
 }
@@ -235,8 +237,8 @@ struct Pipeline {
     start: Instant,
     orderer: Orderer<Pending>,
     ready: VecDeque<Pending>,
-    busy: HashSet<KeyId>,
-    blocked: HashMap<KeyId, VecDeque<Pending>>,
+    busy: HashSet128,
+    blocked: HashMap128<VecDeque<Pending>>,
     blocked_count: usize,
     retries: Vec<Job>,
     outstanding: BTreeMap<u64, (u64, u64)>,
@@ -250,7 +252,7 @@ struct Pipeline {
     rate_updated: Instant,
     last_progress: Instant,
     warnings: Vec<String>,
-    run_key: Option<dynaburst_model::KeyValue>,
+    run_key: Option<u128>,
     run_length: u64,
     warned_run: bool,
     next_job_id: u64,
@@ -302,7 +304,8 @@ impl Pipeline {
         };
         // Long runs of one partition key put all the writes on one
         // partition (seed 004): say so once.
-        if self.run_key.as_ref() == Some(&key.0) {
+        let (partition, slot) = key_hashes(&key);
+        if self.run_key == Some(partition) {
             self.run_length += 1;
             if self.run_length == LONG_RUN_WARNING && !self.warned_run {
                 self.warned_run = true;
@@ -316,11 +319,11 @@ impl Pipeline {
                 ));
             }
         } else {
-            self.run_key = Some(key.0.clone());
+            self.run_key = Some(partition);
             self.run_length = 1;
         }
-        let pending = Pending { seq, line: rec.line, raw: rec.raw, key: key.clone(), units: write_units(size), item: item_to_sdk(&item) };
-        self.orderer.push(&key, pending);
+        let pending = Pending { seq, line: rec.line, raw: rec.raw, key, slot, units: write_units(size), item: item_to_sdk(&item) };
+        self.orderer.push(partition, slot, pending);
         Ok(())
     }
 
@@ -334,11 +337,11 @@ impl Pipeline {
                 break;
             }
             let Some(p) = self.orderer.pop() else { break };
-            if self.busy.contains(&p.key) {
-                self.blocked.entry(p.key.clone()).or_default().push_back(p);
+            if self.busy.contains(&p.slot) {
+                self.blocked.entry(p.slot).or_default().push_back(p);
                 self.blocked_count += 1;
             } else {
-                self.busy.insert(p.key.clone());
+                self.busy.insert(p.slot);
                 self.ready.push_back(p);
             }
         }
@@ -347,17 +350,17 @@ impl Pipeline {
     fn finish_item(&mut self, p: Pending) {
         self.outstanding.remove(&p.seq);
         self.last_progress = Instant::now();
-        match self.blocked.get_mut(&p.key).and_then(|q| q.pop_front()) {
+        match self.blocked.get_mut(&p.slot).and_then(|q| q.pop_front()) {
             Some(next) => {
                 self.blocked_count -= 1;
-                if self.blocked.get(&p.key).is_some_and(|q| q.is_empty()) {
-                    self.blocked.remove(&p.key);
+                if self.blocked.get(&p.slot).is_some_and(|q| q.is_empty()) {
+                    self.blocked.remove(&p.slot);
                 }
                 // The key stays busy; its next record goes first.
                 self.ready.push_front(next);
             }
             None => {
-                self.busy.remove(&p.key);
+                self.busy.remove(&p.slot);
             }
         }
     }
@@ -445,7 +448,7 @@ impl Pipeline {
                             "the endpoint refused {SYSTEMIC_REFUSALS} records in a row, each alone, with: {message}"
                         ));
                         for p in job.items {
-                            self.busy.remove(&p.key);
+                            self.busy.remove(&p.slot);
                         }
                         return Ok(());
                     }
@@ -483,11 +486,19 @@ impl Pipeline {
                 self.fatal.get_or_insert(message);
                 // Its records stay unacknowledged: below the checkpoint.
                 for p in job.items {
-                    self.busy.remove(&p.key);
+                    self.busy.remove(&p.slot);
                 }
             }
         }
         Ok(())
+    }
+
+    /// Records read but not yet acknowledged may not exceed the window plus
+    /// a full round of requests: throttled records waiting to be re-sent
+    /// count, so memory stays bounded whatever the endpoint does.
+    fn may_read(&self) -> bool {
+        !self.orderer.is_full()
+            && self.outstanding.len() < self.opts.window + MAX_CONCURRENCY * self.opts.batch_size
     }
 
     fn checkpoint(&self, complete: bool) -> Result<(), PipelineError> {
@@ -605,8 +616,8 @@ pub async fn run(
         stats: Stats::default(),
         start: now,
         ready: VecDeque::new(),
-        busy: HashSet::new(),
-        blocked: HashMap::new(),
+        busy: HashSet128::default(),
+        blocked: HashMap128::default(),
         blocked_count: 0,
         retries: Vec::new(),
         outstanding: BTreeMap::new(),
@@ -648,7 +659,7 @@ pub async fn run(
             continue;
         }
         // Intake without waiting.
-        while !stopping && !input_done && !p.orderer.is_full() {
+        while !stopping && !input_done && p.may_read() {
             match records.try_recv() {
                 Ok(Ok(rec)) => p.intake(rec)?,
                 Ok(Err(e)) => return Err(PipelineError::Input(e)),
@@ -722,7 +733,7 @@ pub async fn run(
         if let Some(w) = rate_sleep {
             wake = wake.min(now + w);
         }
-        let can_read = !stopping && !input_done && !p.orderer.is_full();
+        let can_read = !stopping && !input_done && p.may_read();
         tokio::select! {
             done = in_flight.join_next(), if !in_flight.is_empty() => {
                 if let Some(Ok((job, outcome, latency))) = done {

@@ -241,7 +241,24 @@ impl KeyValue {
     /// in order. Stable across runs and platforms (xxh3-128 of the type tag
     /// and canonical bytes).
     pub fn partition_hash(&self) -> u128 {
-        xxhash_rust::xxh3::xxh3_128(&self.hash_bytes())
+        // Streaming, so strings and binaries are hashed without a copy; the
+        // result equals xxh3_128 of `hash_bytes()`.
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        match self {
+            KeyValue::S(s) => {
+                h.update(b"S");
+                h.update(s.as_bytes());
+            }
+            KeyValue::N(n) => {
+                h.update(b"N");
+                h.update(n.to_string().as_bytes());
+            }
+            KeyValue::B(b) => {
+                h.update(b"B");
+                h.update(b);
+            }
+        }
+        h.digest128()
     }
 
     /// Size in bytes by the item-size rules.
@@ -371,6 +388,14 @@ mod tests {
         assert_eq!(AttributeValue::Null.size_bytes(), 1);
         // UTF-8 bytes, not characters.
         assert_eq!(s("é").size_bytes(), 2);
+    }
+
+    #[test]
+    fn partition_hash_is_xxh3_of_the_hash_bytes() {
+        for k in [KeyValue::S("abc".into()), KeyValue::N(Number::from_i64(-42)), KeyValue::B(vec![0, 255])] {
+            assert_eq!(k.partition_hash(), xxhash_rust::xxh3::xxh3_128(&k.hash_bytes()));
+        }
+        assert_ne!(KeyValue::S("1".into()).partition_hash(), KeyValue::N(Number::from_i64(1)).partition_hash());
     }
 
     #[test]
