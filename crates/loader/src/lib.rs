@@ -204,11 +204,14 @@ pub async fn load(
     let reader = Reader::open(opts.input.clone()).map_err(LoadError::Input)?;
     let total_bytes = reader.total_bytes();
     let (tx, rx) = mpsc::channel(pipeline::CHANNEL_RECORDS);
+    let schema = info.schema.clone();
     let reader_thread = std::thread::Builder::new()
         .name("dynaburst-reader".into())
         .spawn(move || {
+            // Parsing, key checks and conversion happen here, beside the
+            // pipeline's task.
             for record in reader {
-                if tx.blocking_send(record).is_err() {
+                if tx.blocking_send(record.map(|r| pipeline::prepare(r, &schema))).is_err() {
                     break;
                 }
             }

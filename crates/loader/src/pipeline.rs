@@ -137,6 +137,28 @@ pub enum PipelineError {
     Io(String),
 }
 
+/// A record checked and converted off the pipeline's task (on the reader
+/// thread), so the per-record work runs beside the requests.
+pub struct Prepared {
+    line: u64,
+    offset: u64,
+    end: u64,
+    lines: u64,
+    raw: String,
+    item: Result<(KeyId, usize, u128, u128, HashMap<String, Av>), String>,
+}
+
+/// Checks a record against the key schema and converts it for the SDK.
+pub fn prepare(rec: Record, schema: &KeySchema) -> Prepared {
+    let lines = rec.raw.bytes().filter(|b| *b == b'\n').count() as u64 + 1;
+    let item = rec.item.map_err(|e| e.0).and_then(|item| {
+        let (key, size) = schema.check(&item)?;
+        let (partition, slot) = key_hashes(&key);
+        Ok((key, size, partition, slot, item_to_sdk(&item)))
+    });
+    Prepared { line: rec.line, offset: rec.offset, end: rec.end, lines, raw: rec.raw, item }
+}
+
 struct Pending {
     seq: u64,
     line: u64,
@@ -286,25 +308,19 @@ impl Pipeline {
         Ok(())
     }
 
-    fn intake(&mut self, rec: Record) -> Result<(), PipelineError> {
+    fn intake(&mut self, rec: Prepared) -> Result<(), PipelineError> {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.stats.read += 1;
         self.stats.bytes_read += rec.end - rec.offset;
         self.outstanding.insert(seq, (rec.offset, rec.line));
-        let lines = rec.raw.bytes().filter(|b| *b == b'\n').count() as u64 + 1;
-        self.next_position = (rec.end, rec.line + lines);
-        let item = match rec.item {
+        self.next_position = (rec.end, rec.line + rec.lines);
+        let (key, size, partition, slot, item) = match rec.item {
             Ok(i) => i,
-            Err(e) => return self.reject(seq, rec.line, &rec.raw, &e.0),
-        };
-        let (key, size) = match self.opts.schema.check(&item) {
-            Ok(k) => k,
             Err(e) => return self.reject(seq, rec.line, &rec.raw, &e),
         };
         // Long runs of one partition key put all the writes on one
         // partition (seed 004): say so once.
-        let (partition, slot) = key_hashes(&key);
         if self.run_key == Some(partition) {
             self.run_length += 1;
             if self.run_length == LONG_RUN_WARNING && !self.warned_run {
@@ -322,7 +338,7 @@ impl Pipeline {
             self.run_key = Some(partition);
             self.run_length = 1;
         }
-        let pending = Pending { seq, line: rec.line, raw: rec.raw, key, slot, units: write_units(size), item: item_to_sdk(&item) };
+        let pending = Pending { seq, line: rec.line, raw: rec.raw, key, slot, units: write_units(size), item };
         self.orderer.push(partition, slot, pending);
         Ok(())
     }
@@ -591,7 +607,7 @@ impl Pipeline {
 pub async fn run(
     client: Client,
     opts: PipelineOptions,
-    mut records: mpsc::Receiver<Result<Record, InputError>>,
+    mut records: mpsc::Receiver<Result<Prepared, InputError>>,
     total_bytes: Option<u64>,
     progress: watch::Sender<Snapshot>,
     mut stop: watch::Receiver<bool>,
