@@ -655,21 +655,22 @@ impl Engine {
         let mut plan = Vec::with_capacity(input.requests.len());
         for (table_name, requests) in &input.requests {
             let table = self.table(table_name)?;
-            let mut seen = HashSet::with_capacity(requests.len());
-            let mut keyed = Vec::with_capacity(requests.len());
+            // Each key with the size of the item put (0 for a delete).
+            let mut keyed: Vec<(StoreKey, usize)> = Vec::with_capacity(requests.len());
             for request in requests {
-                let key = match request {
+                let (key, size) = match request {
                     WriteRequest::Put(item) => {
                         let key = table.key_schema.key_of_item(item)?;
-                        check_item_size(item, ITEM_TOO_BIG)?;
-                        key
+                        (key, check_item_size(item, ITEM_TOO_BIG)?)
                     }
-                    WriteRequest::Delete(k) => table.key_schema.key_of_key(k)?,
+                    WriteRequest::Delete(k) => (table.key_schema.key_of_key(k)?, 0),
                 };
-                if !seen.insert(key.clone()) {
+                // At most 25 keys: compare the partition hash each key
+                // carries, and whole keys only when it matches.
+                if keyed.iter().any(|(k, _)| k.hash == key.hash && *k == key) {
                     return Err(EngineError::validation("Provided list of item keys contains duplicates"));
                 }
-                keyed.push(key);
+                keyed.push((key, size));
             }
             plan.push((table, keyed));
         }
@@ -687,12 +688,11 @@ impl Engine {
             if table.capacity.lock().is_none() {
                 // No capacity model: nothing to admit, so each item is one
                 // tree operation, charged from the item it replaced.
-                for (key, request) in keys.into_iter().zip(requests) {
+                for ((key, new_size), request) in keys.into_iter().zip(requests) {
                     units += match request {
                         WriteRequest::Put(item) => {
-                            let new_size = item_size(&item);
-                            let old = data.put(key, Arc::new(item));
-                            write_units(new_size.max(old.map(|o| item_size(&o)).unwrap_or(0)))
+                            let old_size = data.put_sized(key, Arc::new(item), new_size).map(|(_, s)| s).unwrap_or(0);
+                            write_units(new_size.max(old_size))
                         }
                         WriteRequest::Delete(_) => write_units(data.delete(&key).map(|o| item_size(&o)).unwrap_or(0)),
                     };
@@ -702,7 +702,7 @@ impl Engine {
                 out.consumed.extend(consumed(input.return_capacity, &table.name, 0.0, units));
                 continue;
             }
-            for (key, request) in keys.into_iter().zip(requests) {
+            for ((key, _), request) in keys.into_iter().zip(requests) {
                 let old_size = data.store.get(&key).map(|o| item_size(&o)).unwrap_or(0);
                 let item_units = match &request {
                     WriteRequest::Put(item) => write_units(item_size(item).max(old_size)),

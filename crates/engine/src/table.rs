@@ -177,6 +177,18 @@ impl TableData {
         old
     }
 
+    /// Like [`TableData::put`] for an item whose size the caller already
+    /// knows; returns the replaced item with its size.
+    pub fn put_sized(&mut self, key: StoreKey, item: Arc<Item>, size: usize) -> Option<(Arc<Item>, usize)> {
+        let old = self.store.put(key, item);
+        self.size_bytes += size as u64;
+        old.map(|o| {
+            let old_size = item_size(&o);
+            self.size_bytes = self.size_bytes.saturating_sub(old_size as u64);
+            (o, old_size)
+        })
+    }
+
     /// Deletes the item at `key`; keeps statistics right.
     pub fn delete(&mut self, key: &StoreKey) -> Option<Arc<Item>> {
         let old = self.store.delete(key);
