@@ -6,6 +6,7 @@
 # Results go to bench/loader/results/<date>.{md,json}.
 #
 # Usage: bench/loader/run.sh [ITEMS_FOR_THROUGHPUT (default 100000)]
+#        SKIP_MEMORY=1 bench/loader/run.sh ...   throughput only (no results file)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -60,6 +61,10 @@ memory_run() { # lines
   rm -f "$work/minimal-$1.jsonl"
   python3 -c "import json;r=json.load(open('$work/minimal-$1.json'));print(json.dumps({'lines':$1,'written':r['records']['written'],'seconds':r['duration_s'],'items_per_s':r['items_per_s']['mean'],'peak_memory_bytes':r['peak_memory_bytes']}))"
 }
+if [ -n "${SKIP_MEMORY:-}" ]; then
+  python3 -c "import json,sys;b,o=json.loads(sys.argv[1]),json.loads(sys.argv[2]);print(f\"ratio {o['items_per_s']/b['items_per_s']:.2f}x (boto3 {b['items_per_s']:,.0f}/s, dynaburst {o['items_per_s']:,.0f}/s; counted {sys.argv[3]} / {sys.argv[4]})\")" "$boto" "$ours" "$boto_count" "$ours_count"
+  exit 0
+fi
 echo "peak memory: 1,000,000 lines"
 m1=$(memory_run 1000000); echo "  $m1"
 echo "peak memory: 10,000,000 lines"

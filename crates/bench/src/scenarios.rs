@@ -494,6 +494,7 @@ async fn run_loader(
             all_strings: false,
             shard: None,
             resume_at: None,
+            raw_json: false,
         },
         table: table.to_string(),
         endpoint: Endpoint {

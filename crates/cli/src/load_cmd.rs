@@ -202,7 +202,7 @@ fn input_spec(args: &LoadArgs) -> anyhow::Result<InputSpec> {
         Some(t) => parse_type_hints(t).map_err(|e| anyhow::anyhow!("--types: {e}"))?,
         None => Default::default(),
     };
-    Ok(InputSpec { path, format, compression, types, all_strings: args.all_strings, shard, resume_at: None })
+    Ok(InputSpec { path, format, compression, types, all_strings: args.all_strings, shard, resume_at: None, raw_json: false })
 }
 
 fn human(n: f64) -> String {

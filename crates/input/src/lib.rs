@@ -146,6 +146,10 @@ pub struct InputSpec {
     pub shard: Option<(u64, u64)>,
     /// Resume: start at this byte offset and line (from a checkpoint).
     pub resume_at: Option<(u64, u64)>,
+    /// JSON Lines: leave each record's text unparsed (its `item` is then
+    /// an empty item), for a target that converts the text itself (MongoDB
+    /// keeps Extended JSON and number types the DynamoDB model has not).
+    pub raw_json: bool,
 }
 
 /// A streaming record reader.
@@ -376,6 +380,7 @@ impl Reader {
             }
             let item = match self.spec.format {
                 Format::Csv => self.parse_csv(&raw),
+                Format::JsonLines if self.spec.raw_json => Ok(Item::new()),
                 Format::JsonLines => parse_json_line(&raw),
                 Format::DynamoDbJson => parse_ddb_json_line(&raw),
             };

@@ -13,7 +13,7 @@ fn temp(name: &str, bytes: &[u8]) -> PathBuf {
 }
 
 fn spec(path: PathBuf, format: Format, compression: Compression) -> InputSpec {
-    InputSpec { path: Some(path), format, compression, types: TypeHints::new(), all_strings: false, shard: None, resume_at: None }
+    InputSpec { path: Some(path), format, compression, types: TypeHints::new(), all_strings: false, shard: None, resume_at: None, raw_json: false }
 }
 
 fn all(spec: InputSpec) -> Vec<Record> {

@@ -13,31 +13,33 @@ mod pipeline;
 mod report;
 mod schema;
 mod sink;
+mod target;
 mod tools;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
-use dynaburst_input::{InputError, InputSpec, Reader};
-use serde_json::{json, Value};
+use dynaburst_input::{InputError, InputSpec, Reader, Record};
+use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, watch};
 
 pub use checkpoint::Checkpoint;
-pub use convert::{item_to_sdk, to_sdk};
+pub use convert::{item_to_sdk, to_sdk, HashMap128, HashSet128};
 pub use order::Order;
-pub use pipeline::{Concurrency, Ending, Snapshot, MAX_CONCURRENCY};
+pub use pipeline::{Concurrency, Ending, Outcomes, Snapshot, MAX_CONCURRENCY, MAX_HELD_BYTES};
 pub use report::{peak_memory_bytes, Prices, Report, SecondRow, PRICE_PER_MILLION_WRU, PRICE_PER_WCU_HOUR};
 pub use schema::KeySchema;
-pub use sink::{client, describe, Billing, Endpoint, TableError, TableInfo, WriteMode};
+pub use sink::{
+    client, describe, Billing, DynamoItem, DynamoSink, Endpoint, TableError, TableInfo, WriteMode, BATCH_SIZE,
+    MAX_TRANSACT_SIZE,
+};
+pub use target::{Limits, Outcome, Sink, SinkItem};
 pub use tools::{count, purge};
 
 /// Records in the reordering window by default.
 pub const DEFAULT_WINDOW: usize = 10_000;
-/// Largest `--transact-size`.
-pub const MAX_TRANSACT_SIZE: usize = 100;
-/// Items in one BatchWriteItem.
-pub const BATCH_SIZE: usize = 25;
 
 /// What `dynaburst load` was asked to do.
 #[derive(Clone, Debug)]
@@ -126,40 +128,55 @@ pub fn default_rejects(spec: &InputSpec) -> PathBuf {
     }
 }
 
-/// Runs a load. `progress` receives snapshots; `stop` turns true on a
-/// signal (the load then checkpoints and returns `Ending::Interrupted`).
-pub async fn load(
-    mut opts: LoadOptions,
-    progress: watch::Sender<Snapshot>,
-    stop: watch::Receiver<bool>,
-) -> Result<LoadResult, LoadError> {
-    if opts.mode == WriteMode::Transact && !(1..=MAX_TRANSACT_SIZE).contains(&opts.transact_size) {
-        return Err(LoadError::Usage(format!("--transact-size must be 1 to {MAX_TRANSACT_SIZE}")));
-    }
-    let name = input_name(&opts.input);
-    let input_bytes = opts.input.path.as_ref().and_then(|p| std::fs::metadata(p).ok()).map(|m| m.len());
-    let checkpoint_path = opts.checkpoint.clone().or_else(|| default_checkpoint(&opts.input));
-    let rejects_path = opts.rejects.clone().unwrap_or_else(|| default_rejects(&opts.input));
+/// Where a load keeps its state, checked against any checkpoint before it
+/// starts. Shared by every target.
+#[derive(Clone, Debug)]
+pub struct Session {
+    /// The input, positioned at the checkpoint when resuming.
+    pub input: InputSpec,
+    pub input_name: String,
+    pub input_bytes: Option<u64>,
+    /// The target's name as the checkpoint records it.
+    pub target: String,
+    pub checkpoint: Option<PathBuf>,
+    pub rejects: PathBuf,
+    /// Rejects-file length to keep when resuming.
+    pub rejects_keep: Option<u64>,
+}
+
+/// Opens a load's session: reads the checkpoint, refuses to start over an
+/// unfinished load unless resuming, and positions the input.
+pub fn open_session(
+    mut input: InputSpec,
+    target: &str,
+    checkpoint: Option<PathBuf>,
+    rejects: Option<PathBuf>,
+    resume: bool,
+) -> Result<Session, LoadError> {
+    let name = input_name(&input);
+    let input_bytes = input.path.as_ref().and_then(|p| std::fs::metadata(p).ok()).map(|m| m.len());
+    let checkpoint_path = checkpoint.or_else(|| default_checkpoint(&input));
+    let rejects_path = rejects.unwrap_or_else(|| default_rejects(&input));
     let mut rejects_keep = None;
     if let Some(path) = &checkpoint_path {
         match Checkpoint::load(path).map_err(LoadError::Io)? {
-            Some(c) if opts.resume => {
+            Some(c) if resume => {
                 if c.complete {
                     return Err(LoadError::Usage(format!(
                         "the checkpoint {} says this load already finished: nothing to resume (delete it to load again)",
                         path.display()
                     )));
                 }
-                if c.input != name || c.input_bytes != input_bytes || c.table != opts.table {
+                if c.input != name || c.input_bytes != input_bytes || c.table != target {
                     return Err(LoadError::Usage(format!(
-                        "the checkpoint {} belongs to {} ({} bytes) into table {}, not this load: pass --checkpoint for another file",
+                        "the checkpoint {} belongs to {} ({} bytes) into {}, not this load: pass --checkpoint for another file",
                         path.display(),
                         c.input,
                         c.input_bytes.map(|b| b.to_string()).unwrap_or_else(|| "?".into()),
                         c.table
                     )));
                 }
-                opts.input.resume_at = Some((c.offset, c.line));
+                input.resume_at = Some((c.offset, c.line));
                 rejects_keep = Some(c.rejects_bytes);
             }
             Some(c) if !c.complete => {
@@ -169,14 +186,160 @@ pub async fn load(
                     c.line
                 )));
             }
-            None if opts.resume => {
+            None if resume => {
                 return Err(LoadError::Usage(format!("--resume: no checkpoint at {}", path.display())));
             }
             _ => {}
         }
-    } else if opts.resume {
+    } else if resume {
         return Err(LoadError::Usage("--resume needs --checkpoint when loading from standard input".to_string()));
     }
+    Ok(Session {
+        input,
+        input_name: name,
+        input_bytes,
+        target: target.to_string(),
+        checkpoint: checkpoint_path,
+        rejects: rejects_path,
+        rejects_keep,
+    })
+}
+
+/// How the pipeline paces itself; the same flags for every target.
+#[derive(Clone, Debug)]
+pub struct Tuning {
+    pub concurrency: Concurrency,
+    /// Latency drives `--concurrency auto` too.
+    pub latency_control: bool,
+    pub max_wcu: Option<f64>,
+    pub order: Order,
+    pub window: usize,
+    pub seed: u64,
+    pub stall_timeout: Duration,
+}
+
+/// Reads the session's input on its own thread, converting each record
+/// with `convert` there, and runs the pipeline into `sink` to its end.
+pub async fn run_pipeline<S, F>(
+    sink: Arc<S>,
+    session: &Session,
+    tuning: &Tuning,
+    convert: F,
+    progress: watch::Sender<Snapshot>,
+    stop: watch::Receiver<bool>,
+) -> Result<Outcomes, LoadError>
+where
+    S: Sink,
+    F: Fn(&Record) -> Result<SinkItem<S::Item>, String> + Send + 'static,
+{
+    let reader = Reader::open(session.input.clone()).map_err(LoadError::Input)?;
+    let total_bytes = reader.total_bytes();
+    let (tx, rx) = mpsc::channel(pipeline::CHANNEL_RECORDS);
+    let reader_thread = std::thread::Builder::new()
+        .name("dynaburst-reader".into())
+        .spawn(move || {
+            // Parsing, checks and conversion happen here, beside the
+            // pipeline's task.
+            for record in reader {
+                if tx.blocking_send(record.map(|r| pipeline::Prepared::new(r, &convert))).is_err() {
+                    break;
+                }
+            }
+        })
+        .map_err(|e| LoadError::Io(format!("cannot start the reader thread: {e}")))?;
+    let popts = pipeline::PipelineOptions {
+        target: session.target.clone(),
+        concurrency: tuning.concurrency,
+        latency_control: tuning.latency_control,
+        max_wcu: tuning.max_wcu,
+        order: tuning.order,
+        window: tuning.window.max(1),
+        seed: tuning.seed,
+        rejects: session.rejects.clone(),
+        rejects_keep: session.rejects_keep,
+        checkpoint: session.checkpoint.clone(),
+        input_name: session.input_name.clone(),
+        input_bytes: session.input_bytes,
+        stall_timeout: tuning.stall_timeout,
+    };
+    let out = pipeline::run(sink, popts, rx, total_bytes, progress, stop).await.map_err(|e| match e {
+        pipeline::PipelineError::Input(e) => LoadError::Input(e),
+        pipeline::PipelineError::Io(m) => LoadError::Io(m),
+    })?;
+    // The reader stops at end of input or when the channel closes.
+    let _ = reader_thread.join();
+    Ok(out)
+}
+
+/// The report's fields every target shares (schema in README.md, "Load
+/// report"); each target adds its own.
+pub fn base_report(session: &Session, tuning: &Tuning, mode: &str, out: &Outcomes) -> Map<String, Value> {
+    let s = &out.stats;
+    let secs = out.elapsed.as_secs_f64().max(1e-3);
+    let best_items = s.timeline.iter().map(|r| r.items_written).max().unwrap_or(0);
+    let (ending, reason) = match &out.ending {
+        Ending::Complete => ("complete", Value::Null),
+        Ending::Interrupted => ("interrupted", Value::Null),
+        Ending::Aborted(m) => ("aborted", json!(m)),
+    };
+    let report = json!({
+        "input": session.input_name,
+        "mode": mode,
+        "order": format!("{:?}", tuning.order).to_lowercase(),
+        "seed": tuning.seed,
+        "ending": ending,
+        "reason": reason,
+        "resumed_from_line": session.input.resume_at.map(|(_, l)| l),
+        "records": { "read": s.read, "written": s.written, "rejected": s.rejected },
+        "bytes_read": s.bytes_read,
+        "duration_s": secs,
+        "items_per_s": { "mean": s.written as f64 / secs, "best_second": best_items },
+        "throttle_events": s.throttle_events,
+        "throttle_codes": s.throttle_codes,
+        "unprocessed_items": s.unprocessed_items,
+        "items_resent": s.resent_items,
+        "requests": s.requests,
+        "latency_ms": s.latency_json(),
+        "peak_concurrency": s.peak_concurrency,
+        "peak_memory_bytes": peak_memory_bytes(),
+        "rejects_file": if out.rejects_written { json!(session.rejects.display().to_string()) } else { Value::Null },
+        "checkpoint_file": session.checkpoint.as_ref().map(|p| p.display().to_string()),
+        "warnings": out.warnings,
+    });
+    match report {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+impl LoadResult {
+    /// A load's result from its pipeline's outcomes and its report.
+    pub fn new(session: &Session, out: &Outcomes, report: Map<String, Value>) -> LoadResult {
+        LoadResult {
+            ending: out.ending.clone(),
+            read: out.stats.read,
+            written: out.stats.written,
+            rejected: out.stats.rejected,
+            rejects_file: out.rejects_written.then(|| session.rejects.clone()),
+            checkpoint_file: session.checkpoint.clone(),
+            report: Value::Object(report),
+            timeline: out.stats.timeline.clone(),
+        }
+    }
+}
+
+/// Runs a load into DynamoDB. `progress` receives snapshots; `stop` turns
+/// true on a signal (the load then checkpoints and returns
+/// `Ending::Interrupted`).
+pub async fn load(
+    opts: LoadOptions,
+    progress: watch::Sender<Snapshot>,
+    stop: watch::Receiver<bool>,
+) -> Result<LoadResult, LoadError> {
+    if opts.mode == WriteMode::Transact && !(1..=MAX_TRANSACT_SIZE).contains(&opts.transact_size) {
+        return Err(LoadError::Usage(format!("--transact-size must be 1 to {MAX_TRANSACT_SIZE}")));
+    }
+    let session = open_session(opts.input.clone(), &opts.table, opts.checkpoint.clone(), opts.rejects.clone(), opts.resume)?;
     let client = sink::client(&opts.endpoint).await;
     let info = match sink::describe(&client, &opts.table).await {
         Ok(info) => info,
@@ -201,105 +364,45 @@ pub async fn load(
             )));
         }
     }
-    let reader = Reader::open(opts.input.clone()).map_err(LoadError::Input)?;
-    let total_bytes = reader.total_bytes();
-    let (tx, rx) = mpsc::channel(pipeline::CHANNEL_RECORDS);
-    let schema = info.schema.clone();
-    let reader_thread = std::thread::Builder::new()
-        .name("dynaburst-reader".into())
-        .spawn(move || {
-            // Parsing, key checks and conversion happen here, beside the
-            // pipeline's task.
-            for record in reader {
-                if tx.blocking_send(record.map(|r| pipeline::prepare(r, &schema))).is_err() {
-                    break;
-                }
-            }
-        })
-        .map_err(|e| LoadError::Io(format!("cannot start the reader thread: {e}")))?;
-    let batch_size = match opts.mode {
-        WriteMode::Batch => BATCH_SIZE,
-        WriteMode::Put => 1,
-        WriteMode::Transact => opts.transact_size,
+    let tuning = Tuning {
+        concurrency: opts.concurrency,
+        latency_control: false,
+        max_wcu: opts.max_wcu,
+        order: opts.order,
+        window: opts.window,
+        seed: opts.seed,
+        stall_timeout: opts.stall_timeout,
     };
-    let popts = pipeline::PipelineOptions {
+    let sink = Arc::new(DynamoSink {
+        client,
         table: opts.table.clone(),
         schema: info.schema.clone(),
         mode: opts.mode,
-        batch_size,
-        concurrency: opts.concurrency,
-        max_wcu: opts.max_wcu,
-        order: opts.order,
-        window: opts.window.max(1),
-        seed: opts.seed,
-        rejects: rejects_path.clone(),
-        rejects_keep,
-        checkpoint: checkpoint_path.clone(),
-        input_name: name.clone(),
-        input_bytes,
-        stall_timeout: opts.stall_timeout,
-    };
-    let out = pipeline::run(client, popts, rx, total_bytes, progress, stop).await.map_err(|e| match e {
-        pipeline::PipelineError::Input(e) => LoadError::Input(e),
-        pipeline::PipelineError::Io(m) => LoadError::Io(m),
-    })?;
-    // The reader stops at end of input or when the channel closes.
-    let _ = reader_thread.join();
+        transact_size: opts.transact_size,
+    });
+    let schema = info.schema.clone();
+    let out = run_pipeline(sink, &session, &tuning, move |r: &Record| sink::prepare(r, &schema), progress, stop).await?;
     let s = &out.stats;
     let secs = out.elapsed.as_secs_f64().max(1e-3);
-    let best_items = s.timeline.iter().map(|r| r.items_written).max().unwrap_or(0);
     let best_units = s.timeline.iter().map(|r| r.units).fold(0.0, f64::max);
     let mean_units = s.units / secs;
     let provisioned_wcu = info.provisioned_wcu.map(|w| w as f64).unwrap_or(mean_units.ceil());
-    let (ending, reason) = match &out.ending {
-        Ending::Complete => ("complete", Value::Null),
-        Ending::Interrupted => ("interrupted", Value::Null),
-        Ending::Aborted(m) => ("aborted", json!(m)),
-    };
-    let report = json!({
-        "table": opts.table,
-        "endpoint": opts.endpoint.url,
-        "input": name,
-        "mode": opts.mode.request_name(),
-        "order": format!("{:?}", opts.order).to_lowercase(),
-        "seed": opts.seed,
-        "ending": ending,
-        "reason": reason,
-        "resumed_from_line": opts.input.resume_at.map(|(_, l)| l),
-        "records": { "read": s.read, "written": s.written, "rejected": s.rejected },
-        "bytes_read": s.bytes_read,
-        "write_units": s.units,
-        "duration_s": secs,
-        "items_per_s": { "mean": s.written as f64 / secs, "best_second": best_items },
-        "units_per_s": { "mean": mean_units, "best_second": best_units },
-        "throttle_events": s.throttle_events,
-        "throttle_codes": s.throttle_codes,
-        "unprocessed_items": s.unprocessed_items,
-        "items_resent": s.resent_items,
-        "requests": s.requests,
-        "latency_ms": s.latency_json(),
-        "peak_concurrency": s.peak_concurrency,
-        "peak_memory_bytes": peak_memory_bytes(),
-        "cost_usd": {
+    let mut report = Map::new();
+    report.insert("table".into(), json!(opts.table));
+    report.insert("endpoint".into(), json!(opts.endpoint.url));
+    report.extend(base_report(&session, &tuning, opts.mode.request_name(), &out));
+    report.insert("write_units".into(), json!(s.units));
+    report.insert("units_per_s".into(), json!({ "mean": mean_units, "best_second": best_units }));
+    report.insert(
+        "cost_usd".into(),
+        json!({
             "on_demand": s.units / 1e6 * opts.prices.per_million_wru,
             "provisioned": provisioned_wcu * secs / 3600.0 * opts.prices.per_wcu_hour,
             "provisioned_wcu": provisioned_wcu,
             "prices": { "per_million_wru": opts.prices.per_million_wru, "per_wcu_hour": opts.prices.per_wcu_hour },
-        },
-        "rejects_file": if out.rejects_written { json!(rejects_path.display().to_string()) } else { Value::Null },
-        "checkpoint_file": checkpoint_path.as_ref().map(|p| p.display().to_string()),
-        "warnings": out.warnings,
-    });
-    Ok(LoadResult {
-        ending: out.ending.clone(),
-        read: s.read,
-        written: s.written,
-        rejected: s.rejected,
-        rejects_file: out.rejects_written.then_some(rejects_path),
-        checkpoint_file: checkpoint_path,
-        report,
-        timeline: out.stats.timeline.clone(),
-    })
+        }),
+    );
+    Ok(LoadResult::new(&session, &out, report))
 }
 
 /// `--dry-run`: reads and checks every record, estimates units, cost and

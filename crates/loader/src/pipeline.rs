@@ -11,29 +11,32 @@
 //!   batch.
 //! - Adaptive: concurrency follows additive increase, multiplicative
 //!   decrease, driven by throttling errors and the fraction of items that
-//!   come back unprocessed; retries back off exponentially with jitter.
+//!   come back unprocessed (and, when asked, by latency); retries back off
+//!   exponentially with jitter.
+//! - Bounded: records read but not acknowledged, and the bytes they hold,
+//!   are capped, whatever the endpoint does.
+//!
+//! The pipeline knows nothing of the target: a `Sink` sends each request
+//! and says what became of each item.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
-use aws_sdk_dynamodb::types::AttributeValue as Av;
-use aws_sdk_dynamodb::Client;
 use dynaburst_input::{InputError, Record};
-use dynaburst_model::write_units;
 use serde_json::json;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use crate::checkpoint::Checkpoint;
-use crate::convert::{item_to_sdk, key_hashes, HashMap128, HashSet128, KeyId};
+use crate::convert::{HashMap128, HashSet128};
 use crate::order::{Order, Orderer};
 use crate::report::Stats;
-use crate::schema::KeySchema;
-use crate::sink::{self, Outcome, WriteMode};
+use crate::target::{Limits, Outcome, Sink, SinkItem};
 
 /// Most requests in flight with `--concurrency auto`.
 pub const MAX_CONCURRENCY: usize = 64;
@@ -57,6 +60,23 @@ pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 pub const PROGRESS_EVERY: Duration = Duration::from_millis(200);
 /// Records the reader may run ahead of the pipeline.
 pub const CHANNEL_RECORDS: usize = 1024;
+/// Most bytes held for records read but not yet acknowledged (their text
+/// and their converted form); reading pauses above it.
+pub const MAX_HELD_BYTES: usize = 128 * 1024 * 1024;
+/// A request that fails transiently this many times in a row is split in
+/// halves, to find a record that fails every request it is in.
+pub const POISON_ATTEMPTS: u32 = 5;
+/// After a stop, requests still in flight this long are abandoned; their
+/// records stay below the checkpoint.
+pub const STOP_GRACE: Duration = Duration::from_secs(30);
+/// Latency control: a request whose time per item is more than this many
+/// times the recent floor counts as a mild throttle signal.
+pub const LATENCY_SIGNAL_RATIO: f64 = 2.0;
+/// Severity of that signal (1 is a refused request).
+pub const LATENCY_SIGNAL_SEVERITY: f64 = 0.3;
+/// The latency floor is the least time per item seen in the current and
+/// the previous window of this length, so it follows a changing endpoint.
+pub const LATENCY_FLOOR_WINDOW: Duration = Duration::from_secs(10);
 /// A run of this many records with one partition key draws a warning.
 pub const LONG_RUN_WARNING: u64 = 1000;
 
@@ -67,15 +87,15 @@ pub enum Concurrency {
     Fixed(usize),
 }
 
-/// Everything the pipeline needs besides the client and the input.
+/// Everything the pipeline needs besides the sink and the input.
 #[derive(Clone, Debug)]
 pub struct PipelineOptions {
-    pub table: String,
-    pub schema: KeySchema,
-    pub mode: WriteMode,
-    /// Items per request (25 for batch, 1 for put, `--transact-size`).
-    pub batch_size: usize,
+    /// The target's name, for the checkpoint (a table, or db.collection).
+    pub target: String,
     pub concurrency: Concurrency,
+    /// Let latency drive `--concurrency auto` too (targets that queue
+    /// rather than throttle, such as MongoDB).
+    pub latency_control: bool,
     pub max_wcu: Option<f64>,
     pub order: Order,
     pub window: usize,
@@ -139,42 +159,45 @@ pub enum PipelineError {
 
 /// A record checked and converted off the pipeline's task (on the reader
 /// thread), so the per-record work runs beside the requests.
-pub struct Prepared {
+pub struct Prepared<I> {
     line: u64,
     offset: u64,
     end: u64,
     lines: u64,
     raw: String,
-    item: Result<(KeyId, usize, u128, u128, HashMap<String, Av>), String>,
+    item: Result<SinkItem<I>, String>,
 }
 
-/// Checks a record against the key schema and converts it for the SDK.
-pub fn prepare(rec: Record, schema: &KeySchema) -> Prepared {
-    let lines = rec.raw.bytes().filter(|b| *b == b'\n').count() as u64 + 1;
-    let item = rec.item.map_err(|e| e.0).and_then(|item| {
-        let (key, size) = schema.check(&item)?;
-        let (partition, slot) = key_hashes(&key);
-        Ok((key, size, partition, slot, item_to_sdk(&item)))
-    });
-    Prepared { line: rec.line, offset: rec.offset, end: rec.end, lines, raw: rec.raw, item }
+impl<I> Prepared<I> {
+    /// Converts a record with the sink's `convert`, which checks it and
+    /// says why it cannot be written.
+    pub fn new(rec: Record, convert: impl FnOnce(&Record) -> Result<SinkItem<I>, String>) -> Prepared<I> {
+        let lines = rec.raw.bytes().filter(|b| *b == b'\n').count() as u64 + 1;
+        let item = convert(&rec);
+        Prepared { line: rec.line, offset: rec.offset, end: rec.end, lines, raw: rec.raw, item }
+    }
 }
 
-struct Pending {
+struct Pending<I> {
     seq: u64,
     line: u64,
     raw: String,
-    key: KeyId,
-    /// The whole key's hash (`key_hashes`): what per-key ordering waits on.
+    /// The whole identity's hash: what per-key ordering waits on.
     slot: u128,
     units: f64,
-    item: HashMap<String, Av>,
+    bytes: usize,
+    item: I,
 }
 
-struct Job {
-    items: Vec<Pending>,
+struct Job<I> {
+    items: Vec<Pending<I>>,
     attempts: u32,
     due: Instant,
     token: Option<String>,
+    /// Records written by the whole load when this job first failed
+    /// transiently: a record failing alone while others are written is
+    /// the record's fault, not the endpoint's.
+    written_at_failure: Option<u64>,
 }
 
 /// Below one request in flight, throttling slows the request rate: a gap
@@ -185,17 +208,34 @@ pub const PACE_MAX: Duration = Duration::from_millis(250);
 
 struct Controller {
     limit: f64,
+    /// Most requests in flight (`--concurrency auto`).
+    max: f64,
     fixed: bool,
     last_decrease: Option<Instant>,
     /// Gap between launches once concurrency is down to one.
     pace: Duration,
+    /// Latency control: the least time per item in this window and the
+    /// last, and when this window started.
+    latency: Option<LatencyFloor>,
+}
+
+struct LatencyFloor {
+    current: Duration,
+    previous: Duration,
+    since: Instant,
 }
 
 impl Controller {
-    fn new(c: Concurrency) -> Controller {
+    fn new(c: Concurrency, max: usize, latency_control: bool, now: Instant) -> Controller {
+        let max = max.max(1) as f64;
+        let latency = latency_control.then(|| LatencyFloor { current: Duration::MAX, previous: Duration::MAX, since: now });
         match c {
-            Concurrency::Auto => Controller { limit: START_CONCURRENCY, fixed: false, last_decrease: None, pace: Duration::ZERO },
-            Concurrency::Fixed(n) => Controller { limit: n.max(1) as f64, fixed: true, last_decrease: None, pace: Duration::ZERO },
+            Concurrency::Auto => {
+                Controller { limit: START_CONCURRENCY.min(max), max, fixed: false, last_decrease: None, pace: Duration::ZERO, latency }
+            }
+            Concurrency::Fixed(n) => {
+                Controller { limit: n.max(1) as f64, max, fixed: true, last_decrease: None, pace: Duration::ZERO, latency: None }
+            }
         }
     }
 
@@ -214,7 +254,7 @@ impl Controller {
             }
             return;
         }
-        self.limit = (self.limit + 1.0 / self.limit).min(MAX_CONCURRENCY as f64);
+        self.limit = (self.limit + 1.0 / self.limit).min(self.max);
     }
 
     /// A throttle signal of `severity` from 0 to 1: 1 for a refused
@@ -231,6 +271,27 @@ impl Controller {
         let factor = 1.0 - (1.0 - DECREASE_FACTOR) * severity.clamp(0.0, 1.0);
         self.limit = (self.limit * factor).max(1.0);
         self.last_decrease = Some(now);
+    }
+
+    /// A request answered in `latency` for `items` items. With latency
+    /// control on, a time per item well above the recent floor means the
+    /// endpoint is queueing requests rather than serving more of them: it
+    /// counts as a mild throttle. Returns whether it did.
+    fn on_latency(&mut self, now: Instant, latency: Duration, items: usize) -> bool {
+        let Some(floor) = self.latency.as_mut() else { return false };
+        let per_item = latency / items.max(1) as u32;
+        if now.duration_since(floor.since) >= LATENCY_FLOOR_WINDOW {
+            floor.previous = floor.current;
+            floor.current = Duration::MAX;
+            floor.since = now;
+        }
+        floor.current = floor.current.min(per_item);
+        let least = floor.current.min(floor.previous);
+        if per_item.as_secs_f64() > least.as_secs_f64() * LATENCY_SIGNAL_RATIO {
+            self.on_throttle(now, LATENCY_SIGNAL_SEVERITY);
+            return true;
+        }
+        false
     }
 }
 
@@ -252,18 +313,22 @@ impl Rng {
     }
 }
 
-struct Pipeline {
+struct Pipeline<S: Sink> {
     opts: PipelineOptions,
-    client: Client,
+    sink: Arc<S>,
+    limits: Limits,
     stats: Stats,
     start: Instant,
-    orderer: Orderer<Pending>,
-    ready: VecDeque<Pending>,
+    orderer: Orderer<Pending<S::Item>>,
+    ready: VecDeque<Pending<S::Item>>,
     busy: HashSet128,
-    blocked: HashMap128<VecDeque<Pending>>,
+    blocked: HashMap128<VecDeque<Pending<S::Item>>>,
     blocked_count: usize,
-    retries: Vec<Job>,
-    outstanding: BTreeMap<u64, (u64, u64)>,
+    retries: Vec<Job<S::Item>>,
+    /// Records read and not yet acknowledged: sequence number to (input
+    /// offset, line, bytes held).
+    outstanding: BTreeMap<u64, (u64, u64, usize)>,
+    held_bytes: usize,
     next_seq: u64,
     next_position: (u64, u64),
     controller: Controller,
@@ -282,9 +347,25 @@ struct Pipeline {
     same_refusals: (String, u32),
 }
 
-impl Pipeline {
+impl<S: Sink> Pipeline<S> {
     fn second(&self) -> u64 {
         self.start.elapsed().as_secs()
+    }
+
+    /// Adds a warning once.
+    fn warn(&mut self, warning: String) {
+        if !self.warnings.contains(&warning) {
+            self.warnings.push(warning);
+        }
+    }
+
+    /// A record is done (written or rejected): it no longer holds the
+    /// checkpoint back, nor memory.
+    fn acknowledge(&mut self, seq: u64) {
+        if let Some((_, _, held)) = self.outstanding.remove(&seq) {
+            self.held_bytes -= held;
+        }
+        self.last_progress = Instant::now();
     }
 
     fn reject(&mut self, seq: u64, line: u64, raw: &str, error: &str) -> Result<(), PipelineError> {
@@ -303,25 +384,36 @@ impl Pipeline {
         }
         self.rejects_bytes += line_json.len() as u64 + 1;
         self.stats.rejected += 1;
-        self.outstanding.remove(&seq);
-        self.last_progress = Instant::now();
+        self.acknowledge(seq);
         Ok(())
     }
 
-    fn intake(&mut self, rec: Prepared) -> Result<(), PipelineError> {
+    /// Rejects a record that was in flight, and lets its key's next record go.
+    fn reject_pending(&mut self, p: Pending<S::Item>, error: &str) -> Result<(), PipelineError> {
+        self.reject(p.seq, p.line, &p.raw, error)?;
+        self.release_key(p.slot);
+        Ok(())
+    }
+
+    fn intake(&mut self, rec: Prepared<S::Item>) -> Result<(), PipelineError> {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.stats.read += 1;
         self.stats.bytes_read += rec.end - rec.offset;
-        self.outstanding.insert(seq, (rec.offset, rec.line));
         self.next_position = (rec.end, rec.line + rec.lines);
-        let (key, size, partition, slot, item) = match rec.item {
+        let item = match rec.item {
             Ok(i) => i,
-            Err(e) => return self.reject(seq, rec.line, &rec.raw, &e),
+            Err(e) => {
+                self.outstanding.insert(seq, (rec.offset, rec.line, 0));
+                return self.reject(seq, rec.line, &rec.raw, &e);
+            }
         };
+        let held = rec.raw.len() + item.bytes;
+        self.outstanding.insert(seq, (rec.offset, rec.line, held));
+        self.held_bytes += held;
         // Long runs of one partition key put all the writes on one
         // partition (seed 004): say so once.
-        if self.run_key == Some(partition) {
+        if self.run_key == Some(item.partition) {
             self.run_length += 1;
             if self.run_length == LONG_RUN_WARNING && !self.warned_run {
                 self.warned_run = true;
@@ -329,17 +421,18 @@ impl Pipeline {
                     Order::AsIs => "use --order interleave or shuffle to spread writes over partitions",
                     _ => "a run longer than --window still reaches one partition at a time: raise --window or use --order shuffle",
                 };
-                self.warnings.push(format!(
+                self.warn(format!(
                     "input has runs of {LONG_RUN_WARNING}+ records with one partition key (from line {}): {advice}",
                     rec.line + 1 - LONG_RUN_WARNING
                 ));
             }
         } else {
-            self.run_key = Some(partition);
+            self.run_key = Some(item.partition);
             self.run_length = 1;
         }
-        let pending = Pending { seq, line: rec.line, raw: rec.raw, key, slot, units: write_units(size), item };
-        self.orderer.push(partition, slot, pending);
+        let pending =
+            Pending { seq, line: rec.line, raw: rec.raw, slot: item.slot, units: item.units, bytes: item.bytes, item: item.item };
+        self.orderer.push(item.partition, item.slot, pending);
         Ok(())
     }
 
@@ -347,7 +440,7 @@ impl Pipeline {
     /// key is in flight).
     fn release(&mut self, input_done: bool) {
         let wants_full_window = self.opts.order != Order::AsIs;
-        let target = self.controller.allowed() * self.opts.batch_size * 2;
+        let target = self.controller.allowed() * self.limits.max_items * 2;
         while self.ready.len() < target && self.blocked_count < self.opts.window {
             if wants_full_window && !input_done && !self.orderer.is_full() {
                 break;
@@ -363,26 +456,31 @@ impl Pipeline {
         }
     }
 
-    fn finish_item(&mut self, p: Pending) {
-        self.outstanding.remove(&p.seq);
-        self.last_progress = Instant::now();
-        match self.blocked.get_mut(&p.slot).and_then(|q| q.pop_front()) {
+    /// A key's write is acknowledged: its next record (if one waits) goes
+    /// first, else the key is free.
+    fn release_key(&mut self, slot: u128) {
+        match self.blocked.get_mut(&slot).and_then(|q| q.pop_front()) {
             Some(next) => {
                 self.blocked_count -= 1;
-                if self.blocked.get(&p.slot).is_some_and(|q| q.is_empty()) {
-                    self.blocked.remove(&p.slot);
+                if self.blocked.get(&slot).is_some_and(|q| q.is_empty()) {
+                    self.blocked.remove(&slot);
                 }
                 // The key stays busy; its next record goes first.
                 self.ready.push_front(next);
             }
             None => {
-                self.busy.remove(&p.slot);
+                self.busy.remove(&slot);
             }
         }
     }
 
+    fn finish_item(&mut self, p: Pending<S::Item>) {
+        self.acknowledge(p.seq);
+        self.release_key(p.slot);
+    }
+
     fn new_token(&mut self) -> Option<String> {
-        if self.opts.mode != WriteMode::Transact {
+        if !self.sink.idempotent_requests() {
             return None;
         }
         self.next_job_id += 1;
@@ -390,22 +488,29 @@ impl Pipeline {
         Some(format!("db-{:016x}-{:016x}", self.opts.seed, self.next_job_id))
     }
 
-    fn retry(&mut self, items: Vec<Pending>, attempts: u32, token: Option<String>) {
-        let due = Instant::now() + self.rng.backoff(attempts);
-        self.stats.resent_items += items.len() as u64;
-        self.retries.push(Job { items, attempts, due, token });
+    fn job(&mut self, items: Vec<Pending<S::Item>>, attempts: u32, due: Instant) -> Job<S::Item> {
+        let token = self.new_token();
+        Job { items, attempts, due, token, written_at_failure: None }
     }
 
-    fn handle(&mut self, job: Job, outcome: Outcome, latency: Duration) -> Result<(), PipelineError> {
+    fn retry(&mut self, items: Vec<Pending<S::Item>>, attempts: u32, token: Option<String>, written_at_failure: Option<u64>) {
+        let due = Instant::now() + self.rng.backoff(attempts);
+        self.stats.resent_items += items.len() as u64;
+        self.retries.push(Job { items, attempts, due, token, written_at_failure });
+    }
+
+    fn handle(&mut self, job: Job<S::Item>, outcome: Outcome, latency: Duration) -> Result<(), PipelineError> {
         let now = Instant::now();
         let second = self.second();
         self.stats.requests += 1;
-        self.stats.record_latency(self.opts.mode.request_name(), latency);
+        self.stats.record_latency(self.sink.request_name(), latency);
         match outcome {
-            Outcome::Written { unprocessed, units } => {
+            Outcome::Written { unprocessed, rejected, units } => {
                 let total = job.items.len();
-                let left: HashSet<usize> = unprocessed.into_iter().collect();
-                let written = total - left.len();
+                let left: HashSet<usize> = unprocessed.into_iter().filter(|i| *i < total).collect();
+                let refused: HashMap<usize, String> =
+                    rejected.into_iter().filter(|(i, _)| *i < total && !left.contains(i)).collect();
+                let written = total - left.len() - refused.len();
                 self.stats.units += units;
                 self.stats.written += written as u64;
                 self.stats.unprocessed_items += left.len() as u64;
@@ -416,7 +521,7 @@ impl Pipeline {
                 let fraction = left.len() as f64 / total.max(1) as f64;
                 if fraction > UNPROCESSED_SIGNAL {
                     self.controller.on_throttle(now, fraction);
-                } else {
+                } else if !self.controller.on_latency(now, latency, total) {
                     self.controller.on_success();
                 }
                 let mut again = Vec::with_capacity(left.len());
@@ -426,13 +531,15 @@ impl Pipeline {
                 for (i, p) in job.items.into_iter().enumerate() {
                     if left.contains(&i) {
                         again.push(p);
+                    } else if let Some(error) = refused.get(&i) {
+                        self.reject_pending(p, error)?;
                     } else {
                         self.finish_item(p);
                     }
                 }
                 if !again.is_empty() {
                     let attempts = if written > 0 { 0 } else { job.attempts + 1 };
-                    self.retry(again, attempts, job.token);
+                    self.retry(again, attempts, job.token, None);
                 }
             }
             Outcome::Throttled { code } => {
@@ -440,13 +547,33 @@ impl Pipeline {
                 *self.stats.throttle_codes.entry(code).or_insert(0) += 1;
                 self.stats.row(second).throttled_requests += 1;
                 self.controller.on_throttle(now, 1.0);
-                self.retry(job.items, job.attempts + 1, job.token);
+                self.retry(job.items, job.attempts + 1, job.token, None);
             }
             Outcome::Transient { message } => {
-                if job.attempts >= 3 {
-                    self.warnings.push(format!("retrying after: {message}"));
+                let attempts = job.attempts + 1;
+                let written_at_failure = job.written_at_failure.or(Some(self.stats.written));
+                if attempts >= 3 {
+                    self.warn(format!("retrying after: {message}"));
                 }
-                self.retry(job.items, job.attempts + 1, job.token);
+                if attempts >= POISON_ATTEMPTS && job.items.len() > 1 && !self.sink.idempotent_requests() {
+                    // A request that keeps failing may hold one record the
+                    // endpoint cannot take (some drop the connection on
+                    // it): halve it to find that record.
+                    let mut items = job.items;
+                    let right = items.split_off(items.len() / 2);
+                    self.retry(items, 0, None, written_at_failure);
+                    self.retry(right, 0, None, written_at_failure);
+                } else if attempts >= POISON_ATTEMPTS
+                    && job.items.len() == 1
+                    && written_at_failure.is_some_and(|w| self.stats.written > w)
+                {
+                    // It fails alone while other records are written: the
+                    // record is the cause.
+                    let p = job.items.into_iter().next().expect("one item");
+                    self.reject_pending(p, &format!("failed {attempts} times alone while other records were written: {message}"))?;
+                } else {
+                    self.retry(job.items, attempts, job.token, written_at_failure);
+                }
             }
             Outcome::Invalid { message } => {
                 if job.items.len() == 1 {
@@ -469,15 +596,15 @@ impl Pipeline {
                         return Ok(());
                     }
                     let p = job.items.into_iter().next().expect("one item");
-                    self.reject(p.seq, p.line, &p.raw, &message)?;
-                    self.finish_item(p);
+                    self.reject_pending(p, &message)?;
                 } else {
                     // Split to find the bad records; the good ones are written.
                     let mut items = job.items;
                     let right = items.split_off(items.len() / 2);
                     for half in [items, right] {
-                        let token = self.new_token();
-                        self.retries.push(Job { items: half, attempts: job.attempts, due: now, token });
+                        let mut j = self.job(half, job.attempts, now);
+                        j.written_at_failure = job.written_at_failure;
+                        self.retries.push(j);
                     }
                 }
             }
@@ -486,16 +613,13 @@ impl Pipeline {
                 let mut again = Vec::new();
                 for (i, p) in job.items.into_iter().enumerate() {
                     match bad.get(&i) {
-                        Some((code, message)) => {
-                            self.reject(p.seq, p.line, &p.raw, &format!("{code}: {message}"))?;
-                            self.finish_item(p);
-                        }
+                        Some((code, message)) => self.reject_pending(p, &format!("{code}: {message}"))?,
                         None => again.push(p),
                     }
                 }
                 if !again.is_empty() {
-                    let token = self.new_token();
-                    self.retries.push(Job { items: again, attempts: job.attempts, due: now, token });
+                    let j = self.job(again, job.attempts, now);
+                    self.retries.push(j);
                 }
             }
             Outcome::Fatal { message } => {
@@ -510,20 +634,22 @@ impl Pipeline {
     }
 
     /// Records read but not yet acknowledged may not exceed the window plus
-    /// a full round of requests: throttled records waiting to be re-sent
-    /// count, so memory stays bounded whatever the endpoint does.
+    /// a full round of requests, nor hold more than `MAX_HELD_BYTES`:
+    /// throttled records waiting to be re-sent count, so memory stays
+    /// bounded whatever the endpoint does.
     fn may_read(&self) -> bool {
         !self.orderer.is_full()
-            && self.outstanding.len() < self.opts.window + MAX_CONCURRENCY * self.opts.batch_size
+            && self.outstanding.len() < self.opts.window + self.limits.max_concurrency * self.limits.max_items
+            && self.held_bytes < MAX_HELD_BYTES
     }
 
     fn checkpoint(&self, complete: bool) -> Result<(), PipelineError> {
         let Some(path) = &self.opts.checkpoint else { return Ok(()) };
-        let (offset, line) = self.outstanding.values().next().copied().unwrap_or(self.next_position);
+        let (offset, line) = self.outstanding.values().next().map(|v| (v.0, v.1)).unwrap_or(self.next_position);
         Checkpoint {
             input: self.opts.input_name.clone(),
             input_bytes: self.opts.input_bytes,
-            table: self.opts.table.clone(),
+            table: self.opts.target.clone(),
             offset,
             line,
             rejects_bytes: self.rejects_bytes,
@@ -550,27 +676,41 @@ impl Pipeline {
         }
     }
 
-    /// Takes a due retry, or up to a batch of ready records; the flag says
-    /// which.
-    fn next_job(&mut self, now: Instant, stopping: bool) -> Option<(Job, bool)> {
+    /// Takes a due retry, or a request's worth of ready records; the flag
+    /// says which. `more_coming`: records may still arrive, and a request
+    /// is in flight whose answer will call this again, so a partial
+    /// request of new records can wait to fill up.
+    fn next_job(&mut self, now: Instant, stopping: bool, more_coming: bool) -> Option<(Job<S::Item>, bool)> {
+        let (max_items, max_bytes) = (self.limits.max_items, self.limits.max_bytes);
         if let Some(i) = self.retries.iter().position(|j| j.due <= now) {
             let mut job = self.retries.swap_remove(i);
             // Merge other due retries into a full request, so a tail of
-            // unprocessed items is not sent a few at a time. Transactions
-            // keep their own items and token: a retried transaction must be
-            // the same request to stay idempotent.
-            if self.opts.mode != WriteMode::Transact {
-                while job.items.len() < self.opts.batch_size {
-                    let Some(j) = self.retries.iter().position(|r| r.due <= now) else { break };
-                    let room = self.opts.batch_size - job.items.len();
+            // unprocessed items is not sent a few at a time. Idempotent
+            // requests (transactions) keep their own items and token: a
+            // retried transaction must be the same request. Jobs being
+            // searched for a poison record are not merged either.
+            if !self.sink.idempotent_requests() && job.written_at_failure.is_none() {
+                let mut bytes: usize = job.items.iter().map(|p| p.bytes).sum();
+                while job.items.len() < max_items && bytes < max_bytes {
+                    let Some(j) = self.retries.iter().position(|r| r.due <= now && r.written_at_failure.is_none()) else { break };
                     let other = &mut self.retries[j];
-                    if other.items.len() <= room {
+                    job.attempts = job.attempts.max(other.attempts);
+                    let mut taken = 0;
+                    while taken < other.items.len()
+                        && job.items.len() + taken < max_items
+                        && bytes + other.items[taken].bytes <= max_bytes
+                    {
+                        bytes += other.items[taken].bytes;
+                        taken += 1;
+                    }
+                    if taken == 0 {
+                        break;
+                    }
+                    if taken == other.items.len() {
                         let other = self.retries.swap_remove(j);
-                        job.attempts = job.attempts.max(other.attempts);
                         job.items.extend(other.items);
                     } else {
-                        let take: Vec<Pending> = other.items.drain(..room).collect();
-                        job.attempts = job.attempts.max(other.attempts);
+                        let take: Vec<Pending<S::Item>> = other.items.drain(..taken).collect();
                         job.items.extend(take);
                     }
                 }
@@ -580,10 +720,21 @@ impl Pipeline {
         if stopping || self.ready.is_empty() {
             return None;
         }
-        let n = self.ready.len().min(self.opts.batch_size);
-        let items: Vec<Pending> = self.ready.drain(..n).collect();
-        let token = self.new_token();
-        Some((Job { items, attempts: 0, due: now, token }, false))
+        let mut n = 0;
+        let mut bytes = 0;
+        for p in self.ready.iter().take(max_items) {
+            if n > 0 && bytes + p.bytes > max_bytes {
+                break;
+            }
+            bytes += p.bytes;
+            n += 1;
+        }
+        let full = n == max_items || n < self.ready.len();
+        if !full && more_coming {
+            return None;
+        }
+        let items: Vec<Pending<S::Item>> = self.ready.drain(..n).collect();
+        Some((self.job(items, 0, now), false))
     }
 
     /// `--max-wcu`: waits until the bucket holds the job's units.
@@ -604,10 +755,10 @@ impl Pipeline {
 
 /// Runs a load to its end. `records` delivers the input; `stop` turns true
 /// on SIGINT/SIGTERM.
-pub async fn run(
-    client: Client,
+pub async fn run<S: Sink>(
+    sink: Arc<S>,
     opts: PipelineOptions,
-    mut records: mpsc::Receiver<Result<Prepared, InputError>>,
+    mut records: mpsc::Receiver<Result<Prepared<S::Item>, InputError>>,
     total_bytes: Option<u64>,
     progress: watch::Sender<Snapshot>,
     mut stop: watch::Receiver<bool>,
@@ -622,13 +773,17 @@ pub async fn run(
         }
         rejects_bytes = keep;
     }
+    let mut limits = sink.limits();
+    limits.max_items = limits.max_items.max(1);
+    limits.max_concurrency = limits.max_concurrency.max(1);
     let mut p = Pipeline {
         orderer: Orderer::new(opts.order, opts.window, opts.seed),
-        controller: Controller::new(opts.concurrency),
+        controller: Controller::new(opts.concurrency, limits.max_concurrency, opts.latency_control, now),
         rng: Rng(opts.seed | 1),
         rate_tokens: opts.max_wcu.unwrap_or(0.0),
         opts,
-        client,
+        sink,
+        limits,
         stats: Stats::default(),
         start: now,
         ready: VecDeque::new(),
@@ -637,6 +792,7 @@ pub async fn run(
         blocked_count: 0,
         retries: Vec::new(),
         outstanding: BTreeMap::new(),
+        held_bytes: 0,
         next_seq: 0,
         next_position: (0, 1),
         rejects: None,
@@ -651,28 +807,34 @@ pub async fn run(
         fatal: None,
         same_refusals: (String::new(), 0),
     };
-    let mut in_flight: JoinSet<(Job, Outcome, Duration)> = JoinSet::new();
+    let mut in_flight: JoinSet<(Job<S::Item>, Outcome, Duration)> = JoinSet::new();
     let mut input_done = false;
     let mut stopping = false;
+    let mut stopped_at: Option<Instant> = None;
     let mut next_checkpoint = now + CHECKPOINT_EVERY;
     let mut next_progress = now;
     let mut next_launch = now;
     loop {
         let now = Instant::now();
-        if *stop.borrow() && !stopping {
+        if (*stop.borrow() || p.fatal.is_some()) && !stopping {
             stopping = true;
-            records.close();
-        }
-        if p.fatal.is_some() && !stopping {
-            stopping = true;
+            stopped_at = Some(now);
             records.close();
         }
         if !stopping && now.duration_since(p.last_progress) > p.opts.stall_timeout && p.next_seq > 0 && !p.outstanding.is_empty() {
             p.fatal = Some(format!(
-                "no record was acknowledged for {} s; is the endpoint up and the table there?",
+                "no record was acknowledged for {} s; is the endpoint up and the target there?",
                 p.opts.stall_timeout.as_secs()
             ));
             continue;
+        }
+        if stopped_at.is_some_and(|t| now.duration_since(t) >= STOP_GRACE) && !in_flight.is_empty() {
+            // Requests that do not come back after a stop are abandoned:
+            // their records were never acknowledged, so they stay below the
+            // checkpoint and a resumed load sends them again.
+            p.warn(format!("abandoned {} requests still in flight {} s after the stop", in_flight.len(), STOP_GRACE.as_secs()));
+            in_flight.abort_all();
+            break;
         }
         // Intake without waiting.
         while !stopping && !input_done && p.may_read() {
@@ -694,7 +856,10 @@ pub async fn run(
                 }
                 next_launch = now + p.controller.pace;
             }
-            let Some((job, was_retry)) = p.next_job(now, stopping) else { break };
+            // A partial request of new records waits while more input is
+            // coming and an answer is due (so requests go out full).
+            let more_coming = !input_done && !in_flight.is_empty() && p.may_read();
+            let Some((job, was_retry)) = p.next_job(now, stopping, more_coming) else { break };
             let units: f64 = job.items.iter().map(|i| i.units).sum();
             if let Some(wait) = p.rate_wait(units, now) {
                 // Not yet: put it back where it came from.
@@ -708,17 +873,14 @@ pub async fn run(
                 rate_sleep = Some(wait);
                 break;
             }
-            let client = p.client.clone();
-            let table = p.opts.table.clone();
-            let schema = p.opts.schema.clone();
-            let mode = p.opts.mode;
+            let sink = Arc::clone(&p.sink);
             in_flight.spawn(async move {
                 let started = Instant::now();
-                // The job keeps its items for a retry; the request copies
-                // each once, into the SDK's request.
+                // The job keeps its items for a retry; the sink copies
+                // what it needs into its request.
                 let outcome = {
-                    let items: Vec<(&KeyId, &HashMap<String, Av>)> = job.items.iter().map(|i| (&i.key, &i.item)).collect();
-                    sink::write(&client, &table, &schema, mode, &items, job.token.as_deref()).await
+                    let items: Vec<&S::Item> = job.items.iter().map(|i| &i.item).collect();
+                    sink.write(&items, job.token.as_deref()).await
                 };
                 (job, outcome, started.elapsed())
             });
@@ -748,6 +910,9 @@ pub async fn run(
         }
         if let Some(w) = rate_sleep {
             wake = wake.min(now + w);
+        }
+        if let Some(t) = stopped_at {
+            wake = wake.min(t + STOP_GRACE);
         }
         let can_read = !stopping && !input_done && p.may_read();
         tokio::select! {
@@ -783,4 +948,78 @@ pub async fn run(
         rejects_written: p.rejects.is_some(),
         stats: p.stats,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn latency_well_above_the_floor_slows_an_auto_load_and_a_steady_one_grows() {
+        let t0 = Instant::now();
+        let mut c = Controller::new(Concurrency::Auto, 64, true, t0);
+        assert_eq!(c.allowed(), 4);
+        // 10 ms for 1,000 items sets the floor; answers near it let the
+        // limit grow additively.
+        for i in 0..20 {
+            let now = t0 + ms(200 * i);
+            assert!(!c.on_latency(now, ms(10), 1000), "answer {i} is at the floor");
+            c.on_success();
+        }
+        let grown = c.limit;
+        assert!(grown > 6.0 && grown < 8.0, "additive increase: {grown}");
+        // Three times the floor per item: the endpoint queues, so the limit
+        // drops by the latency signal's severity (0.3 of a full decrease).
+        let now = t0 + ms(5000);
+        assert!(c.on_latency(now, ms(30), 1000));
+        let expected = grown * (1.0 - (1.0 - DECREASE_FACTOR) * LATENCY_SIGNAL_SEVERITY);
+        assert!((c.limit - expected).abs() < 1e-9, "{} vs {expected}", c.limit);
+        // Per item, not per request: a request of twice the items in twice
+        // the time is not a signal.
+        assert!(!c.on_latency(now + ms(200), ms(20), 2000));
+    }
+
+    #[test]
+    fn the_floor_follows_a_slower_endpoint_after_two_windows() {
+        let t0 = Instant::now();
+        let mut c = Controller::new(Concurrency::Auto, 64, true, t0);
+        assert!(!c.on_latency(t0, ms(10), 100));
+        // The endpoint becomes 5x slower for good: at first that is a
+        // signal; two windows later the old floor is forgotten.
+        assert!(c.on_latency(t0 + ms(500), ms(50), 100));
+        let later = t0 + LATENCY_FLOOR_WINDOW + ms(600);
+        c.on_latency(later, ms(50), 100);
+        let much_later = later + LATENCY_FLOOR_WINDOW + ms(600);
+        assert!(!c.on_latency(much_later, ms(50), 100), "the floor is now 50 ms per 100 items");
+    }
+
+    #[test]
+    fn latency_is_ignored_without_latency_control_and_with_fixed_concurrency() {
+        let t0 = Instant::now();
+        let mut off = Controller::new(Concurrency::Auto, 64, false, t0);
+        assert!(!off.on_latency(t0, ms(1), 1));
+        assert!(!off.on_latency(t0 + ms(500), ms(1000), 1));
+        let mut fixed = Controller::new(Concurrency::Fixed(8), 64, true, t0);
+        fixed.on_latency(t0, ms(1), 1);
+        fixed.on_latency(t0 + ms(500), ms(1000), 1);
+        fixed.on_throttle(t0 + ms(600), 1.0);
+        assert_eq!(fixed.allowed(), 8);
+    }
+
+    #[test]
+    fn auto_concurrency_never_exceeds_the_sinks_maximum() {
+        let t0 = Instant::now();
+        let mut c = Controller::new(Concurrency::Auto, 3, false, t0);
+        assert_eq!(c.allowed(), 3, "starts at min(4, max)");
+        for _ in 0..1000 {
+            c.on_success();
+        }
+        assert_eq!(c.allowed(), 3);
+        c.on_throttle(t0, 1.0);
+        assert_eq!(c.allowed(), 2, "3 x 0.7 = 2.1");
+    }
 }

@@ -1,6 +1,7 @@
 //! The DynamoDB side: one SDK client, built once with the SDK's retries
-//! off so that every throttle reaches the loader's controller, and one
-//! function per write mode that classifies what the endpoint answered.
+//! off so that every throttle reaches the loader's controller, and the
+//! `DynamoSink`, one request per write mode, classifying what the endpoint
+//! answered.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -17,8 +18,22 @@ use aws_sdk_dynamodb::types::{
 use aws_sdk_dynamodb::Client;
 use dynaburst_model::ScalarType;
 
-use crate::convert::{key_from_sdk, KeyId};
+use dynaburst_input::Record;
+use dynaburst_model::{write_units, MAX_ITEM_BYTES};
+
+use crate::convert::{item_to_sdk, key_from_sdk, key_hashes, KeyId};
+use crate::pipeline::MAX_CONCURRENCY;
 use crate::schema::KeySchema;
+use crate::target::{Limits, Outcome, Sink, SinkItem};
+
+/// Items in one BatchWriteItem.
+pub const BATCH_SIZE: usize = 25;
+/// Largest `--transact-size`.
+pub const MAX_TRANSACT_SIZE: usize = 100;
+/// Largest BatchWriteItem request (16 MB).
+pub const MAX_BATCH_WRITE_BYTES: usize = 16 * 1024 * 1024;
+/// Largest TransactWriteItems request, all items together (4 MB).
+pub const MAX_TRANSACT_BYTES: usize = 4 * 1024 * 1024;
 
 /// How long one request may take before it counts as failed (and is
 /// retried).
@@ -52,24 +67,6 @@ const FATAL_CODES: &[&str] = &[
     "IncompleteSignatureException",
     "UnknownOperationException",
 ];
-
-/// What one write request came to.
-#[derive(Debug)]
-pub enum Outcome {
-    /// Written, except the items at these indexes (UnprocessedItems).
-    Written { unprocessed: Vec<usize>, units: f64 },
-    /// Nothing written: the endpoint is throttling.
-    Throttled { code: String },
-    /// Refused as invalid: split to find the bad record(s).
-    Invalid { message: String },
-    /// A transaction cancelled for per-item reasons (index, code, message);
-    /// items not listed were fine.
-    Cancelled { reasons: Vec<(usize, String, String)> },
-    /// A network error, a timeout or a 5xx: try again.
-    Transient { message: String },
-    /// Going on cannot help (missing table, bad credentials).
-    Fatal { message: String },
-}
 
 /// How records are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,20 +154,70 @@ fn classify<E: ProvideErrorMetadata + std::error::Error + 'static>(err: &SdkErro
     }
 }
 
-/// Writes `items` (SDK maps with their keys) with `mode`.
-pub async fn write(
+/// A record ready for DynamoDB: its key and the SDK's item.
+pub struct DynamoItem {
+    pub key: KeyId,
+    pub item: HashMap<String, Av>,
+}
+
+/// Checks a record against the key schema and converts it for the SDK
+/// (on the reader thread).
+pub fn prepare(rec: &Record, schema: &KeySchema) -> Result<SinkItem<DynamoItem>, String> {
+    let item = rec.item.as_ref().map_err(|e| e.0.clone())?;
+    let (key, size) = schema.check(item)?;
+    let (partition, slot) = key_hashes(&key);
+    Ok(SinkItem { partition, slot, units: write_units(size), bytes: size, item: DynamoItem { key, item: item_to_sdk(item) } })
+}
+
+/// Writes to one DynamoDB table through the SDK.
+pub struct DynamoSink {
+    pub client: Client,
+    pub table: String,
+    pub schema: KeySchema,
+    pub mode: WriteMode,
+    /// Items per TransactWriteItems.
+    pub transact_size: usize,
+}
+
+impl Sink for DynamoSink {
+    type Item = DynamoItem;
+
+    fn request_name(&self) -> &'static str {
+        self.mode.request_name()
+    }
+
+    fn limits(&self) -> Limits {
+        let (max_items, max_bytes) = match self.mode {
+            WriteMode::Batch => (BATCH_SIZE, MAX_BATCH_WRITE_BYTES),
+            WriteMode::Put => (1, MAX_ITEM_BYTES),
+            WriteMode::Transact => (self.transact_size.clamp(1, MAX_TRANSACT_SIZE), MAX_TRANSACT_BYTES),
+        };
+        Limits { max_items, max_bytes, max_concurrency: MAX_CONCURRENCY }
+    }
+
+    fn idempotent_requests(&self) -> bool {
+        self.mode == WriteMode::Transact
+    }
+
+    fn write<'a>(&'a self, items: &'a [&'a DynamoItem], token: Option<&'a str>) -> impl std::future::Future<Output = Outcome> + Send + 'a {
+        write(&self.client, &self.table, &self.schema, self.mode, items, token)
+    }
+}
+
+/// Writes `items` with `mode`.
+async fn write(
     client: &Client,
     table: &str,
     schema: &KeySchema,
     mode: WriteMode,
-    items: &[(&KeyId, &HashMap<String, Av>)],
+    items: &[&DynamoItem],
     token: Option<&str>,
 ) -> Outcome {
     match mode {
         WriteMode::Batch => {
             let mut requests = Vec::with_capacity(items.len());
-            for (_, item) in items {
-                match PutRequest::builder().set_item(Some((*item).clone())).build() {
+            for DynamoItem { item, .. } in items.iter().copied() {
+                match PutRequest::builder().set_item(Some(item.clone())).build() {
                     Ok(p) => requests.push(WriteRequest::builder().put_request(p).build()),
                     Err(e) => return Outcome::Invalid { message: e.to_string() },
                 }
@@ -186,7 +233,7 @@ pub async fn write(
                     let units = out.consumed_capacity().iter().filter_map(|c| c.capacity_units()).sum();
                     let mut unprocessed = Vec::new();
                     if let Some(left) = out.unprocessed_items().and_then(|m| m.get(table)) {
-                        let index: HashMap<&KeyId, usize> = items.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect();
+                        let index: HashMap<&KeyId, usize> = items.iter().enumerate().map(|(i, d)| (&d.key, i)).collect();
                         for w in left {
                             let Some(item) = w.put_request().map(|p| p.item()) else { continue };
                             let key = sdk_key(schema, item);
@@ -200,32 +247,29 @@ pub async fn write(
                             }
                         }
                     }
-                    Outcome::Written { unprocessed, units }
+                    Outcome::Written { unprocessed, rejected: Vec::new(), units }
                 }
                 Err(e) => classify(&e),
             }
         }
         WriteMode::Put => {
-            let Some((_, item)) = items.first() else { return Outcome::Written { unprocessed: vec![], units: 0.0 } };
+            let Some(DynamoItem { item, .. }) = items.first().copied() else { return Outcome::all_written(0.0) };
             let result = client
                 .put_item()
                 .table_name(table)
-                .set_item(Some((*item).clone()))
+                .set_item(Some(item.clone()))
                 .return_consumed_capacity(ReturnConsumedCapacity::Total)
                 .send()
                 .await;
             match result {
-                Ok(out) => Outcome::Written {
-                    unprocessed: vec![],
-                    units: out.consumed_capacity().and_then(|c| c.capacity_units()).unwrap_or(0.0),
-                },
+                Ok(out) => Outcome::all_written(out.consumed_capacity().and_then(|c| c.capacity_units()).unwrap_or(0.0)),
                 Err(e) => classify(&e),
             }
         }
         WriteMode::Transact => {
             let mut actions = Vec::with_capacity(items.len());
-            for (_, item) in items {
-                match Put::builder().table_name(table).set_item(Some((*item).clone())).build() {
+            for DynamoItem { item, .. } in items.iter().copied() {
+                match Put::builder().table_name(table).set_item(Some(item.clone())).build() {
                     Ok(p) => actions.push(TransactWriteItem::builder().put(p).build()),
                     Err(e) => return Outcome::Invalid { message: e.to_string() },
                 }
@@ -238,10 +282,7 @@ pub async fn write(
                 req = req.client_request_token(t);
             }
             match req.send().await {
-                Ok(out) => Outcome::Written {
-                    unprocessed: vec![],
-                    units: out.consumed_capacity().iter().filter_map(|c| c.capacity_units()).sum(),
-                },
+                Ok(out) => Outcome::all_written(out.consumed_capacity().iter().filter_map(|c| c.capacity_units()).sum()),
                 Err(e) => {
                     if let SdkError::ServiceError(se) = &e {
                         if let aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError::TransactionCanceledException(tc) = se.err() {
