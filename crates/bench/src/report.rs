@@ -239,6 +239,30 @@ fn doc_size(out: &mut String, s: &Value, seed: &str) {
         );
     }
     out.push('\n');
+    let memory = list(s, "memory");
+    if !memory.is_empty() {
+        out.push_str("**Client memory by document count** (the loader's peak resident memory; seed 001's client passed 400 GB at 3.2 million documents):\n\n");
+        table_header(out, &[("Docs", true), ("Fields", true), ("Writers", true), ("Ours docs/ms", true), ("Peak MB", true)]);
+        for r in memory {
+            table_row(
+                out,
+                &[
+                    opt(num(r, "docs"), format_count),
+                    opt(num(r, "fields"), format_count),
+                    opt(num(r, "writers"), format_count),
+                    opt(num(r, "docs_per_ms"), format_number),
+                    opt(num(r, "peak_memory_bytes"), format_mb),
+                ],
+            );
+        }
+        out.push('\n');
+        let peaks: Vec<f64> = memory.iter().filter_map(|r| num(r, "peak_memory_bytes")).collect();
+        if let (Some(first), Some(last)) = (peaks.first(), peaks.last()) {
+            if peaks.len() > 1 && *first > 0.0 {
+                out.push_str(&format!("Largest run's peak over the smallest's: **{:.2}×**.\n\n", last / first));
+            }
+        }
+    }
     let rows: Vec<Value> = rows.into_iter().cloned().collect();
     provenance(out, s, &[("every size and writer count", &rows)], seed);
 }

@@ -34,6 +34,10 @@ pub struct BenchOptions {
     pub seed: u64,
     pub out: PathBuf,
     pub command: String,
+    /// doc-size into MongoDB / DocumentDB at this URI.
+    pub target: Option<String>,
+    /// doc-size with a target: document counts for the client-memory check.
+    pub memory_docs: Vec<u64>,
 }
 
 /// What a run produced.
@@ -79,6 +83,8 @@ pub fn run(
         seed: opts.seed,
         out_dir: opts.out.clone(),
         say: say.clone(),
+        target: opts.target.clone(),
+        memory_docs: opts.memory_docs.clone(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -123,6 +129,7 @@ pub fn run(
         "duration_s": started.elapsed().as_secs_f64(),
         "seed": opts.seed,
         "endpoint": opts.endpoint_url.clone().unwrap_or_else(|| "embedded dynaburst serve (capacity model on; off for doc-size, latency and the lookup)".to_string()),
+        "target": opts.target.as_deref().map(dynaburst_mongo::redact),
         "latency_model": opts.latency_model,
         "rtt_ms": opts.rtt_ms,
         "scale": opts.scale,

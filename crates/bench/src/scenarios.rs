@@ -40,6 +40,10 @@ pub struct Ctx {
     pub out_dir: PathBuf,
     /// Progress lines.
     pub say: Arc<dyn Fn(String) + Send + Sync>,
+    /// doc-size into MongoDB / DocumentDB at this URI instead of DynamoDB.
+    pub target: Option<String>,
+    /// doc-size with a target: document counts for the client-memory check.
+    pub memory_docs: Vec<u64>,
 }
 
 impl Ctx {
@@ -386,6 +390,9 @@ fn seed_001(fields: usize, writers: usize) -> Value {
 /// Seed 001: documents of 1, 10 and 100 fields by 1, 2, 4 and 8 writers,
 /// loaded with dynaburst load's pipeline (a writer is a request in flight).
 pub async fn doc_size(ctx: &Ctx) -> Result<Value, ScenarioError> {
+    if let Some(uri) = &ctx.target {
+        return doc_size_mongo(ctx, uri).await;
+    }
     let per_writer = ctx.n(10_000, 200);
     let mut rows = Vec::new();
     for fields in [1usize, 10, 100] {
@@ -405,7 +412,8 @@ pub async fn doc_size(ctx: &Ctx) -> Result<Value, ScenarioError> {
             create_table(&c, &table, &[("id", ScalarAttributeType::S)], None).await?;
             // The client is `dynaburst load` itself, in its own process, so
             // its peak memory is the client's alone (seed 001's concern).
-            let report = load_in_child(ctx, &ctx.unlimited_url, &path, &table, writers).await?;
+            let args = ["--table".to_string(), table.clone(), "--endpoint-url".to_string(), ctx.unlimited_url.clone()];
+            let report = load_in_child(ctx, &args, &path, &table, writers).await?;
             let _ = std::fs::remove_file(&path);
             let _ = c.delete_table().table_name(&table).send().await;
             let wall = report["duration_s"].as_f64().unwrap_or(0.0);
@@ -427,32 +435,105 @@ pub async fn doc_size(ctx: &Ctx) -> Result<Value, ScenarioError> {
     }))
 }
 
+/// Documents per insert command in the MongoDB variant (seed 001's
+/// insert_many batches).
+pub const MONGO_BATCH: usize = 1000;
+
+/// Seed 001 against MongoDB / DocumentDB itself: documents of 1, 10 and 100
+/// string fields by 1, 2, 4, 8 and 16 writers, each cell one `dynaburst
+/// load --target` in a child process (so its peak memory is the client's
+/// own), then the client's peak memory at `--memory-docs` documents, which
+/// must not grow with their number (seed 001's client passed 400 GB).
+async fn doc_size_mongo(ctx: &Ctx, uri: &str) -> Result<Value, ScenarioError> {
+    let shown = dynaburst_mongo::redact(uri);
+    let database = dynaburst_mongo::database_name(uri, None);
+    let (_, server) = dynaburst_mongo::connect(uri, &database).await.map_err(|e| e.to_string())?;
+    let per_writer = ctx.n(5_000, 200);
+    let mut rows = Vec::new();
+    let cell = |fields: usize, writers: usize, docs: u64| {
+        let ctx = ctx;
+        let uri = uri.to_string();
+        let database = database.clone();
+        async move {
+            let path = ctx.out_dir.join(format!(".kv-docs-{fields}-{docs}.jsonl"));
+            let mut f = std::io::BufWriter::new(std::fs::File::create(&path).map_err(|e| e.to_string())?);
+            generate(Dataset::KvDocs, docs, fields, ctx.seed, &mut f).map_err(|e| e.to_string())?;
+            drop(f);
+            let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+            let collection = unique("docs", ctx.seed);
+            let args = vec![
+                "--target".to_string(),
+                uri.clone(),
+                "--collection".to_string(),
+                collection.clone(),
+                "--batch-size".to_string(),
+                MONGO_BATCH.to_string(),
+            ];
+            let report = load_in_child(ctx, &args, &path, &collection, writers).await;
+            let _ = std::fs::remove_file(&path);
+            let _ = dynaburst_mongo::drop_collection(&uri, &database, &collection).await;
+            let report = report?;
+            let wall = report["duration_s"].as_f64().unwrap_or(0.0);
+            let written = report["records"]["written"].as_u64().unwrap_or(0);
+            if written != docs {
+                return Err(format!("{docs} documents of {fields} fields by {writers} writers: {written} written"));
+            }
+            Ok::<Value, ScenarioError>(json!({
+                "fields": fields, "writers": writers, "docs": docs, "bytes": bytes, "wall_s": wall,
+                "docs_per_ms": docs as f64 / (wall * 1000.0).max(1e-9),
+                "bytes_per_s": bytes as f64 / wall.max(1e-9),
+                "peak_memory_bytes": report["peak_memory_bytes"],
+                "seed": seed_001(fields, writers),
+            }))
+        }
+    };
+    for fields in [1usize, 10, 100] {
+        for writers in [1usize, 2, 4, 8, 16] {
+            let docs = per_writer * writers as u64;
+            (ctx.say)(format!("doc-size: {docs} documents of {fields} fields, {writers} writers, into {shown}"));
+            rows.push(cell(fields, writers, docs).await?);
+        }
+    }
+    let mut memory = Vec::new();
+    for &docs in &ctx.memory_docs {
+        (ctx.say)(format!("doc-size: client memory, {docs} documents of 1 field, 4 writers"));
+        let row = cell(1, 4, docs).await?;
+        memory.push(json!({
+            "docs": docs, "fields": 1, "writers": 4, "wall_s": row["wall_s"], "docs_per_ms": row["docs_per_ms"],
+            "peak_memory_bytes": row["peak_memory_bytes"],
+        }));
+    }
+    Ok(json!({
+        "seed_id": "001",
+        "title": format!("Document size and writer count ({})", server.product),
+        "measured": true,
+        "target": shown,
+        "server": server.product,
+        "explanation": format!("Seed 001 measured DocumentDB (db.r5.4xlarge) insert_many from a 64-core client, 50,000 documents per process; ours is dynaburst load --target into {} with {MONGO_BATCH} documents per insert and each writer one command in flight, client and server on this machine. Peak memory is the loader process's own (VmHWM); seed 001's client passed 400 GB at 3.2 million documents.", server.product),
+        "rows": rows,
+        "memory": memory,
+    }))
+}
+
 /// Runs `dynaburst load` as a child process (this same executable) with
-/// `writers` requests in flight, and returns its report.
+/// `writers` requests in flight and the target given by `target_args`,
+/// and returns its report.
 async fn load_in_child(
     ctx: &Ctx,
-    url: &str,
+    target_args: &[String],
     path: &Path,
-    table: &str,
+    name: &str,
     writers: usize,
 ) -> Result<Value, ScenarioError> {
     let exe = std::env::current_exe()
         .map_err(|e| format!("cannot find the dynaburst executable: {e}"))?;
-    let report = ctx.out_dir.join(format!(".{table}.report.json"));
-    let checkpoint = ctx.out_dir.join(format!(".{table}.checkpoint"));
+    let report = ctx.out_dir.join(format!(".{name}.report.json"));
+    let checkpoint = ctx.out_dir.join(format!(".{name}.checkpoint"));
     let out = tokio::process::Command::new(&exe)
         .arg("load")
         .arg(path)
-        .args([
-            "--table",
-            table,
-            "--endpoint-url",
-            url,
-            "--quiet",
-            "--order",
-            "as-is",
-            "--concurrency",
-        ])
+        .args(target_args)
+        .args(["--quiet", "--order", "as-is", "--concurrency"])
         .arg(writers.to_string())
         .arg("--seed")
         .arg(ctx.seed.to_string())
@@ -466,7 +547,7 @@ async fn load_in_child(
     let _ = std::fs::remove_file(&checkpoint);
     if !out.status.success() {
         return Err(format!(
-            "dynaburst load into {table} failed: {}",
+            "dynaburst load into {name} failed: {}",
             String::from_utf8_lossy(&out.stderr)
         ));
     }

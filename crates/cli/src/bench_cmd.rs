@@ -46,6 +46,15 @@ pub struct BenchArgs {
     /// Where results.json, report.md, the SVG charts and the timelines go.
     #[arg(long, default_value = "bench-out")]
     out: PathBuf,
+    /// doc-size only: load MongoDB / DocumentDB at this URI (as
+    /// `dynaburst load --target`) instead of DynamoDB: 1, 10 and 100 fields
+    /// by 1, 2, 4, 8 and 16 writers, then the client-memory check.
+    #[arg(long, value_name = "URI")]
+    target: Option<String>,
+    /// doc-size with --target: document counts of the client-memory check
+    /// (1 field, 4 writers each).
+    #[arg(long, value_delimiter = ',', default_value = "100000,1000000")]
+    memory_docs: Vec<u64>,
 }
 
 pub fn run_cmd(args: BenchArgs) -> anyhow::Result<ExitCode> {
@@ -59,7 +68,14 @@ pub fn run_cmd(args: BenchArgs) -> anyhow::Result<ExitCode> {
             bail!("unknown scenario '{s}': choose from {} or all", SCENARIOS.join(", "));
         }
     }
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    if args.target.is_some() && scenarios.iter().any(|s| s != "doc-size") {
+        bail!("--target is for doc-size only (seed 001 measured DocumentDB): run `dynaburst bench doc-size --target URI`, and the other scenarios without it");
+    }
+    // The password never reaches results.json or report.md.
+    let command = std::env::args()
+        .map(|a| if a.starts_with("mongodb://") { dynaburst_mongo::redact(&a) } else { a })
+        .collect::<Vec<_>>()
+        .join(" ");
     let opts = BenchOptions {
         scenarios,
         endpoint_url: args.endpoint_url.clone(),
@@ -73,6 +89,8 @@ pub fn run_cmd(args: BenchArgs) -> anyhow::Result<ExitCode> {
         seed: args.seed,
         out: args.out.clone(),
         command,
+        target: args.target.clone(),
+        memory_docs: args.memory_docs.clone(),
     };
     let start = Instant::now();
     eprintln!("dynaburst bench: seed {}, output in {}", args.seed, args.out.display());

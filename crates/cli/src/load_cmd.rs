@@ -36,11 +36,18 @@ pub enum CompressionArg {
     Zstd,
 }
 
-#[derive(Clone, Copy, clap::ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ModeArg {
+    /// DynamoDB: BatchWriteItem of 25 (the default).
     Batch,
+    /// DynamoDB: PutItem each.
     Put,
+    /// DynamoDB: TransactWriteItems of --transact-size.
     Transact,
+    /// MongoDB: unordered inserts (the default).
+    Insert,
+    /// MongoDB: replace by _id (or --id-field), inserting when missing.
+    Upsert,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -77,11 +84,30 @@ pub struct LoadArgs {
     /// Input file (.csv, .jsonl, .ddb.json; optionally .gz or .zst), or -
     /// for standard input.
     input: String,
-    /// Target table.
-    #[arg(long)]
-    table: String,
+    /// Target DynamoDB table.
+    #[arg(long, required_unless_present = "target")]
+    table: Option<String>,
     #[command(flatten)]
     endpoint: EndpointArgs,
+    /// Load into MongoDB, DocumentDB or another MongoDB-compatible
+    /// database instead: mongodb://[USER:PASSWORD@]HOST[:PORT][,HOST...]/[DB][?OPTIONS].
+    /// The URI goes to the official driver as given (TLS, auth and replica
+    /// set options included). DynamoDB is the default target.
+    #[arg(long, value_name = "URI", requires = "collection")]
+    target: Option<String>,
+    /// MongoDB: the collection to load into.
+    #[arg(long)]
+    collection: Option<String>,
+    /// MongoDB: the database (default: the URI's path, else "test").
+    #[arg(long)]
+    database: Option<String>,
+    /// MongoDB --mode upsert: the field to match on instead of _id.
+    #[arg(long, value_name = "FIELD")]
+    id_field: Option<String>,
+    /// MongoDB: documents per insert or update command (kept under the
+    /// server's maxWriteBatchSize and message size).
+    #[arg(long, default_value_t = dynaburst_mongo::DEFAULT_BATCH_SIZE)]
+    batch_size: usize,
     /// Input format (default: from the file name).
     #[arg(long, value_enum)]
     format: Option<FormatArg>,
@@ -105,10 +131,11 @@ pub struct LoadArgs {
     /// Billing for --create-table: on-demand or provisioned:RCU:WCU.
     #[arg(long, default_value = "on-demand")]
     billing: String,
-    /// batch (BatchWriteItem of 25), put (PutItem each), or transact
-    /// (TransactWriteItems of --transact-size, idempotent retries).
-    #[arg(long, value_enum, default_value = "batch")]
-    mode: ModeArg,
+    /// DynamoDB: batch (BatchWriteItem of 25, the default), put (PutItem
+    /// each), or transact (TransactWriteItems of --transact-size,
+    /// idempotent retries). MongoDB: insert (the default) or upsert.
+    #[arg(long, value_enum)]
+    mode: Option<ModeArg>,
     /// Items per TransactWriteItems (1-100).
     #[arg(long, default_value_t = 25)]
     transact_size: usize,
@@ -119,9 +146,10 @@ pub struct LoadArgs {
     #[arg(long)]
     max_wcu: Option<f64>,
     /// as-is, interleave (spread consecutive writes over partition keys),
-    /// or shuffle, within --window records.
-    #[arg(long, value_enum, default_value = "interleave")]
-    order: OrderArg,
+    /// or shuffle, within --window records. Default: interleave for
+    /// DynamoDB, as-is for MongoDB (which has no partitions to spread).
+    #[arg(long, value_enum)]
+    order: Option<OrderArg>,
     /// Records held for reordering.
     #[arg(long, default_value_t = DEFAULT_WINDOW)]
     window: usize,
@@ -219,7 +247,9 @@ fn human(n: f64) -> String {
 }
 
 /// Shows progress until the sender is dropped.
-async fn show_progress(mut rx: watch::Receiver<Snapshot>, quiet: bool) {
+/// `units`: the label of the units a target consumes ("WCU/s"), or empty
+/// for a target that has none.
+async fn show_progress(mut rx: watch::Receiver<Snapshot>, quiet: bool, units_label: &'static str) {
     if quiet {
         while rx.changed().await.is_ok() {}
         return;
@@ -262,11 +292,11 @@ async fn show_progress(mut rx: watch::Receiver<Snapshot>, quiet: bool) {
             last_throttles = s.throttle_events;
             last_at = s.elapsed;
         }
+        let units_part = if units_label.is_empty() { String::new() } else { format!("{} {units_label}, ", human(units)) };
         let msg = format!(
-            "{} written, {} items/s, {} WCU/s, {:.1} throttled/s, {} in flight",
+            "{} written, {} items/s, {units_part}{:.1} throttled/s, {} in flight",
             human(s.written as f64),
             human(rate),
-            human(units),
             throttled,
             s.in_flight
         );
@@ -308,13 +338,48 @@ pub fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
     runtime.block_on(run_async(args))
 }
 
+fn order_of(arg: Option<OrderArg>, default: Order) -> Order {
+    match arg {
+        Some(OrderArg::AsIs) => Order::AsIs,
+        Some(OrderArg::Interleave) => Order::Interleave,
+        Some(OrderArg::Shuffle) => Order::Shuffle,
+        None => default,
+    }
+}
+
+fn concurrency_of(text: &str) -> anyhow::Result<Concurrency> {
+    Ok(match text {
+        "auto" => Concurrency::Auto,
+        n => Concurrency::Fixed(n.parse::<usize>().ok().filter(|n| *n > 0).context("--concurrency takes auto or a positive number")?),
+    })
+}
+
+fn seed_of(arg: Option<u64>) -> u64 {
+    arg.unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1))
+}
+
 async fn run_async(args: LoadArgs) -> anyhow::Result<ExitCode> {
+    if let Some(target) = args.target.clone() {
+        return run_mongo(args, target).await;
+    }
+    let table = args.table.clone().context("--table is needed (or --target mongodb://... --collection C)")?;
+    for (given, flag) in [
+        (args.collection.is_some(), "--collection"),
+        (args.database.is_some(), "--database"),
+        (args.id_field.is_some(), "--id-field"),
+        (args.batch_size != dynaburst_mongo::DEFAULT_BATCH_SIZE, "--batch-size"),
+        (matches!(args.mode, Some(ModeArg::Insert | ModeArg::Upsert)), "--mode insert|upsert"),
+    ] {
+        if given {
+            bail!("{flag} is for MongoDB targets: add --target mongodb://HOST:PORT/DB, or drop {flag} to load into DynamoDB");
+        }
+    }
     let spec = input_spec(&args)?;
     let prices = Prices { per_million_wru: args.price_write_request_units, per_wcu_hour: args.price_wcu_hour };
     let key = args.key.as_deref().map(KeySchema::parse).transpose().map_err(|e| anyhow::anyhow!(e))?;
     if args.dry_run {
         let client = dynaburst_loader::client(&args.endpoint.endpoint()).await;
-        let (schema, capacity) = match dynaburst_loader::describe(&client, &args.table).await {
+        let (schema, capacity) = match dynaburst_loader::describe(&client, &table).await {
             Ok(info) => (info.schema, info.provisioned_wcu.or(info.warm_write_units).unwrap_or(4000) as f64),
             Err(_) => match &key {
                 Some(k) => {
@@ -324,7 +389,7 @@ async fn run_async(args: LoadArgs) -> anyhow::Result<ExitCode> {
                     };
                     (k.clone(), cap)
                 }
-                None => bail!("--dry-run needs the table's key: the table {} cannot be described, so pass --key NAME:TYPE[,NAME:TYPE]", args.table),
+                None => bail!("--dry-run needs the table's key: the table {table} cannot be described, so pass --key NAME:TYPE[,NAME:TYPE]"),
             },
         };
         let report = dynaburst_loader::dry_run(spec, &schema, capacity, prices)?;
@@ -338,31 +403,22 @@ async fn run_async(args: LoadArgs) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    let concurrency = match args.concurrency.as_str() {
-        "auto" => Concurrency::Auto,
-        n => Concurrency::Fixed(n.parse::<usize>().ok().filter(|n| *n > 0).context("--concurrency takes auto or a positive number")?),
-    };
-    let seed = args.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
-    });
+    let concurrency = concurrency_of(&args.concurrency)?;
+    let seed = seed_of(args.seed);
     let opts = LoadOptions {
         input: spec,
-        table: args.table.clone(),
+        table,
         endpoint: args.endpoint.endpoint(),
         create,
         mode: match args.mode {
-            ModeArg::Batch => WriteMode::Batch,
-            ModeArg::Put => WriteMode::Put,
-            ModeArg::Transact => WriteMode::Transact,
+            Some(ModeArg::Put) => WriteMode::Put,
+            Some(ModeArg::Transact) => WriteMode::Transact,
+            _ => WriteMode::Batch,
         },
         transact_size: args.transact_size,
         concurrency,
         max_wcu: args.max_wcu,
-        order: match args.order {
-            OrderArg::AsIs => Order::AsIs,
-            OrderArg::Interleave => Order::Interleave,
-            OrderArg::Shuffle => Order::Shuffle,
-        },
+        order: order_of(args.order, Order::Interleave),
         window: args.window,
         seed,
         rejects: args.rejects.clone(),
@@ -372,11 +428,82 @@ async fn run_async(args: LoadArgs) -> anyhow::Result<ExitCode> {
         prices,
     };
     let (progress_tx, progress_rx) = watch::channel(Snapshot::default());
-    let display = tokio::spawn(show_progress(progress_rx, args.quiet));
+    let display = tokio::spawn(show_progress(progress_rx, args.quiet, "WCU/s"));
     let stop = stop_on_signal();
     let result = dynaburst_loader::load(opts, progress_tx, stop).await;
     let _ = display.await;
-    let result = result?;
+    finish(&args, result?)
+}
+
+/// `--target mongodb://...`: the same pipeline into a collection.
+async fn run_mongo(args: LoadArgs, uri: String) -> anyhow::Result<ExitCode> {
+    let default = EndpointArgs { endpoint_url: None, region: None, profile: None };
+    for (given, flag) in [
+        (args.table.is_some(), "--table"),
+        (args.endpoint.endpoint_url != default.endpoint_url, "--endpoint-url"),
+        (args.endpoint.region.is_some(), "--region"),
+        (args.endpoint.profile.is_some(), "--profile"),
+        (args.create_table, "--create-table"),
+        (args.key.is_some(), "--key"),
+        (args.billing != "on-demand", "--billing"),
+        (args.transact_size != 25, "--transact-size"),
+        (args.max_wcu.is_some(), "--max-wcu"),
+        (matches!(args.mode, Some(ModeArg::Batch | ModeArg::Put | ModeArg::Transact)), "--mode batch|put|transact"),
+        (args.price_write_request_units != dynaburst_loader::PRICE_PER_MILLION_WRU, "--price-write-request-units"),
+        (args.price_wcu_hour != dynaburst_loader::PRICE_PER_WCU_HOUR, "--price-wcu-hour"),
+    ] {
+        if given {
+            bail!("{flag} is for DynamoDB targets; with --target mongodb://... use --collection, --database, --mode insert|upsert, --id-field and --batch-size");
+        }
+    }
+    let collection = args.collection.clone().context("--target needs --collection NAME")?;
+    let mode = match args.mode {
+        Some(ModeArg::Upsert) => dynaburst_mongo::MongoMode::Upsert,
+        _ => dynaburst_mongo::MongoMode::Insert,
+    };
+    if args.id_field.is_some() && mode != dynaburst_mongo::MongoMode::Upsert {
+        bail!("--id-field chooses what --mode upsert matches on: add --mode upsert (inserts always use _id)");
+    }
+    let mut spec = input_spec(&args)?;
+    spec.raw_json = true;
+    let opts = dynaburst_mongo::MongoOptions {
+        input: spec,
+        uri,
+        database: args.database.clone(),
+        collection,
+        mode,
+        id_field: args.id_field.clone(),
+        batch_size: args.batch_size,
+        tuning: dynaburst_loader::Tuning {
+            concurrency: concurrency_of(&args.concurrency)?,
+            latency_control: true,
+            max_wcu: None,
+            order: order_of(args.order, Order::AsIs),
+            window: args.window,
+            seed: seed_of(args.seed),
+            stall_timeout: Duration::from_secs(args.stall_timeout),
+        },
+        rejects: args.rejects.clone(),
+        checkpoint: args.checkpoint.clone(),
+        resume: args.resume,
+    };
+    if args.dry_run {
+        let report = dynaburst_mongo::dry_run(&opts)?;
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        let rejected = report["records"]["rejected"].as_u64().unwrap_or(0);
+        return Ok(if rejected > 0 { ExitCode::from(EXIT_REJECTED) } else { ExitCode::SUCCESS });
+    }
+    let (progress_tx, progress_rx) = watch::channel(Snapshot::default());
+    let display = tokio::spawn(show_progress(progress_rx, args.quiet, ""));
+    let stop = stop_on_signal();
+    let result = dynaburst_mongo::load(opts, progress_tx, stop).await;
+    let _ = display.await;
+    finish(&args, result?)
+}
+
+/// Writes the report and timeline, prints the summary, and chooses the
+/// exit status.
+fn finish(args: &LoadArgs, result: dynaburst_loader::LoadResult) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.report {
         std::fs::write(path, serde_json::to_string_pretty(&result.report)? + "\n")
             .with_context(|| format!("cannot write the report to {}", path.display()))?;
@@ -395,12 +522,12 @@ async fn run_async(args: LoadArgs) -> anyhow::Result<ExitCode> {
         human(result.written as f64),
         human(result.rejected as f64)
     );
+    let units = if r.get("write_units").is_some() { format!(", {} WCU/s", human(f(&r["units_per_s"]["mean"]))) } else { String::new() };
     eprintln!(
-        "  {:.1} s, {} items/s (best second {}), {} WCU/s; {} throttle events, {} items re-sent",
+        "  {:.1} s, {} items/s (best second {}){units}; {} throttle events, {} items re-sent",
         f(&r["duration_s"]),
         human(f(&r["items_per_s"]["mean"])),
         human(f(&r["items_per_s"]["best_second"])),
-        human(f(&r["units_per_s"]["mean"])),
         human(f(&r["throttle_events"])),
         human(f(&r["items_resent"]))
     );
@@ -416,15 +543,30 @@ async fn run_async(args: LoadArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    eprintln!(
-        "  peak concurrency {}, peak memory {} MB; cost at list prices ${:.4} on-demand, ${:.4} provisioned ({} WCU); seed {}",
-        r["peak_concurrency"],
-        human(f(&r["peak_memory_bytes"]) / 1e6),
-        f(&r["cost_usd"]["on_demand"]),
-        f(&r["cost_usd"]["provisioned"]),
-        human(f(&r["cost_usd"]["provisioned_wcu"])),
-        r["seed"]
-    );
+    if r.get("cost_usd").is_some() {
+        eprintln!(
+            "  peak concurrency {}, peak memory {} MB; cost at list prices ${:.4} on-demand, ${:.4} provisioned ({} WCU); seed {}",
+            r["peak_concurrency"],
+            human(f(&r["peak_memory_bytes"]) / 1e6),
+            f(&r["cost_usd"]["on_demand"]),
+            f(&r["cost_usd"]["provisioned"]),
+            human(f(&r["cost_usd"]["provisioned_wcu"])),
+            r["seed"]
+        );
+    } else {
+        eprintln!(
+            "  peak concurrency {}, peak memory {} MB; {}; seed {}",
+            r["peak_concurrency"],
+            human(f(&r["peak_memory_bytes"]) / 1e6),
+            r["server"]["product"].as_str().unwrap_or("?"),
+            r["seed"]
+        );
+    }
+    if let Some(notes) = r["notes"].as_array() {
+        for n in notes.iter().filter_map(|n| n.as_str()) {
+            eprintln!("  note: {n}");
+        }
+    }
     Ok(match &result.ending {
         Ending::Complete if result.rejected > 0 => {
             eprintln!("dynaburst load: {} records were rejected: fix them in {} and load that file", result.rejected, result.rejects_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default());

@@ -62,7 +62,7 @@ pub const PROGRESS_EVERY: Duration = Duration::from_millis(200);
 pub const CHANNEL_RECORDS: usize = 1024;
 /// Most bytes held for records read but not yet acknowledged (their text
 /// and their converted form); reading pauses above it.
-pub const MAX_HELD_BYTES: usize = 128 * 1024 * 1024;
+pub const MAX_HELD_BYTES: usize = 64 * 1024 * 1024;
 /// A request that fails transiently this many times in a row is split in
 /// halves, to find a record that fails every request it is in.
 pub const POISON_ATTEMPTS: u32 = 5;
@@ -634,12 +634,12 @@ impl<S: Sink> Pipeline<S> {
     }
 
     /// Records read but not yet acknowledged may not exceed the window plus
-    /// a full round of requests, nor hold more than `MAX_HELD_BYTES`:
-    /// throttled records waiting to be re-sent count, so memory stays
-    /// bounded whatever the endpoint does.
+    /// two rounds of requests at the current concurrency, nor hold more
+    /// than `MAX_HELD_BYTES`: throttled records waiting to be re-sent
+    /// count, so memory stays bounded whatever the endpoint does.
     fn may_read(&self) -> bool {
         !self.orderer.is_full()
-            && self.outstanding.len() < self.opts.window + self.limits.max_concurrency * self.limits.max_items
+            && self.outstanding.len() < self.opts.window + 2 * self.controller.allowed() * self.limits.max_items
             && self.held_bytes < MAX_HELD_BYTES
     }
 

@@ -38,6 +38,7 @@ impl Outcome {
 }
 
 /// A record checked and converted for one sink, on the reader thread.
+#[derive(Debug)]
 pub struct SinkItem<I> {
     /// Hash of the value that places the record (DynamoDB: the partition
     /// key): what `--order interleave` spreads.
