@@ -132,6 +132,19 @@ pub async fn client(endpoint: &Endpoint) -> Client {
     Client::from_conf(builder.build())
 }
 
+/// An SDK error as a person should read it: the service's code and
+/// message when it answered, else the transport error with its causes.
+pub fn error_text<E: ProvideErrorMetadata + std::error::Error + 'static>(
+    err: &SdkError<E, aws_sdk_dynamodb::config::http::HttpResponse>,
+) -> String {
+    match err {
+        SdkError::ServiceError(e) => {
+            format!("{}: {}", e.err().code().unwrap_or("error"), e.err().message().unwrap_or("(no message)"))
+        }
+        other => format!("{}", aws_sdk_dynamodb::error::DisplayErrorContext(other)),
+    }
+}
+
 fn classify<E: ProvideErrorMetadata + std::error::Error + 'static>(err: &SdkError<E, aws_sdk_dynamodb::config::http::HttpResponse>) -> Outcome {
     match err {
         SdkError::ServiceError(e) => {
@@ -349,7 +362,7 @@ pub async fn describe(client: &Client, table: &str) -> Result<TableInfo, TableEr
         if e.as_service_error().and_then(|s| s.code()) == Some("ResourceNotFoundException") {
             TableError::Missing(table.to_string())
         } else {
-            TableError::Other(format!("DescribeTable {table}: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e)))
+            TableError::Other(format!("DescribeTable {table}: {}", error_text(&e)))
         }
     })?;
     let Some(t) = out.table() else { return Err(TableError::Other("DescribeTable returned no table".into())) };
@@ -431,7 +444,7 @@ pub async fn create_table(client: &Client, table: &str, schema: &KeySchema, bill
                 .map_err(|e| e.to_string())?,
         ),
     };
-    req.send().await.map_err(|e| format!("CreateTable {table}: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e)))?;
+    req.send().await.map_err(|e| format!("CreateTable {table}: {}", error_text(&e)))?;
     let deadline = tokio::time::Instant::now() + CREATE_TABLE_WAIT;
     loop {
         let out = client.describe_table().table_name(table).send().await;

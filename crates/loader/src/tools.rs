@@ -62,11 +62,11 @@ pub async fn count(client: &Client, table: &str, segments: u32) -> Result<u64, S
                     Err(e) if retryable(e.code()) || e.as_service_error().is_none() => {
                         attempt += 1;
                         if attempt > MAX_ATTEMPTS {
-                            return Err(format!("Scan segment {segment}: gave up after {MAX_ATTEMPTS} attempts: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e)));
+                            return Err(format!("Scan segment {segment}: gave up after {MAX_ATTEMPTS} attempts: {}", sink::error_text(&e)));
                         }
                         tokio::time::sleep(backoff(attempt, u64::from(segment))).await;
                     }
-                    Err(e) => return Err(format!("Scan {table}: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e))),
+                    Err(e) => return Err(format!("Scan {table}: {}", sink::error_text(&e))),
                 }
             }
         });
@@ -110,12 +110,12 @@ pub async fn purge(client: &Client, table: &str, segments: u32) -> Result<u64, S
                     Err(e) if retryable(e.code()) || e.as_service_error().is_none() => {
                         attempt += 1;
                         if attempt > MAX_ATTEMPTS {
-                            return Err(format!("Scan segment {segment}: gave up: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e)));
+                            return Err(format!("Scan segment {segment}: gave up: {}", sink::error_text(&e)));
                         }
                         tokio::time::sleep(backoff(attempt, u64::from(segment))).await;
                         continue;
                     }
-                    Err(e) => return Err(format!("Scan {table}: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e))),
+                    Err(e) => return Err(format!("Scan {table}: {}", sink::error_text(&e))),
                 };
                 attempt = 0;
                 for chunk in out.items().chunks(25) {
@@ -135,7 +135,7 @@ pub async fn purge(client: &Client, table: &str, segments: u32) -> Result<u64, S
                                 pending = left;
                             }
                             Err(e) if retryable(e.code()) || e.as_service_error().is_none() => tries += 1,
-                            Err(e) => return Err(format!("BatchWriteItem {table}: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e))),
+                            Err(e) => return Err(format!("BatchWriteItem {table}: {}", sink::error_text(&e))),
                         }
                         if !pending.is_empty() {
                             if tries > MAX_ATTEMPTS {
