@@ -28,7 +28,7 @@ use tokio::sync::{mpsc, watch};
 pub use checkpoint::Checkpoint;
 pub use convert::{item_to_sdk, to_sdk, HashMap128, HashSet128};
 pub use order::Order;
-pub use pipeline::{Concurrency, Ending, Outcomes, Snapshot, MAX_CONCURRENCY, MAX_HELD_BYTES};
+pub use pipeline::{Concurrency, Ending, Outcomes, Snapshot, Tuning, MAX_CONCURRENCY, MAX_HELD_BYTES};
 pub use report::{peak_memory_bytes, Prices, Report, SecondRow, PRICE_PER_MILLION_WRU, PRICE_PER_WCU_HOUR};
 pub use schema::KeySchema;
 pub use sink::{
@@ -205,19 +205,6 @@ pub fn open_session(
     })
 }
 
-/// How the pipeline paces itself; the same flags for every target.
-#[derive(Clone, Debug)]
-pub struct Tuning {
-    pub concurrency: Concurrency,
-    /// Latency drives `--concurrency auto` too.
-    pub latency_control: bool,
-    pub max_wcu: Option<f64>,
-    pub order: Order,
-    pub window: usize,
-    pub seed: u64,
-    pub stall_timeout: Duration,
-}
-
 /// Reads the session's input on its own thread, converting each record
 /// with `convert` there, and runs the pipeline into `sink` to its end.
 pub async fn run_pipeline<S, F>(
@@ -249,18 +236,12 @@ where
         .map_err(|e| LoadError::Io(format!("cannot start the reader thread: {e}")))?;
     let popts = pipeline::PipelineOptions {
         target: session.target.clone(),
-        concurrency: tuning.concurrency,
-        latency_control: tuning.latency_control,
-        max_wcu: tuning.max_wcu,
-        order: tuning.order,
-        window: tuning.window.max(1),
-        seed: tuning.seed,
+        tuning: Tuning { window: tuning.window.max(1), ..tuning.clone() },
         rejects: session.rejects.clone(),
         rejects_keep: session.rejects_keep,
         checkpoint: session.checkpoint.clone(),
         input_name: session.input_name.clone(),
         input_bytes: session.input_bytes,
-        stall_timeout: tuning.stall_timeout,
     };
     let out = pipeline::run(sink, popts, rx, total_bytes, progress, stop).await.map_err(|e| match e {
         pipeline::PipelineError::Input(e) => LoadError::Input(e),

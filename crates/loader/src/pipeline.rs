@@ -87,11 +87,9 @@ pub enum Concurrency {
     Fixed(usize),
 }
 
-/// Everything the pipeline needs besides the sink and the input.
+/// How the pipeline paces itself; the same flags for every target.
 #[derive(Clone, Debug)]
-pub struct PipelineOptions {
-    /// The target's name, for the checkpoint (a table, or db.collection).
-    pub target: String,
+pub struct Tuning {
     pub concurrency: Concurrency,
     /// Let latency drive `--concurrency auto` too (targets that queue
     /// rather than throttle, such as MongoDB).
@@ -100,6 +98,16 @@ pub struct PipelineOptions {
     pub order: Order,
     pub window: usize,
     pub seed: u64,
+    /// Abort when no record was acknowledged for this long.
+    pub stall_timeout: Duration,
+}
+
+/// Everything the pipeline needs besides the sink and the input.
+#[derive(Clone, Debug)]
+pub struct PipelineOptions {
+    /// The target's name, for the checkpoint (a table, or db.collection).
+    pub target: String,
+    pub tuning: Tuning,
     pub rejects: PathBuf,
     /// Rejects file length to keep (resume); None truncates nothing.
     pub rejects_keep: Option<u64>,
@@ -107,8 +115,6 @@ pub struct PipelineOptions {
     /// The input's name and size, for the checkpoint.
     pub input_name: String,
     pub input_bytes: Option<u64>,
-    /// Abort when no record was acknowledged for this long.
-    pub stall_timeout: Duration,
 }
 
 /// Progress, sent a few times a second.
@@ -417,7 +423,7 @@ impl<S: Sink> Pipeline<S> {
             self.run_length += 1;
             if self.run_length == LONG_RUN_WARNING && !self.warned_run {
                 self.warned_run = true;
-                let advice = match self.opts.order {
+                let advice = match self.opts.tuning.order {
                     Order::AsIs => "use --order interleave or shuffle to spread writes over partitions",
                     _ => "a run longer than --window still reaches one partition at a time: raise --window or use --order shuffle",
                 };
@@ -439,9 +445,9 @@ impl<S: Sink> Pipeline<S> {
     /// Moves records from the window to `ready` (or `blocked` when their
     /// key is in flight).
     fn release(&mut self, input_done: bool) {
-        let wants_full_window = self.opts.order != Order::AsIs;
+        let wants_full_window = self.opts.tuning.order != Order::AsIs;
         let target = self.controller.allowed() * self.limits.max_items * 2;
-        while self.ready.len() < target && self.blocked_count < self.opts.window {
+        while self.ready.len() < target && self.blocked_count < self.opts.tuning.window {
             if wants_full_window && !input_done && !self.orderer.is_full() {
                 break;
             }
@@ -485,7 +491,7 @@ impl<S: Sink> Pipeline<S> {
         }
         self.next_job_id += 1;
         // ClientRequestToken: 36 characters at most (3 + 16 + 1 + 16).
-        Some(format!("db-{:016x}-{:016x}", self.opts.seed, self.next_job_id))
+        Some(format!("db-{:016x}-{:016x}", self.opts.tuning.seed, self.next_job_id))
     }
 
     fn job(&mut self, items: Vec<Pending<S::Item>>, attempts: u32, due: Instant) -> Job<S::Item> {
@@ -639,7 +645,7 @@ impl<S: Sink> Pipeline<S> {
     /// count, so memory stays bounded whatever the endpoint does.
     fn may_read(&self) -> bool {
         !self.orderer.is_full()
-            && self.outstanding.len() < self.opts.window + 2 * self.controller.allowed() * self.limits.max_items
+            && self.outstanding.len() < self.opts.tuning.window + 2 * self.controller.allowed() * self.limits.max_items
             && self.held_bytes < MAX_HELD_BYTES
     }
 
@@ -739,7 +745,7 @@ impl<S: Sink> Pipeline<S> {
 
     /// `--max-wcu`: waits until the bucket holds the job's units.
     fn rate_wait(&mut self, units: f64, now: Instant) -> Option<Duration> {
-        let rate = self.opts.max_wcu?;
+        let rate = self.opts.tuning.max_wcu?;
         let elapsed = now.duration_since(self.rate_updated).as_secs_f64();
         self.rate_tokens = (self.rate_tokens + elapsed * rate).min(rate);
         self.rate_updated = now;
@@ -777,10 +783,10 @@ pub async fn run<S: Sink>(
     limits.max_items = limits.max_items.max(1);
     limits.max_concurrency = limits.max_concurrency.max(1);
     let mut p = Pipeline {
-        orderer: Orderer::new(opts.order, opts.window, opts.seed),
-        controller: Controller::new(opts.concurrency, limits.max_concurrency, opts.latency_control, now),
-        rng: Rng(opts.seed | 1),
-        rate_tokens: opts.max_wcu.unwrap_or(0.0),
+        orderer: Orderer::new(opts.tuning.order, opts.tuning.window, opts.tuning.seed),
+        controller: Controller::new(opts.tuning.concurrency, limits.max_concurrency, opts.tuning.latency_control, now),
+        rng: Rng(opts.tuning.seed | 1),
+        rate_tokens: opts.tuning.max_wcu.unwrap_or(0.0),
         opts,
         sink,
         limits,
@@ -821,10 +827,10 @@ pub async fn run<S: Sink>(
             stopped_at = Some(now);
             records.close();
         }
-        if !stopping && now.duration_since(p.last_progress) > p.opts.stall_timeout && p.next_seq > 0 && !p.outstanding.is_empty() {
+        if !stopping && now.duration_since(p.last_progress) > p.opts.tuning.stall_timeout && p.next_seq > 0 && !p.outstanding.is_empty() {
             p.fatal = Some(format!(
                 "no record was acknowledged for {} s; is the endpoint up and the target there?",
-                p.opts.stall_timeout.as_secs()
+                p.opts.tuning.stall_timeout.as_secs()
             ));
             continue;
         }
