@@ -128,6 +128,46 @@ def endpoint(server):
     return server.url
 
 
+# --- MongoDB-wire target (FerretDB) --------------------------------------------
+# Started only when a test asks for one of these fixtures; see ferretdb.py.
+
+
+@pytest.fixture(scope="session")
+def ferretdb_server(tmp_path_factory):
+    """One FerretDB (SQLite handler) per session, answering ping."""
+    from ferretdb import FerretDBServer
+
+    srv = FerretDBServer.start(tmp_path_factory.mktemp("ferretdb"))
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def mongo_uri(ferretdb_server):
+    """mongodb:// URI of the session's FerretDB (directConnection=true)."""
+    return ferretdb_server.uri
+
+
+@pytest.fixture(scope="module")
+def mongo_client(mongo_uri):
+    from pymongo import MongoClient
+
+    client = MongoClient(mongo_uri, serverSelectionTimeoutMS=10000, socketTimeoutMS=60000)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def mongo_db(mongo_client):
+    """A uniquely named database, dropped afterwards."""
+    name = "t_" + uuid.uuid4().hex[:16]
+    yield mongo_client[name]
+    try:
+        mongo_client.drop_database(name)
+    except Exception:
+        pass
+
+
 def client_config(**overrides):
     base = dict(
         region_name=REGION,

@@ -46,7 +46,8 @@ enum Command {
     ///
     /// Exit status: 0 everything written; 2 some records rejected (see the
     /// rejects file); 3 stopped before the end (run again with --resume);
-    /// 130 interrupted (checkpoint written; --resume continues); 1 error.
+    /// 130 interrupted (checkpoint written; --resume continues); 64 the
+    /// command line is wrong; 1 any other error.
     Load(Box<load_cmd::LoadArgs>),
     /// Count a table's items with a parallel Scan (Select COUNT).
     Count(load_cmd::CountArgs),
@@ -99,8 +100,19 @@ enum Switch {
     Off,
 }
 
+/// Exit status for a command line that cannot be parsed (sysexits'
+/// EX_USAGE), so it is never mistaken for `load`'s 2 (records rejected).
+const EXIT_USAGE: u8 = 64;
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            // --help and --version are not errors.
+            return if e.use_stderr() { ExitCode::from(EXIT_USAGE) } else { ExitCode::SUCCESS };
+        }
+    };
     let result = match cli.command {
         Command::Serve(args) => serve(args).map(|()| ExitCode::SUCCESS),
         Command::Loadgen(args) => loadgen_cmd::run(args).map(|()| ExitCode::SUCCESS),

@@ -340,7 +340,13 @@ struct Pipeline<S: Sink> {
     controller: Controller,
     rng: Rng,
     rejects: Option<File>,
+    /// Length of the rejects file: every reject of a record below the
+    /// checkpoint, in input order.
     rejects_bytes: u64,
+    /// Rejects not yet in the file: each waits until every record before
+    /// it is acknowledged, so the file never holds a reject of a record a
+    /// resumed load reads again (and the file is in input order).
+    pending_rejects: BTreeMap<u64, String>,
     rate_tokens: f64,
     rate_updated: Instant,
     last_progress: Instant,
@@ -375,6 +381,24 @@ impl<S: Sink> Pipeline<S> {
     }
 
     fn reject(&mut self, seq: u64, line: u64, raw: &str, error: &str) -> Result<(), PipelineError> {
+        let line_json = json!({ "line": line, "record": raw, "error": error }).to_string();
+        self.pending_rejects.insert(seq, line_json);
+        self.stats.rejected += 1;
+        self.acknowledge(seq);
+        Ok(())
+    }
+
+    /// The first record not yet acknowledged (everything before it is).
+    fn low_water_seq(&self) -> u64 {
+        self.outstanding.keys().next().copied().unwrap_or(self.next_seq)
+    }
+
+    /// Writes the rejects of records below the low-water mark.
+    fn flush_rejects(&mut self) -> Result<(), PipelineError> {
+        let low = self.low_water_seq();
+        if self.pending_rejects.first_key_value().is_none_or(|(seq, _)| *seq >= low) {
+            return Ok(());
+        }
         if self.rejects.is_none() {
             let f = OpenOptions::new()
                 .create(true)
@@ -383,14 +407,18 @@ impl<S: Sink> Pipeline<S> {
                 .map_err(|e| PipelineError::Io(format!("cannot open rejects file {}: {e}", self.opts.rejects.display())))?;
             self.rejects = Some(f);
         }
-        let line_json = json!({ "line": line, "record": raw, "error": error }).to_string();
+        let later = self.pending_rejects.split_off(&low);
+        let due = std::mem::replace(&mut self.pending_rejects, later);
+        let mut text = String::new();
+        for line_json in due.values() {
+            text.push_str(line_json);
+            text.push('\n');
+        }
         if let Some(f) = self.rejects.as_mut() {
-            writeln!(f, "{line_json}")
+            f.write_all(text.as_bytes())
                 .map_err(|e| PipelineError::Io(format!("cannot write rejects file {}: {e}", self.opts.rejects.display())))?;
         }
-        self.rejects_bytes += line_json.len() as u64 + 1;
-        self.stats.rejected += 1;
-        self.acknowledge(seq);
+        self.rejects_bytes += text.len() as u64;
         Ok(())
     }
 
@@ -649,7 +677,9 @@ impl<S: Sink> Pipeline<S> {
             && self.held_bytes < MAX_HELD_BYTES
     }
 
-    fn checkpoint(&self, complete: bool) -> Result<(), PipelineError> {
+    fn checkpoint(&mut self, complete: bool) -> Result<(), PipelineError> {
+        // The rejects file first: the checkpoint records its length.
+        self.flush_rejects()?;
         let Some(path) = &self.opts.checkpoint else { return Ok(()) };
         let (offset, line) = self.outstanding.values().next().map(|v| (v.0, v.1)).unwrap_or(self.next_position);
         Checkpoint {
@@ -803,6 +833,7 @@ pub async fn run<S: Sink>(
         next_position: (0, 1),
         rejects: None,
         rejects_bytes,
+        pending_rejects: BTreeMap::new(),
         rate_updated: now,
         last_progress: now,
         warnings: Vec::new(),

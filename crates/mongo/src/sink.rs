@@ -168,7 +168,9 @@ impl MongoSink {
                 return Outcome::Transient { message: format!("a write error without a valid index: {e}") };
             };
             let code = e.get("code").and_then(as_code).unwrap_or(0);
-            let message = format!("E{code} {}", errmsg(e));
+            let text = errmsg(e);
+            // MongoDB's duplicate-key message already starts "E11000 ...".
+            let message = if text.starts_with(&format!("E{code}")) { text } else { format!("E{code} {text}") };
             if code == DUPLICATE_KEY && self.mode == MongoMode::Insert {
                 duplicates.push((index, message));
             } else if code == DUPLICATE_KEY || code == REQUEST_RATE_TOO_LARGE || TRANSIENT_CODES.contains(&code) {
