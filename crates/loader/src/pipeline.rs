@@ -66,6 +66,8 @@ pub const MAX_HELD_BYTES: usize = 64 * 1024 * 1024;
 /// A request that fails transiently this many times in a row is split in
 /// halves, to find a record that fails every request it is in.
 pub const POISON_ATTEMPTS: u32 = 5;
+/// Failures of a half after which it is halved again.
+pub const POISON_RESPLIT: u32 = 2;
 /// After a stop, requests still in flight this long are abandoned; their
 /// records stay below the checkpoint.
 pub const STOP_GRACE: Duration = Duration::from_secs(30);
@@ -593,10 +595,13 @@ impl<S: Sink> Pipeline<S> {
                     // A request that keeps failing may hold one record the
                     // endpoint cannot take (some drop the connection on
                     // it): halve it to find that record.
+                    // Suspicion is established: each half is split again
+                    // after `POISON_RESPLIT` more failures, not five.
                     let mut items = job.items;
                     let right = items.split_off(items.len() / 2);
-                    self.retry(items, 0, None, written_at_failure);
-                    self.retry(right, 0, None, written_at_failure);
+                    let attempts = POISON_ATTEMPTS - POISON_RESPLIT;
+                    self.retry(items, attempts, None, written_at_failure);
+                    self.retry(right, attempts, None, written_at_failure);
                 } else if attempts >= POISON_ATTEMPTS
                     && job.items.len() == 1
                     && written_at_failure.is_some_and(|w| self.stats.written > w)
