@@ -34,6 +34,7 @@ import random
 import signal
 import subprocess
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -562,6 +563,10 @@ def test_kill_minus_9_then_resume_leaves_every_document_exactly_once(mongo_uri, 
     assert read_json(ckpt_path) == ckpt, "the refused run left the checkpoint alone"
     assert c.count_documents({}) == before, "the refused run wrote nothing"
 
+    # The file is touched before the resume (copied back, say): generated
+    # ids must still be the ones the killed load made (the checkpoint keeps
+    # their key), or every record past the checkpoint would be stored twice.
+    os.utime(path, None)
     report = tmp_path / "report.json"
     t0 = time.monotonic()
     resumed = run(args + ["--resume", "--report", str(report)], BIG_LOAD_TIMEOUT)
@@ -596,10 +601,16 @@ def test_kill_minus_9_then_resume_leaves_every_document_exactly_once(mongo_uri, 
     assert min(ns) == 0 and max(ns) == total - 1
     assert len(generated) == total // 2 == 150_000, "ObjectId _ids: one per line without _id"
     # Generated ids are deterministic: one run key in the first 7 bytes, the
-    # line number (n + 1) in the last 5, so a replayed record got the same id.
+    # record's byte offset in the file in the last 5 (line n + 1 starts at
+    # offsets[n]), so a replayed record got the same id.
+    offsets, pos = [], 0
+    with open(path, "rb") as f:
+        for raw in f:
+            offsets.append(pos)
+            pos += len(raw)
     prefixes = {oid.binary[:7] for _, oid in generated}
     assert len(prefixes) == 1, prefixes
-    assert all(int.from_bytes(oid.binary[7:], "big") == n + 1 for n, oid in generated)
+    assert all(int.from_bytes(oid.binary[7:], "big") == offsets[n] for n, oid in generated)
 
 
 @pytest.mark.parametrize("stop", ["sigint", "sigkill"])
@@ -806,3 +817,61 @@ def test_flags_for_the_other_target_are_refused(tmp_path):
 
     # None of the refusals got as far as a checkpoint or rejects file.
     assert sorted(p.name for p in tmp_path.iterdir()) == ["one.jsonl"]
+
+
+# ------------------------------------------------ found in review, each fixed
+
+
+def test_shards_of_one_file_generate_distinct_ids(mongo_uri, mongo_db, tmp_path):
+    """Each shard counts lines from its own start; generated _ids come from
+    the record's byte offset in the whole file, so two shards never make the
+    same id (they used to: the second shard's records were all refused as
+    duplicates, or in upsert mode overwrote the first shard's)."""
+    coll = "shards"
+    path = tmp_path / "shards.jsonl"
+    write_lines(path, [json.dumps({"n": i}) for i in range(2000)])
+    for i in (1, 2):
+        side = tmp_path / f"shard{i}"
+        side.mkdir()
+        proc = run(load_args(path, mongo_uri, mongo_db.name, coll, side, "--shard", f"{i}/2"), SMALL_LOAD_TIMEOUT)
+        assert proc.returncode == 0, explain(proc)
+    c = mongo_db[coll]
+    assert c.count_documents({}) == 2000
+    assert sorted(d["n"] for d in c.find({}, {"n": 1})) == list(range(2000))
+
+
+def test_an_upsert_command_stopped_by_a_bad_document_loses_nothing(mongo_uri, mongo_db, tmp_path):
+    """FerretDB's update command stops at the first document it refuses and
+    reports it as index 0; the loader must not count the rest as written.
+    An answer that does not account for every document is split until it
+    does, so exactly the bad record is rejected and the others are stored."""
+    coll = "upsert_bad"
+    lines = [json.dumps({"_id": i, "v": i}) for i in range(1, 7)]
+    lines[2] = json.dumps({"_id": 3, "$bad": 1})  # line 3
+    path = tmp_path / "upsert_bad.jsonl"
+    write_lines(path, lines)
+    report = tmp_path / "report.json"
+    proc = run(load_args(path, mongo_uri, mongo_db.name, coll, tmp_path, "--mode", "upsert", "--report", str(report)),
+               SMALL_LOAD_TIMEOUT)
+    assert proc.returncode == 2, explain(proc)
+    assert read_json(report)["records"] == {"read": 6, "written": 5, "rejected": 1}
+    rejects = read_rejects(tmp_path / f"{coll}.rejects.jsonl")
+    assert [r["line"] for r in rejects] == [3]
+    assert "$bad" in rejects[0]["error"], rejects
+    assert sorted(d["_id"] for d in mongo_db[coll].find({})) == [1, 2, 4, 5, 6]
+
+
+def test_records_larger_than_the_window_can_hold_still_load(endpoint, tmp_path):
+    """With the default interleave order the pipeline waits for a full
+    window before sending; records large enough that a window's worth
+    passes the bound on bytes held must not make it wait for ever (it
+    did: 0 written, then the stall abort)."""
+    table = "big_" + uuid.uuid4().hex[:8]
+    path = tmp_path / "big.jsonl"
+    write_lines(path, [json.dumps({"id": f"k{i}", "pad": "x" * 8000}) for i in range(6000)])
+    report = tmp_path / "big-report.json"
+    proc = run([BIN, "load", str(path), "--table", table, "--endpoint-url", endpoint, "--create-table", "--key", "id:S",
+                "--quiet", "--stall-timeout", "30", "--report", str(report), "--checkpoint", str(tmp_path / "big.ckpt")],
+               SMALL_LOAD_TIMEOUT)
+    assert proc.returncode == 0, explain(proc)
+    assert read_json(report)["records"] == {"read": 6000, "written": 6000, "rejected": 0}

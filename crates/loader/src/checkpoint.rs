@@ -23,6 +23,10 @@ pub struct Checkpoint {
     pub rejects_bytes: u64,
     /// True once the whole input was acknowledged.
     pub complete: bool,
+    /// The key a target derives generated ids from (MongoDB's `_id`s for
+    /// documents without one), so a resumed load makes the same ids even if
+    /// the file was touched meanwhile.
+    pub id_key: Option<u64>,
 }
 
 impl Checkpoint {
@@ -38,6 +42,7 @@ impl Checkpoint {
             "line": self.line,
             "rejects_bytes": self.rejects_bytes,
             "complete": self.complete,
+            "id_key": self.id_key,
         });
         let tmp = path.with_extension("tmp");
         {
@@ -65,6 +70,7 @@ impl Checkpoint {
             line: field("line")?.as_u64().ok_or("checkpoint line is not a number")?,
             rejects_bytes: v.get("rejects_bytes").and_then(Value::as_u64).unwrap_or(0),
             complete: v.get("complete").and_then(Value::as_bool).unwrap_or(false),
+            id_key: v.get("id_key").and_then(Value::as_u64),
         }))
     }
 }
@@ -87,6 +93,7 @@ mod tests {
             line: 2,
             rejects_bytes: 0,
             complete: false,
+            id_key: Some(u64::MAX),
         };
         c.save(&p).unwrap();
         assert_eq!(Checkpoint::load(&p).unwrap(), Some(c));

@@ -142,6 +142,10 @@ pub struct Session {
     pub rejects: PathBuf,
     /// Rejects-file length to keep when resuming.
     pub rejects_keep: Option<u64>,
+    /// The key generated ids come from: the checkpoint's when resuming; a
+    /// target that generates ids sets it otherwise, and it is saved with
+    /// every checkpoint.
+    pub id_key: Option<u64>,
 }
 
 /// Opens a load's session: reads the checkpoint, refuses to start over an
@@ -158,6 +162,7 @@ pub fn open_session(
     let checkpoint_path = checkpoint.or_else(|| default_checkpoint(&input));
     let rejects_path = rejects.unwrap_or_else(|| default_rejects(&input));
     let mut rejects_keep = None;
+    let mut id_key = None;
     if let Some(path) = &checkpoint_path {
         match Checkpoint::load(path).map_err(LoadError::Io)? {
             Some(c) if resume => {
@@ -178,6 +183,7 @@ pub fn open_session(
                 }
                 input.resume_at = Some((c.offset, c.line));
                 rejects_keep = Some(c.rejects_bytes);
+                id_key = c.id_key;
             }
             Some(c) if !c.complete => {
                 return Err(LoadError::Usage(format!(
@@ -202,6 +208,7 @@ pub fn open_session(
         checkpoint: checkpoint_path,
         rejects: rejects_path,
         rejects_keep,
+        id_key,
     })
 }
 
@@ -242,6 +249,7 @@ where
         checkpoint: session.checkpoint.clone(),
         input_name: session.input_name.clone(),
         input_bytes: session.input_bytes,
+        id_key: session.id_key,
     };
     let out = pipeline::run(sink, popts, rx, total_bytes, progress, stop).await.map_err(|e| match e {
         pipeline::PipelineError::Input(e) => LoadError::Input(e),

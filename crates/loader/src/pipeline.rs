@@ -117,6 +117,8 @@ pub struct PipelineOptions {
     /// The input's name and size, for the checkpoint.
     pub input_name: String,
     pub input_bytes: Option<u64>,
+    /// Saved in the checkpoint (see `Checkpoint::id_key`).
+    pub id_key: Option<u64>,
 }
 
 /// Progress, sent a few times a second.
@@ -202,10 +204,13 @@ struct Job<I> {
     attempts: u32,
     due: Instant,
     token: Option<String>,
-    /// Records written by the whole load when this job first failed
-    /// transiently: a record failing alone while others are written is
-    /// the record's fault, not the endpoint's.
+    /// Records written by the whole load when this job last failed
+    /// transiently (set once it has: such a job is not merged with others).
     written_at_failure: Option<u64>,
+    /// Consecutive failures of this job alone, each after other records
+    /// were written since the one before: the record's fault, not the
+    /// endpoint's (an outage fails everything, so it strikes nobody).
+    strikes: u32,
 }
 
 /// Below one request in flight, throttling slows the request rate: a gap
@@ -384,6 +389,8 @@ impl<S: Sink> Pipeline<S> {
 
     fn reject(&mut self, seq: u64, line: u64, raw: &str, error: &str) -> Result<(), PipelineError> {
         let line_json = json!({ "line": line, "record": raw, "error": error }).to_string();
+        // Held until written: it counts against the bound on memory.
+        self.held_bytes += line_json.len();
         self.pending_rejects.insert(seq, line_json);
         self.stats.rejected += 1;
         self.acknowledge(seq);
@@ -395,9 +402,10 @@ impl<S: Sink> Pipeline<S> {
         self.outstanding.keys().next().copied().unwrap_or(self.next_seq)
     }
 
-    /// Writes the rejects of records below the low-water mark.
-    fn flush_rejects(&mut self) -> Result<(), PipelineError> {
-        let low = self.low_water_seq();
+    /// Writes the rejects of records below the low-water mark; without a
+    /// checkpoint (nothing to resume from) at the end, all of them.
+    fn flush_rejects(&mut self, end: bool) -> Result<(), PipelineError> {
+        let low = if end && self.opts.checkpoint.is_none() { u64::MAX } else { self.low_water_seq() };
         if self.pending_rejects.first_key_value().is_none_or(|(seq, _)| *seq >= low) {
             return Ok(());
         }
@@ -413,6 +421,7 @@ impl<S: Sink> Pipeline<S> {
         let due = std::mem::replace(&mut self.pending_rejects, later);
         let mut text = String::new();
         for line_json in due.values() {
+            self.held_bytes -= line_json.len();
             text.push_str(line_json);
             text.push('\n');
         }
@@ -478,7 +487,9 @@ impl<S: Sink> Pipeline<S> {
         let wants_full_window = self.opts.tuning.order != Order::AsIs;
         let target = self.controller.allowed() * self.limits.max_items * 2;
         while self.ready.len() < target && self.blocked_count < self.opts.tuning.window {
-            if wants_full_window && !input_done && !self.orderer.is_full() {
+            // Wait for a full window only while reading can fill it: with
+            // the byte bound reached (large records) it never would.
+            if wants_full_window && !input_done && self.may_read() {
                 break;
             }
             let Some(p) = self.orderer.pop() else { break };
@@ -526,13 +537,24 @@ impl<S: Sink> Pipeline<S> {
 
     fn job(&mut self, items: Vec<Pending<S::Item>>, attempts: u32, due: Instant) -> Job<S::Item> {
         let token = self.new_token();
-        Job { items, attempts, due, token, written_at_failure: None }
+        Job { items, attempts, due, token, written_at_failure: None, strikes: 0 }
     }
 
     fn retry(&mut self, items: Vec<Pending<S::Item>>, attempts: u32, token: Option<String>, written_at_failure: Option<u64>) {
+        self.retry_struck(items, attempts, token, written_at_failure, 0);
+    }
+
+    fn retry_struck(
+        &mut self,
+        items: Vec<Pending<S::Item>>,
+        attempts: u32,
+        token: Option<String>,
+        written_at_failure: Option<u64>,
+        strikes: u32,
+    ) {
         let due = Instant::now() + self.rng.backoff(attempts);
         self.stats.resent_items += items.len() as u64;
-        self.retries.push(Job { items, attempts, due, token, written_at_failure });
+        self.retries.push(Job { items, attempts, due, token, written_at_failure, strikes });
     }
 
     fn handle(&mut self, job: Job<S::Item>, outcome: Outcome, latency: Duration) -> Result<(), PipelineError> {
@@ -587,7 +609,13 @@ impl<S: Sink> Pipeline<S> {
             }
             Outcome::Transient { message } => {
                 let attempts = job.attempts + 1;
-                let written_at_failure = job.written_at_failure.or(Some(self.stats.written));
+                // A strike: it failed alone after other records were written
+                // since its last failure, or it is the only record left, so
+                // there is nothing else to compare with.
+                let progressed = job.written_at_failure.is_some_and(|w| self.stats.written > w);
+                let alone_in_load = self.outstanding.len() == 1;
+                let strikes = if job.items.len() == 1 && (progressed || alone_in_load) { job.strikes + 1 } else { 0 };
+                let written_at_failure = Some(self.stats.written);
                 if attempts >= 3 {
                     self.warn(format!("retrying after: {message}"));
                 }
@@ -602,16 +630,13 @@ impl<S: Sink> Pipeline<S> {
                     let attempts = POISON_ATTEMPTS - POISON_RESPLIT;
                     self.retry(items, attempts, None, written_at_failure);
                     self.retry(right, attempts, None, written_at_failure);
-                } else if attempts >= POISON_ATTEMPTS
-                    && job.items.len() == 1
-                    && written_at_failure.is_some_and(|w| self.stats.written > w)
-                {
-                    // It fails alone while other records are written: the
-                    // record is the cause.
+                } else if attempts >= POISON_ATTEMPTS && job.items.len() == 1 && strikes >= POISON_RESPLIT {
+                    // It fails alone, again and again, while other records
+                    // are written in between: the record is the cause.
                     let p = job.items.into_iter().next().expect("one item");
                     self.reject_pending(p, &format!("failed {attempts} times alone while other records were written: {message}"))?;
                 } else {
-                    self.retry(job.items, attempts, job.token, written_at_failure);
+                    self.retry_struck(job.items, attempts, job.token, written_at_failure, strikes);
                 }
             }
             Outcome::Invalid { message } => {
@@ -638,11 +663,14 @@ impl<S: Sink> Pipeline<S> {
                     self.reject_pending(p, &message)?;
                 } else {
                     // Split to find the bad records; the good ones are written.
+                    // The halves are marked as failed, so that `next_job`
+                    // never merges them back into the request they came from.
                     let mut items = job.items;
                     let right = items.split_off(items.len() / 2);
+                    let mark = job.written_at_failure.unwrap_or(self.stats.written);
                     for half in [items, right] {
                         let mut j = self.job(half, job.attempts, now);
-                        j.written_at_failure = job.written_at_failure;
+                        j.written_at_failure = Some(mark);
                         self.retries.push(j);
                     }
                 }
@@ -682,9 +710,9 @@ impl<S: Sink> Pipeline<S> {
             && self.held_bytes < MAX_HELD_BYTES
     }
 
-    fn checkpoint(&mut self, complete: bool) -> Result<(), PipelineError> {
+    fn checkpoint(&mut self, complete: bool, end: bool) -> Result<(), PipelineError> {
         // The rejects file first: the checkpoint records its length.
-        self.flush_rejects()?;
+        self.flush_rejects(end)?;
         let Some(path) = &self.opts.checkpoint else { return Ok(()) };
         let (offset, line) = self.outstanding.values().next().map(|v| (v.0, v.1)).unwrap_or(self.next_position);
         Checkpoint {
@@ -695,6 +723,7 @@ impl<S: Sink> Pipeline<S> {
             line,
             rejects_bytes: self.rejects_bytes,
             complete,
+            id_key: self.opts.id_key,
         }
         .save(path)
         .map_err(|e| PipelineError::Io(format!("cannot write checkpoint {}: {e}", path.display())))
@@ -938,7 +967,7 @@ pub async fn run<S: Sink>(
             break;
         }
         if now >= next_checkpoint {
-            p.checkpoint(false)?;
+            p.checkpoint(false, false)?;
             next_checkpoint = now + CHECKPOINT_EVERY;
         }
         if now >= next_progress {
@@ -974,8 +1003,13 @@ pub async fn run<S: Sink>(
             _ = stop.changed(), if !stopping => {}
         }
     }
+    if !stopping && p.fatal.is_none() && !p.outstanding.is_empty() {
+        // Every record must be accounted for before a load calls itself
+        // complete (a request task that failed would leave its records here).
+        p.fatal = Some(format!("{} records were never acknowledged; run again with --resume", p.outstanding.len()));
+    }
     let complete = !stopping && p.fatal.is_none();
-    p.checkpoint(complete)?;
+    p.checkpoint(complete, true)?;
     p.stats.finish_timeline();
     let _ = progress.send(p.snapshot(0, total_bytes));
     let ending = match (&p.fatal, stopping) {

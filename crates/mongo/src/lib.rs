@@ -70,12 +70,14 @@ pub struct MongoOptions {
 /// The URI with any password replaced by `****`.
 pub fn redact(uri: &str) -> String {
     let Some((scheme, rest)) = uri.split_once("://") else { return uri.to_string() };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    match authority.rsplit_once('@') {
-        Some((userinfo, hosts)) => {
+    // The user information ends at the last '@' before the options: a
+    // password may hold '/' or '@' when its percent-encoding was forgotten.
+    let options = rest.find('?').unwrap_or(rest.len());
+    match rest[..options].rfind('@') {
+        Some(at) => {
+            let (userinfo, after) = (&rest[..at], &rest[at..]);
             let user = userinfo.split_once(':').map(|(u, _)| format!("{u}:****")).unwrap_or_else(|| userinfo.to_string());
-            format!("{scheme}://{user}@{hosts}{tail}")
+            format!("{scheme}://{user}{after}")
         }
         None => uri.to_string(),
     }
@@ -128,7 +130,8 @@ struct Preparer {
 impl Preparer {
     /// Converts one record (on the reader thread): JSON Lines from its
     /// text, CSV and DynamoDB JSON from their typed items; a missing
-    /// `_id` becomes the line's deterministic ObjectId.
+    /// `_id` becomes the record's deterministic ObjectId (from its byte
+    /// offset in the input).
     fn prepare(&self, rec: &Record) -> Result<SinkItem<MongoItem>, String> {
         let mut doc: Document = match self.format {
             Format::JsonLines => convert::json_line_to_document(&rec.raw)?,
@@ -140,7 +143,9 @@ impl Preparer {
             Some(field) => {
                 doc.get(field).cloned().ok_or_else(|| format!("missing the --id-field {field}"))?
             }
-            None => convert::ensure_id(&mut doc, self.run_key, rec.line).clone(),
+            // The record's byte offset, not its line: shards count lines
+            // from their own start, offsets are the file's.
+            None => convert::ensure_id(&mut doc, self.run_key, rec.offset).clone(),
         };
         if matches!(id, Bson::Array(_)) {
             return Err(format!("{} may not be an array", self.id_field.as_deref().unwrap_or(convert::ID_FIELD)));
@@ -246,7 +251,10 @@ pub async fn load(
     let database = database_name(&opts.uri, opts.database.as_deref());
     let shown = redact(&opts.uri);
     let target = format!("{shown} {database}.{}", opts.collection);
-    let session = open_session(opts.input.clone(), &target, opts.checkpoint.clone(), opts.rejects.clone(), opts.resume)?;
+    let mut session = open_session(opts.input.clone(), &target, opts.checkpoint.clone(), opts.rejects.clone(), opts.resume)?;
+    // Resuming: the ids the interrupted load generated, whatever became of
+    // the file's modification time since.
+    let id_key = *session.id_key.get_or_insert_with(|| run_key(&opts, &database));
     let (client, server) = connect(&opts.uri, &database).await?;
     let mut notes = Vec::new();
     let mut max_items = opts.batch_size.min(server.max_write_batch_size.max(1));
@@ -285,7 +293,7 @@ pub async fn load(
     let preparer = Preparer {
         format: opts.input.format,
         id_field: opts.id_field.clone(),
-        run_key: run_key(&opts, &database),
+        run_key: id_key,
     };
     let out = run_pipeline(sink, &session, &tuning, move |r: &Record| preparer.prepare(r), progress, stop).await?;
     let mut report = Map::new();
@@ -372,6 +380,7 @@ mod tests {
         assert_eq!(redact("mongodb://h:1/db"), "mongodb://h:1/db");
         // An @ in the password (percent-encoding forgotten) still hides it.
         assert_eq!(redact("mongodb://u:p@ss@h/db"), "mongodb://u:****@h/db");
+        assert_eq!(redact("mongodb://u:pa/ss@h/db?x=1"), "mongodb://u:****@h/db?x=1");
         assert_eq!(database_name("mongodb://h:1/sales?tls=true", None), "sales");
         assert_eq!(database_name("mongodb://h:1/?tls=true", None), "test");
         assert_eq!(database_name("mongodb://h:1", None), "test");
@@ -379,7 +388,7 @@ mod tests {
     }
 
     fn record(line: u64, raw: &str) -> Record {
-        Record { line, offset: 0, end: raw.len() as u64 + 1, raw: raw.to_string(), item: Ok(Default::default()) }
+        Record { line, offset: line * 100, end: line * 100 + raw.len() as u64 + 1, raw: raw.to_string(), item: Ok(Default::default()) }
     }
 
     #[test]

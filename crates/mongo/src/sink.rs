@@ -128,9 +128,13 @@ impl MongoSink {
                 cmd.append(cstr!("update"), self.name.as_str());
                 let field = CString::try_from(self.id_field.as_str()).map_err(|e| format!("--id-field: {e}"))?;
                 for item in items {
-                    let mut filter = RawDocumentBuf::new();
+                    // {field: {$eq: value}}: a value that looks like an
+                    // operator or a regular expression matches itself only.
                     let id = bson::RawBson::try_from(item.id.clone()).map_err(|e| format!("cannot encode the id: {e}"))?;
-                    filter.append(&field, id);
+                    let mut eq = RawDocumentBuf::new();
+                    eq.append(cstr!("$eq"), id);
+                    let mut filter = RawDocumentBuf::new();
+                    filter.append(&field, eq);
                     let mut update = RawDocumentBuf::new();
                     update.append(cstr!("q"), filter);
                     update.append(cstr!("u"), item.doc.clone());
@@ -158,7 +162,26 @@ impl MongoSink {
             // for: send them again (a repeated insert is recognised).
             return Outcome::Transient { message: format!("write concern error: {}", errmsg(wce)) };
         }
-        let Ok(errors) = reply.get_array("writeErrors") else { return Outcome::all_written(0.0) };
+        let errors = reply.get_array("writeErrors").map(|a| a.as_slice()).unwrap_or(&[]);
+        // The answer must account for every document: n done plus one write
+        // error each. A server that stops at the first error (FerretDB's
+        // update does, and reports index 0) would otherwise have the rest
+        // counted as written: split the request until it does.
+        let n = reply.get("n").and_then(as_index).unwrap_or(0);
+        if n + errors.len() != items.len() {
+            return Outcome::Invalid {
+                message: format!(
+                    "the server answered for {} of {} documents (n {n}, {} write errors): {}",
+                    n + errors.len(),
+                    items.len(),
+                    errors.len(),
+                    errors.first().and_then(|e| e.as_document()).map(errmsg).unwrap_or_default()
+                ),
+            };
+        }
+        if errors.is_empty() {
+            return Outcome::all_written(0.0);
+        }
         let mut unprocessed = Vec::new();
         let mut rejected = Vec::new();
         let mut duplicates: Vec<(usize, String)> = Vec::new();
@@ -173,9 +196,7 @@ impl MongoSink {
             let message = if text.starts_with(&format!("E{code}")) { text } else { format!("E{code} {text}") };
             if code == DUPLICATE_KEY && self.mode == MongoMode::Insert {
                 duplicates.push((index, message));
-            } else if code == DUPLICATE_KEY || code == REQUEST_RATE_TOO_LARGE || TRANSIENT_CODES.contains(&code) {
-                // An upsert racing another upsert of the same key reports a
-                // duplicate key; it succeeds when sent again.
+            } else if code == REQUEST_RATE_TOO_LARGE || TRANSIENT_CODES.contains(&code) {
                 unprocessed.push(index);
             } else {
                 rejected.push((index, message));
@@ -202,7 +223,9 @@ impl MongoSink {
     /// The stored documents with the `_id`s of `duplicates`, by index.
     async fn stored(&self, items: &[&MongoItem], duplicates: &[(usize, String)]) -> Result<HashMap<usize, Document>, Error> {
         let ids: Vec<Bson> = duplicates.iter().map(|(i, _)| items[*i].id.clone()).collect();
-        let mut cursor = self.collection.find(doc! { "_id": { "$in": ids } }).await?;
+        // From the primary: a lagging secondary would not have it yet.
+        let primary = mongodb::options::SelectionCriteria::ReadPreference(mongodb::options::ReadPreference::Primary);
+        let mut cursor = self.collection.find(doc! { "_id": { "$in": ids } }).selection_criteria(primary).await?;
         let mut by_id: Vec<Document> = Vec::with_capacity(duplicates.len());
         while cursor.advance().await? {
             by_id.push(cursor.deserialize_current()?);
