@@ -392,10 +392,7 @@ async fn run_async(args: LoadArgs) -> anyhow::Result<ExitCode> {
                 None => bail!("--dry-run needs the table's key: the table {table} cannot be described, so pass --key NAME:TYPE[,NAME:TYPE]"),
             },
         };
-        let report = dynaburst_loader::dry_run(spec, &schema, capacity, prices)?;
-        println!("{}", serde_json::to_string_pretty(&report)?);
-        let rejected = report["records"]["rejected"].as_u64().unwrap_or(0);
-        return Ok(if rejected > 0 { ExitCode::from(EXIT_REJECTED) } else { ExitCode::SUCCESS });
+        return print_dry_run(&dynaburst_loader::dry_run(spec, &schema, capacity, prices)?);
     }
     let create = if args.create_table {
         let k = key.clone().context("--create-table needs --key NAME:TYPE[,NAME:TYPE], for example --key id:S")?;
@@ -435,12 +432,19 @@ async fn run_async(args: LoadArgs) -> anyhow::Result<ExitCode> {
     finish(&args, result?)
 }
 
+/// Prints a dry run's estimate; the status says whether any record would
+/// be rejected.
+fn print_dry_run(report: &serde_json::Value) -> anyhow::Result<ExitCode> {
+    println!("{}", serde_json::to_string_pretty(report)?);
+    let rejected = report["records"]["rejected"].as_u64().unwrap_or(0);
+    Ok(if rejected > 0 { ExitCode::from(EXIT_REJECTED) } else { ExitCode::SUCCESS })
+}
+
 /// `--target mongodb://...`: the same pipeline into a collection.
 async fn run_mongo(args: LoadArgs, uri: String) -> anyhow::Result<ExitCode> {
-    let default = EndpointArgs { endpoint_url: None, region: None, profile: None };
     for (given, flag) in [
         (args.table.is_some(), "--table"),
-        (args.endpoint.endpoint_url != default.endpoint_url, "--endpoint-url"),
+        (args.endpoint.endpoint_url.is_some(), "--endpoint-url"),
         (args.endpoint.region.is_some(), "--region"),
         (args.endpoint.profile.is_some(), "--profile"),
         (args.create_table, "--create-table"),
@@ -488,10 +492,7 @@ async fn run_mongo(args: LoadArgs, uri: String) -> anyhow::Result<ExitCode> {
         resume: args.resume,
     };
     if args.dry_run {
-        let report = dynaburst_mongo::dry_run(&opts)?;
-        println!("{}", serde_json::to_string_pretty(&report)?);
-        let rejected = report["records"]["rejected"].as_u64().unwrap_or(0);
-        return Ok(if rejected > 0 { ExitCode::from(EXIT_REJECTED) } else { ExitCode::SUCCESS });
+        return print_dry_run(&dynaburst_mongo::dry_run(&opts)?);
     }
     let (progress_tx, progress_rx) = watch::channel(Snapshot::default());
     let display = tokio::spawn(show_progress(progress_rx, args.quiet, ""));

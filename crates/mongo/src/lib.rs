@@ -196,12 +196,7 @@ pub struct ServerInfo {
 }
 
 fn as_usize(d: &Document, key: &str) -> Option<usize> {
-    match d.get(key)? {
-        Bson::Int32(i) => usize::try_from(*i).ok(),
-        Bson::Int64(i) => usize::try_from(*i).ok(),
-        Bson::Double(f) if *f > 0.0 => Some(*f as usize),
-        _ => None,
-    }
+    d.get(key).and_then(sink::as_index)
 }
 
 /// Connects and asks the server for its limits and name.

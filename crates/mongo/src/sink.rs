@@ -240,7 +240,8 @@ impl MongoSink {
     }
 }
 
-fn as_index(b: &Bson) -> Option<usize> {
+/// A whole, non-negative BSON number (an index, a count, a size).
+pub(crate) fn as_index(b: &Bson) -> Option<usize> {
     match b {
         Bson::Int32(i) => usize::try_from(*i).ok(),
         Bson::Int64(i) => usize::try_from(*i).ok(),
