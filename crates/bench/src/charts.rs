@@ -36,15 +36,9 @@ pub const HEIGHT: u32 = 500;
 #[derive(Debug)]
 pub enum ChartError {
     /// The output directory could not be created.
-    CreateDir {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    CreateDir { path: PathBuf, source: std::io::Error },
     /// A chart file could not be written.
-    Write {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Write { path: PathBuf, source: std::io::Error },
     /// plotters refused to draw (not expected with the SVG backend).
     Draw { file: String, message: String },
 }
@@ -53,11 +47,7 @@ impl fmt::Display for ChartError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ChartError::CreateDir { path, source } => {
-                write!(
-                    f,
-                    "cannot create chart directory {}: {source}",
-                    path.display()
-                )
+                write!(f, "cannot create chart directory {}: {source}", path.display())
             }
             ChartError::Write { path, source } => {
                 write!(f, "cannot write chart {}: {source}", path.display())
@@ -114,17 +104,11 @@ pub fn plan_charts(results: &Value) -> Vec<PlannedChart> {
         alt,
     };
     if let Some(s) = scenarios.get("write-apis") {
-        if list(s, "rows")
-            .iter()
-            .any(|r| positive(r, "wall_s") || positive(r, "seed_wall_s"))
-        {
+        if list(s, "rows").iter().any(|r| positive(r, "wall_s") || positive(r, "seed_wall_s")) {
             out.push(plan(
                 "write-apis",
                 "write-apis.svg",
-                format!(
-                    "Wall seconds per write API, ours vs seed {}",
-                    seed_id(s, "000")
-                ),
+                format!("Wall seconds per write API, ours vs seed {}", seed_id(s, "000")),
             ));
         }
     }
@@ -133,40 +117,25 @@ pub fn plan_charts(results: &Value) -> Vec<PlannedChart> {
             out.push(plan(
                 "doc-size",
                 "doc-size.svg",
-                format!(
-                    "Documents per ms against writers, ours vs seed {}",
-                    seed_id(s, "001")
-                ),
+                format!("Documents per ms against writers, ours vs seed {}", seed_id(s, "001")),
             ));
         }
     }
     if let Some(s) = scenarios.get("parallel-patterns") {
-        if list(s, "patterns")
-            .iter()
-            .any(|p| positive(p, "mean_ms") || positive(p, "seed_mean_ms"))
-        {
+        if list(s, "patterns").iter().any(|p| positive(p, "mean_ms") || positive(p, "seed_mean_ms")) {
             out.push(plan(
                 "parallel-patterns",
                 "parallel-patterns.svg",
-                format!(
-                    "Mean ms per loader pattern, ours vs seed {}",
-                    seed_id(s, "002")
-                ),
+                format!("Mean ms per loader pattern, ours vs seed {}", seed_id(s, "002")),
             ));
         }
     }
     if let Some(s) = scenarios.get("latency") {
-        if list(s, "rows")
-            .iter()
-            .any(|r| !latency_values(Some(r)).is_empty())
-        {
+        if list(s, "rows").iter().any(|r| !latency_values(Some(r)).is_empty()) {
             out.push(plan(
                 "latency",
                 "latency.svg",
-                format!(
-                    "Latency percentiles per write API, ours vs seed {}",
-                    seed_id(s, "003")
-                ),
+                format!("Latency percentiles per write API, ours vs seed {}", seed_id(s, "003")),
             ));
         }
     }
@@ -195,10 +164,7 @@ pub fn plan_charts(results: &Value) -> Vec<PlannedChart> {
 /// Renders one planned chart to SVG text.
 pub fn render_chart(results: &Value, chart: &PlannedChart) -> Result<String, ChartError> {
     let empty = Value::Null;
-    let s = results
-        .get("scenarios")
-        .and_then(|s| s.get(chart.scenario))
-        .unwrap_or(&empty);
+    let s = results.get("scenarios").and_then(|s| s.get(chart.scenario)).unwrap_or(&empty);
     let drawn = match chart.scenario {
         "write-apis" => write_apis_chart(s),
         "doc-size" => doc_size_chart(s),
@@ -206,20 +172,14 @@ pub fn render_chart(results: &Value, chart: &PlannedChart) -> Result<String, Cha
         "latency" => latency_chart(s),
         "partition-keys" => {
             let case = chart.case.as_deref().unwrap_or("");
-            match list(s, "loads")
-                .iter()
-                .find(|l| str_of(l, "case") == Some(case))
-            {
+            match list(s, "loads").iter().find(|l| str_of(l, "case") == Some(case)) {
                 Some(load) => partition_chart(s, load),
                 None => Err(DrawErr(format!("no partition-keys load {case:?}"))),
             }
         }
         other => Err(DrawErr(format!("no chart for scenario {other:?}"))),
     };
-    drawn.map_err(|DrawErr(message)| ChartError::Draw {
-        file: chart.file.clone(),
-        message,
-    })
+    drawn.map_err(|DrawErr(message)| ChartError::Draw { file: chart.file.clone(), message })
 }
 
 /// Writes every chart `results` gets into `dir` (created if missing) and
@@ -227,19 +187,13 @@ pub fn render_chart(results: &Value, chart: &PlannedChart) -> Result<String, Cha
 pub fn write_charts(results: &Value, dir: &Path) -> Result<Vec<PathBuf>, ChartError> {
     let planned = plan_charts(results);
     if !planned.is_empty() {
-        std::fs::create_dir_all(dir).map_err(|source| ChartError::CreateDir {
-            path: dir.to_path_buf(),
-            source,
-        })?;
+        std::fs::create_dir_all(dir).map_err(|source| ChartError::CreateDir { path: dir.to_path_buf(), source })?;
     }
     let mut written = Vec::with_capacity(planned.len());
     for chart in &planned {
         let svg = render_chart(results, chart)?;
         let path = dir.join(&chart.file);
-        std::fs::write(&path, svg).map_err(|source| ChartError::Write {
-            path: path.clone(),
-            source,
-        })?;
+        std::fs::write(&path, svg).map_err(|source| ChartError::Write { path: path.clone(), source })?;
         written.push(path);
     }
     Ok(written)
@@ -257,16 +211,8 @@ fn seed_id<'a>(s: &'a Value, default: &'a str) -> &'a str {
 
 /// A case name as a file-name part: letters, digits, `-` and `_` only.
 fn file_safe(case: &str) -> String {
-    let s: String = case
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
+    let s: String =
+        case.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
     if s.is_empty() {
         "case".into()
     } else {
@@ -288,14 +234,8 @@ fn timeline(load: &Value) -> Vec<Second> {
         .collect()
 }
 
-const PERCENTILE_KEYS: [(&str, &str); 6] = [
-    ("min_ms", "min"),
-    ("p50_ms", "p50"),
-    ("p90_ms", "p90"),
-    ("p95_ms", "p95"),
-    ("p99_ms", "p99"),
-    ("max_ms", "max"),
-];
+const PERCENTILE_KEYS: [(&str, &str); 6] =
+    [("min_ms", "min"), ("p50_ms", "p50"), ("p90_ms", "p90"), ("p95_ms", "p95"), ("p99_ms", "p99"), ("max_ms", "max")];
 
 /// `(percentile index, ms)` for each positive percentile present.
 fn latency_values(v: Option<&Value>) -> Percentiles {
@@ -373,14 +313,7 @@ struct Txt {
 
 impl Txt {
     fn new(size: f64) -> Self {
-        Txt {
-            size,
-            bold: false,
-            color: INK,
-            h: HPos::Left,
-            v: VPos::Top,
-            vertical: false,
-        }
+        Txt { size, bold: false, color: INK, h: HPos::Left, v: VPos::Top, vertical: false }
     }
     fn bold(self) -> Self {
         Txt { bold: true, ..self }
@@ -392,10 +325,7 @@ impl Txt {
         Txt { h, v, ..self }
     }
     fn vertical(self) -> Self {
-        Txt {
-            vertical: true,
-            ..self
-        }
+        Txt { vertical: true, ..self }
     }
     /// Estimated rendered width in pixels (sans-serif averages about 0.58 em;
     /// bold a little more), erring wide so that layout never clips.
@@ -408,18 +338,12 @@ impl Txt {
         (self.size / 1.24 * 1.2).ceil() as i32
     }
     fn draw(&self, area: &Area, s: &str, at: (i32, i32)) -> Drawn {
-        let style = if self.bold {
-            FontStyle::Bold
-        } else {
-            FontStyle::Normal
-        };
+        let style = if self.bold { FontStyle::Bold } else { FontStyle::Normal };
         let mut font = FontDesc::new(FontFamily::SansSerif, self.size, style);
         if self.vertical {
             font = font.transform(FontTransform::Rotate270);
         }
-        let text_style = TextStyle::from(font)
-            .color(&self.color)
-            .pos(Pos::new(self.h, self.v));
+        let text_style = TextStyle::from(font).color(&self.color).pos(Pos::new(self.h, self.v));
         area.draw(&Text::new(s.to_string(), at, text_style))?;
         Ok(())
     }
@@ -437,10 +361,7 @@ impl Txt {
             VPos::Center => at.1 - h / 2,
             VPos::Bottom => at.1 - h,
         };
-        area.draw(&Rectangle::new(
-            [(x0 - 3, y0 - 1), (x0 + w + 3, y0 + h + 1)],
-            WHITE.mix(0.85).filled(),
-        ))?;
+        area.draw(&Rectangle::new([(x0 - 3, y0 - 1), (x0 + w + 3, y0 + h + 1)], WHITE.mix(0.85).filled()))?;
         self.draw(area, s, at)
     }
 }
@@ -492,12 +413,7 @@ fn line(area: &Area, points: Vec<(i32, i32)>, color: RGBColor, width: u32) -> Dr
 }
 
 fn dashed(area: &Area, points: Vec<(i32, i32)>, color: RGBColor, width: u32) -> Drawn {
-    area.draw(&DashedPathElement::new(
-        points,
-        9,
-        5,
-        color.stroke_width(width),
-    ))?;
+    area.draw(&DashedPathElement::new(points, 9, 5, color.stroke_width(width)))?;
     Ok(())
 }
 
@@ -548,21 +464,12 @@ struct LegendItem {
 }
 
 fn item(label: impl Into<String>, color: RGBColor, stroke: Stroke, mark: Mark) -> LegendItem {
-    LegendItem {
-        label: label.into(),
-        color,
-        stroke,
-        mark,
-        row_break: false,
-    }
+    LegendItem { label: label.into(), color, stroke, mark, row_break: false }
 }
 
 impl LegendItem {
     fn on_new_row(self) -> Self {
-        LegendItem {
-            row_break: true,
-            ..self
-        }
+        LegendItem { row_break: true, ..self }
     }
 }
 
@@ -607,10 +514,7 @@ fn draw_legend(area: &Area, items: &[LegendItem], top: i32) -> Drawn {
             Stroke::Solid => line(area, vec![(x, y), (x + SWATCH, y)], it.color, 3)?,
             Stroke::Dashed => dashed(area, vec![(x, y), (x + SWATCH, y)], it.color, 2)?,
             Stroke::Bar => {
-                area.draw(&Rectangle::new(
-                    [(x + 4, y - 7), (x + SWATCH - 4, y + 7)],
-                    it.color.filled(),
-                ))?;
+                area.draw(&Rectangle::new([(x + 4, y - 7), (x + SWATCH - 4, y + 7)], it.color.filled()))?;
             }
         }
         mark(area, it.mark, (x + SWATCH / 2, y), it.color)?;
@@ -649,14 +553,7 @@ impl Axis {
             ticks.push((v, format_number(v)));
             k += 1;
         }
-        Axis {
-            lo,
-            hi,
-            log: false,
-            ticks,
-            minor: Vec::new(),
-            categorical: false,
-        }
+        Axis { lo, hi, log: false, ticks, minor: Vec::new(), categorical: false }
     }
 
     /// `min..=max` (both positive) with a margin of `pad` of the span (in
@@ -669,11 +566,7 @@ impl Axis {
 
     /// log10 of `min` and `max`, made positive and ordered.
     fn log_bounds(min: f64, max: f64) -> (f64, f64) {
-        let min = if min > 0.0 && min.is_finite() {
-            min
-        } else {
-            1.0
-        };
+        let min = if min > 0.0 && min.is_finite() { min } else { 1.0 };
         let max = if max.is_finite() { max.max(min) } else { min };
         (min.log10(), max.log10())
     }
@@ -700,32 +593,14 @@ impl Axis {
                 }
             }
         }
-        Axis {
-            lo,
-            hi,
-            log: true,
-            ticks,
-            minor,
-            categorical: false,
-        }
+        Axis { lo, hi, log: true, ticks, minor, categorical: false }
     }
 
     /// Categories at 0, 1, ... (the first at the low end of the axis).
     fn categories(labels: Vec<String>) -> Axis {
         let n = labels.len().max(1);
-        let ticks = labels
-            .into_iter()
-            .enumerate()
-            .map(|(i, l)| (i as f64, l))
-            .collect();
-        Axis {
-            lo: -0.5,
-            hi: n as f64 - 0.5,
-            log: false,
-            ticks,
-            minor: Vec::new(),
-            categorical: true,
-        }
+        let ticks = labels.into_iter().enumerate().map(|(i, l)| (i as f64, l)).collect();
+        Axis { lo: -0.5, hi: n as f64 - 0.5, log: false, ticks, minor: Vec::new(), categorical: true }
     }
 
     /// Ends the axis at `hi` (dropping ticks beyond it) instead of at a whole step.
@@ -751,11 +626,7 @@ impl Axis {
     }
 
     fn widest_tick(&self, txt: Txt) -> i32 {
-        self.ticks
-            .iter()
-            .map(|(_, l)| txt.width(l))
-            .max()
-            .unwrap_or(0)
+        self.ticks.iter().map(|(_, l)| txt.width(l)).max().unwrap_or(0)
     }
 }
 
@@ -811,14 +682,7 @@ const PLOT_RIGHT: i32 = W - 28;
 /// the left for `left_labels` pixels of tick labels and the y description.
 fn plot_rect(top: i32, bottom: i32, left_labels: i32, x: Axis, y: Axis) -> Plot {
     let l = Y_DESC_X + Txt::new(DESC_SIZE).height() + 10 + left_labels + 10;
-    Plot {
-        l,
-        t: top + 10,
-        r: PLOT_RIGHT,
-        b: bottom - X_LABEL_AREA,
-        x,
-        y,
-    }
+    Plot { l, t: top + 10, r: PLOT_RIGHT, b: bottom - X_LABEL_AREA, x, y }
 }
 
 /// Grid lines, axis lines, tick labels and axis descriptions.
@@ -839,8 +703,7 @@ fn draw_axes(area: &Area, p: &Plot, x_desc: &str, y_desc: &str) -> Drawn {
         }
         line(area, vec![(p.l - 5, y), (p.l, y)], MUTED, 1)?;
         if !label.is_empty() {
-            tick.anchor(HPos::Right, VPos::Center)
-                .draw(area, label, (p.l - 8, y))?;
+            tick.anchor(HPos::Right, VPos::Center).draw(area, label, (p.l - 8, y))?;
         }
     }
     for (v, label) in &p.x.ticks {
@@ -849,26 +712,17 @@ fn draw_axes(area: &Area, p: &Plot, x_desc: &str, y_desc: &str) -> Drawn {
             line(area, vec![(x, p.t), (x, p.b)], GRID, 1)?;
         }
         line(area, vec![(x, p.b), (x, p.b + 5)], MUTED, 1)?;
-        tick.anchor(HPos::Center, VPos::Top)
-            .draw(area, label, (x, p.b + 8))?;
+        tick.anchor(HPos::Center, VPos::Top).draw(area, label, (x, p.b + 8))?;
     }
     line(area, vec![(p.l, p.t), (p.l, p.b), (p.r, p.b)], INK, 1)?;
     let desc = Txt::new(DESC_SIZE);
     if !x_desc.is_empty() {
         let (dx, x_desc) = fit(desc, x_desc, p.r - p.l, 14.0);
-        dx.anchor(HPos::Center, VPos::Bottom).draw(
-            area,
-            &x_desc,
-            ((p.l + p.r) / 2, p.b + X_LABEL_AREA - 6),
-        )?;
+        dx.anchor(HPos::Center, VPos::Bottom).draw(area, &x_desc, ((p.l + p.r) / 2, p.b + X_LABEL_AREA - 6))?;
     }
     if !y_desc.is_empty() {
         let (dy, y_desc) = fit(desc, y_desc, p.b - p.t, 14.0);
-        dy.vertical().anchor(HPos::Center, VPos::Top).draw(
-            area,
-            &y_desc,
-            (Y_DESC_X, (p.t + p.b) / 2),
-        )?;
+        dy.vertical().anchor(HPos::Center, VPos::Top).draw(area, &y_desc, (Y_DESC_X, (p.t + p.b) / 2))?;
     }
     Ok(())
 }
@@ -886,13 +740,11 @@ fn canvas(
         let root = SVGBackend::with_string(&mut buf, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE)?;
         let (tt, title) = fit(Txt::new(TITLE_SIZE).bold(), title, W - 32, 19.0);
-        tt.anchor(HPos::Left, VPos::Top)
-            .draw(&root, &title, (16, 12))?;
+        tt.anchor(HPos::Left, VPos::Top).draw(&root, &title, (16, 12))?;
         let mut top = 12 + tt.height();
         if !subtitle.is_empty() {
             let (st, subtitle) = fit(Txt::new(SUBTITLE_SIZE).color(MUTED), subtitle, W - 32, 14.0);
-            st.anchor(HPos::Left, VPos::Top)
-                .draw(&root, &subtitle, (16, top + 4))?;
+            st.anchor(HPos::Left, VPos::Top).draw(&root, &subtitle, (16, top + 4))?;
             top += 4 + st.height();
         }
         let bottom = H - legend_height(legend);
@@ -910,13 +762,10 @@ fn partition_chart(s: &Value, load: &Value) -> Result<String, DrawErr> {
     let case = str_of(load, "case").unwrap_or("");
     let points = timeline(load);
     let seed_rate = num(load, "seed_rate").filter(|r| *r > 0.0);
-    let max_of =
-        |f: fn(&Second) -> Option<f64>| points.iter().filter_map(f).fold(0.0_f64, f64::max);
+    let max_of = |f: fn(&Second) -> Option<f64>| points.iter().filter_map(f).fold(0.0_f64, f64::max);
     let max_consumed = max_of(|p| p.1);
     let max_throttled = max_of(|p| p.2);
-    let max_y = max_consumed
-        .max(max_throttled)
-        .max(seed_rate.unwrap_or(0.0));
+    let max_y = max_consumed.max(max_throttled).max(seed_rate.unwrap_or(0.0));
     let last_second = points.iter().map(|p| p.0).fold(0.0_f64, f64::max).max(1.0);
 
     // Throttled requests can outnumber consumed units forty to one (every
@@ -938,17 +787,12 @@ fn partition_chart(s: &Value, load: &Value) -> Result<String, DrawErr> {
     let x = Axis::linear(0.0, last_second, 8, 1.0).ending_at(last_second);
 
     let title = match seed_figure(case) {
-        Some(n) => format!(
-            "Seed {seed}, figure {n}: {}",
-            str_of(load, "label").unwrap_or(case)
-        ),
+        Some(n) => format!("Seed {seed}, figure {n}: {}", str_of(load, "label").unwrap_or(case)),
         None => format!("Seed {seed}: {}", str_of(load, "label").unwrap_or(case)),
     };
     let mut sub = vec!["Write units per second, consumed vs throttled".to_string()];
     if let Some(rate) = num(load, "rate_units_per_s") {
-        let over = num(load, "seconds")
-            .map(|s| format!(" over {} s", format_number(s)))
-            .unwrap_or_default();
+        let over = num(load, "seconds").map(|s| format!(" over {} s", format_number(s))).unwrap_or_default();
         let how = match load.get("modelled").and_then(Value::as_bool) {
             Some(true) => " (modelled)",
             Some(false) => " (measured)",
@@ -962,26 +806,12 @@ fn partition_chart(s: &Value, load: &Value) -> Result<String, DrawErr> {
     let seed_label = seed_rate.map(|r| format!("seed {seed}: {}/s", format_number(r)));
     let mut legend = vec![
         item("consumed write units/s", BLUE, Stroke::Solid, Mark::None),
-        item(
-            "throttled write units/s",
-            VERMILLION,
-            Stroke::Solid,
-            Mark::None,
-        ),
+        item("throttled write units/s", VERMILLION, Stroke::Solid, Mark::None),
     ];
     if let Some(l) = &seed_label {
-        legend.push(item(
-            format!("{l} (published rate)"),
-            INK,
-            Stroke::Dashed,
-            Mark::None,
-        ));
+        legend.push(item(format!("{l} (published rate)"), INK, Stroke::Dashed, Mark::None));
     }
-    let y_desc = if log {
-        "write units per second (log scale)"
-    } else {
-        "write units per second"
-    };
+    let y_desc = if log { "write units per second (log scale)" } else { "write units per second" };
 
     canvas(&title, &sub.join(" · "), &legend, |area, top, bottom| {
         let tick = Txt::new(LABEL_SIZE);
@@ -1013,10 +843,7 @@ fn partition_chart(s: &Value, load: &Value) -> Result<String, DrawErr> {
             let series: Vec<Vec<(i32, i32)>> = [1usize, 2]
                 .iter()
                 .map(|&pick| {
-                    points
-                        .iter()
-                        .filter_map(|t| Some(p.px(t.0, if pick == 1 { t.1 } else { t.2 }?)))
-                        .collect()
+                    points.iter().filter_map(|t| Some(p.px(t.0, if pick == 1 { t.1 } else { t.2 }?))).collect()
                 })
                 .collect();
             let (w, h) = (txt.width(label), txt.height());
@@ -1033,9 +860,7 @@ fn partition_chart(s: &Value, load: &Value) -> Result<String, DrawErr> {
                 let y0 = if matches!(vp, VPos::Bottom) { y - h } else { y };
                 y0 >= p.t
                     && y0 + h <= p.b
-                    && !series
-                        .iter()
-                        .any(|s| crosses(s, (x0 - 4, y0 - 3), (x0 + w + 4, y0 + h + 3)))
+                    && !series.iter().any(|s| crosses(s, (x0 - 4, y0 - 3), (x0 + w + 4, y0 + h + 3)))
             };
             let (hp, vp, x, y) = spots.iter().copied().find(free).unwrap_or(spots[0]);
             txt.anchor(hp, vp).draw_boxed(area, label, (x, y))?;
@@ -1046,9 +871,8 @@ fn partition_chart(s: &Value, load: &Value) -> Result<String, DrawErr> {
 
 /// Whether a polyline passes through the rectangle `a`–`b` (corners).
 fn crosses(line: &[(i32, i32)], a: (i32, i32), b: (i32, i32)) -> bool {
-    let inside = |x: f64, y: f64| {
-        x >= f64::from(a.0) && x <= f64::from(b.0) && y >= f64::from(a.1) && y <= f64::from(b.1)
-    };
+    let inside =
+        |x: f64, y: f64| x >= f64::from(a.0) && x <= f64::from(b.0) && y >= f64::from(a.1) && y <= f64::from(b.1);
     if line.len() == 1 {
         return inside(f64::from(line[0].0), f64::from(line[0].1));
     }
@@ -1070,27 +894,16 @@ fn latency_chart(s: &Value) -> Result<String, DrawErr> {
     let seed = seed_id(s, "003");
     let rows: Vec<(&str, Percentiles, Percentiles)> = list(s, "rows")
         .iter()
-        .map(|r| {
-            (
-                str_of(r, "operation").unwrap_or("?"),
-                latency_values(Some(r)),
-                latency_values(seed_obj(r)),
-            )
-        })
+        .map(|r| (str_of(r, "operation").unwrap_or("?"), latency_values(Some(r)), latency_values(seed_obj(r))))
         .filter(|(_, o, t)| !o.is_empty() || !t.is_empty())
         .collect();
-    let all = rows
-        .iter()
-        .flat_map(|(_, o, t)| o.iter().chain(t).map(|p| p.1));
+    let all = rows.iter().flat_map(|(_, o, t)| o.iter().chain(t).map(|p| p.1));
     let (min, max) = all.fold((f64::MAX, 0.0_f64), |(a, b), v| (a.min(v), b.max(v)));
     let y = Axis::log(min, max, 0.06);
     let x = Axis::categories(PERCENTILE_KEYS.iter().map(|(_, l)| l.to_string()).collect());
     let any_seed = rows.iter().any(|r| !r.2.is_empty());
 
-    let title = format!(
-        "Seed {seed}: {}",
-        str_of(s, "title").unwrap_or("Latency of each write API")
-    );
+    let title = format!("Seed {seed}: {}", str_of(s, "title").unwrap_or("Latency of each write API"));
     let subtitle = if any_seed {
         format!("Latency percentiles per operation: ours (solid, ●) vs seed {seed} (dashed, △), log scale")
     } else {
@@ -1103,36 +916,21 @@ fn latency_chart(s: &Value) -> Result<String, DrawErr> {
         .collect();
     legend.push(item("ours", MUTED, Stroke::Solid, Mark::Dot).on_new_row());
     if any_seed {
-        legend.push(item(
-            format!("seed {seed}"),
-            MUTED,
-            Stroke::Dashed,
-            Mark::Triangle,
-        ));
+        legend.push(item(format!("seed {seed}"), MUTED, Stroke::Dashed, Mark::Triangle));
     }
 
     canvas(&title, &subtitle, &legend, |area, top, bottom| {
         let left = y.widest_tick(Txt::new(LABEL_SIZE));
         let p = plot_rect(top, bottom, left, x, y);
-        draw_axes(
-            area,
-            &p,
-            "percentile of requests",
-            "latency per request (ms, log scale)",
-        )?;
+        draw_axes(area, &p, "percentile of requests", "latency per request (ms, log scale)")?;
         // Operations side by side within each percentile, so equal values stay visible.
         let n = rows.len() as f64;
         let spread = 0.36_f64.min(0.12 * (n - 1.0));
         for (i, (_, ours, theirs)) in rows.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
-            let dx = if n > 1.0 {
-                -spread / 2.0 + spread * i as f64 / (n - 1.0)
-            } else {
-                0.0
-            };
-            let to_px = |pts: &Percentiles| -> Vec<(i32, i32)> {
-                pts.iter().map(|(k, v)| p.px(*k as f64 + dx, *v)).collect()
-            };
+            let dx = if n > 1.0 { -spread / 2.0 + spread * i as f64 / (n - 1.0) } else { 0.0 };
+            let to_px =
+                |pts: &Percentiles| -> Vec<(i32, i32)> { pts.iter().map(|(k, v)| p.px(*k as f64 + dx, *v)).collect() };
             let (o, t) = (to_px(ours), to_px(theirs));
             if t.len() > 1 {
                 dashed(area, t.clone(), color, 2)?;
@@ -1165,34 +963,20 @@ fn doc_size_chart(s: &Value) -> Result<String, DrawErr> {
 
     // Writers double from one run to the next: a log2 axis spaces them evenly.
     let (wmin, wmax) = (writers[0].log2(), writers[writers.len() - 1].log2());
-    let pad = if wmax > wmin {
-        0.3 * (wmax - wmin) / (writers.len() as f64).max(2.0) + 0.15
-    } else {
-        1.0
-    };
+    let pad = if wmax > wmin { 0.3 * (wmax - wmin) / (writers.len() as f64).max(2.0) + 0.15 } else { 1.0 };
     let x = Axis {
         lo: wmin - pad,
         hi: wmax + pad,
         log: false,
-        ticks: writers
-            .iter()
-            .map(|w| (w.log2(), format_number(*w)))
-            .collect(),
+        ticks: writers.iter().map(|w| (w.log2(), format_number(*w))).collect(),
         minor: Vec::new(),
         categorical: false,
     };
-    let max = points
-        .iter()
-        .flat_map(|p| [p.2, p.3])
-        .flatten()
-        .fold(0.0_f64, f64::max);
+    let max = points.iter().flat_map(|p| [p.2, p.3]).flatten().fold(0.0_f64, f64::max);
     let y = Axis::linear(0.0, max * 1.1, 6, 0.0);
     let any_seed = points.iter().any(|p| p.3.is_some());
 
-    let title = format!(
-        "Seed {seed}: {}",
-        str_of(s, "title").unwrap_or("Document size and writer count")
-    );
+    let title = format!("Seed {seed}: {}", str_of(s, "title").unwrap_or("Document size and writer count"));
     let subtitle = if any_seed {
         format!("Documents written per ms against writers, one colour per document size: ours (●) vs seed {seed} (△)")
     } else {
@@ -1208,46 +992,23 @@ fn doc_size_chart(s: &Value) -> Result<String, DrawErr> {
     let mut legend: Vec<LegendItem> = fields
         .iter()
         .enumerate()
-        .map(|(i, f)| {
-            item(
-                field_label(*f),
-                PALETTE[i % PALETTE.len()],
-                Stroke::Solid,
-                Mark::None,
-            )
-        })
+        .map(|(i, f)| item(field_label(*f), PALETTE[i % PALETTE.len()], Stroke::Solid, Mark::None))
         .collect();
     legend.push(item("ours", MUTED, Stroke::Solid, Mark::Dot).on_new_row());
     if any_seed {
-        legend.push(item(
-            format!("seed {seed}"),
-            MUTED,
-            Stroke::Dashed,
-            Mark::Triangle,
-        ));
+        legend.push(item(format!("seed {seed}"), MUTED, Stroke::Dashed, Mark::Triangle));
     }
 
     canvas(&title, &subtitle, &legend, |area, top, bottom| {
         let left = y.widest_tick(Txt::new(LABEL_SIZE));
         let p = plot_rect(top, bottom, left, x, y);
-        draw_axes(
-            area,
-            &p,
-            "concurrent writers (log₂ scale)",
-            "documents written per millisecond",
-        )?;
+        draw_axes(area, &p, "concurrent writers (log₂ scale)", "documents written per millisecond")?;
         for (i, f) in fields.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
             let mut group: Vec<_> = points.iter().filter(|pt| pt.0 == *f).collect();
             group.sort_by(|a, b| a.1.total_cmp(&b.1));
-            let ours: Vec<(i32, i32)> = group
-                .iter()
-                .filter_map(|pt| Some(p.px(pt.1.log2(), pt.2?)))
-                .collect();
-            let theirs: Vec<(i32, i32)> = group
-                .iter()
-                .filter_map(|pt| Some(p.px(pt.1.log2(), pt.3?)))
-                .collect();
+            let ours: Vec<(i32, i32)> = group.iter().filter_map(|pt| Some(p.px(pt.1.log2(), pt.2?))).collect();
+            let theirs: Vec<(i32, i32)> = group.iter().filter_map(|pt| Some(p.px(pt.1.log2(), pt.3?))).collect();
             if theirs.len() > 1 {
                 dashed(area, theirs.clone(), color, 1)?;
             }
@@ -1280,14 +1041,7 @@ struct Bars<'a> {
 }
 
 fn bars_chart(b: Bars<'_>) -> Result<String, DrawErr> {
-    let values = || {
-        b.ours
-            .iter()
-            .chain(&b.theirs)
-            .flatten()
-            .copied()
-            .filter(|v| *v > 0.0)
-    };
+    let values = || b.ours.iter().chain(&b.theirs).flatten().copied().filter(|v| *v > 0.0);
     let min = values().fold(f64::MAX, f64::min);
     let max = values().fold(0.0_f64, f64::max);
     // Bars start at a power of ten well below the shortest bar, so that every
@@ -1301,31 +1055,13 @@ fn bars_chart(b: Bars<'_>) -> Result<String, DrawErr> {
     let y = Axis::categories(b.categories.iter().rev().cloned().collect());
 
     let legend = vec![
-        item(
-            "ours (dynaburst, this machine)",
-            OURS,
-            Stroke::Bar,
-            Mark::None,
-        ),
-        item(
-            format!("seed {} (published, against AWS)", b.seed),
-            SEED,
-            Stroke::Bar,
-            Mark::None,
-        ),
+        item("ours (dynaburst, this machine)", OURS, Stroke::Bar, Mark::None),
+        item(format!("seed {} (published, against AWS)", b.seed), SEED, Stroke::Bar, Mark::None),
     ];
     let cat = Txt::new(LABEL_SIZE);
     let max_label = 300;
-    let wrapped: Vec<Vec<String>> = b
-        .categories
-        .iter()
-        .map(|c| wrap2(cat, c, max_label))
-        .collect();
-    let left = wrapped
-        .iter()
-        .flat_map(|ls| ls.iter().map(|l| cat.width(l)))
-        .max()
-        .unwrap_or(0);
+    let wrapped: Vec<Vec<String>> = b.categories.iter().map(|c| wrap2(cat, c, max_label)).collect();
+    let left = wrapped.iter().flat_map(|ls| ls.iter().map(|l| cat.width(l))).max().unwrap_or(0);
 
     canvas(&b.title, &b.subtitle, &legend, |area, top, bottom| {
         // Category labels are drawn below (wrapped); the axis keeps empty ones.
@@ -1343,26 +1079,13 @@ fn bars_chart(b: Bars<'_>) -> Result<String, DrawErr> {
             let lh = cat.height();
             let y0 = yc - lh * (lines.len() as i32 - 1) / 2;
             for (k, l) in lines.iter().enumerate() {
-                cat.anchor(HPos::Right, VPos::Center).draw(
-                    area,
-                    l,
-                    (p.l - 10, y0 + k as i32 * lh),
-                )?;
+                cat.anchor(HPos::Right, VPos::Center).draw(area, l, (p.l - 10, y0 + k as i32 * lh))?;
             }
-            for (value, color, y_top) in
-                [(b.ours[i], OURS, yc - bar - 1), (b.theirs[i], SEED, yc + 1)]
-            {
+            for (value, color, y_top) in [(b.ours[i], OURS, yc - bar - 1), (b.theirs[i], SEED, yc + 1)] {
                 let Some(v) = value else { continue };
                 let x1 = p.xpx(p.x.at(v)).max(p.l + 1);
-                area.draw(&Rectangle::new(
-                    [(p.l + 1, y_top), (x1, y_top + bar)],
-                    color.filled(),
-                ))?;
-                value_txt.draw(
-                    area,
-                    &format!("{} {}", format_number(v), b.unit),
-                    (x1 + 5, y_top + bar / 2),
-                )?;
+                area.draw(&Rectangle::new([(p.l + 1, y_top), (x1, y_top + bar)], color.filled()))?;
+                value_txt.draw(area, &format!("{} {}", format_number(v), b.unit), (x1 + 5, y_top + bar / 2))?;
             }
         }
         Ok(())
@@ -1371,32 +1094,21 @@ fn bars_chart(b: Bars<'_>) -> Result<String, DrawErr> {
 
 fn write_apis_chart(s: &Value) -> Result<String, DrawErr> {
     let seed = seed_id(s, "000");
-    let rows: Vec<&Value> = list(s, "rows")
-        .iter()
-        .filter(|r| positive(r, "wall_s") || positive(r, "seed_wall_s"))
-        .collect();
+    let rows: Vec<&Value> =
+        list(s, "rows").iter().filter(|r| positive(r, "wall_s") || positive(r, "seed_wall_s")).collect();
     let items: Vec<f64> = rows.iter().filter_map(|r| num(r, "items")).collect();
     let same_items = items.len() == rows.len() && items.windows(2).all(|w| w[0] == w[1]);
     let subtitle = match items.first() {
-        Some(n) if same_items => format!(
-            "Wall-clock seconds to write {} items, per API: ours vs seed {seed} (log scale)",
-            format_number(*n)
-        ),
-        _ => format!(
-            "Wall-clock seconds to write every item, per API: ours vs seed {seed} (log scale)"
-        ),
+        Some(n) if same_items => {
+            format!("Wall-clock seconds to write {} items, per API: ours vs seed {seed} (log scale)", format_number(*n))
+        }
+        _ => format!("Wall-clock seconds to write every item, per API: ours vs seed {seed} (log scale)"),
     };
     bars_chart(Bars {
-        title: format!(
-            "Seed {seed}: {}",
-            str_of(s, "title").unwrap_or("Write APIs")
-        ),
+        title: format!("Seed {seed}: {}", str_of(s, "title").unwrap_or("Write APIs")),
         subtitle,
         seed,
-        categories: rows
-            .iter()
-            .map(|r| str_of(r, "api").unwrap_or("?").to_string())
-            .collect(),
+        categories: rows.iter().map(|r| str_of(r, "api").unwrap_or("?").to_string()).collect(),
         ours: rows.iter().map(|r| num(r, "wall_s")).collect(),
         theirs: rows.iter().map(|r| num(r, "seed_wall_s")).collect(),
         unit: "s",
@@ -1406,10 +1118,8 @@ fn write_apis_chart(s: &Value) -> Result<String, DrawErr> {
 
 fn patterns_chart(s: &Value) -> Result<String, DrawErr> {
     let seed = seed_id(s, "002");
-    let rows: Vec<&Value> = list(s, "patterns")
-        .iter()
-        .filter(|p| positive(p, "mean_ms") || positive(p, "seed_mean_ms"))
-        .collect();
+    let rows: Vec<&Value> =
+        list(s, "patterns").iter().filter(|p| positive(p, "mean_ms") || positive(p, "seed_mean_ms")).collect();
     let items: Vec<f64> = rows.iter().filter_map(|r| num(r, "items")).collect();
     let same_items = items.len() == rows.len() && items.windows(2).all(|w| w[0] == w[1]);
     let per = match items.first() {
@@ -1417,18 +1127,10 @@ fn patterns_chart(s: &Value) -> Result<String, DrawErr> {
         _ => "per trial".to_string(),
     };
     bars_chart(Bars {
-        title: format!(
-            "Seed {seed}: {}",
-            str_of(s, "title").unwrap_or("Parallel loaders")
-        ),
-        subtitle: format!(
-            "Mean time per load {per}, per loader pattern: ours vs seed {seed} (log scale)"
-        ),
+        title: format!("Seed {seed}: {}", str_of(s, "title").unwrap_or("Parallel loaders")),
+        subtitle: format!("Mean time per load {per}, per loader pattern: ours vs seed {seed} (log scale)"),
         seed,
-        categories: rows
-            .iter()
-            .map(|r| str_of(r, "pattern").unwrap_or("?").to_string())
-            .collect(),
+        categories: rows.iter().map(|r| str_of(r, "pattern").unwrap_or("?").to_string()).collect(),
         ours: rows.iter().map(|r| num(r, "mean_ms")).collect(),
         theirs: rows.iter().map(|r| num(r, "seed_mean_ms")).collect(),
         unit: "ms",
@@ -1448,11 +1150,7 @@ mod tests {
         assert_eq!(labels, ["0.1", "1", "10", "100"]);
         let one = Axis::log(5.0, 90.0, 0.0);
         let labels: Vec<&str> = one.ticks.iter().map(|t| t.1.as_str()).collect();
-        assert_eq!(
-            labels,
-            ["5", "10", "20", "50"],
-            "under three decades gets 2× and 5× labels"
-        );
+        assert_eq!(labels, ["5", "10", "20", "50"], "under three decades gets 2× and 5× labels");
         let bars = Axis::log_between(-2.0, 3.2);
         assert_eq!(bars.ticks.first().map(|t| t.1.as_str()), Some("0.01"));
     }

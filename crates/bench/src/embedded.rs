@@ -26,28 +26,19 @@ impl Embedded {
         }
         let engine = Arc::new(Engine::new(config, Box::new(MemStoreFactory)));
         let server = Arc::new(Server::new(engine).with_latency(latency));
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()?;
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
         let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
         let url = format!("http://{}", listener.local_addr()?);
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name("dynaburst-embedded".into())
-            .spawn(move || {
-                runtime.block_on(async move {
-                    let _ = dynaburst_server::serve(listener, server, async {
-                        let _ = rx.await;
-                    })
-                    .await;
-                });
-            })?;
-        Ok(Embedded {
-            url,
-            stop: Some(tx),
-            thread: Some(thread),
-        })
+        let thread = std::thread::Builder::new().name("dynaburst-embedded".into()).spawn(move || {
+            runtime.block_on(async move {
+                let _ = dynaburst_server::serve(listener, server, async {
+                    let _ = rx.await;
+                })
+                .await;
+            });
+        })?;
+        Ok(Embedded { url, stop: Some(tx), thread: Some(thread) })
     }
 }
 

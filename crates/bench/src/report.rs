@@ -28,10 +28,7 @@ pub fn render_report(results: &Value) -> String {
     let mut out = String::new();
     header(&mut out, results);
     let empty = serde_json::Map::new();
-    let scenarios = results
-        .get("scenarios")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
+    let scenarios = results.get("scenarios").and_then(Value::as_object).unwrap_or(&empty);
     if scenarios.is_empty() {
         out.push_str("\nNo scenario ran.\n");
         return out;
@@ -70,30 +67,13 @@ fn header(out: &mut String, r: &Value) {
     );
     let command = str_of(r, "command").unwrap_or(MISSING);
     let _ = writeln!(out, "- **Command:** `{}`", command.replace('`', "'"));
-    let when = num(r, "started_at_unix_ms")
-        .map(|ms| format_unix_ms(ms as i64))
-        .unwrap_or_else(|| MISSING.into());
+    let when = num(r, "started_at_unix_ms").map(|ms| format_unix_ms(ms as i64)).unwrap_or_else(|| MISSING.into());
     let _ = writeln!(out, "- **Started:** {when}");
-    let _ = writeln!(
-        out,
-        "- **Duration:** {}",
-        opt(num(r, "duration_s"), format_duration)
-    );
-    let _ = writeln!(
-        out,
-        "- **Endpoint:** {}",
-        str_of(r, "endpoint").unwrap_or(MISSING)
-    );
-    let _ = writeln!(
-        out,
-        "- **Latency model:** {}",
-        str_of(r, "latency_model").unwrap_or(MISSING)
-    );
-    let _ = writeln!(
-        out,
-        "- **Added round-trip time:** {}",
-        opt(num(r, "rtt_ms"), |v| format!("{} ms", format_number(v)))
-    );
+    let _ = writeln!(out, "- **Duration:** {}", opt(num(r, "duration_s"), format_duration));
+    let _ = writeln!(out, "- **Endpoint:** {}", str_of(r, "endpoint").unwrap_or(MISSING));
+    let _ = writeln!(out, "- **Latency model:** {}", str_of(r, "latency_model").unwrap_or(MISSING));
+    let _ =
+        writeln!(out, "- **Added round-trip time:** {}", opt(num(r, "rtt_ms"), |v| format!("{} ms", format_number(v))));
     let _ = writeln!(out, "- **Scale:** {}", opt(num(r, "scale"), format_number));
     let _ = writeln!(out, "- **Random seed:** {}", json_scalar(r.get("seed")));
     out.push('\n');
@@ -109,10 +89,7 @@ fn section_heading(out: &mut String, s: &Value, key: &str, seed: &str) {
 }
 
 fn chart_links(out: &mut String, results: &Value, key: &str) {
-    let planned: Vec<_> = charts::plan_charts(results)
-        .into_iter()
-        .filter(|c| c.scenario == key)
-        .collect();
+    let planned: Vec<_> = charts::plan_charts(results).into_iter().filter(|c| c.scenario == key).collect();
     for c in &planned {
         let _ = writeln!(out, "![{}]({})\n", c.alt, c.file);
     }
@@ -161,15 +138,10 @@ fn write_apis(out: &mut String, s: &Value, seed: &str) {
     }
     out.push('\n');
     // Rank only the APIs both sides timed, so that the orders are comparable.
-    let both: Vec<&Value> = rows
-        .iter()
-        .filter(|r| num(r, "wall_s").is_some() && num(r, "seed_wall_s").is_some())
-        .collect();
+    let both: Vec<&Value> =
+        rows.iter().filter(|r| num(r, "wall_s").is_some() && num(r, "seed_wall_s").is_some()).collect();
     let order = |field: &str| -> Option<String> {
-        let mut v: Vec<(f64, &str)> = both
-            .iter()
-            .filter_map(|r| Some((num(r, field)?, str_of(r, "api")?)))
-            .collect();
+        let mut v: Vec<(f64, &str)> = both.iter().filter_map(|r| Some((num(r, field)?, str_of(r, "api")?))).collect();
         if v.len() < 2 {
             return None;
         }
@@ -177,15 +149,8 @@ fn write_apis(out: &mut String, s: &Value, seed: &str) {
         Some(v.iter().map(|(_, a)| *a).collect::<Vec<_>>().join(" < "))
     };
     if let (Some(ours), Some(theirs)) = (order("wall_s"), order("seed_wall_s")) {
-        let verdict = if ours == theirs {
-            "same order"
-        } else {
-            "the order differs"
-        };
-        let _ = writeln!(
-            out,
-            "Fastest first: ours {ours}; seed {seed} {theirs} ({verdict}).\n"
-        );
+        let verdict = if ours == theirs { "same order" } else { "the order differs" };
+        let _ = writeln!(out, "Fastest first: ours {ours}; seed {seed} {theirs} ({verdict}).\n");
     }
     provenance(out, s, &[("all APIs", rows)], seed);
 }
@@ -195,12 +160,7 @@ fn write_apis(out: &mut String, s: &Value, seed: &str) {
 fn doc_size(out: &mut String, s: &Value, seed: &str) {
     let mut rows: Vec<&Value> = list(s, "rows").iter().collect();
     rows.sort_by(|a, b| {
-        let k = |r: &Value| {
-            (
-                num(r, "fields").unwrap_or(f64::MAX),
-                num(r, "writers").unwrap_or(f64::MAX),
-            )
-        };
+        let k = |r: &Value| (num(r, "fields").unwrap_or(f64::MAX), num(r, "writers").unwrap_or(f64::MAX));
         let (ka, kb) = (k(a), k(b));
         ka.0.total_cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
     });
@@ -242,7 +202,10 @@ fn doc_size(out: &mut String, s: &Value, seed: &str) {
     let memory = list(s, "memory");
     if !memory.is_empty() {
         out.push_str("**Client memory by document count** (the loader's peak resident memory; seed 001's client passed 400 GB at 3.2 million documents):\n\n");
-        table_header(out, &[("Docs", true), ("Fields", true), ("Writers", true), ("Ours docs/ms", true), ("Peak MB", true)]);
+        table_header(
+            out,
+            &[("Docs", true), ("Fields", true), ("Writers", true), ("Ours docs/ms", true), ("Peak MB", true)],
+        );
         for r in memory {
             table_row(
                 out,
@@ -272,9 +235,7 @@ fn doc_size(out: &mut String, s: &Value, seed: &str) {
 fn parallel_patterns(out: &mut String, s: &Value, seed: &str) {
     let patterns = list(s, "patterns");
     if !patterns.is_empty() {
-        let serial = patterns
-            .iter()
-            .find(|p| str_of(p, "pattern") == Some("serial"));
+        let serial = patterns.iter().find(|p| str_of(p, "pattern") == Some("serial"));
         let ours_serial = serial.and_then(|p| num(p, "mean_ms"));
         let seed_serial = serial.and_then(|p| num(p, "seed_mean_ms"));
         let speedups = ours_serial.is_some() || seed_serial.is_some();
@@ -350,49 +311,24 @@ fn parallel_patterns(out: &mut String, s: &Value, seed: &str) {
 
 // ------------------------------------------------------------------- latency
 
-const PERCENTILES: [(&str, &str); 6] = [
-    ("min_ms", "min"),
-    ("p50_ms", "p50"),
-    ("p90_ms", "p90"),
-    ("p95_ms", "p95"),
-    ("p99_ms", "p99"),
-    ("max_ms", "max"),
-];
+const PERCENTILES: [(&str, &str); 6] =
+    [("min_ms", "min"), ("p50_ms", "p50"), ("p90_ms", "p90"), ("p95_ms", "p95"), ("p99_ms", "p99"), ("max_ms", "max")];
 
 fn latency(out: &mut String, results: &Value, s: &Value, seed: &str) {
     let rows = list(s, "rows");
-    let mut cols: Vec<(String, bool)> = vec![
-        ("Operation".into(), false),
-        ("Source".into(), false),
-        ("Samples".into(), true),
-    ];
+    let mut cols: Vec<(String, bool)> =
+        vec![("Operation".into(), false), ("Source".into(), false), ("Samples".into(), true)];
     cols.extend(PERCENTILES.iter().map(|(_, p)| (format!("{p} ms"), true)));
     let cols_ref: Vec<(&str, bool)> = cols.iter().map(|(c, r)| (c.as_str(), *r)).collect();
     table_header(out, &cols_ref);
     for r in rows {
         let op = cell_str(r, "operation");
-        let mut ours = vec![
-            op.clone(),
-            "ours".into(),
-            opt(num(r, "samples"), format_count),
-        ];
-        ours.extend(
-            PERCENTILES
-                .iter()
-                .map(|(k, _)| opt(num(r, k), format_number)),
-        );
+        let mut ours = vec![op.clone(), "ours".into(), opt(num(r, "samples"), format_count)];
+        ours.extend(PERCENTILES.iter().map(|(k, _)| opt(num(r, k), format_number)));
         table_row(out, &ours);
         let sd = seed_obj(r);
-        let mut theirs = vec![
-            op,
-            format!("seed {seed}"),
-            opt(sd.and_then(|x| num(x, "samples")), format_count),
-        ];
-        theirs.extend(
-            PERCENTILES
-                .iter()
-                .map(|(k, _)| opt(sd.and_then(|x| num(x, k)), format_number)),
-        );
+        let mut theirs = vec![op, format!("seed {seed}"), opt(sd.and_then(|x| num(x, "samples")), format_count)];
+        theirs.extend(PERCENTILES.iter().map(|(k, _)| opt(sd.and_then(|x| num(x, k)), format_number)));
         table_row(out, &theirs);
     }
     out.push('\n');
@@ -412,21 +348,13 @@ fn latency_p50_line(rows: &[Value], seed: &str) -> Option<String> {
         .filter_map(|r| {
             let ours = num(r, "p50_ms")?;
             let theirs = seed_obj(r).and_then(|x| num(x, "p50_ms"))?;
-            Some(format!(
-                "{} {} ms vs {} ms",
-                str_of(r, "operation")?,
-                format_number(ours),
-                format_number(theirs)
-            ))
+            Some(format!("{} {} ms vs {} ms", str_of(r, "operation")?, format_number(ours), format_number(theirs)))
         })
         .collect();
     if parts.is_empty() {
         return None;
     }
-    Some(format!(
-        "Median, ours vs seed {seed}: {}.\n\n",
-        parts.join("; ")
-    ))
+    Some(format!("Median, ours vs seed {seed}: {}.\n\n", parts.join("; ")))
 }
 
 fn latency_provenance(results: &Value) -> String {
@@ -434,17 +362,10 @@ fn latency_provenance(results: &Value) -> String {
     let rtt = num(results, "rtt_ms").unwrap_or(0.0);
     let mut s = String::from("our latencies are measured round trips on this machine");
     if model != "none" {
-        let _ = write!(
-            s,
-            ", including the server's modelled service time (latency model `{model}`)"
-        );
+        let _ = write!(s, ", including the server's modelled service time (latency model `{model}`)");
     }
     if rtt > 0.0 {
-        let _ = write!(
-            s,
-            ", with {} ms of round-trip time added",
-            format_number(rtt)
-        );
+        let _ = write!(s, ", with {} ms of round-trip time added", format_number(rtt));
     }
     if model == "none" && rtt <= 0.0 {
         s.push_str(", with no modelled service time and no network distance");
@@ -475,9 +396,7 @@ fn partition_keys(out: &mut String, results: &Value, s: &Value, seed: &str) {
         );
         for l in loads {
             let case = str_of(l, "case").unwrap_or("");
-            let fig = charts::seed_figure(case)
-                .map(|f| format!("fig. {f}"))
-                .unwrap_or_else(|| MISSING.into());
+            let fig = charts::seed_figure(case).map(|f| format!("fig. {f}")).unwrap_or_else(|| MISSING.into());
             let csv = str_of(l, "timeline_csv")
                 .map(|f| format!("[{}]({})", md_escape(f), f.replace(' ', "%20")))
                 .unwrap_or_else(|| MISSING.into());
@@ -641,10 +560,7 @@ pub(crate) fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
 }
 
 pub(crate) fn list<'a>(v: &'a Value, key: &str) -> &'a [Value] {
-    v.get(key)
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[])
+    v.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[])
 }
 
 /// A row's `seed` object, or `None` when it is missing or `null`.
@@ -738,11 +654,7 @@ fn format_duration(s: f64) -> String {
     let (h, m) = (whole / 3600, (whole % 3600) / 60);
     let rest = s - (h * 3600 + m * 60) as f64;
     let secs = trim_zeros(&format!("{rest:.1}"));
-    let human = if h > 0 {
-        format!("{h} h {m} min {secs} s")
-    } else {
-        format!("{m} min {secs} s")
-    };
+    let human = if h > 0 { format!("{h} h {m} min {secs} s") } else { format!("{m} min {secs} s") };
     format!("{} s ({human})", format_number(s))
 }
 
@@ -761,12 +673,7 @@ fn format_unix_ms(ms: i64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
-        sod / 3600,
-        (sod % 3600) / 60,
-        sod % 60
-    )
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC", sod / 3600, (sod % 3600) / 60, sod % 60)
 }
 
 #[cfg(test)]

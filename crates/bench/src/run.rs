@@ -12,13 +12,7 @@ use crate::embedded::Embedded;
 use crate::scenarios::{self, Ctx};
 
 /// Every scenario, in the order `all` runs them.
-pub const SCENARIOS: &[&str] = &[
-    "write-apis",
-    "doc-size",
-    "parallel-patterns",
-    "latency",
-    "partition-keys",
-];
+pub const SCENARIOS: &[&str] = &["write-apis", "doc-size", "parallel-patterns", "latency", "partition-keys"];
 
 /// What `dynaburst bench` was asked for.
 #[derive(Clone, Debug)]
@@ -49,18 +43,12 @@ pub struct BenchOutput {
 
 /// Runs the scenarios; `say` receives progress lines. A scenario that
 /// fails is reported and the others still run.
-pub fn run(
-    opts: &BenchOptions,
-    say: Arc<dyn Fn(String) + Send + Sync>,
-) -> Result<BenchOutput, String> {
-    std::fs::create_dir_all(&opts.out)
-        .map_err(|e| format!("cannot create {}: {e}", opts.out.display()))?;
+pub fn run(opts: &BenchOptions, say: Arc<dyn Fn(String) + Send + Sync>) -> Result<BenchOutput, String> {
+    std::fs::create_dir_all(&opts.out).map_err(|e| format!("cannot create {}: {e}", opts.out.display()))?;
     let aws = opts.latency_model == "aws";
     let started = Instant::now();
-    let started_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
+    let started_ms =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
     // Two embedded servers: capacity model on (the default, for what is
     // about DynamoDB's behaviour) and off (for what is about speed).
     let (_servers, modelled_url, unlimited_url) = match &opts.endpoint_url {
@@ -86,10 +74,7 @@ pub fn run(
         target: opts.target.clone(),
         memory_docs: opts.memory_docs.clone(),
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     let mut scenarios_out = Map::new();
     let mut failures = Vec::new();
     for name in &opts.scenarios {
@@ -101,19 +86,13 @@ pub fn run(
                 "parallel-patterns" => scenarios::parallel_patterns(&ctx).await,
                 "latency" => scenarios::latency(&ctx, &opts.latency_model).await,
                 "partition-keys" => scenarios::partition_keys(&ctx).await,
-                other => Err(format!(
-                    "unknown scenario {other}: choose from {}",
-                    SCENARIOS.join(", ")
-                )),
+                other => Err(format!("unknown scenario {other}: choose from {}", SCENARIOS.join(", "))),
             }
         });
         match result {
             Ok(mut v) => {
                 v["duration_s"] = json!(t0.elapsed().as_secs_f64());
-                say(format!(
-                    "{name}: done in {:.1} s",
-                    t0.elapsed().as_secs_f64()
-                ));
+                say(format!("{name}: done in {:.1} s", t0.elapsed().as_secs_f64()));
                 scenarios_out.insert(name.clone(), v);
             }
             Err(e) => {
@@ -138,24 +117,14 @@ pub fn run(
         "scenarios": Value::Object(scenarios_out),
     });
     let mut files = Vec::new();
-    let write = |p: &Path, text: &str| {
-        std::fs::write(p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))
-    };
+    let write =
+        |p: &Path, text: &str| std::fs::write(p, text).map_err(|e| format!("cannot write {}: {e}", p.display()));
     let json_path = opts.out.join("results.json");
-    write(
-        &json_path,
-        &(serde_json::to_string_pretty(&results).map_err(|e| e.to_string())? + "\n"),
-    )?;
+    write(&json_path, &(serde_json::to_string_pretty(&results).map_err(|e| e.to_string())? + "\n"))?;
     files.push(json_path);
     let md = opts.out.join("report.md");
     write(&md, &crate::report::render_report(&results))?;
     files.push(md);
-    files.extend(
-        crate::charts::write_charts(&results, &opts.out).map_err(|e| format!("charts: {e:?}"))?,
-    );
-    Ok(BenchOutput {
-        results,
-        files,
-        failures,
-    })
+    files.extend(crate::charts::write_charts(&results, &opts.out).map_err(|e| format!("charts: {e:?}"))?);
+    Ok(BenchOutput { results, files, failures })
 }

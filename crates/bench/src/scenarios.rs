@@ -8,9 +8,8 @@ use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue as Av, BillingMode, ConditionCheck, KeySchemaElement,
-    KeyType, ProvisionedThroughput, Put, PutRequest, ScalarAttributeType, TransactWriteItem,
-    WriteRequest,
+    AttributeDefinition, AttributeValue as Av, BillingMode, ConditionCheck, KeySchemaElement, KeyType,
+    ProvisionedThroughput, Put, PutRequest, ScalarAttributeType, TransactWriteItem, WriteRequest,
 };
 use aws_sdk_dynamodb::Client;
 use dynaburst_datagen::{generate, Dataset};
@@ -87,14 +86,7 @@ fn reset_peak_memory() {
 }
 
 fn throttled(code: Option<&str>) -> bool {
-    matches!(
-        code,
-        Some(
-            "ProvisionedThroughputExceededException"
-                | "ThrottlingException"
-                | "RequestLimitExceeded"
-        )
-    )
+    matches!(code, Some("ProvisionedThroughputExceededException" | "ThrottlingException" | "RequestLimitExceeded"))
 }
 
 async fn retry_pause(attempt: u32) {
@@ -113,11 +105,7 @@ async fn create_table(
             .key_schema(
                 KeySchemaElement::builder()
                     .attribute_name(*k)
-                    .key_type(if i == 0 {
-                        KeyType::Hash
-                    } else {
-                        KeyType::Range
-                    })
+                    .key_type(if i == 0 { KeyType::Hash } else { KeyType::Range })
                     .build()
                     .map_err(|e| e.to_string())?,
             )
@@ -130,30 +118,21 @@ async fn create_table(
             );
     }
     req = match provisioned {
-        Some((r, w)) => req
-            .billing_mode(BillingMode::Provisioned)
-            .provisioned_throughput(
-                ProvisionedThroughput::builder()
-                    .read_capacity_units(r)
-                    .write_capacity_units(w)
-                    .build()
-                    .map_err(|e| e.to_string())?,
-            ),
+        Some((r, w)) => req.billing_mode(BillingMode::Provisioned).provisioned_throughput(
+            ProvisionedThroughput::builder()
+                .read_capacity_units(r)
+                .write_capacity_units(w)
+                .build()
+                .map_err(|e| e.to_string())?,
+        ),
         None => req.billing_mode(BillingMode::PayPerRequest),
     };
-    req.send().await.map_err(|e| {
-        format!(
-            "CreateTable {name}: {}",
-            aws_sdk_dynamodb::error::DisplayErrorContext(&e)
-        )
-    })?;
+    req.send()
+        .await
+        .map_err(|e| format!("CreateTable {name}: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e)))?;
     for _ in 0..600 {
         if let Ok(o) = c.describe_table().table_name(name).send().await {
-            if o.table()
-                .and_then(|t| t.table_status())
-                .map(|s| s.as_str() == "ACTIVE")
-                .unwrap_or(false)
-            {
+            if o.table().and_then(|t| t.table_status()).map(|s| s.as_str() == "ACTIVE").unwrap_or(false) {
                 return Ok(());
             }
         }
@@ -168,26 +147,14 @@ fn unique(prefix: &str, seed: u64) -> String {
     format!("bench-{prefix}-{seed:x}-{n}")
 }
 
-fn dataset_items(
-    dataset: Dataset,
-    count: u64,
-    fields: usize,
-    seed: u64,
-) -> Result<Vec<Item>, ScenarioError> {
+fn dataset_items(dataset: Dataset, count: u64, fields: usize, seed: u64) -> Result<Vec<Item>, ScenarioError> {
     let mut buf = Vec::new();
     generate(dataset, count, fields, seed, &mut buf).map_err(|e| e.to_string())?;
-    String::from_utf8_lossy(&buf)
-        .lines()
-        .map(|l| parse_json_line(l).map_err(|e| e.0))
-        .collect()
+    String::from_utf8_lossy(&buf).lines().map(|l| parse_json_line(l).map_err(|e| e.0)).collect()
 }
 
 /// Sends one BatchWriteItem and re-sends what comes back until all is in.
-async fn batch_all(
-    c: &Client,
-    table: &str,
-    items: &[HashMap<String, Av>],
-) -> Result<(), ScenarioError> {
+async fn batch_all(c: &Client, table: &str, items: &[HashMap<String, Av>]) -> Result<(), ScenarioError> {
     let mut pending: Vec<WriteRequest> = items
         .iter()
         .map(|i| {
@@ -200,18 +167,9 @@ async fn batch_all(
         .map_err(|e| e.to_string())?;
     let mut attempt = 0;
     while !pending.is_empty() {
-        match c
-            .batch_write_item()
-            .request_items(table, pending.clone())
-            .send()
-            .await
-        {
+        match c.batch_write_item().request_items(table, pending.clone()).send().await {
             Ok(o) => {
-                let left = o
-                    .unprocessed_items()
-                    .and_then(|m| m.get(table))
-                    .cloned()
-                    .unwrap_or_default();
+                let left = o.unprocessed_items().and_then(|m| m.get(table)).cloned().unwrap_or_default();
                 if !left.is_empty() {
                     attempt += 1;
                     retry_pause(attempt).await;
@@ -222,12 +180,7 @@ async fn batch_all(
                 attempt += 1;
                 retry_pause(attempt).await;
             }
-            Err(e) => {
-                return Err(format!(
-                    "BatchWriteItem: {}",
-                    aws_sdk_dynamodb::error::DisplayErrorContext(&e)
-                ))
-            }
+            Err(e) => return Err(format!("BatchWriteItem: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e))),
         }
         if attempt > 200 {
             return Err("BatchWriteItem made no progress after 200 attempts".into());
@@ -238,31 +191,16 @@ async fn batch_all(
 
 async fn put_one(c: &Client, table: &str, item: HashMap<String, Av>) -> Result<(), ScenarioError> {
     for attempt in 0..200 {
-        match c
-            .put_item()
-            .table_name(table)
-            .set_item(Some(item.clone()))
-            .send()
-            .await
-        {
+        match c.put_item().table_name(table).set_item(Some(item.clone())).send().await {
             Ok(_) => return Ok(()),
             Err(e) if throttled(e.code()) => retry_pause(attempt).await,
-            Err(e) => {
-                return Err(format!(
-                    "PutItem: {}",
-                    aws_sdk_dynamodb::error::DisplayErrorContext(&e)
-                ))
-            }
+            Err(e) => return Err(format!("PutItem: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e))),
         }
     }
     Err("PutItem throttled 200 times".into())
 }
 
-async fn transact(
-    c: &Client,
-    table: &str,
-    items: &[HashMap<String, Av>],
-) -> Result<(), ScenarioError> {
+async fn transact(c: &Client, table: &str, items: &[HashMap<String, Av>]) -> Result<(), ScenarioError> {
     let actions: Vec<TransactWriteItem> = items
         .iter()
         .map(|i| {
@@ -275,22 +213,12 @@ async fn transact(
         .collect::<Result<_, _>>()
         .map_err(|e| e.to_string())?;
     for attempt in 0..200 {
-        match c
-            .transact_write_items()
-            .set_transact_items(Some(actions.clone()))
-            .send()
-            .await
-        {
+        match c.transact_write_items().set_transact_items(Some(actions.clone())).send().await {
             Ok(_) => return Ok(()),
             Err(e) if throttled(e.code()) || e.code() == Some("TransactionCanceledException") => {
                 retry_pause(attempt).await
             }
-            Err(e) => {
-                return Err(format!(
-                    "TransactWriteItems: {}",
-                    aws_sdk_dynamodb::error::DisplayErrorContext(&e)
-                ))
-            }
+            Err(e) => return Err(format!("TransactWriteItems: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e))),
         }
     }
     Err("TransactWriteItems throttled 200 times".into())
@@ -304,10 +232,8 @@ pub async fn write_apis(ctx: &Ctx) -> Result<Value, ScenarioError> {
     let c = client(&ctx.modelled_url).await;
     let table = unique("people", ctx.seed);
     create_table(&c, &table, &[("id", ScalarAttributeType::S)], None).await?;
-    let items: Vec<HashMap<String, Av>> = dataset_items(Dataset::People, count, 0, ctx.seed)?
-        .iter()
-        .map(item_to_sdk)
-        .collect();
+    let items: Vec<HashMap<String, Av>> =
+        dataset_items(Dataset::People, count, 0, ctx.seed)?.iter().map(item_to_sdk).collect();
     let published = [
         ("PutItem, serial", 293.38),
         ("BatchWriteItem of 25, serial", 14.45),
@@ -398,12 +324,9 @@ pub async fn doc_size(ctx: &Ctx) -> Result<Value, ScenarioError> {
     for fields in [1usize, 10, 100] {
         for writers in [1usize, 2, 4, 8] {
             let docs = per_writer * writers as u64;
-            (ctx.say)(format!(
-                "doc-size: {docs} documents of {fields} fields, {writers} writers"
-            ));
+            (ctx.say)(format!("doc-size: {docs} documents of {fields} fields, {writers} writers"));
             let path = ctx.out_dir.join(format!(".kv-docs-{fields}.jsonl"));
-            let mut f =
-                std::io::BufWriter::new(std::fs::File::create(&path).map_err(|e| e.to_string())?);
+            let mut f = std::io::BufWriter::new(std::fs::File::create(&path).map_err(|e| e.to_string())?);
             generate(Dataset::KvDocs, docs, fields, ctx.seed, &mut f).map_err(|e| e.to_string())?;
             drop(f);
             let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
@@ -525,8 +448,7 @@ async fn load_in_child(
     name: &str,
     writers: usize,
 ) -> Result<Value, ScenarioError> {
-    let exe = std::env::current_exe()
-        .map_err(|e| format!("cannot find the dynaburst executable: {e}"))?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the dynaburst executable: {e}"))?;
     let report = ctx.out_dir.join(format!(".{name}.report.json"));
     let checkpoint = ctx.out_dir.join(format!(".{name}.checkpoint"));
     let out = tokio::process::Command::new(&exe)
@@ -546,13 +468,9 @@ async fn load_in_child(
         .map_err(|e| format!("cannot run {} load: {e}", exe.display()))?;
     let _ = std::fs::remove_file(&checkpoint);
     if !out.status.success() {
-        return Err(format!(
-            "dynaburst load into {name} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
+        return Err(format!("dynaburst load into {name} failed: {}", String::from_utf8_lossy(&out.stderr)));
     }
-    let text = std::fs::read_to_string(&report)
-        .map_err(|e| format!("cannot read {}: {e}", report.display()))?;
+    let text = std::fs::read_to_string(&report).map_err(|e| format!("cannot read {}: {e}", report.display()))?;
     let _ = std::fs::remove_file(&report);
     serde_json::from_str(&text).map_err(|e| format!("bad load report: {e}"))
 }
@@ -578,11 +496,7 @@ async fn run_loader(
             raw_json: false,
         },
         table: table.to_string(),
-        endpoint: Endpoint {
-            url: Some(url.to_string()),
-            region: Some("us-east-1".into()),
-            profile: None,
-        },
+        endpoint: Endpoint { url: Some(url.to_string()), region: Some("us-east-1".into()), profile: None },
         create: None,
         mode: WriteMode::Batch,
         transact_size: 25,
@@ -599,9 +513,7 @@ async fn run_loader(
     };
     let (tx, _rx) = tokio::sync::watch::channel(Default::default());
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-    let result = dynaburst_loader::load(opts, tx, stop)
-        .await
-        .map_err(|e| e.to_string())?;
+    let result = dynaburst_loader::load(opts, tx, stop).await.map_err(|e| e.to_string())?;
     let _ = std::fs::remove_file(ctx.out_dir.join(format!(".{table}.checkpoint")));
     if result.rejected > 0 || result.ending != dynaburst_loader::Ending::Complete {
         return Err(format!(
@@ -612,11 +524,8 @@ async fn run_loader(
         ));
     }
     let mut report = result.report;
-    report["timeline_rows"] = json!(result
-        .timeline
-        .iter()
-        .map(|r| json!([r.second, r.units, r.unprocessed_items]))
-        .collect::<Vec<_>>());
+    report["timeline_rows"] =
+        json!(result.timeline.iter().map(|r| json!([r.second, r.units, r.unprocessed_items])).collect::<Vec<_>>());
     Ok(report)
 }
 
@@ -631,11 +540,7 @@ fn parse_types(format: Option<Format>) -> dynaburst_input::TypeHints {
 
 // ---------------------------------------------------------------- 002
 
-async fn send_batch(
-    c: &Client,
-    table: &str,
-    items: Vec<HashMap<String, Av>>,
-) -> Result<(), ScenarioError> {
+async fn send_batch(c: &Client, table: &str, items: Vec<HashMap<String, Av>>) -> Result<(), ScenarioError> {
     batch_all(c, table, &items).await
 }
 
@@ -658,16 +563,12 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Value, ScenarioError> {
         ("worker-master", 46.0),
     ];
     let c = client(&ctx.modelled_url).await;
-    let items: Vec<HashMap<String, Av>> = dataset_items(Dataset::Minimal, count, 0, ctx.seed)?
-        .iter()
-        .map(item_to_sdk)
-        .collect();
+    let items: Vec<HashMap<String, Av>> =
+        dataset_items(Dataset::Minimal, count, 0, ctx.seed)?.iter().map(item_to_sdk).collect();
     let batches: Vec<Vec<HashMap<String, Av>>> = items.chunks(25).map(|c| c.to_vec()).collect();
     let mut patterns = Vec::new();
     for (pattern, seed_ms) in published {
-        (ctx.say)(format!(
-            "parallel-patterns: {pattern}, {count} items x {trials} trials"
-        ));
+        (ctx.say)(format!("parallel-patterns: {pattern}, {count} items x {trials} trials"));
         let mut total = 0.0;
         for _ in 0..trials {
             // A fresh on-demand table per trial, as the seed's runs each
@@ -738,14 +639,11 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Value, ScenarioError> {
                 }
                 "parallel-loop" => {
                     // A parallel for over the batches, one lane per core.
-                    let lanes = std::thread::available_parallelism()
-                        .map(|n| n.get())
-                        .unwrap_or(2);
+                    let lanes = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
                     let mut set = JoinSet::new();
                     for lane in 0..lanes {
                         let (c, t) = (c.clone(), table.clone());
-                        let mine: Vec<_> =
-                            batches.iter().skip(lane).step_by(lanes).cloned().collect();
+                        let mine: Vec<_> = batches.iter().skip(lane).step_by(lanes).cloned().collect();
                         set.spawn(async move {
                             for b in mine {
                                 send_batch(&c, &t, b).await?;
@@ -759,8 +657,7 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Value, ScenarioError> {
                 }
                 _ => {
                     // Worker/master: workers take batches from the master's queue.
-                    let queue =
-                        Arc::new(Mutex::new(batches.iter().cloned().collect::<VecDeque<_>>()));
+                    let queue = Arc::new(Mutex::new(batches.iter().cloned().collect::<VecDeque<_>>()));
                     let mut set = JoinSet::new();
                     for _ in 0..8 {
                         let (c, t, q) = (c.clone(), table.clone(), queue.clone());
@@ -782,9 +679,7 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Value, ScenarioError> {
             total += t0.elapsed().as_secs_f64() * 1000.0;
             let counted = dynaburst_loader::count(&c, &table, 2).await?;
             if counted != count {
-                return Err(format!(
-                    "{pattern}: {counted} of {count} items in the table"
-                ));
+                return Err(format!("{pattern}: {counted} of {count} items in the table"));
             }
             let _ = c.delete_table().table_name(&table).send().await;
         }
@@ -802,22 +697,12 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Value, ScenarioError> {
         let items = dataset_items(Dataset::Minimal, n, 0, ctx.seed)?;
         if modelled {
             let e = sim::engine();
-            sim::create(
-                &e,
-                "naive",
-                &[("id", ScalarType::S), ("sort", ScalarType::S)],
-                EngineBilling::PayPerRequest,
-            )
-            .map_err(|e| e.to_string())?;
+            sim::create(&e, "naive", &[("id", ScalarType::S), ("sort", ScalarType::S)], EngineBilling::PayPerRequest)
+                .map_err(|e| e.to_string())?;
             let (written, lost) = sim::fire_and_forget(&e, "naive", items.clone());
             burst.push(json!({"items": n, "loader": "naive (ignores UnprocessedItems)", "modelled": true, "written": written, "lost": lost, "seconds": 0.0}));
-            sim::create(
-                &e,
-                "loader",
-                &[("id", ScalarType::S), ("sort", ScalarType::S)],
-                EngineBilling::PayPerRequest,
-            )
-            .map_err(|e| e.to_string())?;
+            sim::create(&e, "loader", &[("id", ScalarType::S), ("sort", ScalarType::S)], EngineBilling::PayPerRequest)
+                .map_err(|e| e.to_string())?;
             let load = sim::closed_loop(&e, "loader", items, 16, 3_600_000);
             burst.push(json!({"items": n, "loader": "dynaburst load", "modelled": true, "written": load.written, "lost": n - load.written, "seconds": load.elapsed_ms as f64 / 1000.0}));
         } else {
@@ -828,28 +713,14 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Value, ScenarioError> {
             for chunk in items.chunks(25) {
                 let requests: Vec<WriteRequest> = chunk
                     .iter()
-                    .filter_map(|i| {
-                        PutRequest::builder()
-                            .set_item(Some(item_to_sdk(i)))
-                            .build()
-                            .ok()
-                    })
+                    .filter_map(|i| PutRequest::builder().set_item(Some(item_to_sdk(i))).build().ok())
                     .map(|p| WriteRequest::builder().put_request(p).build())
                     .collect();
                 let (c, t) = (c.clone(), table.clone());
                 set.spawn(async move {
                     let n = requests.len() as u64;
-                    match c
-                        .batch_write_item()
-                        .request_items(&t, requests)
-                        .send()
-                        .await
-                    {
-                        Ok(o) => o
-                            .unprocessed_items()
-                            .and_then(|m| m.get(&t))
-                            .map(|v| v.len() as u64)
-                            .unwrap_or(0),
+                    match c.batch_write_item().request_items(&t, requests).send().await {
+                        Ok(o) => o.unprocessed_items().and_then(|m| m.get(&t)).map(|v| v.len() as u64).unwrap_or(0),
                         Err(_) => n,
                     }
                 });
@@ -864,15 +735,8 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Value, ScenarioError> {
             generate(Dataset::Minimal, n, 0, ctx.seed, &mut f).map_err(|e| e.to_string())?;
             let table = unique("loader", ctx.seed);
             create_books_table(&c, &table).await?;
-            let report = run_loader(
-                ctx,
-                &ctx.modelled_url,
-                &path,
-                &table,
-                Concurrency::Auto,
-                Order::Interleave,
-            )
-            .await?;
+            let report =
+                run_loader(ctx, &ctx.modelled_url, &path, &table, Concurrency::Auto, Order::Interleave).await?;
             let _ = std::fs::remove_file(&path);
             let written = report["records"]["written"].as_u64().unwrap_or(0);
             burst.push(json!({"items": n, "loader": "dynaburst load", "modelled": false, "written": written, "lost": n - written, "seconds": report["duration_s"]}));
@@ -892,11 +756,7 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Value, ScenarioError> {
 
 fn percentiles(mut v: Vec<f64>) -> Value {
     v.sort_by(|a, b| a.total_cmp(b));
-    let q = |p: f64| {
-        v[((v.len() as f64 * p).ceil() as usize)
-            .saturating_sub(1)
-            .min(v.len() - 1)]
-    };
+    let q = |p: f64| v[((v.len() as f64 * p).ceil() as usize).saturating_sub(1).min(v.len() - 1)];
     json!({"min_ms": v[0], "p50_ms": q(0.5), "p90_ms": q(0.9), "p95_ms": q(0.95), "p99_ms": q(0.99), "max_ms": v[v.len() - 1]})
 }
 
@@ -911,24 +771,9 @@ pub async fn latency(ctx: &Ctx, model_name: &str) -> Result<Value, ScenarioError
         ("PutItem", 1, false, SEED_003_PUT_ITEM),
         ("BatchWrite - 5 items", 5, false, SEED_003_BATCH_WRITE_5),
         ("BatchWrite - 25 items", 25, false, SEED_003_BATCH_WRITE_25),
-        (
-            "TransactWrite - 5 items",
-            5,
-            false,
-            SEED_003_TRANSACT_WRITE_5,
-        ),
-        (
-            "TransactWrite - 25 items",
-            25,
-            false,
-            SEED_003_TRANSACT_WRITE_25,
-        ),
-        (
-            "TransactWrite - 5 items w/ failure",
-            5,
-            true,
-            SEED_003_TRANSACT_WRITE_5_FAILURE,
-        ),
+        ("TransactWrite - 5 items", 5, false, SEED_003_TRANSACT_WRITE_5),
+        ("TransactWrite - 25 items", 25, false, SEED_003_TRANSACT_WRITE_25),
+        ("TransactWrite - 5 items w/ failure", 5, true, SEED_003_TRANSACT_WRITE_5_FAILURE),
     ];
     let mut rows = Vec::new();
     let lanes = 8usize;
@@ -942,8 +787,7 @@ pub async fn latency(ctx: &Ctx, model_name: &str) -> Result<Value, ScenarioError
             set.spawn(async move {
                 let mut out = Vec::with_capacity(mine);
                 for _ in 0..mine {
-                    let base =
-                        counter.fetch_add(items as u64, std::sync::atomic::Ordering::Relaxed);
+                    let base = counter.fetch_add(items as u64, std::sync::atomic::Ordering::Relaxed);
                     let item = |k: u64| {
                         HashMap::from([
                             ("id".to_string(), Av::S(format!("i{k}"))),
@@ -951,43 +795,19 @@ pub async fn latency(ctx: &Ctx, model_name: &str) -> Result<Value, ScenarioError
                         ])
                     };
                     let t0 = Instant::now();
-                    let ok = match (
-                        name.starts_with("PutItem"),
-                        name.starts_with("BatchWrite"),
-                        fail,
-                    ) {
-                        (true, _, _) => c
-                            .put_item()
-                            .table_name(&t)
-                            .set_item(Some(item(base)))
-                            .send()
-                            .await
-                            .is_ok(),
+                    let ok = match (name.starts_with("PutItem"), name.starts_with("BatchWrite"), fail) {
+                        (true, _, _) => c.put_item().table_name(&t).set_item(Some(item(base))).send().await.is_ok(),
                         (_, true, _) => {
                             let reqs: Vec<WriteRequest> = (0..items as u64)
-                                .filter_map(|k| {
-                                    PutRequest::builder()
-                                        .set_item(Some(item(base + k)))
-                                        .build()
-                                        .ok()
-                                })
+                                .filter_map(|k| PutRequest::builder().set_item(Some(item(base + k))).build().ok())
                                 .map(|p| WriteRequest::builder().put_request(p).build())
                                 .collect();
-                            c.batch_write_item()
-                                .request_items(&t, reqs)
-                                .send()
-                                .await
-                                .is_ok()
+                            c.batch_write_item().request_items(&t, reqs).send().await.is_ok()
                         }
                         (_, _, failing) => {
-                            let mut actions: Vec<TransactWriteItem> = (0..items as u64
-                                - u64::from(failing))
+                            let mut actions: Vec<TransactWriteItem> = (0..items as u64 - u64::from(failing))
                                 .filter_map(|k| {
-                                    Put::builder()
-                                        .table_name(&t)
-                                        .set_item(Some(item(base + k)))
-                                        .build()
-                                        .ok()
+                                    Put::builder().table_name(&t).set_item(Some(item(base + k))).build().ok()
                                 })
                                 .map(|p| TransactWriteItem::builder().put(p).build())
                                 .collect();
@@ -1000,21 +820,13 @@ pub async fn latency(ctx: &Ctx, model_name: &str) -> Result<Value, ScenarioError
                                     .condition_expression("attribute_exists(id)")
                                     .build()
                                 {
-                                    actions.push(
-                                        TransactWriteItem::builder().condition_check(cc).build(),
-                                    );
+                                    actions.push(TransactWriteItem::builder().condition_check(cc).build());
                                 }
                             }
-                            let r = c
-                                .transact_write_items()
-                                .set_transact_items(Some(actions))
-                                .send()
-                                .await;
+                            let r = c.transact_write_items().set_transact_items(Some(actions)).send().await;
                             match r {
                                 Ok(_) => !failing,
-                                Err(e) => {
-                                    failing && e.code() == Some("TransactionCanceledException")
-                                }
+                                Err(e) => failing && e.code() == Some("TransactionCanceledException"),
                             }
                         }
                     };
@@ -1061,16 +873,9 @@ fn ip_items(count: u64, seed: u64, single_key: bool) -> Result<Vec<Item>, Scenar
         if cols.len() < 7 {
             continue;
         }
-        let num = |s: &str| {
-            Number::parse(s)
-                .map(AttributeValue::N)
-                .map_err(|e| e.to_string())
-        };
+        let num = |s: &str| Number::parse(s).map(AttributeValue::N).map_err(|e| e.to_string());
         let mut item = Item::new();
-        item.insert(
-            "pk".into(),
-            if single_key { num("0")? } else { num(cols[5])? },
-        );
+        item.insert("pk".into(), if single_key { num("0")? } else { num(cols[5])? });
         item.insert("sk".into(), num(cols[3])?);
         item.insert("end".into(), num(cols[4])?);
         item.insert("netblock".into(), AttributeValue::S(cols[0].to_string()));
@@ -1091,10 +896,7 @@ fn shuffle<T>(v: &mut [T], seed: u64) {
 fn write_timeline_csv(path: &Path, rows: &[Value]) -> Result<(), ScenarioError> {
     let mut s = String::from("second,consumed_write_units,throttled_write_items\n");
     for r in rows {
-        s.push_str(&format!(
-            "{},{},{}\n",
-            r["second"], r["consumed"], r["throttled"]
-        ));
+        s.push_str(&format!("{},{},{}\n", r["second"], r["consumed"], r["throttled"]));
     }
     std::fs::write(path, s).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
@@ -1105,44 +907,12 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Value, ScenarioError> {
     // Modelled loads keep at least 100,000 ranges (~450 per key): with a
     // few dozen records per key, each key fits in a partition's burst and
     // load order stops mattering, which is not what seed 004 is about.
-    let count = if modelled {
-        ctx.n(300_000, 100_000)
-    } else {
-        ctx.n(300_000, 5_000)
-    };
+    let count = if modelled { ctx.n(300_000, 100_000) } else { ctx.n(300_000, 5_000) };
     let cases: [(&str, &str, u64, bool, bool, Option<u64>); 4] = [
-        (
-            "single-key",
-            "One partition-key value, new on-demand table",
-            1000,
-            true,
-            false,
-            None,
-        ),
-        (
-            "sorted",
-            "First octet as partition key, sorted, new on-demand table",
-            1250,
-            false,
-            false,
-            None,
-        ),
-        (
-            "shuffled",
-            "First octet as partition key, shuffled, new on-demand table",
-            3600,
-            false,
-            true,
-            None,
-        ),
-        (
-            "provisioned",
-            "Shuffled into a table provisioned at 10,000 WCU",
-            6000,
-            false,
-            true,
-            Some(10_000),
-        ),
+        ("single-key", "One partition-key value, new on-demand table", 1000, true, false, None),
+        ("sorted", "First octet as partition key, sorted, new on-demand table", 1250, false, false, None),
+        ("shuffled", "First octet as partition key, shuffled, new on-demand table", 3600, false, true, None),
+        ("provisioned", "Shuffled into a table provisioned at 10,000 WCU", 6000, false, true, Some(10_000)),
     ];
     let mut loads = Vec::new();
     for (case, label, seed_rate, single, shuffled, provisioned) in cases {
@@ -1157,22 +927,18 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Value, ScenarioError> {
         let (rate, seconds, timeline) = if modelled {
             let e = sim::engine();
             let billing = match provisioned {
-                Some(w) => EngineBilling::Provisioned {
-                    read: 1000,
-                    write: w,
-                },
+                Some(w) => EngineBilling::Provisioned { read: 1000, write: w },
                 None => EngineBilling::PayPerRequest,
             };
-            sim::create(
-                &e,
-                case,
-                &[("pk", ScalarType::N), ("sk", ScalarType::N)],
-                billing,
-            )
-            .map_err(|e| e.to_string())?;
+            sim::create(&e, case, &[("pk", ScalarType::N), ("sk", ScalarType::N)], billing)
+                .map_err(|e| e.to_string())?;
             // Bounded: at most 10 modelled minutes.
             let load = sim::closed_loop(&e, case, items, 16, 600_000);
-            let tl: Vec<Value> = load.timeline.iter().map(|s| json!({"second": s.second, "consumed": s.consumed, "throttled": s.throttled})).collect();
+            let tl: Vec<Value> = load
+                .timeline
+                .iter()
+                .map(|s| json!({"second": s.second, "consumed": s.consumed, "throttled": s.throttled}))
+                .collect();
             (load.mean_rate(), load.elapsed_ms as f64 / 1000.0, tl)
         } else {
             let c = client(&ctx.modelled_url).await;
@@ -1180,16 +946,12 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Value, ScenarioError> {
             create_table(
                 &c,
                 &table,
-                &[
-                    ("pk", ScalarAttributeType::N),
-                    ("sk", ScalarAttributeType::N),
-                ],
+                &[("pk", ScalarAttributeType::N), ("sk", ScalarAttributeType::N)],
                 provisioned.map(|w| (1000, w as i64)),
             )
             .await?;
             let path = ctx.out_dir.join(format!(".{case}.jsonl"));
-            let mut f =
-                std::io::BufWriter::new(std::fs::File::create(&path).map_err(|e| e.to_string())?);
+            let mut f = std::io::BufWriter::new(std::fs::File::create(&path).map_err(|e| e.to_string())?);
             for i in &items {
                 use std::io::Write;
                 let v: serde_json::Map<String, Value> = i
@@ -1198,9 +960,9 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Value, ScenarioError> {
                         (
                             k.clone(),
                             match v {
-                                AttributeValue::N(n) => Value::Number(
-                                    n.to_string().parse().unwrap_or(serde_json::Number::from(0)),
-                                ),
+                                AttributeValue::N(n) => {
+                                    Value::Number(n.to_string().parse().unwrap_or(serde_json::Number::from(0)))
+                                }
                                 AttributeValue::S(s) => json!(s),
                                 _ => Value::Null,
                             },
@@ -1210,15 +972,7 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Value, ScenarioError> {
                 writeln!(f, "{}", Value::Object(v)).map_err(|e| e.to_string())?;
             }
             drop(f);
-            let report = run_loader(
-                ctx,
-                &ctx.modelled_url,
-                &path,
-                &table,
-                Concurrency::Auto,
-                Order::AsIs,
-            )
-            .await?;
+            let report = run_loader(ctx, &ctx.modelled_url, &path, &table, Concurrency::Auto, Order::AsIs).await?;
             let _ = std::fs::remove_file(&path);
             let tl: Vec<Value> = report["timeline_rows"]
                 .as_array()
@@ -1227,11 +981,7 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Value, ScenarioError> {
                 .iter()
                 .map(|r| json!({"second": r[0], "consumed": r[1], "throttled": r[2]}))
                 .collect();
-            (
-                report["units_per_s"]["mean"].as_f64().unwrap_or(0.0),
-                report["duration_s"].as_f64().unwrap_or(0.0),
-                tl,
-            )
+            (report["units_per_s"]["mean"].as_f64().unwrap_or(0.0), report["duration_s"].as_f64().unwrap_or(0.0), tl)
         };
         let csv = format!("partition-keys-{case}.csv");
         write_timeline_csv(&ctx.out_dir.join(&csv), &timeline)?;
@@ -1242,21 +992,10 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Value, ScenarioError> {
     }
     // The lookup, measured over HTTP.
     let lookups = ctx.n(10_000, 500) as usize;
-    (ctx.say)(format!(
-        "partition-keys: loading {count} ranges for the lookup, then {lookups} lookups"
-    ));
+    (ctx.say)(format!("partition-keys: loading {count} ranges for the lookup, then {lookups} lookups"));
     let c = client(&ctx.unlimited_url).await;
     let table = unique("ipranges", ctx.seed);
-    create_table(
-        &c,
-        &table,
-        &[
-            ("pk", ScalarAttributeType::N),
-            ("sk", ScalarAttributeType::N),
-        ],
-        None,
-    )
-    .await?;
+    create_table(&c, &table, &[("pk", ScalarAttributeType::N), ("sk", ScalarAttributeType::N)], None).await?;
     let items = ip_items(count, ctx.seed, false)?;
     let mut set = JoinSet::new();
     for part in items.chunks(items.len().div_ceil(8).max(1)) {
@@ -1279,8 +1018,7 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Value, ScenarioError> {
     for lane in 0..lanes {
         let (c, t) = (c.clone(), table.clone());
         let mine = lookups / lanes + usize::from(lane < lookups % lanes);
-        let mut rng =
-            dynaburst_datagen::Rng::new((ctx.seed ^ LOOKUP_SALT).wrapping_add(lane as u64));
+        let mut rng = dynaburst_datagen::Rng::new((ctx.seed ^ LOOKUP_SALT).wrapping_add(lane as u64));
         set.spawn(async move {
             let (lo, hi) = (1u64 << 24, 224u64 << 24);
             let mut lat = Vec::with_capacity(mine);
@@ -1298,12 +1036,7 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Value, ScenarioError> {
                     .limit(1)
                     .send()
                     .await
-                    .map_err(|e| {
-                        format!(
-                            "Query: {}",
-                            aws_sdk_dynamodb::error::DisplayErrorContext(&e)
-                        )
-                    })?;
+                    .map_err(|e| format!("Query: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e)))?;
                 lat.push(t0.elapsed().as_secs_f64() * 1000.0);
                 let hit = out.items().first().and_then(|i| {
                     let s: u64 = i.get("sk")?.as_n().ok()?.parse().ok()?;

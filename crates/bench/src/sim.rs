@@ -36,16 +36,7 @@ pub fn create(
                 key_schema: keys
                     .iter()
                     .enumerate()
-                    .map(|(i, (n, _))| {
-                        (
-                            n.to_string(),
-                            if i == 0 {
-                                KeyRole::Hash
-                            } else {
-                                KeyRole::Range
-                            },
-                        )
-                    })
+                    .map(|(i, (n, _))| (n.to_string(), if i == 0 { KeyRole::Hash } else { KeyRole::Range }))
                     .collect(),
                 attribute_definitions: keys.iter().map(|(n, t)| (n.to_string(), *t)).collect(),
                 billing,
@@ -82,11 +73,7 @@ impl SimLoad {
 }
 
 fn timeline(engine: &Engine, table: &str, now: u64) -> Vec<Second> {
-    let Some(report) = engine
-        .capacity_reports(Millis(now))
-        .into_iter()
-        .find(|r| r.table_name == table)
-    else {
+    let Some(report) = engine.capacity_reports(Millis(now)).into_iter().find(|r| r.table_name == table) else {
         return Vec::new();
     };
     let first = START_MS / 1000;
@@ -95,22 +82,12 @@ fn timeline(engine: &Engine, table: &str, now: u64) -> Vec<Second> {
         .seconds
         .iter()
         .filter(|s| s.second >= first)
-        .map(|s| Second {
-            second: s.second - first,
-            consumed: s.write_units,
-            throttled: s.throttled_write_items,
-        })
+        .map(|s| Second { second: s.second - first, consumed: s.write_units, throttled: s.throttled_write_items })
         .collect()
 }
 
 /// Runs a closed-loop load until everything is written or `limit_ms`.
-pub fn closed_loop(
-    engine: &Engine,
-    table: &str,
-    items: Vec<Item>,
-    concurrency: usize,
-    limit_ms: u64,
-) -> SimLoad {
+pub fn closed_loop(engine: &Engine, table: &str, items: Vec<Item>, concurrency: usize, limit_ms: u64) -> SimLoad {
     let mut queue: VecDeque<Item> = items.into();
     let mut written = 0u64;
     let mut now = START_MS;
@@ -121,17 +98,10 @@ pub fn closed_loop(
             }
             let n = queue.len().min(25);
             let batch: Vec<Item> = queue.drain(..n).collect();
-            let requests = vec![(
-                table.to_string(),
-                batch.iter().cloned().map(WriteRequest::Put).collect(),
-            )];
-            let back: Vec<Item> = match engine.batch_write_item(
-                BatchWriteInput {
-                    requests,
-                    return_capacity: ReturnCapacity::None,
-                },
-                Millis(now),
-            ) {
+            let requests = vec![(table.to_string(), batch.iter().cloned().map(WriteRequest::Put).collect())];
+            let back: Vec<Item> = match engine
+                .batch_write_item(BatchWriteInput { requests, return_capacity: ReturnCapacity::None }, Millis(now))
+            {
                 Ok(out) => out
                     .unprocessed
                     .into_iter()
@@ -149,11 +119,7 @@ pub fn closed_loop(
         }
         now += ROUND_TRIP_MS;
     }
-    SimLoad {
-        written,
-        elapsed_ms: now - START_MS,
-        timeline: timeline(engine, table, now + 1000),
-    }
+    SimLoad { written, elapsed_ms: now - START_MS, timeline: timeline(engine, table, now + 1000) }
 }
 
 /// Sends every batch of 25 at the same instant and keeps nothing that
@@ -165,10 +131,7 @@ pub fn fire_and_forget(engine: &Engine, table: &str, items: Vec<Item>) -> (u64, 
         let batch: Vec<WriteRequest> = it.by_ref().take(25).map(WriteRequest::Put).collect();
         let n = batch.len() as u64;
         match engine.batch_write_item(
-            BatchWriteInput {
-                requests: vec![(table.to_string(), batch)],
-                return_capacity: ReturnCapacity::None,
-            },
+            BatchWriteInput { requests: vec![(table.to_string(), batch)], return_capacity: ReturnCapacity::None },
             Millis(START_MS),
         ) {
             Ok(out) => {

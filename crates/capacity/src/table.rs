@@ -81,8 +81,18 @@ impl Partition {
     fn new(start: u128, s: &CapacitySettings, share: (f64, f64), banked: (f64, f64), now: Millis) -> Partition {
         Partition {
             start,
-            read_max: Bucket::new(s.partition_read_max, s.partition_read_max * s.partition_burst_seconds, s.partition_read_max * s.partition_burst_seconds, now),
-            write_max: Bucket::new(s.partition_write_max, s.partition_write_max * s.partition_burst_seconds, s.partition_write_max * s.partition_burst_seconds, now),
+            read_max: Bucket::new(
+                s.partition_read_max,
+                s.partition_read_max * s.partition_burst_seconds,
+                s.partition_read_max * s.partition_burst_seconds,
+                now,
+            ),
+            write_max: Bucket::new(
+                s.partition_write_max,
+                s.partition_write_max * s.partition_burst_seconds,
+                s.partition_write_max * s.partition_burst_seconds,
+                now,
+            ),
             read_alloc: Bucket::new(share.0, share.0 * s.burst_seconds, banked.0, now),
             write_alloc: Bucket::new(share.1, share.1 * s.burst_seconds, banked.1, now),
             share_read: share.0,
@@ -164,7 +174,8 @@ impl TableCapacity {
             Mode::Provisioned { read, write } => ((read / n as f64, write / n as f64), (read, write)),
         };
         // A new partition has banked nothing beyond its first second.
-        let partitions = equal_starts(n).into_iter().map(|start| Partition::new(start, &settings, share, share, now)).collect();
+        let partitions =
+            equal_starts(n).into_iter().map(|start| Partition::new(start, &settings, share, share, now)).collect();
         let max_provisioned = match mode {
             Mode::OnDemand => (0.0, 0.0),
             Mode::Provisioned { read, write } => (read, write),
@@ -220,14 +231,12 @@ impl TableCapacity {
         let n = self.partitions.len() as f64;
         let by_partitions = (n * self.settings.partition_read_max, n * self.settings.partition_write_max);
         match self.mode {
-            Mode::OnDemand => (
-                by_partitions.0.min(self.table_read.rate()),
-                by_partitions.1.min(self.table_write.rate()),
-            ),
-            Mode::Provisioned { .. } => (
-                by_partitions.0.min(self.settings.table_max_read),
-                by_partitions.1.min(self.settings.table_max_write),
-            ),
+            Mode::OnDemand => {
+                (by_partitions.0.min(self.table_read.rate()), by_partitions.1.min(self.table_write.rate()))
+            }
+            Mode::Provisioned { .. } => {
+                (by_partitions.0.min(self.settings.table_max_read), by_partitions.1.min(self.settings.table_max_write))
+            }
         }
     }
 
@@ -407,7 +416,8 @@ impl TableCapacity {
                 // A10: the previous peak is the larger of half the earlier
                 // provisioned throughput and the new-table default.
                 self.peak_read = (self.max_provisioned.0 / 2.0).max(s.on_demand_initial_read / 2.0).max(self.peak_read);
-                self.peak_write = (self.max_provisioned.1 / 2.0).max(s.on_demand_initial_write / 2.0).max(self.peak_write);
+                self.peak_write =
+                    (self.max_provisioned.1 / 2.0).max(s.on_demand_initial_write / 2.0).max(self.peak_write);
                 for p in &mut self.partitions {
                     p.set_share((0.0, 0.0), &s, now);
                 }

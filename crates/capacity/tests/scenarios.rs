@@ -66,7 +66,8 @@ fn mean(v: &[f64]) -> f64 {
 
 #[test]
 fn burst_a_provisioned_table_idle_for_300_s_absorbs_30000_extra_units() {
-    let mut model = TableCapacity::new(Mode::Provisioned { read: 100.0, write: 100.0 }, CapacitySettings::dynamodb(), Millis(0));
+    let mut model =
+        TableCapacity::new(Mode::Provisioned { read: 100.0, write: 100.0 }, CapacitySettings::dynamodb(), Millis(0));
     // Idle for 300 s, then 1,000 units/s (the partition maximum) offered.
     let start = 300_000;
     let (per_second, first) = offer(&mut model, &[42], 10.0, 10.0, start, 120_000, true);
@@ -126,7 +127,11 @@ fn split_for_heat_splits_a_hot_partition_with_many_keys_and_throughput_rises() {
     let early = mean(&per_second[5..55]);
     let late = mean(&per_second[240..299]);
     let splits: Vec<_> = model.metrics().splits.iter().filter(|e| e.reason == SplitReason::Heat).collect();
-    println!("heat: {early:.0} units/s before, {late:.0} after, {} heat splits, {} partitions", splits.len(), model.partition_count());
+    println!(
+        "heat: {early:.0} units/s before, {late:.0} after, {} heat splits, {} partitions",
+        splits.len(),
+        model.partition_count()
+    );
     assert!((950.0..=1050.0).contains(&early), "early {early}");
     assert!(!splits.is_empty(), "the hot partition split");
     assert!(splits[0].at.0 >= 61_000, "not before the configured 60 s: {:?}", splits[0].at);

@@ -46,7 +46,9 @@ pub fn run(args: GenArgs) -> anyhow::Result<ExitCode> {
         DatasetArg::IpRanges => Dataset::IpRanges,
     };
     let mut out: Box<dyn Write> = match &args.out {
-        Some(p) => Box::new(BufWriter::new(std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?)),
+        Some(p) => Box::new(BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
+        )),
         None => Box::new(BufWriter::new(std::io::stdout().lock())),
     };
     match generate(dataset, args.count, args.fields, args.seed, &mut out).and_then(|()| out.flush()) {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use dynaburst_input::{detect, parse_type_hints, Compression, Format, InputSpec};
 use dynaburst_loader::{
-    Billing, Concurrency, Endpoint, Ending, KeySchema, LoadOptions, Order, Prices, Report, Snapshot, WriteMode,
+    Billing, Concurrency, Ending, Endpoint, KeySchema, LoadOptions, Order, Prices, Report, Snapshot, WriteMode,
     DEFAULT_WINDOW,
 };
 use indicatif::{ProgressBar, ProgressStyle};
@@ -219,7 +219,10 @@ fn input_spec(args: &LoadArgs) -> anyhow::Result<InputSpec> {
         None => None,
         Some(s) => {
             let (i, n) = s.split_once('/').context("--shard takes I/N, for example 2/4")?;
-            let (i, n): (u64, u64) = (i.trim().parse().context("--shard I is not a number")?, n.trim().parse().context("--shard N is not a number")?);
+            let (i, n): (u64, u64) = (
+                i.trim().parse().context("--shard I is not a number")?,
+                n.trim().parse().context("--shard N is not a number")?,
+            );
             if n == 0 || i == 0 || i > n {
                 bail!("--shard {s}: I must be 1 to N");
             }
@@ -230,7 +233,16 @@ fn input_spec(args: &LoadArgs) -> anyhow::Result<InputSpec> {
         Some(t) => parse_type_hints(t).map_err(|e| anyhow::anyhow!("--types: {e}"))?,
         None => Default::default(),
     };
-    Ok(InputSpec { path, format, compression, types, all_strings: args.all_strings, shard, resume_at: None, raw_json: false })
+    Ok(InputSpec {
+        path,
+        format,
+        compression,
+        types,
+        all_strings: args.all_strings,
+        shard,
+        resume_at: None,
+        raw_json: false,
+    })
 }
 
 fn human(n: f64) -> String {
@@ -292,7 +304,8 @@ async fn show_progress(mut rx: watch::Receiver<Snapshot>, quiet: bool, units_lab
             last_throttles = s.throttle_events;
             last_at = s.elapsed;
         }
-        let units_part = if units_label.is_empty() { String::new() } else { format!("{} {units_label}, ", human(units)) };
+        let units_part =
+            if units_label.is_empty() { String::new() } else { format!("{} {units_label}, ", human(units)) };
         let msg = format!(
             "{} written, {} items/s, {units_part}{:.1} throttled/s, {} in flight",
             human(s.written as f64),
@@ -309,7 +322,10 @@ async fn show_progress(mut rx: watch::Receiver<Snapshot>, quiet: bool, units_lab
             None => {
                 if last_line.elapsed() >= Duration::from_secs(5) {
                     last_line = std::time::Instant::now();
-                    let pct = s.total_bytes.map(|t| format!("{:.0}% ", 100.0 * s.bytes_done as f64 / t.max(1) as f64)).unwrap_or_default();
+                    let pct = s
+                        .total_bytes
+                        .map(|t| format!("{:.0}% ", 100.0 * s.bytes_done as f64 / t.max(1) as f64))
+                        .unwrap_or_default();
                     eprintln!("[{:>6.1}s] {pct}{msg}", s.elapsed.as_secs_f64());
                 }
             }
@@ -334,7 +350,8 @@ fn stop_on_signal() -> watch::Receiver<bool> {
 }
 
 pub fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")?;
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")?;
     runtime.block_on(run_async(args))
 }
 
@@ -350,12 +367,16 @@ fn order_of(arg: Option<OrderArg>, default: Order) -> Order {
 fn concurrency_of(text: &str) -> anyhow::Result<Concurrency> {
     Ok(match text {
         "auto" => Concurrency::Auto,
-        n => Concurrency::Fixed(n.parse::<usize>().ok().filter(|n| *n > 0).context("--concurrency takes auto or a positive number")?),
+        n => Concurrency::Fixed(
+            n.parse::<usize>().ok().filter(|n| *n > 0).context("--concurrency takes auto or a positive number")?,
+        ),
     })
 }
 
 fn seed_of(arg: Option<u64>) -> u64 {
-    arg.unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1))
+    arg.unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+    })
 }
 
 async fn run_async(args: LoadArgs) -> anyhow::Result<ExitCode> {
@@ -510,7 +531,8 @@ fn finish(args: &LoadArgs, result: dynaburst_loader::LoadResult) -> anyhow::Resu
             .with_context(|| format!("cannot write the report to {}", path.display()))?;
     }
     if let Some(path) = &args.timeline {
-        let mut f = std::fs::File::create(path).with_context(|| format!("cannot write the timeline to {}", path.display()))?;
+        let mut f =
+            std::fs::File::create(path).with_context(|| format!("cannot write the timeline to {}", path.display()))?;
         Report::write_timeline(&result.timeline, &mut f)?;
     }
     let r = &result.report;
@@ -523,7 +545,11 @@ fn finish(args: &LoadArgs, result: dynaburst_loader::LoadResult) -> anyhow::Resu
         human(result.written as f64),
         human(result.rejected as f64)
     );
-    let units = if r.get("write_units").is_some() { format!(", {} WCU/s", human(f(&r["units_per_s"]["mean"]))) } else { String::new() };
+    let units = if r.get("write_units").is_some() {
+        format!(", {} WCU/s", human(f(&r["units_per_s"]["mean"])))
+    } else {
+        String::new()
+    };
     eprintln!(
         "  {:.1} s, {} items/s (best second {}){units}; {} throttle events, {} items re-sent",
         f(&r["duration_s"]),
@@ -570,7 +596,11 @@ fn finish(args: &LoadArgs, result: dynaburst_loader::LoadResult) -> anyhow::Resu
     }
     Ok(match &result.ending {
         Ending::Complete if result.rejected > 0 => {
-            eprintln!("dynaburst load: {} records were rejected: fix them in {} and load that file", result.rejected, result.rejects_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default());
+            eprintln!(
+                "dynaburst load: {} records were rejected: fix them in {} and load that file",
+                result.rejected,
+                result.rejects_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
+            );
             ExitCode::from(EXIT_REJECTED)
         }
         Ending::Complete => ExitCode::SUCCESS,
@@ -579,7 +609,9 @@ fn finish(args: &LoadArgs, result: dynaburst_loader::LoadResult) -> anyhow::Resu
             ExitCode::from(EXIT_INTERRUPTED)
         }
         Ending::Aborted(reason) => {
-            eprintln!("dynaburst load: stopped before the end: {reason}; fix it, then run the same command with --resume");
+            eprintln!(
+                "dynaburst load: stopped before the end: {reason}; fix it, then run the same command with --resume"
+            );
             ExitCode::from(EXIT_INCOMPLETE)
         }
     })

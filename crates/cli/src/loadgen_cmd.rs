@@ -48,7 +48,8 @@ enum LoadMode {
 }
 
 fn seconds(name: &str, value: f64) -> anyhow::Result<Duration> {
-    Duration::try_from_secs_f64(value).map_err(|_| anyhow::anyhow!("--{name} must be a number of seconds >= 0, not {value}"))
+    Duration::try_from_secs_f64(value)
+        .map_err(|_| anyhow::anyhow!("--{name} must be a number of seconds >= 0, not {value}"))
 }
 
 /// Runs the load and prints the result. Fails (exit 1) when the run could
@@ -73,7 +74,11 @@ pub fn run(args: LoadgenArgs) -> anyhow::Result<()> {
         println!("{}", result.summary());
     }
     if !result.ok() {
-        anyhow::bail!("loadgen: {} requests failed, {} measured: the numbers above are not a valid result", result.errors, result.requests);
+        anyhow::bail!(
+            "loadgen: {} requests failed, {} measured: the numbers above are not a valid result",
+            result.errors,
+            result.requests
+        );
     }
     Ok(())
 }

@@ -145,13 +145,20 @@ fn no_transparent_huge_pages() {
     // SAFETY: PR_SET_THP_DISABLE takes integer arguments only and changes
     // nothing but this process's huge-page policy.
     unsafe {
-        libc::prctl(libc::PR_SET_THP_DISABLE, 1 as libc::c_ulong, 0 as libc::c_ulong, 0 as libc::c_ulong, 0 as libc::c_ulong);
+        libc::prctl(
+            libc::PR_SET_THP_DISABLE,
+            1 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+        );
     }
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     no_transparent_huge_pages();
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")?;
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")?;
     runtime.block_on(async move {
         let addr: SocketAddr = format!("{}:{}", args.host, args.port)
             .parse()
@@ -170,7 +177,11 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         });
         let model = dynaburst_server::latency::LatencyModel::new(args.latency_model == LatencyArg::Aws, args.rtt, seed);
         if !model.is_none() {
-            eprintln!("dynaburst: latency model {} with {} ms round trip, seed {seed}", if args.latency_model == LatencyArg::Aws { "aws" } else { "none" }, args.rtt);
+            eprintln!(
+                "dynaburst: latency model {} with {} ms round trip, seed {seed}",
+                if args.latency_model == LatencyArg::Aws { "aws" } else { "none" },
+                args.rtt
+            );
         }
         let server = Arc::new(Server::new(engine).with_latency(model));
         println!("dynaburst listening on http://{local}");

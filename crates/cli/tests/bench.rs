@@ -16,7 +16,8 @@ fn bench_all_at_reduced_size_reproduces_the_seeds_findings() {
         .expect("run dynaburst bench");
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "{stderr}");
-    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
     let s = &r["scenarios"];
     assert_eq!(r["failures"], serde_json::json!([]));
 
@@ -66,14 +67,27 @@ fn bench_all_at_reduced_size_reproduces_the_seeds_findings() {
     // The report and the charts are there.
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     for title in ["000", "001", "002", "003", "004"] {
-        assert!(report.contains(&format!("seed {title}")) || report.contains(&format!("Seed {title}")), "report names seed {title}");
+        assert!(
+            report.contains(&format!("seed {title}")) || report.contains(&format!("Seed {title}")),
+            "report names seed {title}"
+        );
     }
-    for svg in ["write-apis.svg", "latency.svg", "doc-size.svg", "parallel-patterns.svg", "partition-keys-single-key.svg"] {
+    for svg in
+        ["write-apis.svg", "latency.svg", "doc-size.svg", "parallel-patterns.svg", "partition-keys-single-key.svg"]
+    {
         let text = std::fs::read_to_string(out.join(svg)).unwrap_or_else(|_| panic!("{svg} written"));
         assert!(text.starts_with("<svg") && text.contains("</svg>"), "{svg}");
     }
-    for csv in ["partition-keys-single-key.csv", "partition-keys-sorted.csv", "partition-keys-shuffled.csv", "partition-keys-provisioned.csv"] {
+    for csv in [
+        "partition-keys-single-key.csv",
+        "partition-keys-sorted.csv",
+        "partition-keys-shuffled.csv",
+        "partition-keys-provisioned.csv",
+    ] {
         let text = std::fs::read_to_string(out.join(csv)).unwrap();
-        assert!(text.starts_with("second,consumed_write_units,throttled_write_items\n") && text.lines().count() > 10, "{csv}");
+        assert!(
+            text.starts_with("second,consumed_write_units,throttled_write_items\n") && text.lines().count() > 10,
+            "{csv}"
+        );
     }
 }

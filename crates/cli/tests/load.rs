@@ -140,11 +140,19 @@ fn heavy_throttling_loses_nothing_and_the_last_record_wins() {
     // 600 keys written twice: 1,200 records into a 60 WCU table.
     let expected = write_rounds(&input, 600, 2, 50);
     let rep = d.join("report.json");
-    let out = load(&server, &input, "throttled", &["--create-table", "--key", "id:S", "--billing", "provisioned:5:60", "--report", rep.to_str().unwrap()]);
+    let out = load(
+        &server,
+        &input,
+        "throttled",
+        &["--create-table", "--key", "id:S", "--billing", "provisioned:5:60", "--report", rep.to_str().unwrap()],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let r = report(&rep);
     assert_eq!(r["records"], serde_json::json!({"read": 1200, "written": 1200, "rejected": 0}));
-    assert!(r["throttle_events"].as_u64().unwrap() + r["unprocessed_items"].as_u64().unwrap() > 0, "it was throttled: {r}");
+    assert!(
+        r["throttle_events"].as_u64().unwrap() + r["unprocessed_items"].as_u64().unwrap() > 0,
+        "it was throttled: {r}"
+    );
     let items = scan_all(&server.url, "throttled");
     assert_eq!(items.len(), 600);
     for (id, v) in &expected {
@@ -160,18 +168,21 @@ fn malformed_lines_go_to_the_rejects_file_and_the_rest_loads() {
     let input = d.join("mixed.csv");
     std::fs::write(&input, "id,age,zip\na,30,02134\nb,notanumber,1\n\"c,31,2\nd,,99501\n,40,1\n").unwrap();
     let rejects = d.join("bad.jsonl");
-    let out = load(&server, &input, "mixed", &["--create-table", "--key", "id:S", "--types", "age:N", "--rejects", rejects.to_str().unwrap()]);
+    let out = load(
+        &server,
+        &input,
+        "mixed",
+        &["--create-table", "--key", "id:S", "--types", "age:N", "--rejects", rejects.to_str().unwrap()],
+    );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("bad.jsonl"), "names the rejects file: {}", stderr(&out));
     let lines: Vec<serde_json::Value> =
         std::fs::read_to_string(&rejects).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let got: Vec<(u64, String)> = lines.iter().map(|l| (l["line"].as_u64().unwrap(), l["record"].as_str().unwrap().to_string())).collect();
+    let got: Vec<(u64, String)> =
+        lines.iter().map(|l| (l["line"].as_u64().unwrap(), l["record"].as_str().unwrap().to_string())).collect();
     assert_eq!(
         got,
-        vec![
-            (3, "b,notanumber,1".to_string()),
-            (4, "\"c,31,2\nd,,99501\n,40,1".to_string()),
-        ],
+        vec![(3, "b,notanumber,1".to_string()), (4, "\"c,31,2\nd,,99501\n,40,1".to_string()),],
         "{lines:?}"
     );
     assert!(lines[0]["error"].as_str().unwrap().starts_with("column age:"), "{lines:?}");
@@ -276,7 +287,17 @@ fn interleave_loads_sorted_input_faster_than_as_is() {
             &server,
             &input,
             &table,
-            &["--create-table", "--key", "id:S,sk:N", "--order", order, "--report", rep.to_str().unwrap(), "--checkpoint", d.join(format!("{order}.ckpt")).to_str().unwrap()],
+            &[
+                "--create-table",
+                "--key",
+                "id:S,sk:N",
+                "--order",
+                order,
+                "--report",
+                rep.to_str().unwrap(),
+                "--checkpoint",
+                d.join(format!("{order}.ckpt")).to_str().unwrap(),
+            ],
         );
         assert!(out.status.success(), "{}", stderr(&out));
         let r = report(&rep);
@@ -284,7 +305,10 @@ fn interleave_loads_sorted_input_faster_than_as_is() {
         secs.insert(order, r["duration_s"].as_f64().unwrap());
         resent.insert(order, r["items_resent"].as_u64().unwrap());
     }
-    println!("sorted input: as-is {:.2} s, interleave {:.2} s; items re-sent {resent:?}", secs["as-is"], secs["interleave"]);
+    println!(
+        "sorted input: as-is {:.2} s, interleave {:.2} s; items re-sent {resent:?}",
+        secs["as-is"], secs["interleave"]
+    );
     assert!(secs["interleave"] * 1.25 < secs["as-is"], "interleave should be at least 1.25x faster: {secs:?}");
     assert!(resent["interleave"] < resent["as-is"], "interleave should re-send fewer items: {resent:?}");
 }
@@ -298,12 +322,32 @@ fn max_wcu_holds() {
     write_rounds(&input, 3000, 1, 10);
     let rep = d.join("r.json");
     let tl = d.join("t.csv");
-    let out = load(&server, &input, "capped", &["--create-table", "--key", "id:S", "--max-wcu", "500", "--report", rep.to_str().unwrap(), "--timeline", tl.to_str().unwrap()]);
+    let out = load(
+        &server,
+        &input,
+        "capped",
+        &[
+            "--create-table",
+            "--key",
+            "id:S",
+            "--max-wcu",
+            "500",
+            "--report",
+            rep.to_str().unwrap(),
+            "--timeline",
+            tl.to_str().unwrap(),
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let r = report(&rep);
     let secs = r["duration_s"].as_f64().unwrap();
     assert!(secs >= 4.8, "3,000 units at 500/s take at least ~5 s (one second's burst): {secs}");
-    let rows: Vec<f64> = std::fs::read_to_string(&tl).unwrap().lines().skip(1).map(|l| l.split(',').nth(2).unwrap().parse().unwrap()).collect();
+    let rows: Vec<f64> = std::fs::read_to_string(&tl)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
+        .collect();
     for (i, units) in rows.iter().enumerate().skip(1) {
         assert!(*units <= 550.0, "second {i}: {units} units");
     }
@@ -327,10 +371,27 @@ fn a_provisioned_1000_wcu_table_is_loaded_at_90_percent_of_capacity() {
         &server,
         &input,
         "prov1000",
-        &["--create-table", "--key", "id:S", "--billing", "provisioned:5:1000", "--order", "shuffle", "--report", rep.to_str().unwrap(), "--timeline", tl.to_str().unwrap()],
+        &[
+            "--create-table",
+            "--key",
+            "id:S",
+            "--billing",
+            "provisioned:5:1000",
+            "--order",
+            "shuffle",
+            "--report",
+            rep.to_str().unwrap(),
+            "--timeline",
+            tl.to_str().unwrap(),
+        ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
-    let rows: Vec<f64> = std::fs::read_to_string(&tl).unwrap().lines().skip(1).map(|l| l.split(',').nth(2).unwrap().parse().unwrap()).collect();
+    let rows: Vec<f64> = std::fs::read_to_string(&tl)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
+        .collect();
     // Whole seconds only: drop the first (ramp-up) and the last (partial).
     let steady = &rows[1..rows.len() - 1];
     let mean = steady.iter().sum::<f64>() / steady.len() as f64;
@@ -352,7 +413,19 @@ fn transact_mode_and_shards_load_everything_under_throttling() {
             &server,
             &input,
             "sharded",
-            &["--create-table", "--key", "id:S", "--billing", "provisioned:5:200", "--shard", shard, "--mode", mode, "--transact-size", "10"],
+            &[
+                "--create-table",
+                "--key",
+                "id:S",
+                "--billing",
+                "provisioned:5:200",
+                "--shard",
+                shard,
+                "--mode",
+                mode,
+                "--transact-size",
+                "10",
+            ],
         );
         assert!(out.status.success(), "shard {shard}: {}", stderr(&out));
     }
@@ -384,7 +457,8 @@ fn dry_run_estimates_without_writing_and_count_and_purge_agree() {
     assert_eq!(est["estimated_seconds_bound_by"], "hottest partition key (1,000 WCU per partition)");
     assert_eq!(est["problems"][0]["line"], 3001);
     // Nothing was written: the table does not exist.
-    let count = Command::new(BIN).args(["count", "--table", "never-created", "--endpoint-url", &server.url]).output().unwrap();
+    let count =
+        Command::new(BIN).args(["count", "--table", "never-created", "--endpoint-url", &server.url]).output().unwrap();
     assert!(!count.status.success());
     // Load, count, purge, count.
     let good = d.join("good.jsonl");
@@ -396,7 +470,8 @@ fn dry_run_estimates_without_writing_and_count_and_purge_agree() {
         String::from_utf8_lossy(&o.stdout).trim().to_string()
     };
     assert_eq!(count(&["count", "--table", "counted", "--segments", "3"]), "2500");
-    let refused = Command::new(BIN).args(["purge", "--table", "counted", "--endpoint-url", &server.url]).output().unwrap();
+    let refused =
+        Command::new(BIN).args(["purge", "--table", "counted", "--endpoint-url", &server.url]).output().unwrap();
     assert!(!refused.status.success() && stderr(&refused).contains("--yes"));
     count(&["purge", "--table", "counted", "--yes"]);
     assert_eq!(count(&["count", "--table", "counted"]), "0");

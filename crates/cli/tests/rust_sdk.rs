@@ -24,9 +24,9 @@ use aws_sdk_dynamodb::operation::query::QueryError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue, BillingMode, ConditionCheck, KeySchemaElement, KeyType,
-    KeysAndAttributes, Put, PutRequest, ReturnConsumedCapacity, ReturnValue, ScalarAttributeType,
-    TableStatus, TransactWriteItem, Update, WriteRequest,
+    AttributeDefinition, AttributeValue, BillingMode, ConditionCheck, KeySchemaElement, KeyType, KeysAndAttributes,
+    Put, PutRequest, ReturnConsumedCapacity, ReturnValue, ScalarAttributeType, TableStatus, TransactWriteItem, Update,
+    WriteRequest,
 };
 use aws_sdk_dynamodb::Client;
 
@@ -99,9 +99,8 @@ impl Server {
         match rx.recv_timeout(Duration::from_secs(15)) {
             Ok(url) => {
                 assert!(url.starts_with("http://127.0.0.1:"), "unexpected listening URL {url:?}");
-                let port: u16 = url["http://127.0.0.1:".len()..]
-                    .parse()
-                    .unwrap_or_else(|e| panic!("bad port in {url:?}: {e}"));
+                let port: u16 =
+                    url["http://127.0.0.1:".len()..].parse().unwrap_or_else(|e| panic!("bad port in {url:?}: {e}"));
                 assert_ne!(port, 0, "--port 0 must report the bound port");
                 server.endpoint = url;
             }
@@ -183,16 +182,14 @@ async fn create_table(client: &Client, name: &str, range: Option<ScalarAttribute
         .table_name(name)
         .billing_mode(BillingMode::PayPerRequest)
         .attribute_definitions(
-            AttributeDefinition::builder()
-                .attribute_name("pk")
-                .attribute_type(ScalarAttributeType::S)
-                .build()
-                .unwrap(),
+            AttributeDefinition::builder().attribute_name("pk").attribute_type(ScalarAttributeType::S).build().unwrap(),
         )
         .key_schema(KeySchemaElement::builder().attribute_name("pk").key_type(KeyType::Hash).build().unwrap());
     if let Some(t) = range {
         req = req
-            .attribute_definitions(AttributeDefinition::builder().attribute_name("sk").attribute_type(t).build().unwrap())
+            .attribute_definitions(
+                AttributeDefinition::builder().attribute_name("sk").attribute_type(t).build().unwrap(),
+            )
             .key_schema(KeySchemaElement::builder().attribute_name("sk").key_type(KeyType::Range).build().unwrap());
     }
     req.send().await.expect("CreateTable");
@@ -263,10 +260,7 @@ async fn table_create_describe_list_delete() {
         .map(|d| (d.attribute_name().to_string(), d.attribute_type().clone()))
         .collect();
     defs.sort_by(|a, b| a.0.cmp(&b.0));
-    assert_eq!(
-        defs,
-        vec![("pk".to_string(), ScalarAttributeType::S), ("sk".to_string(), ScalarAttributeType::N)]
-    );
+    assert_eq!(defs, vec![("pk".to_string(), ScalarAttributeType::S), ("sk".to_string(), ScalarAttributeType::N)]);
     assert_eq!(t.item_count(), Some(0));
     assert_eq!(t.billing_mode_summary().and_then(|b| b.billing_mode()), Some(&BillingMode::PayPerRequest));
     assert!(t.table_arn().unwrap_or_default().ends_with(":table/orders"), "arn {:?}", t.table_arn());
@@ -323,7 +317,15 @@ async fn put_get_every_attribute_type() {
         ("ss", AttributeValue::Ss(vec!["x".into(), "y".into(), "z".into()])),
         ("ns", AttributeValue::Ns(vec!["1".into(), "-2.5".into(), DIGITS38.into()])),
         ("bs", AttributeValue::Bs(vec![Blob::new(vec![1u8]), Blob::new(vec![2u8, 3])])),
-        ("l", AttributeValue::L(vec![s("a"), n("1"), AttributeValue::L(vec![AttributeValue::Bool(true)]), nested.clone()])),
+        (
+            "l",
+            AttributeValue::L(vec![
+                s("a"),
+                n("1"),
+                AttributeValue::L(vec![AttributeValue::Bool(true)]),
+                nested.clone(),
+            ]),
+        ),
         ("m", nested),
     ]);
     client.put_item().table_name("types").set_item(Some(original.clone())).send().await.expect("PutItem");
@@ -352,8 +354,7 @@ async fn put_get_every_attribute_type() {
     assert_eq!(sorted(got["ss"].as_ss().expect("ss is SS")), vec!["x", "y", "z"]);
     let ns: HashSet<&str> = got["ns"].as_ns().expect("ns is NS").iter().map(String::as_str).collect();
     assert_eq!(ns, HashSet::from(["1", "-2.5", DIGITS38]));
-    let bs: HashSet<Vec<u8>> =
-        got["bs"].as_bs().expect("bs is BS").iter().map(|b| b.as_ref().to_vec()).collect();
+    let bs: HashSet<Vec<u8>> = got["bs"].as_bs().expect("bs is BS").iter().map(|b| b.as_ref().to_vec()).collect();
     assert_eq!(bs, HashSet::from([vec![1u8], vec![2u8, 3]]));
 }
 
@@ -523,7 +524,10 @@ async fn batch_write_25_then_batch_get() {
         (0..25).map(|i| item(&[("pk", s("b")), ("sk", n(&i.to_string()))])).collect();
     let got = client
         .batch_get_item()
-        .request_items("batch", KeysAndAttributes::builder().set_keys(Some(keys)).consistent_read(true).build().unwrap())
+        .request_items(
+            "batch",
+            KeysAndAttributes::builder().set_keys(Some(keys)).consistent_read(true).build().unwrap(),
+        )
         .send()
         .await
         .expect("BatchGetItem");

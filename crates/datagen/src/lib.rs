@@ -95,11 +95,54 @@ impl Rng {
     }
 }
 
-const FIRST: &[&str] = &["Ada", "Ben", "Chloe", "Dmitri", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kenji", "Lena", "Mateo", "Nora", "Omar", "Priya", "Quinn", "Rosa", "Sven", "Tomoko", "Umar", "Vera", "Wen", "Yusuf", "Zoe"];
-const LAST: &[&str] = &["Abe", "Baker", "Costa", "Dubois", "Eriksen", "Fischer", "Garcia", "Hughes", "Ito", "Jensen", "Kowalski", "Lopez", "Moreau", "Nakamura", "Okafor", "Petrov", "Quispe", "Rossi", "Sato", "Tanaka", "Ueda", "Vargas", "Weber", "Xu", "Yamada"];
-const LOREM: &[&str] = &["lorem", "ipsum", "dolor", "sit", "amet", "consectetur", "adipiscing", "elit", "sed", "do", "eiusmod", "tempor", "incididunt", "ut", "labore", "et", "dolore", "magna", "aliqua", "enim", "ad", "minim", "veniam", "quis", "nostrud", "exercitation", "ullamco", "laboris", "nisi", "aliquip", "ex", "ea", "commodo", "consequat"];
+const FIRST: &[&str] = &[
+    "Ada", "Ben", "Chloe", "Dmitri", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kenji", "Lena", "Mateo",
+    "Nora", "Omar", "Priya", "Quinn", "Rosa", "Sven", "Tomoko", "Umar", "Vera", "Wen", "Yusuf", "Zoe",
+];
+const LAST: &[&str] = &[
+    "Abe", "Baker", "Costa", "Dubois", "Eriksen", "Fischer", "Garcia", "Hughes", "Ito", "Jensen", "Kowalski", "Lopez",
+    "Moreau", "Nakamura", "Okafor", "Petrov", "Quispe", "Rossi", "Sato", "Tanaka", "Ueda", "Vargas", "Weber", "Xu",
+    "Yamada",
+];
+const LOREM: &[&str] = &[
+    "lorem",
+    "ipsum",
+    "dolor",
+    "sit",
+    "amet",
+    "consectetur",
+    "adipiscing",
+    "elit",
+    "sed",
+    "do",
+    "eiusmod",
+    "tempor",
+    "incididunt",
+    "ut",
+    "labore",
+    "et",
+    "dolore",
+    "magna",
+    "aliqua",
+    "enim",
+    "ad",
+    "minim",
+    "veniam",
+    "quis",
+    "nostrud",
+    "exercitation",
+    "ullamco",
+    "laboris",
+    "nisi",
+    "aliquip",
+    "ex",
+    "ea",
+    "commodo",
+    "consequat",
+];
 const COUNTRIES: &[&str] = &["JP", "US", "DE", "FR", "BR", "IN", "GB", "KR", "AU", "CA", "NL", "SE"];
-const OWNERS: &[&str] = &["example-isp", "campus-net", "cloud-east", "cloud-west", "telco-one", "research-net", "mobile-co", "hosting-inc"];
+const OWNERS: &[&str] =
+    &["example-isp", "campus-net", "cloud-east", "cloud-west", "telco-one", "research-net", "mobile-co", "hosting-inc"];
 
 fn sentences(rng: &mut Rng) -> String {
     let n = 2 + rng.below(5);

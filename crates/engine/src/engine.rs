@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use dynaburst_capacity::{CapacitySettings, Mode, Op, TableCapacity};
 use dynaburst_expr::{
-    parse_condition, parse_key_condition, parse_projection, parse_update, project, Condition, ExprKind, KeyOp,
-    Path, Placeholders, UpdateExpr,
+    parse_condition, parse_key_condition, parse_projection, parse_update, project, Condition, ExprKind, KeyOp, Path,
+    Placeholders, UpdateExpr,
 };
 use dynaburst_model::{
     item_size, read_units, transactional_write_units, write_units, AttributeValue, Item, KeyValue, ReadKind,
@@ -182,19 +182,19 @@ struct WriteExprs {
 
 fn no_expression_args(expr: &ExprArgs) -> Result<(), EngineError> {
     if expr.names.is_some() {
-        return Err(EngineError::validation(
-            "ExpressionAttributeNames can only be specified when using expressions",
-        ));
+        return Err(EngineError::validation("ExpressionAttributeNames can only be specified when using expressions"));
     }
     if expr.values.is_some() {
-        return Err(EngineError::validation(
-            "ExpressionAttributeValues can only be specified when using expressions",
-        ));
+        return Err(EngineError::validation("ExpressionAttributeValues can only be specified when using expressions"));
     }
     Ok(())
 }
 
-fn parse_write_exprs(condition: Option<&str>, update: Option<&str>, expr: &ExprArgs) -> Result<WriteExprs, EngineError> {
+fn parse_write_exprs(
+    condition: Option<&str>,
+    update: Option<&str>,
+    expr: &ExprArgs,
+) -> Result<WriteExprs, EngineError> {
     if condition.is_none() && update.is_none() {
         no_expression_args(expr)?;
         return Ok(WriteExprs { condition: None, update: None });
@@ -263,12 +263,7 @@ fn check_update_spares_key(schema: &KeySchema, update: &UpdateExpr) -> Result<()
     Ok(())
 }
 
-fn update_return_values(
-    rv: ReturnValues,
-    old: Option<&Item>,
-    new: &Item,
-    update: &Option<UpdateExpr>,
-) -> Option<Item> {
+fn update_return_values(rv: ReturnValues, old: Option<&Item>, new: &Item, update: &Option<UpdateExpr>) -> Option<Item> {
     let paths = || update.as_ref().map(|u| u.paths()).unwrap_or_default();
     let out = match rv {
         ReturnValues::None => return None,
@@ -362,9 +357,7 @@ impl Engine {
         }
         let defs: HashMap<&str, _> = input.attribute_definitions.iter().map(|(n, t)| (n.as_str(), *t)).collect();
         if defs.len() != input.attribute_definitions.len() {
-            return Err(EngineError::validation(
-                "Cannot have two attributes with the same name",
-            ));
+            return Err(EngineError::validation("Cannot have two attributes with the same name"));
         }
         let mut hash: Option<KeyAttr> = None;
         let mut range: Option<KeyAttr> = None;
@@ -444,7 +437,10 @@ impl Engine {
             }),
             data: RwLock::new(TableData { store: self.store_factory.create(&input.table_name), size_bytes: 0 }),
             capacity: Mutex::new(
-                self.config.capacity.clone().map(|settings| TableCapacity::new(capacity_mode(input.billing), settings, now)),
+                self.config
+                    .capacity
+                    .clone()
+                    .map(|settings| TableCapacity::new(capacity_mode(input.billing), settings, now)),
             ),
         };
         let table = Arc::new(table);
@@ -473,8 +469,11 @@ impl Engine {
             Some(s) => Bound::Excluded(s.clone()),
             None => Bound::Unbounded,
         };
-        let mut names: Vec<String> =
-            tables.range::<String, _>((start, Bound::Unbounded)).take(input.limit + 1).map(|(k, _)| k.clone()).collect();
+        let mut names: Vec<String> = tables
+            .range::<String, _>((start, Bound::Unbounded))
+            .take(input.limit + 1)
+            .map(|(k, _)| k.clone())
+            .collect();
         let last_evaluated = if names.len() > input.limit {
             names.truncate(input.limit);
             names.last().cloned()
@@ -486,8 +485,12 @@ impl Engine {
 
     /// UpdateTable: billing mode and provisioned throughput.
     pub fn update_table(&self, input: UpdateTableInput, now: Millis) -> Result<TableDescription, EngineError> {
-        let table =
-            self.tables.read().get(&input.table_name).cloned().ok_or_else(|| EngineError::table_not_found_named(&input.table_name))?;
+        let table = self
+            .tables
+            .read()
+            .get(&input.table_name)
+            .cloned()
+            .ok_or_else(|| EngineError::table_not_found_named(&input.table_name))?;
         {
             let mut settings = table.settings.lock();
             let currently_ppr = matches!(settings.billing, BillingMode::PayPerRequest);
@@ -781,7 +784,8 @@ impl Engine {
             let data = table.data.read();
             for (key, key_item) in keys.into_iter().zip(&request.keys) {
                 let found = data.store.get(&key);
-                let item_units = read_units(found.as_ref().map(|i| item_size(i)).unwrap_or(0), read_kind(request.consistent_read));
+                let item_units =
+                    read_units(found.as_ref().map(|i| item_size(i)).unwrap_or(0), read_kind(request.consistent_read));
                 match table.admit(Op::Read, key.hash, item_units, now) {
                     Ok(()) => {}
                     Err(e @ EngineError::Throttled { .. }) => {
@@ -830,7 +834,11 @@ impl Engine {
     // ----- transactions ---------------------------------------------------
 
     /// TransactWriteItems: all or nothing.
-    pub fn transact_write_items(&self, input: TransactWriteInput, now: Millis) -> Result<TransactWriteOutput, EngineError> {
+    pub fn transact_write_items(
+        &self,
+        input: TransactWriteInput,
+        now: Millis,
+    ) -> Result<TransactWriteOutput, EngineError> {
         if let Some((token, fingerprint)) = &input.client_token {
             let mut tokens = self.tokens.lock();
             tokens.prune(now);
@@ -935,7 +943,12 @@ impl Engine {
                 TransactAction::Delete { .. } => (Some(None), 0),
                 TransactAction::ConditionCheck { .. } => (None, 0),
                 TransactAction::Update { .. } => {
-                    match apply_update(&tables[plan.table_idx].key_schema, &plan.key_item, old.as_deref(), &plan.exprs.update) {
+                    match apply_update(
+                        &tables[plan.table_idx].key_schema,
+                        &plan.key_item,
+                        old.as_deref(),
+                        &plan.exprs.update,
+                    ) {
                         Ok(new_item) => {
                             let size = item_size(&new_item);
                             (Some(Some(new_item)), size)
@@ -946,7 +959,11 @@ impl Engine {
                         Err(EngineError::Validation(message)) => {
                             failed = true;
                             admissions[plan.table_idx].push((plan.key.hash, transactional_write_units(old_size)));
-                            reasons.push(CancellationReason { code: "ValidationError", message: Some(message), item: None });
+                            reasons.push(CancellationReason {
+                                code: "ValidationError",
+                                message: Some(message),
+                                item: None,
+                            });
                             writes.push(None);
                             continue;
                         }
@@ -1075,11 +1092,9 @@ impl Engine {
 
     /// Query (when `key_condition` is set) or Scan.
     pub fn read(&self, input: ReadInput, now: Millis) -> Result<ReadOutput, EngineError> {
-                let table = self.table(&input.table_name)?;
+        let table = self.table(&input.table_name)?;
         if input.index_name.is_some() {
-            return Err(EngineError::validation(
-                "dynaburst does not support secondary indexes yet: remove IndexName",
-            ));
+            return Err(EngineError::validation("dynaburst does not support secondary indexes yet: remove IndexName"));
         }
         let select = input.select.unwrap_or(if input.projection.is_some() {
             Select::SpecificAttributes
@@ -1171,7 +1186,10 @@ impl Engine {
                             )));
                         }
                     }
-                    (Bound::Included(hash_floor(lo)), hi.map(|h| Bound::Excluded(hash_floor(h))).unwrap_or(Bound::Unbounded))
+                    (
+                        Bound::Included(hash_floor(lo)),
+                        hi.map(|h| Bound::Excluded(hash_floor(h))).unwrap_or(Bound::Unbounded),
+                    )
                 }
                 None => (Bound::Unbounded, Bound::Unbounded),
             };
@@ -1299,7 +1317,9 @@ struct QueryPlan {
 }
 
 fn condition_type_mismatch() -> EngineError {
-    EngineError::validation("One or more parameter values were invalid: Condition parameter type does not match schema type")
+    EngineError::validation(
+        "One or more parameter values were invalid: Condition parameter type does not match schema type",
+    )
 }
 
 fn typed_key(attr: &KeyAttr, v: &AttributeValue) -> Result<KeyValue, EngineError> {
@@ -1317,9 +1337,7 @@ fn plan_query(schema: &KeySchema, kc: dynaburst_expr::KeyCondition) -> Result<Qu
     for part in kc.parts {
         if part.attribute == schema.hash.name {
             if partition.is_some() {
-                return Err(EngineError::validation(
-                    "KeyConditionExpressions must only contain one condition per key",
-                ));
+                return Err(EngineError::validation("KeyConditionExpressions must only contain one condition per key"));
             }
             match &part.op {
                 KeyOp::Eq(v) => partition = Some(typed_key(&schema.hash, v)?),
@@ -1327,9 +1345,7 @@ fn plan_query(schema: &KeySchema, kc: dynaburst_expr::KeyCondition) -> Result<Qu
             }
         } else if let Some(range) = schema.range.as_ref().filter(|r| r.name == part.attribute) {
             if sort.is_some() {
-                return Err(EngineError::validation(
-                    "KeyConditionExpressions must only contain one condition per key",
-                ));
+                return Err(EngineError::validation("KeyConditionExpressions must only contain one condition per key"));
             }
             let (lower, upper) = match &part.op {
                 KeyOp::Eq(v) => {
@@ -1369,7 +1385,11 @@ fn plan_query(schema: &KeySchema, kc: dynaburst_expr::KeyCondition) -> Result<Qu
         } else {
             return Err(EngineError::validation(format!(
                 "Query condition missed key schema element: {}",
-                if partition.is_none() { &schema.hash.name } else { schema.range.as_ref().map(|r| &r.name).unwrap_or(&schema.hash.name) }
+                if partition.is_none() {
+                    &schema.hash.name
+                } else {
+                    schema.range.as_ref().map(|r| &r.name).unwrap_or(&schema.hash.name)
+                }
             )));
         }
     }

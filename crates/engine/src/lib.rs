@@ -14,8 +14,8 @@ pub mod types;
 
 pub use dynaburst_capacity as capacity;
 pub use engine::{
-    CapacityReport, Engine, EngineConfig, IDEMPOTENCY_WINDOW_MS, IDEMPOTENT_REPLAY_READ_UNITS, MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES, MAX_REMEMBERED_TOKENS,
-    MAX_TABLES,
+    CapacityReport, Engine, EngineConfig, IDEMPOTENCY_WINDOW_MS, IDEMPOTENT_REPLAY_READ_UNITS, MAX_BATCH_GET_KEYS,
+    MAX_PAGE_BYTES, MAX_REMEMBERED_TOKENS, MAX_TABLES,
 };
 pub use error::EngineError;
 pub use table::{KeyAttr, KeySchema, Table, TableData, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};

@@ -235,10 +235,35 @@ pub struct BatchGetOutput {
 /// One action of a TransactWriteItems.
 #[derive(Clone, Debug)]
 pub enum TransactAction {
-    Put { table_name: String, item: Item, condition: Option<String>, expr: ExprArgs, return_old_on_failure: bool },
-    Update { table_name: String, key: Item, update: String, condition: Option<String>, expr: ExprArgs, return_old_on_failure: bool },
-    Delete { table_name: String, key: Item, condition: Option<String>, expr: ExprArgs, return_old_on_failure: bool },
-    ConditionCheck { table_name: String, key: Item, condition: String, expr: ExprArgs, return_old_on_failure: bool },
+    Put {
+        table_name: String,
+        item: Item,
+        condition: Option<String>,
+        expr: ExprArgs,
+        return_old_on_failure: bool,
+    },
+    Update {
+        table_name: String,
+        key: Item,
+        update: String,
+        condition: Option<String>,
+        expr: ExprArgs,
+        return_old_on_failure: bool,
+    },
+    Delete {
+        table_name: String,
+        key: Item,
+        condition: Option<String>,
+        expr: ExprArgs,
+        return_old_on_failure: bool,
+    },
+    ConditionCheck {
+        table_name: String,
+        key: Item,
+        condition: String,
+        expr: ExprArgs,
+        return_old_on_failure: bool,
+    },
 }
 
 impl TransactAction {

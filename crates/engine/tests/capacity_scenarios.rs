@@ -66,7 +66,8 @@ impl Load {
 /// Runs the closed-loop writer until everything is written or `limit_ms`.
 fn closed_loop(engine: &Engine, table: &str, items: Vec<Item>, concurrency: usize, limit_ms: u64) -> Load {
     let mut queue: VecDeque<Item> = items.into();
-    let mut load = Load { per_second: Vec::new(), elapsed_ms: 0, written: 0, unprocessed_seen: 0, throttled_requests: 0 };
+    let mut load =
+        Load { per_second: Vec::new(), elapsed_ms: 0, written: 0, unprocessed_seen: 0, throttled_requests: 0 };
     let start = 1_000; // the table was created at 0
     let mut now = start;
     while !queue.is_empty() && now - start < limit_ms {
@@ -81,8 +82,8 @@ fn closed_loop(engine: &Engine, table: &str, items: Vec<Item>, concurrency: usiz
             let n = queue.len().min(25);
             let batch: Vec<Item> = queue.drain(..n).collect();
             let requests = vec![(table.to_string(), batch.iter().cloned().map(WriteRequest::Put).collect())];
-            let result =
-                engine.batch_write_item(BatchWriteInput { requests, return_capacity: ReturnCapacity::None }, Millis(now));
+            let result = engine
+                .batch_write_item(BatchWriteInput { requests, return_capacity: ReturnCapacity::None }, Millis(now));
             let back: Vec<Item> = match result {
                 Ok(out) => out
                     .unprocessed
@@ -227,8 +228,7 @@ fn fire_at_once(calls: usize) -> (u64, u64) {
     create(&engine, "burst", BillingMode::PayPerRequest);
     let (mut unprocessed, mut sent) = (0, 0);
     for c in 0..calls {
-        let batch: Vec<WriteRequest> =
-            (0..25).map(|i| WriteRequest::Put(item(&format!("id{c}-{i}"), 0))).collect();
+        let batch: Vec<WriteRequest> = (0..25).map(|i| WriteRequest::Put(item(&format!("id{c}-{i}"), 0))).collect();
         sent += 25;
         let result = engine.batch_write_item(
             BatchWriteInput { requests: vec![("burst".into(), batch)], return_capacity: ReturnCapacity::None },

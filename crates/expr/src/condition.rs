@@ -122,11 +122,7 @@ pub enum Condition {
 /// Parses a condition expression. `kind` (normally
 /// [`ExprKind::Condition`] or [`ExprKind::Filter`]) only names the
 /// expression in error messages.
-pub fn parse_condition(
-    text: &str,
-    kind: ExprKind,
-    ph: &mut Placeholders,
-) -> Result<Condition, ExprError> {
+pub fn parse_condition(text: &str, kind: ExprKind, ph: &mut Placeholders) -> Result<Condition, ExprError> {
     let mut parser = Parser::new(text, kind, Grammar::Condition, ph)?;
     let condition = parser.parse_condition_tokens()?;
     parser.finish()?;
@@ -145,9 +141,7 @@ fn placeholder_operand() -> Operand {
 
 /// The message for a function used where it is not allowed.
 fn misuse_message(function: &str) -> String {
-    format!(
-        "The function is not allowed to be used this way in an expression; function: {function}"
-    )
+    format!("The function is not allowed to be used this way in an expression; function: {function}")
 }
 
 /// Either a finished condition or an operand whose role is not yet known.
@@ -349,9 +343,7 @@ impl Parser<'_, '_, '_> {
     fn require_condition(&mut self, node: Node) -> Result<Condition, ExprError> {
         match node {
             Node::Condition { condition, .. } => Ok(condition),
-            Node::Operand(ParsedOperand { term: Term::Call(call), .. }) => {
-                Ok(self.call_as_condition(call))
-            }
+            Node::Operand(ParsedOperand { term: Term::Call(call), .. }) => Ok(self.call_as_condition(call)),
             Node::Operand(_) => Err(self.syntax_error()),
         }
     }
@@ -488,8 +480,7 @@ impl Parser<'_, '_, '_> {
                 value_type
             }
             _ => {
-                let operand_type =
-                    argument.constant_type().unwrap_or("{NS,SS,L,BS,N,M,B,BOOL,NULL,S}");
+                let operand_type = argument.constant_type().unwrap_or("{NS,SS,L,BS,N,M,B,BOOL,NULL,S}");
                 self.record_operand_type("attribute_type", operand_type);
                 if let Term::Call(call) = argument.term {
                     self.call_as_operand(call);
@@ -515,12 +506,7 @@ impl Parser<'_, '_, '_> {
     }
 
     /// `left op right`.
-    fn build_compare(
-        &mut self,
-        left: ParsedOperand,
-        op: Comparator,
-        right: ParsedOperand,
-    ) -> Condition {
+    fn build_compare(&mut self, left: ParsedOperand, op: Comparator, right: ParsedOperand) -> Condition {
         self.check_distinct(op.symbol(), &left, &right);
         let left = self.operand(left);
         let right = self.operand(right);
@@ -529,12 +515,7 @@ impl Parser<'_, '_, '_> {
 
     /// `subject BETWEEN low AND high`, checking constant bounds the way
     /// DynamoDB does (same type, low ≤ high) for string and number bounds.
-    fn build_between(
-        &mut self,
-        subject: ParsedOperand,
-        low: ParsedOperand,
-        high: ParsedOperand,
-    ) -> Condition {
+    fn build_between(&mut self, subject: ParsedOperand, low: ParsedOperand, high: ParsedOperand) -> Condition {
         if let (Term::Value(low), Term::Value(high)) = (&low.term, &high.term) {
             if let (Some(low_text), Some(high_text)) = (render_bound(low), render_bound(high)) {
                 let bounds = format!(
@@ -707,18 +688,15 @@ impl Condition {
                 match (subject.value(item), low.value(item), high.value(item)) {
                     (Some(value), Some(low), Some(high)) => {
                         matches!(order(&low, &value), Some(Ordering::Less | Ordering::Equal))
-                            && matches!(
-                                order(&value, &high),
-                                Some(Ordering::Less | Ordering::Equal)
-                            )
+                            && matches!(order(&value, &high), Some(Ordering::Less | Ordering::Equal))
                     }
                     _ => false,
                 }
             }
             Condition::In { subject, candidates } => match subject.value(item) {
-                Some(value) => candidates
-                    .iter()
-                    .any(|candidate| candidate.value(item).is_some_and(|c| value.semantic_eq(&c))),
+                Some(value) => {
+                    candidates.iter().any(|candidate| candidate.value(item).is_some_and(|c| value.semantic_eq(&c)))
+                }
                 None => false,
             },
             Condition::AttributeExists(path) => path.resolve(item).is_some(),
@@ -730,12 +708,10 @@ impl Condition {
                 (Some(value), Some(prefix)) => begins_with(&value, &prefix),
                 _ => false,
             },
-            Condition::Contains(haystack, needle) => {
-                match (haystack.value(item), needle.value(item)) {
-                    (Some(haystack), Some(needle)) => contains(&haystack, &needle),
-                    _ => false,
-                }
-            }
+            Condition::Contains(haystack, needle) => match (haystack.value(item), needle.value(item)) {
+                (Some(haystack), Some(needle)) => contains(&haystack, &needle),
+                _ => false,
+            },
             Condition::Not(inner) => !inner.holds(item),
             Condition::And(parts) => parts.iter().all(|part| part.holds(item)),
             Condition::Or(parts) => parts.iter().any(|part| part.holds(item)),

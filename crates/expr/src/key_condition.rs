@@ -105,9 +105,7 @@ fn key_condition_from(condition: &Condition) -> Result<KeyCondition, ExprError> 
     for leaf in leaves {
         let part = key_part(leaf)?;
         if parts.iter().any(|p| p.attribute == part.attribute) {
-            return Err(ExprError::new(
-                "KeyConditionExpressions must only contain one condition per key",
-            ));
+            return Err(ExprError::new("KeyConditionExpressions must only contain one condition per key"));
         }
         parts.push(part);
     }
@@ -125,9 +123,7 @@ fn key_part(condition: &Condition) -> Result<KeyPart, ExprError> {
                 return Err(invalid_operator("<>"));
             }
             match (key_side(left)?, key_side(right)?) {
-                (Side::Key(attribute), Side::Value(value)) => {
-                    Ok(KeyPart { attribute, op: compare_op(*op, value)? })
-                }
+                (Side::Key(attribute), Side::Value(value)) => Ok(KeyPart { attribute, op: compare_op(*op, value)? }),
                 (Side::Value(value), Side::Key(attribute)) => {
                     Ok(KeyPart { attribute, op: compare_op(mirror(*op), value)? })
                 }
@@ -140,9 +136,7 @@ fn key_part(condition: &Condition) -> Result<KeyPart, ExprError> {
                 return Err(key_must_come_first("BETWEEN"));
             };
             match (key_side(low)?, key_side(high)?) {
-                (Side::Value(low), Side::Value(high)) => {
-                    Ok(KeyPart { attribute, op: KeyOp::Between(low, high) })
-                }
+                (Side::Value(low), Side::Value(high)) => Ok(KeyPart { attribute, op: KeyOp::Between(low, high) }),
                 _ => Err(multiple_attribute_names()),
             }
         }

@@ -36,10 +36,7 @@ impl Keyword {
             ("ADD", Keyword::Add),
             ("DELETE", Keyword::Delete),
         ];
-        KEYWORDS
-            .iter()
-            .find(|(text, _)| text.eq_ignore_ascii_case(word))
-            .map(|&(_, keyword)| keyword)
+        KEYWORDS.iter().find(|(text, _)| text.eq_ignore_ascii_case(word)).map(|&(_, keyword)| keyword)
     }
 }
 
@@ -99,8 +96,7 @@ pub(crate) fn tokenize(src: &str) -> Vec<Token> {
             }
             b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
                 let end = scan_identifier_chars(bytes, pos + 1);
-                let kind = Keyword::from_word(&src[start..end])
-                    .map_or(TokenKind::Identifier, TokenKind::Keyword);
+                let kind = Keyword::from_word(&src[start..end]).map_or(TokenKind::Identifier, TokenKind::Keyword);
                 (kind, end)
             }
             b'#' | b':' => {
@@ -238,14 +234,7 @@ mod tests {
         use TokenKind::*;
         assert_eq!(
             kinds_and_texts("# : 01 'ab"),
-            vec![
-                (Unknown, "#"),
-                (Unknown, ":"),
-                (Index, "0"),
-                (Index, "1"),
-                (Unknown, "'"),
-                (Identifier, "ab"),
-            ]
+            vec![(Unknown, "#"), (Unknown, ":"), (Index, "0"), (Index, "1"), (Unknown, "'"), (Identifier, "ab"),]
         );
         assert!(tokenize(" \t\r\n").is_empty());
     }

@@ -179,16 +179,7 @@ impl<'s, 'p, 'a> Parser<'s, 'p, 'a> {
         if tokens.is_empty() {
             return Err(kind.invalid("The expression can not be empty;"));
         }
-        Ok(Parser {
-            src,
-            tokens,
-            pos: 0,
-            kind,
-            grammar,
-            placeholders,
-            findings: Vec::new(),
-            depth: 0,
-        })
+        Ok(Parser { src, tokens, pos: 0, kind, grammar, placeholders, findings: Vec::new(), depth: 0 })
     }
 
     /// The expression kind, for messages.
@@ -247,10 +238,9 @@ impl<'s, 'p, 'a> Parser<'s, 'p, 'a> {
     /// (the token is `<EOF>` at the end of input).
     pub fn syntax_error(&self) -> ExprError {
         let (token_text, near_end) = match self.tokens.get(self.pos) {
-            Some(token) => (
-                &self.src[token.start..token.end],
-                self.tokens.get(self.pos + 1).map_or(token.end, |next| next.end),
-            ),
+            Some(token) => {
+                (&self.src[token.start..token.end], self.tokens.get(self.pos + 1).map_or(token.end, |next| next.end))
+            }
             None => ("<EOF>", self.src.len()),
         };
         let near_start = match self.pos.checked_sub(1).and_then(|i| self.tokens.get(i)) {
@@ -287,10 +277,7 @@ impl<'s, 'p, 'a> Parser<'s, 'p, 'a> {
     /// had parentheses of its own (`((…))`).
     pub fn mark_parenthesized(&mut self, parenthesized: &mut bool) {
         if *parenthesized {
-            self.record(
-                Category::RedundantParentheses,
-                "The expression has redundant parentheses;",
-            );
+            self.record(Category::RedundantParentheses, "The expression has redundant parentheses;");
         }
         *parenthesized = true;
     }
@@ -333,9 +320,7 @@ impl<'s, 'p, 'a> Parser<'s, 'p, 'a> {
     pub fn record_path_required(&mut self, function: &str) {
         self.record(
             Category::FunctionOperand,
-            format!(
-                "Operator or function requires a document path; operator or function: {function}"
-            ),
+            format!("Operator or function requires a document path; operator or function: {function}"),
         );
     }
 
@@ -369,9 +354,9 @@ impl<'s, 'p, 'a> Parser<'s, 'p, 'a> {
                 Some(TokenKind::LBracket) => {
                     self.bump();
                     let digits = self.expect(TokenKind::Index)?;
-                    let index = digits.parse::<usize>().map_err(|_| {
-                        self.kind.invalid("List index is not within the allowable range")
-                    })?;
+                    let index = digits
+                        .parse::<usize>()
+                        .map_err(|_| self.kind.invalid("List index is not within the allowable range"))?;
                     self.expect(TokenKind::RBracket)?;
                     elems.push(PathElem::Index(index));
                 }
@@ -436,9 +421,7 @@ impl<'s, 'p, 'a> Parser<'s, 'p, 'a> {
         };
         self.record(
             category,
-            format!(
-                "An expression attribute value used in expression is not defined; attribute value: {placeholder}"
-            ),
+            format!("An expression attribute value used in expression is not defined; attribute value: {placeholder}"),
         );
         Ok(AttributeValue::Null)
     }
@@ -458,9 +441,7 @@ impl<'s, 'p, 'a> Parser<'s, 'p, 'a> {
                 self.mark_parenthesized(&mut inner.parenthesized);
                 Ok(inner)
             }
-            Some(TokenKind::ValuePlaceholder) => {
-                Ok(ParsedOperand::bare(Term::Value(self.parse_value()?)))
-            }
+            Some(TokenKind::ValuePlaceholder) => Ok(ParsedOperand::bare(Term::Value(self.parse_value()?))),
             Some(TokenKind::Identifier) if self.peek_nth(1) == Some(TokenKind::LParen) => {
                 let name = self.bump().to_string();
                 self.bump();

@@ -158,10 +158,7 @@ mod tests {
         let mut inner = BTreeMap::new();
         inner.insert("c".to_string(), AttributeValue::Bool(true));
         let mut item = Item::new();
-        item.insert(
-            "a".to_string(),
-            AttributeValue::L(vec![AttributeValue::Null, AttributeValue::M(inner)]),
-        );
+        item.insert("a".to_string(), AttributeValue::L(vec![AttributeValue::Null, AttributeValue::M(inner)]));
         let path = Path(vec![name("a"), PathElem::Index(1), name("c")]);
         assert_eq!(path.resolve(&item), Some(&AttributeValue::Bool(true)));
         assert_eq!(Path(vec![name("a"), PathElem::Index(2)]).resolve(&item), None);

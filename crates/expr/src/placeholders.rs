@@ -61,8 +61,7 @@ impl<'a> Placeholders<'a> {
 
 /// The supplied keys never used, sorted and joined by ", ", if any.
 fn unused<V>(supplied: Option<&HashMap<String, V>>, used: &HashSet<String>) -> Option<String> {
-    let mut keys: Vec<&str> =
-        supplied?.keys().filter(|key| !used.contains(*key)).map(String::as_str).collect();
+    let mut keys: Vec<&str> = supplied?.keys().filter(|key| !used.contains(*key)).map(String::as_str).collect();
     if keys.is_empty() {
         return None;
     }

@@ -83,17 +83,13 @@ impl Selector {
         match (self, value) {
             (Selector::All, _) => Some(value.clone()),
             (Selector::Fields(fields), AttributeValue::M(map)) => {
-                let kept: BTreeMap<String, AttributeValue> = fields
-                    .iter()
-                    .filter_map(|(key, sel)| Some((key.clone(), sel.select(map.get(key)?)?)))
-                    .collect();
+                let kept: BTreeMap<String, AttributeValue> =
+                    fields.iter().filter_map(|(key, sel)| Some((key.clone(), sel.select(map.get(key)?)?))).collect();
                 (!kept.is_empty()).then_some(AttributeValue::M(kept))
             }
             (Selector::Elements(elements), AttributeValue::L(list)) => {
-                let kept: Vec<AttributeValue> = elements
-                    .iter()
-                    .filter_map(|(index, sel)| sel.select(list.get(*index)?))
-                    .collect();
+                let kept: Vec<AttributeValue> =
+                    elements.iter().filter_map(|(index, sel)| sel.select(list.get(*index)?)).collect();
                 (!kept.is_empty()).then_some(AttributeValue::L(kept))
             }
             _ => None,
@@ -116,7 +112,5 @@ pub fn project(item: &Item, paths: &[Path]) -> Item {
         }
         top.entry(name.clone()).or_insert_with(|| Selector::shaped_for(rest.first())).insert(rest);
     }
-    top.iter()
-        .filter_map(|(name, selector)| Some((name.clone(), selector.select(item.get(name)?)?)))
-        .collect()
+    top.iter().filter_map(|(name, selector)| Some((name.clone(), selector.select(item.get(name)?)?))).collect()
 }

@@ -610,10 +610,7 @@ mod tests {
 
     #[test]
     fn lookup_is_case_insensitive() {
-        for word in [
-            "name", "NAME", "Name", "status", "data", "count", "size", "year", "user", "zone",
-            "abort",
-        ] {
+        for word in ["name", "NAME", "Name", "status", "data", "count", "size", "year", "user", "zone", "abort"] {
             assert!(is_reserved_word(word), "{word} should be reserved");
         }
         for word in ["username", "names_", "id", "pk", "sk", "a", "", "zones", "abor"] {

@@ -125,10 +125,7 @@ pub fn parse_update(text: &str, ph: &mut Placeholders) -> Result<UpdateExpr, Exp
         if seen.contains(&clause) {
             parser.record(
                 Category::DuplicateSection,
-                format!(
-                    "The \"{}\" section can only be used once in an update expression;",
-                    clause.name()
-                ),
+                format!("The \"{}\" section can only be used once in an update expression;", clause.name()),
             );
         }
         seen.push(clause);
@@ -185,11 +182,7 @@ fn placeholder_operand() -> UpdateOperand {
 impl Parser<'_, '_, '_> {
     /// One action of `clause`. `operators` counts arithmetic operators and
     /// function calls for the [`MAX_UPDATE_OPERATORS`] limit.
-    fn parse_action(
-        &mut self,
-        clause: Clause,
-        operators: &mut usize,
-    ) -> Result<UpdateAction, ExprError> {
+    fn parse_action(&mut self, clause: Clause, operators: &mut usize) -> Result<UpdateAction, ExprError> {
         let path = self.parse_path()?;
         match clause {
             Clause::Set => {
@@ -204,15 +197,9 @@ impl Parser<'_, '_, '_> {
                 let allowed = match clause {
                     Clause::Add => matches!(
                         value,
-                        AttributeValue::N(_)
-                            | AttributeValue::Ss(_)
-                            | AttributeValue::Ns(_)
-                            | AttributeValue::Bs(_)
+                        AttributeValue::N(_) | AttributeValue::Ss(_) | AttributeValue::Ns(_) | AttributeValue::Bs(_)
                     ),
-                    _ => matches!(
-                        value,
-                        AttributeValue::Ss(_) | AttributeValue::Ns(_) | AttributeValue::Bs(_)
-                    ),
+                    _ => matches!(value, AttributeValue::Ss(_) | AttributeValue::Ns(_) | AttributeValue::Bs(_)),
                 };
                 if let (false, Some(type_name)) = (allowed, long_type_name(&value)) {
                     self.record(
@@ -267,9 +254,7 @@ impl Parser<'_, '_, '_> {
     /// Converts a SET value as written, checking constant operand types.
     fn set_value(&mut self, term: SetTerm, operators: &mut usize) -> SetValue {
         match term {
-            SetTerm::Operand(operand) => {
-                SetValue::Operand(self.update_operand(operand, false, operators))
-            }
+            SetTerm::Operand(operand) => SetValue::Operand(self.update_operand(operand, false, operators)),
             SetTerm::Arithmetic { plus, left, right, .. } => {
                 *operators += 1;
                 let symbol = if plus { "+" } else { "-" };
@@ -293,12 +278,7 @@ impl Parser<'_, '_, '_> {
 
     /// Converts an operand as written. `nested` is true inside another
     /// function or operator, where only `if_not_exists` may appear.
-    fn update_operand(
-        &mut self,
-        parsed: ParsedOperand,
-        nested: bool,
-        operators: &mut usize,
-    ) -> UpdateOperand {
+    fn update_operand(&mut self, parsed: ParsedOperand, nested: bool, operators: &mut usize) -> UpdateOperand {
         match parsed.term {
             Term::Path(path) => UpdateOperand::Path(path),
             Term::Value(value) => UpdateOperand::Value(value),
@@ -378,15 +358,13 @@ impl UpdateOperand {
                 Some(value) => Ok(value.clone()),
                 None => fallback.evaluate(item),
             },
-            UpdateOperand::ListAppend(first, second) => {
-                match (first.evaluate(item)?, second.evaluate(item)?) {
-                    (AttributeValue::L(mut front), AttributeValue::L(back)) => {
-                        front.extend(back);
-                        Ok(AttributeValue::L(front))
-                    }
-                    _ => Err(incorrect_operand_type()),
+            UpdateOperand::ListAppend(first, second) => match (first.evaluate(item)?, second.evaluate(item)?) {
+                (AttributeValue::L(mut front), AttributeValue::L(back)) => {
+                    front.extend(back);
+                    Ok(AttributeValue::L(front))
                 }
-            }
+                _ => Err(incorrect_operand_type()),
+            },
         }
     }
 }
@@ -424,10 +402,7 @@ enum Parent<'w> {
 
 /// Finds the container of `path`'s last element. Every parent must exist
 /// and be a map (before a name) or a list (before an index).
-fn locate<'w, 'p>(
-    item: &'w mut Item,
-    path: &'p Path,
-) -> Result<(Parent<'w>, &'p PathElem), ExprError> {
+fn locate<'w, 'p>(item: &'w mut Item, path: &'p Path) -> Result<(Parent<'w>, &'p PathElem), ExprError> {
     let (last, parents) = path.0.split_last().ok_or_else(invalid_document_path)?;
     let Some((first, rest)) = parents.split_first() else {
         return match last {
@@ -441,9 +416,7 @@ fn locate<'w, 'p>(
     let mut current = item.get_mut(name).ok_or_else(invalid_document_path)?;
     for elem in rest {
         current = match (elem, current) {
-            (PathElem::Name(key), AttributeValue::M(map)) => {
-                map.get_mut(key).ok_or_else(invalid_document_path)?
-            }
+            (PathElem::Name(key), AttributeValue::M(map)) => map.get_mut(key).ok_or_else(invalid_document_path)?,
             (PathElem::Index(index), AttributeValue::L(list)) => {
                 list.get_mut(*index).ok_or_else(invalid_document_path)?
             }
@@ -524,18 +497,11 @@ fn difference<T: Clone + Eq + Hash>(existing: &[T], removed: &[T]) -> Option<Vec
 
 /// ADD: number addition (a missing attribute counts as 0) or set union (a
 /// missing attribute becomes the set).
-fn add(
-    existing: Option<&AttributeValue>,
-    operand: &AttributeValue,
-) -> Result<AttributeValue, ExprError> {
+fn add(existing: Option<&AttributeValue>, operand: &AttributeValue) -> Result<AttributeValue, ExprError> {
     match (existing, operand) {
-        (
-            None,
-            AttributeValue::N(_)
-            | AttributeValue::Ss(_)
-            | AttributeValue::Ns(_)
-            | AttributeValue::Bs(_),
-        ) => Ok(operand.clone()),
+        (None, AttributeValue::N(_) | AttributeValue::Ss(_) | AttributeValue::Ns(_) | AttributeValue::Bs(_)) => {
+            Ok(operand.clone())
+        }
         (Some(AttributeValue::N(a)), AttributeValue::N(b)) => {
             a.checked_add(b).map(AttributeValue::N).map_err(number_error)
         }
@@ -547,20 +513,11 @@ fn add(
 }
 
 /// DELETE: set difference; `None` when the set becomes empty.
-fn delete(
-    existing: &AttributeValue,
-    operand: &AttributeValue,
-) -> Result<Option<AttributeValue>, ExprError> {
+fn delete(existing: &AttributeValue, operand: &AttributeValue) -> Result<Option<AttributeValue>, ExprError> {
     match (existing, operand) {
-        (AttributeValue::Ss(a), AttributeValue::Ss(b)) => {
-            Ok(difference(a, b).map(AttributeValue::Ss))
-        }
-        (AttributeValue::Ns(a), AttributeValue::Ns(b)) => {
-            Ok(difference(a, b).map(AttributeValue::Ns))
-        }
-        (AttributeValue::Bs(a), AttributeValue::Bs(b)) => {
-            Ok(difference(a, b).map(AttributeValue::Bs))
-        }
+        (AttributeValue::Ss(a), AttributeValue::Ss(b)) => Ok(difference(a, b).map(AttributeValue::Ss)),
+        (AttributeValue::Ns(a), AttributeValue::Ns(b)) => Ok(difference(a, b).map(AttributeValue::Ns)),
+        (AttributeValue::Bs(a), AttributeValue::Bs(b)) => Ok(difference(a, b).map(AttributeValue::Bs)),
         _ => Err(incorrect_operand_type()),
     }
 }
@@ -602,9 +559,7 @@ impl UpdateExpr {
         let mut removals: Vec<&Path> = Vec::new();
         for action in &self.actions {
             match action {
-                UpdateAction::Set { path, value } => {
-                    writes.push((path, Write::Set(value.evaluate(item)?)))
-                }
+                UpdateAction::Set { path, value } => writes.push((path, Write::Set(value.evaluate(item)?))),
                 UpdateAction::Remove { path } => removals.push(path),
                 UpdateAction::Add { path, value } => writes.push((path, Write::Add(value))),
                 UpdateAction::Delete { path, value } => writes.push((path, Write::Delete(value))),

@@ -319,7 +319,10 @@ impl Reader {
     /// The next physical line without its ending; None at the end.
     fn next_line(&mut self, name: &str) -> Result<Option<String>, InputError> {
         self.buf.clear();
-        let n = (&mut self.source).take(MAX_LINE_BYTES as u64 + 1).read_until(b'\n', &mut self.buf).map_err(|e| io_err(name, e))?;
+        let n = (&mut self.source)
+            .take(MAX_LINE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut self.buf)
+            .map_err(|e| io_err(name, e))?;
         if n == 0 {
             return Ok(None);
         }
@@ -333,7 +336,8 @@ impl Reader {
 
     /// The next record, None at the end of the input (or of the shard).
     pub fn next_record(&mut self) -> Result<Option<Record>, InputError> {
-        let name = self.spec.path.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "standard input".to_string());
+        let name =
+            self.spec.path.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "standard input".to_string());
         loop {
             if self.done || self.stop_at.is_some_and(|s| self.offset >= s) {
                 self.done = true;
@@ -464,12 +468,13 @@ pub fn parse_ddb_json_line(raw: &str) -> Result<Item, RecordError> {
     // The export wrapper holds an item (a map of attribute values); a bare
     // item with one attribute called "Item" holds an attribute value.
     let is_attribute_value = |x: &Value| {
-        x.as_object().is_some_and(|m| {
-            m.len() == 1 && m.keys().all(|k| dynaburst_model::ValueType::from_descriptor(k).is_some())
-        })
+        x.as_object()
+            .is_some_and(|m| m.len() == 1 && m.keys().all(|k| dynaburst_model::ValueType::from_descriptor(k).is_some()))
     };
     let inner = match &v {
-        Value::Object(o) if o.len() == 1 && o.get("Item").is_some_and(|i| i.is_object() && !is_attribute_value(i)) => &o["Item"],
+        Value::Object(o) if o.len() == 1 && o.get("Item").is_some_and(|i| i.is_object() && !is_attribute_value(i)) => {
+            &o["Item"]
+        }
         Value::Object(_) => &v,
         _ => return Err(RecordError("a DynamoDB JSON record must be an object".to_string())),
     };

@@ -59,7 +59,8 @@ pub fn infer_cell(cell: &str) -> AttributeValue {
 
 fn set_members(cell: &str) -> Result<Vec<String>, String> {
     if cell.starts_with('[') {
-        let v: Vec<serde_json::Value> = serde_json::from_str(cell).map_err(|e| format!("set is not a JSON array: {e}"))?;
+        let v: Vec<serde_json::Value> =
+            serde_json::from_str(cell).map_err(|e| format!("set is not a JSON array: {e}"))?;
         return v
             .into_iter()
             .map(|e| match e {
@@ -134,7 +135,10 @@ mod tests {
         assert!(parse_type_hints("age:X").is_err());
         assert_eq!(typed_cell("007", TypeHint::N).unwrap().as_n().unwrap().to_string(), "7");
         assert_eq!(typed_cell("a;b;a", TypeHint::Ss).unwrap(), AttributeValue::Ss(vec!["a".into(), "b".into()]));
-        assert_eq!(typed_cell("[\"x\",\"y\"]", TypeHint::Ss).unwrap(), AttributeValue::Ss(vec!["x".into(), "y".into()]));
+        assert_eq!(
+            typed_cell("[\"x\",\"y\"]", TypeHint::Ss).unwrap(),
+            AttributeValue::Ss(vec!["x".into(), "y".into()])
+        );
         assert_eq!(typed_cell("yes", TypeHint::Bool).unwrap(), AttributeValue::Bool(true));
         assert!(typed_cell("maybe", TypeHint::Bool).is_err());
         assert!(typed_cell("", TypeHint::Ss).is_err());

@@ -13,7 +13,16 @@ fn temp(name: &str, bytes: &[u8]) -> PathBuf {
 }
 
 fn spec(path: PathBuf, format: Format, compression: Compression) -> InputSpec {
-    InputSpec { path: Some(path), format, compression, types: TypeHints::new(), all_strings: false, shard: None, resume_at: None, raw_json: false }
+    InputSpec {
+        path: Some(path),
+        format,
+        compression,
+        types: TypeHints::new(),
+        all_strings: false,
+        shard: None,
+        resume_at: None,
+        raw_json: false,
+    }
 }
 
 fn all(spec: InputSpec) -> Vec<Record> {
@@ -52,7 +61,13 @@ fn json_lines_keep_exact_numbers_and_structure() {
     let a = recs[0].item.as_ref().unwrap();
     assert_eq!(a["big"], n("12345678901234567890123456789012345678"));
     assert_eq!(a["f"], n("1.5"));
-    assert_eq!(a["m"], AttributeValue::M([("l".to_string(), AttributeValue::L(vec![n("1"), AttributeValue::Bool(true), AttributeValue::Null]))].into()));
+    assert_eq!(
+        a["m"],
+        AttributeValue::M(
+            [("l".to_string(), AttributeValue::L(vec![n("1"), AttributeValue::Bool(true), AttributeValue::Null]))]
+                .into()
+        )
+    );
     assert_eq!(recs[1].item.as_ref().unwrap_err().0, "a JSON Lines record must be an object");
     assert!(recs[2].item.as_ref().unwrap_err().0.starts_with("malformed JSON"));
     assert_eq!(recs[2].line, 4);
@@ -72,7 +87,10 @@ fn dynamodb_json_bare_and_wrapped_gzip_and_zstd() {
         assert_eq!(recs.len(), 3);
         assert_eq!(recs[0].item.as_ref().unwrap()["n"], n("1"));
         assert_eq!(recs[1].item.as_ref().unwrap()["pk"], AttributeValue::S("b".into()));
-        assert_eq!(recs[2].item.as_ref().unwrap()["Item"], AttributeValue::S("bare item with an attribute named Item".into()));
+        assert_eq!(
+            recs[2].item.as_ref().unwrap()["Item"],
+            AttributeValue::S("bare item with an attribute named Item".into())
+        );
     }
 }
 

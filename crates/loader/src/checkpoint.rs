@@ -60,7 +60,8 @@ impl Checkpoint {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(format!("cannot read checkpoint {}: {e}", path.display())),
         };
-        let v: Value = serde_json::from_str(&text).map_err(|e| format!("checkpoint {} is damaged: {e}", path.display()))?;
+        let v: Value =
+            serde_json::from_str(&text).map_err(|e| format!("checkpoint {} is damaged: {e}", path.display()))?;
         let field = |name: &str| v.get(name).ok_or_else(|| format!("checkpoint {} has no {name}", path.display()));
         Ok(Some(Checkpoint {
             input: field("input")?.as_str().unwrap_or_default().to_string(),

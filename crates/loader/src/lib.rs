@@ -328,7 +328,8 @@ pub async fn load(
     if opts.mode == WriteMode::Transact && !(1..=MAX_TRANSACT_SIZE).contains(&opts.transact_size) {
         return Err(LoadError::Usage(format!("--transact-size must be 1 to {MAX_TRANSACT_SIZE}")));
     }
-    let session = open_session(opts.input.clone(), &opts.table, opts.checkpoint.clone(), opts.rejects.clone(), opts.resume)?;
+    let session =
+        open_session(opts.input.clone(), &opts.table, opts.checkpoint.clone(), opts.rejects.clone(), opts.resume)?;
     let client = sink::client(&opts.endpoint).await;
     let info = match sink::describe(&client, &opts.table).await {
         Ok(info) => info,
@@ -370,7 +371,8 @@ pub async fn load(
         transact_size: opts.transact_size,
     });
     let schema = info.schema.clone();
-    let out = run_pipeline(sink, &session, &tuning, move |r: &Record| sink::prepare(r, &schema), progress, stop).await?;
+    let out =
+        run_pipeline(sink, &session, &tuning, move |r: &Record| sink::prepare(r, &schema), progress, stop).await?;
     let s = &out.stats;
     let secs = out.elapsed.as_secs_f64().max(1e-3);
     let best_units = s.timeline.iter().map(|r| r.units).fold(0.0, f64::max);

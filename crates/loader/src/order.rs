@@ -141,7 +141,8 @@ mod tests {
     use dynaburst_model::KeyValue;
 
     fn key(pk: &str, sk: i64) -> (u128, u128) {
-        let k: crate::convert::KeyId = (KeyValue::S(pk.into()), Some(KeyValue::N(dynaburst_model::Number::from_i64(sk))));
+        let k: crate::convert::KeyId =
+            (KeyValue::S(pk.into()), Some(KeyValue::N(dynaburst_model::Number::from_i64(sk))));
         crate::convert::key_hashes(&k)
     }
 

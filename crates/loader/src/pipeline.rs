@@ -241,14 +241,25 @@ struct LatencyFloor {
 impl Controller {
     fn new(c: Concurrency, max: usize, latency_control: bool, now: Instant) -> Controller {
         let max = max.max(1) as f64;
-        let latency = latency_control.then(|| LatencyFloor { current: Duration::MAX, previous: Duration::MAX, since: now });
+        let latency =
+            latency_control.then(|| LatencyFloor { current: Duration::MAX, previous: Duration::MAX, since: now });
         match c {
-            Concurrency::Auto => {
-                Controller { limit: START_CONCURRENCY.min(max), max, fixed: false, last_decrease: None, pace: Duration::ZERO, latency }
-            }
-            Concurrency::Fixed(n) => {
-                Controller { limit: n.max(1) as f64, max, fixed: true, last_decrease: None, pace: Duration::ZERO, latency: None }
-            }
+            Concurrency::Auto => Controller {
+                limit: START_CONCURRENCY.min(max),
+                max,
+                fixed: false,
+                last_decrease: None,
+                pace: Duration::ZERO,
+                latency,
+            },
+            Concurrency::Fixed(n) => Controller {
+                limit: n.max(1) as f64,
+                max,
+                fixed: true,
+                last_decrease: None,
+                pace: Duration::ZERO,
+                latency: None,
+            },
         }
     }
 
@@ -410,11 +421,9 @@ impl<S: Sink> Pipeline<S> {
             return Ok(());
         }
         if self.rejects.is_none() {
-            let f = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&self.opts.rejects)
-                .map_err(|e| PipelineError::Io(format!("cannot open rejects file {}: {e}", self.opts.rejects.display())))?;
+            let f = OpenOptions::new().create(true).append(true).open(&self.opts.rejects).map_err(|e| {
+                PipelineError::Io(format!("cannot open rejects file {}: {e}", self.opts.rejects.display()))
+            })?;
             self.rejects = Some(f);
         }
         let later = self.pending_rejects.split_off(&low);
@@ -426,8 +435,9 @@ impl<S: Sink> Pipeline<S> {
             text.push('\n');
         }
         if let Some(f) = self.rejects.as_mut() {
-            f.write_all(text.as_bytes())
-                .map_err(|e| PipelineError::Io(format!("cannot write rejects file {}: {e}", self.opts.rejects.display())))?;
+            f.write_all(text.as_bytes()).map_err(|e| {
+                PipelineError::Io(format!("cannot write rejects file {}: {e}", self.opts.rejects.display()))
+            })?;
         }
         self.rejects_bytes += text.len() as u64;
         Ok(())
@@ -475,8 +485,15 @@ impl<S: Sink> Pipeline<S> {
             self.run_key = Some(item.partition);
             self.run_length = 1;
         }
-        let pending =
-            Pending { seq, line: rec.line, raw: rec.raw, slot: item.slot, units: item.units, bytes: item.bytes, item: item.item };
+        let pending = Pending {
+            seq,
+            line: rec.line,
+            raw: rec.raw,
+            slot: item.slot,
+            units: item.units,
+            bytes: item.bytes,
+            item: item.item,
+        };
         self.orderer.push(item.partition, item.slot, pending);
         Ok(())
     }
@@ -540,7 +557,13 @@ impl<S: Sink> Pipeline<S> {
         Job { items, attempts, due, token, written_at_failure: None, strikes: 0 }
     }
 
-    fn retry(&mut self, items: Vec<Pending<S::Item>>, attempts: u32, token: Option<String>, written_at_failure: Option<u64>) {
+    fn retry(
+        &mut self,
+        items: Vec<Pending<S::Item>>,
+        attempts: u32,
+        token: Option<String>,
+        written_at_failure: Option<u64>,
+    ) {
         self.retry_struck(items, attempts, token, written_at_failure, 0);
     }
 
@@ -634,7 +657,10 @@ impl<S: Sink> Pipeline<S> {
                     // It fails alone, again and again, while other records
                     // are written in between: the record is the cause.
                     let p = job.items.into_iter().next().expect("one item");
-                    self.reject_pending(p, &format!("failed {attempts} times alone while other records were written: {message}"))?;
+                    self.reject_pending(
+                        p,
+                        &format!("failed {attempts} times alone while other records were written: {message}"),
+                    )?;
                 } else {
                     self.retry_struck(job.items, attempts, job.token, written_at_failure, strikes);
                 }
@@ -762,7 +788,10 @@ impl<S: Sink> Pipeline<S> {
             if !self.sink.idempotent_requests() && job.written_at_failure.is_none() {
                 let mut bytes: usize = job.items.iter().map(|p| p.bytes).sum();
                 while job.items.len() < max_items && bytes < max_bytes {
-                    let Some(j) = self.retries.iter().position(|r| r.due <= now && r.written_at_failure.is_none()) else { break };
+                    let Some(j) = self.retries.iter().position(|r| r.due <= now && r.written_at_failure.is_none())
+                    else {
+                        break;
+                    };
                     let other = &mut self.retries[j];
                     job.attempts = job.attempts.max(other.attempts);
                     let mut taken = 0;
@@ -892,7 +921,11 @@ pub async fn run<S: Sink>(
             stopped_at = Some(now);
             records.close();
         }
-        if !stopping && now.duration_since(p.last_progress) > p.opts.tuning.stall_timeout && p.next_seq > 0 && !p.outstanding.is_empty() {
+        if !stopping
+            && now.duration_since(p.last_progress) > p.opts.tuning.stall_timeout
+            && p.next_seq > 0
+            && !p.outstanding.is_empty()
+        {
             p.fatal = Some(format!(
                 "no record was acknowledged for {} s; is the endpoint up and the target there?",
                 p.opts.tuning.stall_timeout.as_secs()
@@ -903,7 +936,11 @@ pub async fn run<S: Sink>(
             // Requests that do not come back after a stop are abandoned:
             // their records were never acknowledged, so they stay below the
             // checkpoint and a resumed load sends them again.
-            p.warn(format!("abandoned {} requests still in flight {} s after the stop", in_flight.len(), STOP_GRACE.as_secs()));
+            p.warn(format!(
+                "abandoned {} requests still in flight {} s after the stop",
+                in_flight.len(),
+                STOP_GRACE.as_secs()
+            ));
             in_flight.abort_all();
             break;
         }

@@ -178,12 +178,21 @@ pub struct Report {
 impl Report {
     /// Writes the timeline as CSV.
     pub fn write_timeline(rows: &[SecondRow], out: &mut dyn Write) -> std::io::Result<()> {
-        writeln!(out, "second,items_written,write_units,throttled_requests,unprocessed_items,requests_in_flight,p99_ms")?;
+        writeln!(
+            out,
+            "second,items_written,write_units,throttled_requests,unprocessed_items,requests_in_flight,p99_ms"
+        )?;
         for r in rows {
             writeln!(
                 out,
                 "{},{},{},{},{},{},{:.3}",
-                r.second, r.items_written, r.units, r.throttled_requests, r.unprocessed_items, r.requests_in_flight, r.p99_ms
+                r.second,
+                r.items_written,
+                r.units,
+                r.throttled_requests,
+                r.unprocessed_items,
+                r.requests_in_flight,
+                r.p99_ms
             )?;
         }
         Ok(())

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use aws_config::BehaviorVersion;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
-use aws_sdk_dynamodb::config::ProvideCredentials;
 use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
+use aws_sdk_dynamodb::config::ProvideCredentials;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue as Av, BillingMode, KeySchemaElement, KeyType, ProvisionedThroughput, Put,
@@ -126,7 +126,11 @@ pub async fn client(endpoint: &Endpoint) -> Client {
     };
     if !has_credentials && (endpoint.url.is_some() || std::env::var_os("AWS_ENDPOINT_URL").is_some()) {
         builder = builder.credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
-            "dynaburst", "dynaburst", None, None, "dynaburst-local-placeholder",
+            "dynaburst",
+            "dynaburst",
+            None,
+            None,
+            "dynaburst-local-placeholder",
         ));
     }
     Client::from_conf(builder.build())
@@ -145,7 +149,9 @@ pub fn error_text<E: ProvideErrorMetadata + std::error::Error + 'static>(
     }
 }
 
-fn classify<E: ProvideErrorMetadata + std::error::Error + 'static>(err: &SdkError<E, aws_sdk_dynamodb::config::http::HttpResponse>) -> Outcome {
+fn classify<E: ProvideErrorMetadata + std::error::Error + 'static>(
+    err: &SdkError<E, aws_sdk_dynamodb::config::http::HttpResponse>,
+) -> Outcome {
     match err {
         SdkError::ServiceError(e) => {
             let code = e.err().code().unwrap_or("").to_string();
@@ -179,7 +185,13 @@ pub fn prepare(rec: &Record, schema: &KeySchema) -> Result<SinkItem<DynamoItem>,
     let item = rec.item.as_ref().map_err(|e| e.0.clone())?;
     let (key, size) = schema.check(item)?;
     let (partition, slot) = key_hashes(&key);
-    Ok(SinkItem { partition, slot, units: write_units(size), bytes: size, item: DynamoItem { key, item: item_to_sdk(item) } })
+    Ok(SinkItem {
+        partition,
+        slot,
+        units: write_units(size),
+        bytes: size,
+        item: DynamoItem { key, item: item_to_sdk(item) },
+    })
 }
 
 /// Writes to one DynamoDB table through the SDK.
@@ -212,7 +224,11 @@ impl Sink for DynamoSink {
         self.mode == WriteMode::Transact
     }
 
-    fn write<'a>(&'a self, items: &'a [&'a DynamoItem], token: Option<&'a str>) -> impl std::future::Future<Output = Outcome> + Send + 'a {
+    fn write<'a>(
+        &'a self,
+        items: &'a [&'a DynamoItem],
+        token: Option<&'a str>,
+    ) -> impl std::future::Future<Output = Outcome> + Send + 'a {
         write(&self.client, &self.table, &self.schema, self.mode, items, token)
     }
 }
@@ -246,7 +262,8 @@ async fn write(
                     let units = out.consumed_capacity().iter().filter_map(|c| c.capacity_units()).sum();
                     let mut unprocessed = Vec::new();
                     if let Some(left) = out.unprocessed_items().and_then(|m| m.get(table)) {
-                        let index: HashMap<&KeyId, usize> = items.iter().enumerate().map(|(i, d)| (&d.key, i)).collect();
+                        let index: HashMap<&KeyId, usize> =
+                            items.iter().enumerate().map(|(i, d)| (&d.key, i)).collect();
                         for w in left {
                             let Some(item) = w.put_request().map(|p| p.item()) else { continue };
                             let key = sdk_key(schema, item);
@@ -254,7 +271,9 @@ async fn write(
                                 Some(&i) => unprocessed.push(i),
                                 None => {
                                     return Outcome::Fatal {
-                                        message: "the endpoint returned an unprocessed item that was not in the request".to_string(),
+                                        message:
+                                            "the endpoint returned an unprocessed item that was not in the request"
+                                                .to_string(),
                                     }
                                 }
                             }
@@ -275,7 +294,9 @@ async fn write(
                 .send()
                 .await;
             match result {
-                Ok(out) => Outcome::all_written(out.consumed_capacity().and_then(|c| c.capacity_units()).unwrap_or(0.0)),
+                Ok(out) => {
+                    Outcome::all_written(out.consumed_capacity().and_then(|c| c.capacity_units()).unwrap_or(0.0))
+                }
                 Err(e) => classify(&e),
             }
         }
@@ -295,7 +316,9 @@ async fn write(
                 req = req.client_request_token(t);
             }
             match req.send().await {
-                Ok(out) => Outcome::all_written(out.consumed_capacity().iter().filter_map(|c| c.capacity_units()).sum()),
+                Ok(out) => {
+                    Outcome::all_written(out.consumed_capacity().iter().filter_map(|c| c.capacity_units()).sum())
+                }
                 Err(e) => {
                     if let SdkError::ServiceError(se) = &e {
                         if let aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError::TransactionCanceledException(tc) = se.err() {
@@ -366,12 +389,18 @@ pub async fn describe(client: &Client, table: &str) -> Result<TableInfo, TableEr
         }
     })?;
     let Some(t) = out.table() else { return Err(TableError::Other("DescribeTable returned no table".into())) };
-    let types: HashMap<&str, ScalarType> =
-        t.attribute_definitions().iter().filter_map(|d| Some((d.attribute_name(), scalar(d.attribute_type())?))).collect();
+    let types: HashMap<&str, ScalarType> = t
+        .attribute_definitions()
+        .iter()
+        .filter_map(|d| Some((d.attribute_name(), scalar(d.attribute_type())?)))
+        .collect();
     let mut hash = None;
     let mut range = None;
     for k in t.key_schema() {
-        let ty = types.get(k.attribute_name()).copied().ok_or_else(|| TableError::Other("key attribute without a type".into()))?;
+        let ty = types
+            .get(k.attribute_name())
+            .copied()
+            .ok_or_else(|| TableError::Other("key attribute without a type".into()))?;
         match k.key_type() {
             KeyType::Hash => hash = Some((k.attribute_name().to_string(), ty)),
             _ => range = Some((k.attribute_name().to_string(), ty)),
@@ -429,9 +458,19 @@ pub async fn create_table(client: &Client, table: &str, schema: &KeySchema, bill
     for (i, (name, ty)) in std::iter::once(&schema.hash).chain(schema.range.as_ref()).enumerate() {
         let key_type = if i == 0 { KeyType::Hash } else { KeyType::Range };
         req = req
-            .key_schema(KeySchemaElement::builder().attribute_name(name).key_type(key_type).build().map_err(|e| e.to_string())?)
+            .key_schema(
+                KeySchemaElement::builder()
+                    .attribute_name(name)
+                    .key_type(key_type)
+                    .build()
+                    .map_err(|e| e.to_string())?,
+            )
             .attribute_definitions(
-                AttributeDefinition::builder().attribute_name(name).attribute_type(sdk_scalar(*ty)).build().map_err(|e| e.to_string())?,
+                AttributeDefinition::builder()
+                    .attribute_name(name)
+                    .attribute_type(sdk_scalar(*ty))
+                    .build()
+                    .map_err(|e| e.to_string())?,
             );
     }
     req = match billing {

@@ -88,5 +88,9 @@ pub trait Sink: Send + Sync + 'static {
 
     /// Sends one request holding `items` (in this order; indexes in the
     /// outcome refer to it). `token` is set when `idempotent_requests`.
-    fn write<'a>(&'a self, items: &'a [&'a Self::Item], token: Option<&'a str>) -> impl Future<Output = Outcome> + Send + 'a;
+    fn write<'a>(
+        &'a self,
+        items: &'a [&'a Self::Item],
+        token: Option<&'a str>,
+    ) -> impl Future<Output = Outcome> + Send + 'a;
 }

@@ -25,7 +25,12 @@ fn backoff(attempt: u32, salt: u64) -> Duration {
 fn retryable(code: Option<&str>) -> bool {
     matches!(
         code,
-        Some("ProvisionedThroughputExceededException" | "ThrottlingException" | "RequestLimitExceeded" | "InternalServerError")
+        Some(
+            "ProvisionedThroughputExceededException"
+                | "ThrottlingException"
+                | "RequestLimitExceeded"
+                | "InternalServerError"
+        )
     )
 }
 
@@ -62,7 +67,10 @@ pub async fn count(client: &Client, table: &str, segments: u32) -> Result<u64, S
                     Err(e) if retryable(e.code()) || e.as_service_error().is_none() => {
                         attempt += 1;
                         if attempt > MAX_ATTEMPTS {
-                            return Err(format!("Scan segment {segment}: gave up after {MAX_ATTEMPTS} attempts: {}", sink::error_text(&e)));
+                            return Err(format!(
+                                "Scan segment {segment}: gave up after {MAX_ATTEMPTS} attempts: {}",
+                                sink::error_text(&e)
+                            ));
                         }
                         tokio::time::sleep(backoff(attempt, u64::from(segment))).await;
                     }
@@ -89,7 +97,8 @@ pub async fn purge(client: &Client, table: &str, segments: u32) -> Result<u64, S
         let table = table.to_string();
         let names = names.clone();
         tasks.spawn(async move {
-            let placeholders: HashMap<String, String> = names.iter().enumerate().map(|(i, n)| (format!("#k{i}"), n.clone())).collect();
+            let placeholders: HashMap<String, String> =
+                names.iter().enumerate().map(|(i, n)| (format!("#k{i}"), n.clone())).collect();
             let projection = (0..names.len()).map(|i| format!("#k{i}")).collect::<Vec<_>>().join(", ");
             let mut deleted = 0u64;
             let mut start: Option<HashMap<String, Av>> = None;
@@ -121,7 +130,8 @@ pub async fn purge(client: &Client, table: &str, segments: u32) -> Result<u64, S
                 for chunk in out.items().chunks(25) {
                     let mut pending: Vec<WriteRequest> = Vec::with_capacity(chunk.len());
                     for key in chunk {
-                        let d = DeleteRequest::builder().set_key(Some(key.clone())).build().map_err(|e| e.to_string())?;
+                        let d =
+                            DeleteRequest::builder().set_key(Some(key.clone())).build().map_err(|e| e.to_string())?;
                         pending.push(WriteRequest::builder().delete_request(d).build());
                     }
                     let mut tries = 0;
@@ -129,7 +139,8 @@ pub async fn purge(client: &Client, table: &str, segments: u32) -> Result<u64, S
                         let n = pending.len();
                         match client.batch_write_item().request_items(&table, pending.clone()).send().await {
                             Ok(o) => {
-                                let left = o.unprocessed_items().and_then(|m| m.get(&table)).cloned().unwrap_or_default();
+                                let left =
+                                    o.unprocessed_items().and_then(|m| m.get(&table)).cloned().unwrap_or_default();
                                 deleted += (n - left.len()) as u64;
                                 tries = if left.len() < n { 0 } else { tries + 1 };
                                 pending = left;
@@ -139,7 +150,9 @@ pub async fn purge(client: &Client, table: &str, segments: u32) -> Result<u64, S
                         }
                         if !pending.is_empty() {
                             if tries > MAX_ATTEMPTS {
-                                return Err(format!("purge of {table}: deletes made no progress after {MAX_ATTEMPTS} attempts"));
+                                return Err(format!(
+                                    "purge of {table}: deletes made no progress after {MAX_ATTEMPTS} attempts"
+                                ));
                             }
                             tokio::time::sleep(backoff(tries, deleted)).await;
                         }

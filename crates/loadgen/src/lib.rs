@@ -147,7 +147,10 @@ impl Config {
             return bad(format!("--connections must be 1..=9999, not {}", self.connections));
         }
         if self.mode == Mode::Batch && !(1..=MAX_BATCH_SIZE).contains(&self.batch_size) {
-            return bad(format!("--batch-size must be 1..={MAX_BATCH_SIZE} (DynamoDB's limit), not {}", self.batch_size));
+            return bad(format!(
+                "--batch-size must be 1..={MAX_BATCH_SIZE} (DynamoDB's limit), not {}",
+                self.batch_size
+            ));
         }
         if self.item_bytes <= ITEM_OVERHEAD || self.item_bytes > MAX_ITEM_BYTES {
             return bad(format!(
@@ -425,7 +428,8 @@ impl Endpoint {
             .map_err(|e| LoadError::Connect(format!("cannot resolve {host}: {e}")))?
             .next()
             .ok_or_else(|| LoadError::Connect(format!("{host} has no address")))?;
-        let host = HeaderValue::from_str(&authority).map_err(|_| LoadError::Config(format!("bad host '{authority}'")))?;
+        let host =
+            HeaderValue::from_str(&authority).map_err(|_| LoadError::Config(format!("bad host '{authority}'")))?;
         Ok(Endpoint { addr, host })
     }
 

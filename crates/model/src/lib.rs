@@ -10,8 +10,7 @@ mod value;
 
 pub use number::{Number, NumberError, MAX_SIGNIFICANT_DIGITS};
 pub use units::{
-    read_units, transactional_write_units, write_units, ReadKind, MAX_ITEM_BYTES, READ_UNIT_BYTES,
-    WRITE_UNIT_BYTES,
+    read_units, transactional_write_units, write_units, ReadKind, MAX_ITEM_BYTES, READ_UNIT_BYTES, WRITE_UNIT_BYTES,
 };
 /// A point in time: milliseconds since the Unix epoch, or since the start
 /// of a virtual clock. Nothing below the server reads a clock: every

@@ -30,9 +30,7 @@ impl fmt::Display for NumberError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             NumberError::Invalid => "A value provided cannot be converted into a number",
-            NumberError::Precision => {
-                "Attempting to store more than 38 significant digits in a Number"
-            }
+            NumberError::Precision => "Attempting to store more than 38 significant digits in a Number",
             NumberError::Overflow => {
                 "Number overflow. Attempting to store a number with magnitude larger than supported range"
             }
@@ -282,7 +280,15 @@ fn cmp_digits(a: &[u8], b: &[u8]) -> Ordering {
 
 impl Ord for Number {
     fn cmp(&self, other: &Number) -> Ordering {
-        let sign = |n: &Number| if n.is_zero() { 0 } else if n.negative { -1 } else { 1 };
+        let sign = |n: &Number| {
+            if n.is_zero() {
+                0
+            } else if n.negative {
+                -1
+            } else {
+                1
+            }
+        };
         let (sa, sb) = (sign(self), sign(other));
         if sa != sb {
             return sa.cmp(&sb);
@@ -368,7 +374,7 @@ mod tests {
             ("5.", "5"),
             ("+3", "3"),
             ("12345678901234567890123456789012345678", "12345678901234567890123456789012345678"),
-                    ] {
+        ] {
             assert_eq!(n(input).to_string(), out, "input {input}");
             assert_eq!(n(out), n(input));
         }

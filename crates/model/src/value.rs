@@ -102,9 +102,7 @@ impl AttributeValue {
             AttributeValue::Ns(v) => v.iter().map(Number::size_bytes).sum(),
             AttributeValue::Bs(v) => v.iter().map(Vec::len).sum(),
             AttributeValue::L(v) => 3 + v.iter().map(|e| 1 + e.size_bytes()).sum::<usize>(),
-            AttributeValue::M(m) => {
-                3 + m.iter().map(|(k, v)| 1 + k.len() + v.size_bytes()).sum::<usize>()
-            }
+            AttributeValue::M(m) => 3 + m.iter().map(|(k, v)| 1 + k.len() + v.size_bytes()).sum::<usize>(),
         }
     }
 
@@ -146,8 +144,7 @@ impl AttributeValue {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.semantic_eq(y))
             }
             (AttributeValue::M(a), AttributeValue::M(b)) => {
-                a.len() == b.len()
-                    && a.iter().all(|(k, v)| b.get(k).is_some_and(|w| v.semantic_eq(w)))
+                a.len() == b.len() && a.iter().all(|(k, v)| b.get(k).is_some_and(|w| v.semantic_eq(w)))
             }
             _ => self == other,
         }
@@ -354,10 +351,8 @@ mod tests {
         assert!(!ss(&["a", "b"]).semantic_eq(&ss(&["a", "c"])));
         assert!(!ss(&["a"]).semantic_eq(&ss(&["a", "b"])));
         // Numbers compare numerically inside number sets.
-        assert!(AttributeValue::Ns(vec![n("1.0"), n("2")])
-            .semantic_eq(&AttributeValue::Ns(vec![n("2"), n("1")])));
-        assert!(AttributeValue::Bs(vec![vec![1], vec![2]])
-            .semantic_eq(&AttributeValue::Bs(vec![vec![2], vec![1]])));
+        assert!(AttributeValue::Ns(vec![n("1.0"), n("2")]).semantic_eq(&AttributeValue::Ns(vec![n("2"), n("1")])));
+        assert!(AttributeValue::Bs(vec![vec![1], vec![2]]).semantic_eq(&AttributeValue::Bs(vec![vec![2], vec![1]])));
         // Inside lists and maps; list order still matters.
         let list = |a, b| AttributeValue::L(vec![a, b]);
         assert!(list(ss(&["x", "y"]), s("z")).semantic_eq(&list(ss(&["y", "x"]), s("z"))));
@@ -400,21 +395,12 @@ mod tests {
 
     #[test]
     fn keys_sort_by_bytes_and_numerically() {
-        let mut v = vec![
-            KeyValue::S("b".into()),
-            KeyValue::S("B".into()),
-            KeyValue::S("é".into()),
-            KeyValue::S("a".into()),
-        ];
+        let mut v =
+            vec![KeyValue::S("b".into()), KeyValue::S("B".into()), KeyValue::S("é".into()), KeyValue::S("a".into())];
         v.sort();
         assert_eq!(
             v,
-            vec![
-                KeyValue::S("B".into()),
-                KeyValue::S("a".into()),
-                KeyValue::S("b".into()),
-                KeyValue::S("é".into())
-            ]
+            vec![KeyValue::S("B".into()), KeyValue::S("a".into()), KeyValue::S("b".into()), KeyValue::S("é".into())]
         );
         let mut b = vec![KeyValue::B(vec![0xff]), KeyValue::B(vec![0x01, 0x00]), KeyValue::B(vec![0x01])];
         b.sort();

@@ -467,7 +467,10 @@ fn extended_json(key: &'static str, entries: Vec<(String, Json)>, path: &Path) -
             None => binary(value),
         },
         "$uuid" => string(value, "a UUID such as \"00112233-4455-6677-8899-aabbccddeeff\"")
-            .and_then(|s| uuid_bytes(&s).ok_or_else(|| format!("must be a UUID in 8-4-4-4-12 hexadecimal form, got {}", quoted(&s))))
+            .and_then(|s| {
+                uuid_bytes(&s)
+                    .ok_or_else(|| format!("must be a UUID in 8-4-4-4-12 hexadecimal form, got {}", quoted(&s)))
+            })
             .map(|bytes| Bson::Binary(Binary { subtype: BinarySubtype::Uuid, bytes: bytes.to_vec() })),
         "$timestamp" => timestamp(value),
         "$regularExpression" => regular_expression(value),
@@ -521,9 +524,9 @@ fn date(value: Json) -> Result<Bson, String> {
             .map_err(|_| format!("must be whole milliseconds since 1970 in 64 bits, got {}", excerpt(text)))
     };
     match value {
-        Json::String(s) => DateTime::parse_rfc3339_str(&s).map(Bson::DateTime).map_err(|_| {
-            format!("must be an ISO-8601 date-time such as \"2024-05-01T12:00:00Z\", got {}", quoted(&s))
-        }),
+        Json::String(s) => DateTime::parse_rfc3339_str(&s)
+            .map(Bson::DateTime)
+            .map_err(|_| format!("must be an ISO-8601 date-time such as \"2024-05-01T12:00:00Z\", got {}", quoted(&s))),
         Json::Number(text) => millis(&text),
         Json::Object(mut entries) if entries.len() == 1 && entries[0].0 == "$numberLong" => match entries.pop() {
             Some((_, Json::String(s))) => millis(&s),
@@ -825,14 +828,23 @@ fn canonical(value: &Bson, out: &mut Vec<u8>) {
 #[derive(Debug, PartialEq)]
 enum NumericKey {
     NaN,
-    Infinity { negative: bool },
+    Infinity {
+        negative: bool,
+    },
     Zero,
     /// `(-1)^negative × coefficient × 10^exponent`; the coefficient's
     /// decimal digits have no leading or trailing zeros.
-    Finite { negative: bool, coefficient: String, exponent: i64 },
+    Finite {
+        negative: bool,
+        coefficient: String,
+        exponent: i64,
+    },
     /// A value no other type can equal, by its bits (kind 0: a double
     /// with a long exact expansion; kind 1: an unreadable decimal).
-    Bits { kind: u8, bits: u128 },
+    Bits {
+        kind: u8,
+        bits: u128,
+    },
 }
 
 fn numeric_key(key: &NumericKey, out: &mut Vec<u8>) {
@@ -898,10 +910,8 @@ fn double_key(x: f64) -> NumericKey {
     }
     // mantissa / 2^k = mantissa × 5^k / 10^k, exactly.
     let k = exponent.unsigned_abs();
-    let exact = u32::try_from(k)
-        .ok()
-        .and_then(|k| 5u128.checked_pow(k))
-        .and_then(|p| u128::from(mantissa).checked_mul(p));
+    let exact =
+        u32::try_from(k).ok().and_then(|k| 5u128.checked_pow(k)).and_then(|p| u128::from(mantissa).checked_mul(p));
     match exact {
         Some(coefficient) => digits_key(negative, &coefficient.to_string(), -(k as i64)),
         None => NumericKey::Bits { kind: 0, bits: u128::from(x.to_bits()) },
@@ -994,9 +1004,7 @@ pub fn to_raw_document(doc: &Document) -> Result<RawDocumentBuf, String> {
 /// Refuses a document of `bytes` BSON bytes over MongoDB's limit.
 pub fn check_document_size(bytes: usize) -> Result<(), String> {
     if bytes > MAX_BSON_DOCUMENT_BYTES {
-        return Err(format!(
-            "document is {bytes} bytes; MongoDB stores at most {MAX_BSON_DOCUMENT_BYTES} (16 MiB)"
-        ));
+        return Err(format!("document is {bytes} bytes; MongoDB stores at most {MAX_BSON_DOCUMENT_BYTES} (16 MiB)"));
     }
     Ok(())
 }
@@ -1267,9 +1275,15 @@ mod tests {
     #[test]
     fn binary_canonical_and_legacy() {
         let bin = |subtype, bytes: &[u8]| Bson::Binary(Binary { subtype, bytes: bytes.to_vec() });
-        assert_eq!(value(r#"{"$binary": {"base64": "AQID", "subType": "00"}}"#), bin(BinarySubtype::Generic, &[1, 2, 3]));
+        assert_eq!(
+            value(r#"{"$binary": {"base64": "AQID", "subType": "00"}}"#),
+            bin(BinarySubtype::Generic, &[1, 2, 3])
+        );
         assert_eq!(value(r#"{"$binary": {"subType": "5", "base64": "AQID"}}"#), bin(BinarySubtype::Md5, &[1, 2, 3]));
-        assert_eq!(value(r#"{"$binary": {"base64": "AQ", "subType": "80"}}"#), bin(BinarySubtype::UserDefined(0x80), &[1]));
+        assert_eq!(
+            value(r#"{"$binary": {"base64": "AQ", "subType": "80"}}"#),
+            bin(BinarySubtype::UserDefined(0x80), &[1])
+        );
         assert_eq!(value(r#"{"$binary": {"base64": "", "subType": "00"}}"#), bin(BinarySubtype::Generic, &[]));
         assert_eq!(value(r#"{"$binary": "AQID", "$type": "00"}"#), bin(BinarySubtype::Generic, &[1, 2, 3]));
         assert_eq!(value(r#"{"$type": "04", "$binary": "AQID"}"#), bin(BinarySubtype::Uuid, &[1, 2, 3]));
@@ -1330,27 +1344,66 @@ mod tests {
     #[test]
     fn malformed_wrapper_messages() {
         let cases = [
-            (r#"{"$date": "yesterday"}"#, r#"v: $date must be an ISO-8601 date-time such as "2024-05-01T12:00:00Z", got "yesterday""#),
+            (
+                r#"{"$date": "yesterday"}"#,
+                r#"v: $date must be an ISO-8601 date-time such as "2024-05-01T12:00:00Z", got "yesterday""#,
+            ),
             (r#"{"$date": 1.5}"#, "v: $date must be whole milliseconds since 1970 in 64 bits, got 1.5"),
             (r#"{"$date": {"$numberLong": 5}}"#, r#"v: $date {"$numberLong": ...} must hold a string, got 5"#),
-            (r#"{"$date": true}"#, r#"v: $date must be an ISO-8601 string, {"$numberLong": "<ms>"} or integer milliseconds, got true"#),
+            (
+                r#"{"$date": true}"#,
+                r#"v: $date must be an ISO-8601 string, {"$numberLong": "<ms>"} or integer milliseconds, got true"#,
+            ),
             (r#"{"$numberLong": "1.5"}"#, r#"v: $numberLong must be a 64-bit integer, got "1.5""#),
             (r#"{"$numberLong": 1}"#, r#"v: $numberLong must be a string holding an integer such as "42", got 1"#),
             (r#"{"$numberInt": "3000000000"}"#, r#"v: $numberInt must be a 32-bit integer, got "3000000000""#),
-            (r#"{"$numberDouble": "inf"}"#, r#"v: $numberDouble must be a finite decimal number, "Infinity", "-Infinity" or "NaN", got "inf""#),
-            (r#"{"$numberDouble": "1e999"}"#, r#"v: $numberDouble must be a finite decimal number, "Infinity", "-Infinity" or "NaN", got "1e999""#),
-            (r#"{"$numberDecimal": "abc"}"#, r#"v: $numberDecimal must be a decimal number of at most 34 digits, got "abc""#),
-            (r#"{"$binary": {"base64": "!!", "subType": "00"}}"#, "v: $binary data is not base64: Invalid symbol 33, offset 0."),
-            (r#"{"$binary": {"base64": "AQID", "subType": "100"}}"#, r#"v: $binary subtype must be one or two hexadecimal digits, got "100""#),
+            (
+                r#"{"$numberDouble": "inf"}"#,
+                r#"v: $numberDouble must be a finite decimal number, "Infinity", "-Infinity" or "NaN", got "inf""#,
+            ),
+            (
+                r#"{"$numberDouble": "1e999"}"#,
+                r#"v: $numberDouble must be a finite decimal number, "Infinity", "-Infinity" or "NaN", got "1e999""#,
+            ),
+            (
+                r#"{"$numberDecimal": "abc"}"#,
+                r#"v: $numberDecimal must be a decimal number of at most 34 digits, got "abc""#,
+            ),
+            (
+                r#"{"$binary": {"base64": "!!", "subType": "00"}}"#,
+                "v: $binary data is not base64: Invalid symbol 33, offset 0.",
+            ),
+            (
+                r#"{"$binary": {"base64": "AQID", "subType": "100"}}"#,
+                r#"v: $binary subtype must be one or two hexadecimal digits, got "100""#,
+            ),
             (r#"{"$binary": {"base64": "AQID"}}"#, r#"v: $binary is missing the key "subType""#),
-            (r#"{"$binary": {"base64": "AQID", "subType": "00", "x": 1}}"#, r#"v: $binary must have only the keys "base64", "subType", found "x""#),
+            (
+                r#"{"$binary": {"base64": "AQID", "subType": "00", "x": 1}}"#,
+                r#"v: $binary must have only the keys "base64", "subType", found "x""#,
+            ),
             (r#"{"$binary": "AQID"}"#, r#"v: $binary must be an object with the keys "base64", "subType", got "AQID""#),
-            (r#"{"$uuid": "00112233445566778899aabbccddeeff"}"#, r#"v: $uuid must be a UUID in 8-4-4-4-12 hexadecimal form, got "00112233445566778899aabbccddeeff""#),
-            (r#"{"$uuid": "0011223g-4455-6677-8899-aabbccddeeff"}"#, r#"v: $uuid must be a UUID in 8-4-4-4-12 hexadecimal form, got "0011223g-4455-6677-8899-aabbccddeeff""#),
-            (r#"{"$timestamp": {"t": -1, "i": 0}}"#, r#"v: $timestamp "t" must be a whole number from 0 to 4294967295, got -1"#),
+            (
+                r#"{"$uuid": "00112233445566778899aabbccddeeff"}"#,
+                r#"v: $uuid must be a UUID in 8-4-4-4-12 hexadecimal form, got "00112233445566778899aabbccddeeff""#,
+            ),
+            (
+                r#"{"$uuid": "0011223g-4455-6677-8899-aabbccddeeff"}"#,
+                r#"v: $uuid must be a UUID in 8-4-4-4-12 hexadecimal form, got "0011223g-4455-6677-8899-aabbccddeeff""#,
+            ),
+            (
+                r#"{"$timestamp": {"t": -1, "i": 0}}"#,
+                r#"v: $timestamp "t" must be a whole number from 0 to 4294967295, got -1"#,
+            ),
             (r#"{"$timestamp": {"t": 1}}"#, r#"v: $timestamp is missing the key "i""#),
-            (r#"{"$regularExpression": {"pattern": "a", "options": "q"}}"#, r#"v: $regularExpression option 'q' is not one of "ilmsux""#),
-            (r#"{"$regularExpression": {"pattern": "a\u0000", "options": ""}}"#, "v: $regularExpression pattern cannot contain a NUL character"),
+            (
+                r#"{"$regularExpression": {"pattern": "a", "options": "q"}}"#,
+                r#"v: $regularExpression option 'q' is not one of "ilmsux""#,
+            ),
+            (
+                r#"{"$regularExpression": {"pattern": "a\u0000", "options": ""}}"#,
+                "v: $regularExpression pattern cannot contain a NUL character",
+            ),
             (r#"{"$minKey": 2}"#, "v: $minKey must be 1, got 2"),
             (r#"{"$maxKey": "1"}"#, r#"v: $maxKey must be 1, got "1""#),
         ];
@@ -1450,7 +1503,10 @@ mod tests {
         assert_eq!(identity_hash(&Bson::Double(1e22)), identity_hash(&Bson::Decimal128(decimal("1E+22"))));
         assert_ne!(identity_hash(&Bson::Double(1e40)), identity_hash(&Bson::Decimal128(decimal("1E+40"))));
         let two_70 = 2f64.powi(70);
-        assert_eq!(identity_hash(&Bson::Double(two_70)), identity_hash(&Bson::Decimal128(decimal("1180591620717411303424"))));
+        assert_eq!(
+            identity_hash(&Bson::Double(two_70)),
+            identity_hash(&Bson::Decimal128(decimal("1180591620717411303424")))
+        );
         assert_eq!(identity_hash(&Bson::Double(f64::MIN_POSITIVE)), identity_hash(&Bson::Double(f64::MIN_POSITIVE)));
         assert_ne!(identity_hash(&Bson::Double(f64::MIN_POSITIVE)), identity_hash(&Bson::Double(-f64::MIN_POSITIVE)));
         // Special values.
@@ -1461,10 +1517,7 @@ mod tests {
 
     #[test]
     fn double_key_is_exact() {
-        assert_eq!(
-            double_key(0.375),
-            NumericKey::Finite { negative: false, coefficient: "375".into(), exponent: -3 }
-        );
+        assert_eq!(double_key(0.375), NumericKey::Finite { negative: false, coefficient: "375".into(), exponent: -3 });
         assert_eq!(double_key(-1200.0), NumericKey::Finite { negative: true, coefficient: "12".into(), exponent: 2 });
         // 2^-30 is exactly 9.31322574615478515625E-10.
         assert_eq!(
@@ -1475,7 +1528,10 @@ mod tests {
         // 55 digits, past u128 and past any Decimal128.
         assert_eq!(double_key(0.1), NumericKey::Bits { kind: 0, bits: u128::from(0.1f64.to_bits()) });
         // Expansions past u128 fall back to the bits.
-        assert_eq!(double_key(f64::MIN_POSITIVE), NumericKey::Bits { kind: 0, bits: u128::from(f64::MIN_POSITIVE.to_bits()) });
+        assert_eq!(
+            double_key(f64::MIN_POSITIVE),
+            NumericKey::Bits { kind: 0, bits: u128::from(f64::MIN_POSITIVE.to_bits()) }
+        );
     }
 
     #[test]

@@ -24,8 +24,7 @@ use std::time::Duration;
 use bson::{doc, Bson, Document};
 use dynaburst_input::{Format, InputSpec, Reader, Record};
 use dynaburst_loader::{
-    base_report, open_session, run_pipeline, LoadError, LoadResult, Limits, SinkItem, Snapshot, Tuning,
-    MAX_CONCURRENCY,
+    base_report, open_session, run_pipeline, Limits, LoadError, LoadResult, SinkItem, Snapshot, Tuning, MAX_CONCURRENCY,
 };
 use mongodb::options::ClientOptions;
 use serde_json::{json, Map, Value};
@@ -76,7 +75,8 @@ pub fn redact(uri: &str) -> String {
     match rest[..options].rfind('@') {
         Some(at) => {
             let (userinfo, after) = (&rest[..at], &rest[at..]);
-            let user = userinfo.split_once(':').map(|(u, _)| format!("{u}:****")).unwrap_or_else(|| userinfo.to_string());
+            let user =
+                userinfo.split_once(':').map(|(u, _)| format!("{u}:****")).unwrap_or_else(|| userinfo.to_string());
             format!("{scheme}://{user}{after}")
         }
         None => uri.to_string(),
@@ -91,7 +91,11 @@ pub fn database_name(uri: &str, given: Option<&str>) -> String {
     let path = uri.split_once("://").map(|(_, r)| r).unwrap_or(uri);
     let path = path.split_once('/').map(|(_, p)| p).unwrap_or("");
     let db = path.split(['?', '/']).next().unwrap_or("");
-    if db.is_empty() { "test".to_string() } else { db.to_string() }
+    if db.is_empty() {
+        "test".to_string()
+    } else {
+        db.to_string()
+    }
 }
 
 fn usage(m: impl Into<String>) -> LoadError {
@@ -140,9 +144,7 @@ impl Preparer {
         let id = match &self.id_field {
             // Matching on another field: the server keeps (or makes) _id,
             // since a replacement may not change a stored document's _id.
-            Some(field) => {
-                doc.get(field).cloned().ok_or_else(|| format!("missing the --id-field {field}"))?
-            }
+            Some(field) => doc.get(field).cloned().ok_or_else(|| format!("missing the --id-field {field}"))?,
             // The record's byte offset, not its line: shards count lines
             // from their own start, offsets are the file's.
             None => convert::ensure_id(&mut doc, self.run_key, rec.offset).clone(),
@@ -202,15 +204,14 @@ fn as_usize(d: &Document, key: &str) -> Option<usize> {
 /// Connects and asks the server for its limits and name.
 pub async fn connect(uri: &str, database: &str) -> Result<(mongodb::Client, ServerInfo), LoadError> {
     let shown = redact(uri);
-    let mut options = ClientOptions::parse(uri)
-        .await
-        .map_err(|e| usage(format!("cannot use the URI {shown}: {e}")))?;
+    let mut options = ClientOptions::parse(uri).await.map_err(|e| usage(format!("cannot use the URI {shown}: {e}")))?;
     options.app_name.get_or_insert_with(|| "dynaburst".to_string());
     options.server_selection_timeout.get_or_insert(CONNECT_TIMEOUT);
     options.connect_timeout.get_or_insert(CONNECT_TIMEOUT);
     // Enough connections for every request in flight.
     options.max_pool_size.get_or_insert(MAX_CONCURRENCY as u32 + 4);
-    let client = mongodb::Client::with_options(options).map_err(|e| usage(format!("cannot use the URI {shown}: {e}")))?;
+    let client =
+        mongodb::Client::with_options(options).map_err(|e| usage(format!("cannot use the URI {shown}: {e}")))?;
     let db = client.database(database);
     let hello = db
         .run_command(doc! { "hello": 1 })
@@ -246,7 +247,8 @@ pub async fn load(
     let database = database_name(&opts.uri, opts.database.as_deref());
     let shown = redact(&opts.uri);
     let target = format!("{shown} {database}.{}", opts.collection);
-    let mut session = open_session(opts.input.clone(), &target, opts.checkpoint.clone(), opts.rejects.clone(), opts.resume)?;
+    let mut session =
+        open_session(opts.input.clone(), &target, opts.checkpoint.clone(), opts.rejects.clone(), opts.resume)?;
     // Resuming: the ids the interrupted load generated, whatever became of
     // the file's modification time since.
     let id_key = *session.id_key.get_or_insert_with(|| run_key(&opts, &database));
@@ -285,11 +287,7 @@ pub async fn load(
         id_field: opts.id_field.clone().unwrap_or_else(|| convert::ID_FIELD.to_string()),
         limits,
     });
-    let preparer = Preparer {
-        format: opts.input.format,
-        id_field: opts.id_field.clone(),
-        run_key: id_key,
-    };
+    let preparer = Preparer { format: opts.input.format, id_field: opts.id_field.clone(), run_key: id_key };
     let out = run_pipeline(sink, &session, &tuning, move |r: &Record| preparer.prepare(r), progress, stop).await?;
     let mut report = Map::new();
     report.insert("target".into(), json!(shown));
@@ -316,11 +314,8 @@ pub async fn load(
 pub fn dry_run(opts: &MongoOptions) -> Result<Value, LoadError> {
     check_options(opts)?;
     let database = database_name(&opts.uri, opts.database.as_deref());
-    let preparer = Preparer {
-        format: opts.input.format,
-        id_field: opts.id_field.clone(),
-        run_key: run_key(opts, &database),
-    };
+    let preparer =
+        Preparer { format: opts.input.format, id_field: opts.id_field.clone(), run_key: run_key(opts, &database) };
     let reader = Reader::open(opts.input.clone()).map_err(LoadError::Input)?;
     let (mut read, mut valid, mut rejected, mut bytes, mut largest) = (0u64, 0u64, 0u64, 0u64, 0usize);
     let mut problems = Vec::new();
@@ -383,7 +378,13 @@ mod tests {
     }
 
     fn record(line: u64, raw: &str) -> Record {
-        Record { line, offset: line * 100, end: line * 100 + raw.len() as u64 + 1, raw: raw.to_string(), item: Ok(Default::default()) }
+        Record {
+            line,
+            offset: line * 100,
+            end: line * 100 + raw.len() as u64 + 1,
+            raw: raw.to_string(),
+            item: Ok(Default::default()),
+        }
     }
 
     #[test]

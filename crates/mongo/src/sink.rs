@@ -102,7 +102,11 @@ impl Sink for MongoSink {
         self.limits
     }
 
-    fn write<'a>(&'a self, items: &'a [&'a MongoItem], _token: Option<&'a str>) -> impl Future<Output = Outcome> + Send + 'a {
+    fn write<'a>(
+        &'a self,
+        items: &'a [&'a MongoItem],
+        _token: Option<&'a str>,
+    ) -> impl Future<Output = Outcome> + Send + 'a {
         async move {
             match tokio::time::timeout(REQUEST_TIMEOUT, self.send(items)).await {
                 Ok(outcome) => outcome,
@@ -130,7 +134,8 @@ impl MongoSink {
                 for item in items {
                     // {field: {$eq: value}}: a value that looks like an
                     // operator or a regular expression matches itself only.
-                    let id = bson::RawBson::try_from(item.id.clone()).map_err(|e| format!("cannot encode the id: {e}"))?;
+                    let id =
+                        bson::RawBson::try_from(item.id.clone()).map_err(|e| format!("cannot encode the id: {e}"))?;
                     let mut eq = RawDocumentBuf::new();
                     eq.append(cstr!("$eq"), id);
                     let mut filter = RawDocumentBuf::new();
@@ -221,7 +226,11 @@ impl MongoSink {
     }
 
     /// The stored documents with the `_id`s of `duplicates`, by index.
-    async fn stored(&self, items: &[&MongoItem], duplicates: &[(usize, String)]) -> Result<HashMap<usize, Document>, Error> {
+    async fn stored(
+        &self,
+        items: &[&MongoItem],
+        duplicates: &[(usize, String)],
+    ) -> Result<HashMap<usize, Document>, Error> {
         let ids: Vec<Bson> = duplicates.iter().map(|(i, _)| items[*i].id.clone()).collect();
         // From the primary: a lagging secondary would not have it yet.
         let primary = mongodb::options::SelectionCriteria::ReadPreference(mongodb::options::ReadPreference::Primary);

@@ -34,7 +34,8 @@ pub struct Quantiles {
 impl Quantiles {
     /// The quantile function at `q` in [0, 1].
     pub fn at(&self, q: f64) -> f64 {
-        let pts = [(0.0, self.min), (0.5, self.p50), (0.9, self.p90), (0.95, self.p95), (0.99, self.p99), (1.0, self.max)];
+        let pts =
+            [(0.0, self.min), (0.5, self.p50), (0.9, self.p90), (0.95, self.p95), (0.99, self.p99), (1.0, self.max)];
         let q = q.clamp(0.0, 1.0);
         for w in pts.windows(2) {
             let ((q0, v0), (q1, v1)) = (w[0], w[1]);
@@ -60,11 +61,16 @@ impl Quantiles {
 
 /// Seed 003's table (milliseconds, 4,000 samples each, from Lambda).
 pub const SEED_003_PUT_ITEM: Quantiles = Quantiles { min: 5.47, p50: 7.55, p90: 11.3, p95: 13.2, p99: 16.2, max: 29.0 };
-pub const SEED_003_BATCH_WRITE_5: Quantiles = Quantiles { min: 6.59, p50: 8.14, p90: 13.3, p95: 15.4, p99: 25.5, max: 56.8 };
-pub const SEED_003_BATCH_WRITE_25: Quantiles = Quantiles { min: 7.96, p50: 10.2, p90: 16.0, p95: 18.0, p99: 27.6, max: 76.4 };
-pub const SEED_003_TRANSACT_WRITE_5: Quantiles = Quantiles { min: 19.4, p50: 25.3, p90: 30.7, p95: 36.4, p99: 92.5, max: 218.0 };
-pub const SEED_003_TRANSACT_WRITE_25: Quantiles = Quantiles { min: 23.5, p50: 32.1, p90: 40.5, p95: 47.2, p99: 97.5, max: 258.0 };
-pub const SEED_003_TRANSACT_WRITE_5_FAILURE: Quantiles = Quantiles { min: 19.8, p50: 25.3, p90: 30.6, p95: 34.2, p99: 84.9, max: 254.0 };
+pub const SEED_003_BATCH_WRITE_5: Quantiles =
+    Quantiles { min: 6.59, p50: 8.14, p90: 13.3, p95: 15.4, p99: 25.5, max: 56.8 };
+pub const SEED_003_BATCH_WRITE_25: Quantiles =
+    Quantiles { min: 7.96, p50: 10.2, p90: 16.0, p95: 18.0, p99: 27.6, max: 76.4 };
+pub const SEED_003_TRANSACT_WRITE_5: Quantiles =
+    Quantiles { min: 19.4, p50: 25.3, p90: 30.7, p95: 36.4, p99: 92.5, max: 218.0 };
+pub const SEED_003_TRANSACT_WRITE_25: Quantiles =
+    Quantiles { min: 23.5, p50: 32.1, p90: 40.5, p95: 47.2, p99: 97.5, max: 258.0 };
+pub const SEED_003_TRANSACT_WRITE_5_FAILURE: Quantiles =
+    Quantiles { min: 19.8, p50: 25.3, p90: 30.6, p95: 34.2, p99: 84.9, max: 254.0 };
 
 /// The distribution for an operation on `items` items.
 pub fn distribution(operation: &str, items: usize, cancelled: bool) -> Option<Quantiles> {
@@ -78,7 +84,9 @@ pub fn distribution(operation: &str, items: usize, cancelled: bool) -> Option<Qu
     };
     Some(match operation {
         "PutItem" | "UpdateItem" | "DeleteItem" | "GetItem" | "Query" | "Scan" => SEED_003_PUT_ITEM,
-        "BatchWriteItem" | "BatchGetItem" => by_size(&SEED_003_PUT_ITEM, &SEED_003_BATCH_WRITE_5, &SEED_003_BATCH_WRITE_25),
+        "BatchWriteItem" | "BatchGetItem" => {
+            by_size(&SEED_003_PUT_ITEM, &SEED_003_BATCH_WRITE_5, &SEED_003_BATCH_WRITE_25)
+        }
         "TransactWriteItems" | "TransactGetItems" => {
             let base = by_size(&SEED_003_TRANSACT_WRITE_5, &SEED_003_TRANSACT_WRITE_5, &SEED_003_TRANSACT_WRITE_25);
             if cancelled {
@@ -164,7 +172,8 @@ mod tests {
             // 10% even on the steep tail between p99 and max (4,000 draws,
             // as seed 003 took, put the empirical p99 at q = 0.99 ± 0.0016,
             // which for "TransactWrite 5 w/ failure" is ± 27 ms).
-            let mut v: Vec<f64> = (0..100_000).map(|_| model.delay(op, items, cancelled).as_secs_f64() * 1000.0).collect();
+            let mut v: Vec<f64> =
+                (0..100_000).map(|_| model.delay(op, items, cancelled).as_secs_f64() * 1000.0).collect();
             v.sort_by(|a, b| a.total_cmp(b));
             for (q, want) in [(0.5, seed.p50), (0.9, seed.p90), (0.99, seed.p99)] {
                 let got = percentile(&v, q);

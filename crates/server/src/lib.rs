@@ -125,35 +125,88 @@ pub fn prometheus_text(reports: &[CapacityReport]) -> String {
         }
     };
     let label = |t: &str| format!("table=\"{}\"", t.replace('\\', "\\\\").replace('"', "\\\""));
-    family("dynaburst_consumed_read_units_total", "counter", "Read units consumed.",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.metrics.total_read_units)));
-    family("dynaburst_consumed_write_units_total", "counter", "Write units consumed.",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.metrics.total_write_units)));
-    family("dynaburst_throttled_requests_total", "counter", "Requests answered with a throttling error.",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.metrics.total_throttled_requests as f64)));
-    family("dynaburst_throttled_items_total", "counter", "Items refused by the capacity model (throttled or unprocessed).",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.metrics.total_throttled_items as f64)));
-    family("dynaburst_partitions", "gauge", "Current partition count.",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.partitions.len() as f64)));
-    family("dynaburst_splits_total", "counter", "Partition splits since the table was created.",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.metrics.splits.len() as f64)));
-    family("dynaburst_warm_write_units", "gauge", "Write units per second the table takes at once.",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.warm_throughput.1)));
-    family("dynaburst_warm_read_units", "gauge", "Read units per second the table takes at once.",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.warm_throughput.0)));
+    family(
+        "dynaburst_consumed_read_units_total",
+        "counter",
+        "Read units consumed.",
+        &mut reports.iter().map(|r| (label(&r.table_name), r.metrics.total_read_units)),
+    );
+    family(
+        "dynaburst_consumed_write_units_total",
+        "counter",
+        "Write units consumed.",
+        &mut reports.iter().map(|r| (label(&r.table_name), r.metrics.total_write_units)),
+    );
+    family(
+        "dynaburst_throttled_requests_total",
+        "counter",
+        "Requests answered with a throttling error.",
+        &mut reports.iter().map(|r| (label(&r.table_name), r.metrics.total_throttled_requests as f64)),
+    );
+    family(
+        "dynaburst_throttled_items_total",
+        "counter",
+        "Items refused by the capacity model (throttled or unprocessed).",
+        &mut reports.iter().map(|r| (label(&r.table_name), r.metrics.total_throttled_items as f64)),
+    );
+    family(
+        "dynaburst_partitions",
+        "gauge",
+        "Current partition count.",
+        &mut reports.iter().map(|r| (label(&r.table_name), r.partitions.len() as f64)),
+    );
+    family(
+        "dynaburst_splits_total",
+        "counter",
+        "Partition splits since the table was created.",
+        &mut reports.iter().map(|r| (label(&r.table_name), r.metrics.splits.len() as f64)),
+    );
+    family(
+        "dynaburst_warm_write_units",
+        "gauge",
+        "Write units per second the table takes at once.",
+        &mut reports.iter().map(|r| (label(&r.table_name), r.warm_throughput.1)),
+    );
+    family(
+        "dynaburst_warm_read_units",
+        "gauge",
+        "Read units per second the table takes at once.",
+        &mut reports.iter().map(|r| (label(&r.table_name), r.warm_throughput.0)),
+    );
     let last = |r: &CapacityReport| r.metrics.seconds.back().cloned();
-    family("dynaburst_last_second_write_units", "gauge", "Write units consumed in the last completed second.",
-        &mut reports.iter().filter_map(|r| last(r).map(|s| (label(&r.table_name), s.write_units))));
-    family("dynaburst_last_second_read_units", "gauge", "Read units consumed in the last completed second.",
-        &mut reports.iter().filter_map(|r| last(r).map(|s| (label(&r.table_name), s.read_units))));
-    family("dynaburst_last_second_throttled_items", "gauge", "Items throttled in the last completed second.",
-        &mut reports.iter().filter_map(|r| last(r).map(|s| (label(&r.table_name), (s.throttled_read_items + s.throttled_write_items) as f64))));
-    family("dynaburst_partition_last_second_write_units", "gauge", "Write units per partition in the last completed second.",
+    family(
+        "dynaburst_last_second_write_units",
+        "gauge",
+        "Write units consumed in the last completed second.",
+        &mut reports.iter().filter_map(|r| last(r).map(|s| (label(&r.table_name), s.write_units))),
+    );
+    family(
+        "dynaburst_last_second_read_units",
+        "gauge",
+        "Read units consumed in the last completed second.",
+        &mut reports.iter().filter_map(|r| last(r).map(|s| (label(&r.table_name), s.read_units))),
+    );
+    family(
+        "dynaburst_last_second_throttled_items",
+        "gauge",
+        "Items throttled in the last completed second.",
+        &mut reports.iter().filter_map(|r| {
+            last(r).map(|s| (label(&r.table_name), (s.throttled_read_items + s.throttled_write_items) as f64))
+        }),
+    );
+    family(
+        "dynaburst_partition_last_second_write_units",
+        "gauge",
+        "Write units per partition in the last completed second.",
         &mut reports.iter().flat_map(|r| {
             let t = label(&r.table_name);
-            last(r).map(|s| s.partitions).unwrap_or_default().into_iter()
+            last(r)
+                .map(|s| s.partitions)
+                .unwrap_or_default()
+                .into_iter()
                 .map(move |p| (format!("{t},partition=\"{:032x}\"", p.start), p.write_units))
-        }));
+        }),
+    );
     out
 }
 
@@ -191,11 +244,8 @@ async fn handle(server: Arc<Server>, request: Request<Incoming>) -> Result<Respo
     if request.method() != Method::POST {
         return Ok(error_response(&server, ApiError::unknown_operation()));
     }
-    let declared = request
-        .headers()
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
+    let declared =
+        request.headers().get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > MAX_REQUEST_BYTES as u64) {
         return Ok(too_large(&server));
     }

@@ -122,9 +122,7 @@ impl From<EngineError> for ApiError {
             EngineError::IdempotentParameterMismatch => {
                 ApiError::new(NS_DYNAMODB, "IdempotentParameterMismatchException", message)
             }
-            EngineError::TransactionInProgress => {
-                ApiError::new(NS_DYNAMODB, "TransactionInProgressException", message)
-            }
+            EngineError::TransactionInProgress => ApiError::new(NS_DYNAMODB, "TransactionInProgressException", message),
             EngineError::Throttled { provisioned, reason, resource } => {
                 let reasons = json!([{ "reason": reason, "resource": resource }]);
                 if provisioned {

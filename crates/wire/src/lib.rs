@@ -15,11 +15,11 @@ use dynaburst_engine::{Engine, Millis};
 use serde_json::Value;
 
 pub use error::{ApiError, NS_AVAILABILITY, NS_DYNAMODB, NS_SERVICE, NS_VALIDATE};
+pub use metrics::metrics_json;
 pub use ops::{
     table_description_json, unprocessed_keys_json, write_requests_json, MAX_BATCH_WRITE_ITEMS, MAX_CLIENT_TOKEN,
     MAX_LIST_TABLES, MAX_TOTAL_SEGMENTS, MAX_TRANSACT_ITEMS,
 };
-pub use metrics::metrics_json;
 pub use request::{MAX_TABLE_NAME, MIN_TABLE_NAME};
 pub use value::{item_to_json, parse_item, parse_value, value_to_json, MAX_NESTING_DEPTH};
 
@@ -87,8 +87,12 @@ pub fn handle(engine: &Engine, operation: &str, body: &[u8], now: Millis) -> Res
 pub fn item_count(operation: &str, body: &[u8]) -> usize {
     let Ok(v) = serde_json::from_slice::<Value>(body) else { return 1 };
     let n = match operation {
-        "BatchWriteItem" => v["RequestItems"].as_object().map(|m| m.values().filter_map(Value::as_array).map(Vec::len).sum()),
-        "BatchGetItem" => v["RequestItems"].as_object().map(|m| m.values().filter_map(|t| t["Keys"].as_array()).map(Vec::len).sum()),
+        "BatchWriteItem" => {
+            v["RequestItems"].as_object().map(|m| m.values().filter_map(Value::as_array).map(Vec::len).sum())
+        }
+        "BatchGetItem" => {
+            v["RequestItems"].as_object().map(|m| m.values().filter_map(|t| t["Keys"].as_array()).map(Vec::len).sum())
+        }
         "TransactWriteItems" | "TransactGetItems" => v["TransactItems"].as_array().map(Vec::len),
         _ => None,
     };

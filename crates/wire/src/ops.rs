@@ -110,10 +110,14 @@ fn parse_throughput(v: &Value, violations: &mut Violations) -> Result<(u64, u64)
     let req = Req::new(v)?;
     let read = req.opt_i64("ReadCapacityUnits")?;
     let write = req.opt_i64("WriteCapacityUnits")?;
-    for (val, member) in [(read, "provisionedThroughput.readCapacityUnits"), (write, "provisionedThroughput.writeCapacityUnits")] {
+    for (val, member) in
+        [(read, "provisionedThroughput.readCapacityUnits"), (write, "provisionedThroughput.writeCapacityUnits")]
+    {
         match val {
             None => violations.add("null", member, "Member must not be null"),
-            Some(n) if n < 1 => violations.add(&n.to_string(), member, "Member must have value greater than or equal to 1"),
+            Some(n) if n < 1 => {
+                violations.add(&n.to_string(), member, "Member must have value greater than or equal to 1")
+            }
             _ => {}
         }
     }
@@ -149,7 +153,11 @@ pub fn create_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value,
                     Some("HASH") => KeyRole::Hash,
                     Some("RANGE") => KeyRole::Range,
                     Some(other) => {
-                        violations.add(&format!("'{other}'"), "keySchema.member.keyType", "Member must satisfy enum value set: [HASH, RANGE]");
+                        violations.add(
+                            &format!("'{other}'"),
+                            "keySchema.member.keyType",
+                            "Member must satisfy enum value set: [HASH, RANGE]",
+                        );
                         KeyRole::Hash
                     }
                     None => {
@@ -266,7 +274,11 @@ pub fn update_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value,
         Some("PAY_PER_REQUEST") => Some(true),
         Some("PROVISIONED") => Some(false),
         Some(other) => {
-            violations.add(&format!("'{other}'"), "billingMode", "Member must satisfy enum value set: [PROVISIONED, PAY_PER_REQUEST]");
+            violations.add(
+                &format!("'{other}'"),
+                "billingMode",
+                "Member must satisfy enum value set: [PROVISIONED, PAY_PER_REQUEST]",
+            );
             None
         }
     };
@@ -275,10 +287,8 @@ pub fn update_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value,
         None => None,
     };
     violations.finish()?;
-    let d = engine.update_table(
-        UpdateTableInput { table_name: name, billing_mode_pay_per_request: mode, throughput },
-        now,
-    )?;
+    let d = engine
+        .update_table(UpdateTableInput { table_name: name, billing_mode_pay_per_request: mode, throughput }, now)?;
     Ok(json!({ "TableDescription": table_description_json(&d) }))
 }
 
@@ -394,10 +404,7 @@ fn write_request_json(r: &WriteRequest) -> Value {
 /// Renders a list of write requests per table (for UnprocessedItems).
 pub fn write_requests_json(requests: &[(String, Vec<WriteRequest>)]) -> Value {
     Value::Object(
-        requests
-            .iter()
-            .map(|(t, rs)| (t.clone(), Value::Array(rs.iter().map(write_request_json).collect())))
-            .collect(),
+        requests.iter().map(|(t, rs)| (t.clone(), Value::Array(rs.iter().map(write_request_json).collect()))).collect(),
     )
 }
 
@@ -427,8 +434,12 @@ pub fn batch_write_item(engine: &Engine, body: &Value, now: Millis) -> Result<Va
         for e in list {
             let r = Req::new(e)?;
             match (r.get("PutRequest"), r.get("DeleteRequest")) {
-                (Some(p), None) => parsed.push(WriteRequest::Put(Req::new(p)?.item("Item", "requestItems.member.value.member.putRequest.item")?)),
-                (None, Some(d)) => parsed.push(WriteRequest::Delete(Req::new(d)?.item("Key", "requestItems.member.value.member.deleteRequest.key")?)),
+                (Some(p), None) => parsed.push(WriteRequest::Put(
+                    Req::new(p)?.item("Item", "requestItems.member.value.member.putRequest.item")?,
+                )),
+                (None, Some(d)) => parsed.push(WriteRequest::Delete(
+                    Req::new(d)?.item("Key", "requestItems.member.value.member.deleteRequest.key")?,
+                )),
                 _ => {
                     return Err(ApiError::validation(
                         "A WriteRequest must contain exactly one of PutRequest or DeleteRequest",
@@ -492,7 +503,11 @@ pub fn batch_get_item(engine: &Engine, body: &Value, now: Millis) -> Result<Valu
         let keys_v = r.get("Keys").ok_or_else(|| null_member("requestItems.member.value.keys"))?;
         let list = keys_v.as_array().ok_or_else(|| wrong_json_type(keys_v, "List"))?;
         if list.is_empty() {
-            violations.add("'[]'", "requestItems.member.value.keys", "Member must have length greater than or equal to 1");
+            violations.add(
+                "'[]'",
+                "requestItems.member.value.keys",
+                "Member must have length greater than or equal to 1",
+            );
         }
         let keys = list.iter().map(parse_item).collect::<Result<Vec<_>, _>>()?;
         requests.push((
@@ -533,7 +548,11 @@ fn transact_list<'a>(req: &Req<'a>, member: &str) -> Result<&'a Vec<Value>, ApiE
         violations.add("'[]'", member, "Member must have length greater than or equal to 1");
     }
     if list.len() > MAX_TRANSACT_ITEMS {
-        violations.add(&format!("'[{} items]'", list.len()), member, "Member must have length less than or equal to 100");
+        violations.add(
+            &format!("'[{} items]'", list.len()),
+            member,
+            "Member must have length less than or equal to 100",
+        );
     }
     violations.finish()?;
     Ok(list)
@@ -549,9 +568,7 @@ pub fn transact_write_items(engine: &Engine, body: &Value, now: Millis) -> Resul
         let kinds: Vec<&str> =
             ["Put", "Update", "Delete", "ConditionCheck"].into_iter().filter(|k| r.get(k).is_some()).collect();
         if kinds.len() != 1 {
-            return Err(ApiError::validation(
-                "TransactItems can only contain one of Check, Put, Update or Delete",
-            ));
+            return Err(ApiError::validation("TransactItems can only contain one of Check, Put, Update or Delete"));
         }
         let kind = kinds[0];
         let a = Req::new(r.get(kind).unwrap_or(&Value::Null))?;
@@ -588,7 +605,8 @@ pub fn transact_write_items(engine: &Engine, body: &Value, now: Millis) -> Resul
             _ => TransactAction::ConditionCheck {
                 table_name,
                 key: a.item("Key", "transactItems.member.conditionCheck.key")?,
-                condition: condition.ok_or_else(|| null_member("transactItems.member.conditionCheck.conditionExpression"))?,
+                condition: condition
+                    .ok_or_else(|| null_member("transactItems.member.conditionCheck.conditionExpression"))?,
                 expr,
                 return_old_on_failure,
             },
@@ -699,7 +717,11 @@ pub fn read(engine: &Engine, body: &Value, now: Millis, is_query: bool) -> Resul
                 violations.add(&format!("'{t}'"), "totalSegments", "Member must have value greater than or equal to 1");
             }
             if t > MAX_TOTAL_SEGMENTS {
-                violations.add(&format!("'{t}'"), "totalSegments", "Member must have value less than or equal to 1000000");
+                violations.add(
+                    &format!("'{t}'"),
+                    "totalSegments",
+                    "Member must have value less than or equal to 1000000",
+                );
             }
         }
         violations.finish()?;
@@ -728,7 +750,9 @@ pub fn read(engine: &Engine, body: &Value, now: Millis, is_query: bool) -> Resul
     };
     violations.finish()?;
     if is_query && key_condition.is_none() {
-        return Err(ApiError::validation("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request."));
+        return Err(ApiError::validation(
+            "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.",
+        ));
     }
     let rc = req.return_capacity()?;
     let out = engine.read(

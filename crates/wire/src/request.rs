@@ -208,9 +208,8 @@ impl<'a> Req<'a> {
                     let value = parse_value(v).map_err(|mut e| {
                         if e.type_name.ends_with("#ValidationException") {
                             let inner = e.message.take().unwrap_or_default();
-                            e.message = Some(format!(
-                                "ExpressionAttributeValues contains invalid value: {inner} for key {k}"
-                            ));
+                            e.message =
+                                Some(format!("ExpressionAttributeValues contains invalid value: {inner} for key {k}"));
                         }
                         e
                     })?;

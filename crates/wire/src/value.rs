@@ -43,7 +43,9 @@ fn parse_number(text: &str) -> Result<Number, ApiError> {
 
 fn parse_binary(v: &Value) -> Result<Vec<u8>, ApiError> {
     let text = as_str(v, "Blob")?;
-    BASE64.decode(text).map_err(|_| ApiError::serialization("Base64 encoded length is expected a multiple of 4 bytes but found: invalid base64"))
+    BASE64.decode(text).map_err(|_| {
+        ApiError::serialization("Base64 encoded length is expected a multiple of 4 bytes but found: invalid base64")
+    })
 }
 
 /// Parses one attribute value.
@@ -95,7 +97,9 @@ fn parse_value_at(v: &Value, depth: usize) -> Result<AttributeValue, ApiError> {
         "SS" => {
             let list = as_array(val)?;
             if list.is_empty() {
-                return Err(ApiError::validation("One or more parameter values were invalid: An string set  may not be empty"));
+                return Err(ApiError::validation(
+                    "One or more parameter values were invalid: An string set  may not be empty",
+                ));
             }
             let mut out = Vec::with_capacity(list.len());
             let mut seen = HashSet::with_capacity(list.len());
@@ -115,7 +119,9 @@ fn parse_value_at(v: &Value, depth: usize) -> Result<AttributeValue, ApiError> {
         "NS" => {
             let list = as_array(val)?;
             if list.is_empty() {
-                return Err(ApiError::validation("One or more parameter values were invalid: An number set  may not be empty"));
+                return Err(ApiError::validation(
+                    "One or more parameter values were invalid: An number set  may not be empty",
+                ));
             }
             let mut out: Vec<Number> = Vec::with_capacity(list.len());
             let mut seen = HashSet::with_capacity(list.len());
@@ -133,7 +139,9 @@ fn parse_value_at(v: &Value, depth: usize) -> Result<AttributeValue, ApiError> {
         "BS" => {
             let list = as_array(val)?;
             if list.is_empty() {
-                return Err(ApiError::validation("One or more parameter values were invalid: Binary sets should not be empty"));
+                return Err(ApiError::validation(
+                    "One or more parameter values were invalid: Binary sets should not be empty",
+                ));
             }
             let mut out = Vec::with_capacity(list.len());
             let mut seen = HashSet::with_capacity(list.len());
@@ -224,21 +232,39 @@ mod tests {
 
     #[test]
     fn rejects_bad_values_with_dynamodb_messages() {
-        assert_eq!(err(json!({})), "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes");
+        assert_eq!(
+            err(json!({})),
+            "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes"
+        );
         assert_eq!(
             err(json!({"S": "a", "N": "1"})),
             "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes"
         );
-        assert_eq!(err(json!({"SS": []})), "One or more parameter values were invalid: An string set  may not be empty");
-        assert_eq!(err(json!({"SS": ["a", "a"]})), "One or more parameter values were invalid: Input collection [a, a] contains duplicates.");
-        assert_eq!(err(json!({"NS": ["1", "1.0"]})), "One or more parameter values were invalid: Input collection contains duplicates.");
-        assert_eq!(err(json!({"NULL": false})), "One or more parameter values were invalid: Null attribute value types must have the value of true");
+        assert_eq!(
+            err(json!({"SS": []})),
+            "One or more parameter values were invalid: An string set  may not be empty"
+        );
+        assert_eq!(
+            err(json!({"SS": ["a", "a"]})),
+            "One or more parameter values were invalid: Input collection [a, a] contains duplicates."
+        );
+        assert_eq!(
+            err(json!({"NS": ["1", "1.0"]})),
+            "One or more parameter values were invalid: Input collection contains duplicates."
+        );
+        assert_eq!(
+            err(json!({"NULL": false})),
+            "One or more parameter values were invalid: Null attribute value types must have the value of true"
+        );
         assert_eq!(err(json!({"N": "abc"})), "A value provided cannot be converted into a number");
         let mut deep = json!({"S": "x"});
         for _ in 0..40 {
             deep = json!({"L": [deep]});
         }
         assert_eq!(err(deep), "Nesting Levels have exceeded supported limits");
-        assert_eq!(parse_value(&json!({"S": 5})).unwrap_err().type_name, "com.amazon.coral.service#SerializationException");
+        assert_eq!(
+            parse_value(&json!({"S": 5})).unwrap_err().type_name,
+            "com.amazon.coral.service#SerializationException"
+        );
     }
 }

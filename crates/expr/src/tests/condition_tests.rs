@@ -196,10 +196,7 @@ fn attribute_type_checks_every_type() {
     }
     let ctx = Ctx::new().value(":t", s("S"));
     assert!(!ctx.holds("attribute_type(absent, :t)", &item));
-    assert_eq!(
-        ctx.condition("attribute_type(a.b, :t)"),
-        Ok(Condition::AttributeType(path("a.b"), ValueType::S))
-    );
+    assert_eq!(ctx.condition("attribute_type(a.b, :t)"), Ok(Condition::AttributeType(path("a.b"), ValueType::S)));
 }
 
 #[test]
@@ -382,10 +379,9 @@ fn precedence_and_binds_tighter_than_or() {
     };
     assert_eq!(
         parsed,
-        Ok(Condition::Or(vec![
-            compare("a", n("1")),
-            Condition::And(vec![compare("b", n("2")), compare("c", n("3"))]),
-        ]))
+        Ok(Condition::Or(
+            vec![compare("a", n("1")), Condition::And(vec![compare("b", n("2")), compare("c", n("3"))]),]
+        ))
     );
     // a matches, b/c do not: true under OR-of-AND, false under AND-of-OR.
     let only_a = item(&[("a", n("1"))]);
@@ -432,14 +428,8 @@ fn function_misuse_errors() {
         ctx.condition_error("contains(begins_with(a, :v), :v)"),
         "Invalid ConditionExpression: The function is not allowed to be used this way in an expression; function: begins_with"
     );
-    assert_eq!(
-        ctx.condition_error("foo(a) = :v"),
-        "Invalid ConditionExpression: Invalid function name; function: foo"
-    );
-    assert_eq!(
-        ctx.condition_error("bar(a)"),
-        "Invalid ConditionExpression: Invalid function name; function: bar"
-    );
+    assert_eq!(ctx.condition_error("foo(a) = :v"), "Invalid ConditionExpression: Invalid function name; function: foo");
+    assert_eq!(ctx.condition_error("bar(a)"), "Invalid ConditionExpression: Invalid function name; function: bar");
     assert_eq!(
         ctx.condition_error("a = if_not_exists(a, :v)"),
         "Invalid ConditionExpression: The function is not allowed in a condition expression; function: if_not_exists"

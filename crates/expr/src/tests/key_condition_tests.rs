@@ -19,14 +19,8 @@ fn part(attribute: &str, op: KeyOp) -> KeyPart {
 
 #[test]
 fn partition_key_only() {
-    assert_eq!(
-        ctx().key_condition("pk = :v"),
-        Ok(KeyCondition { parts: vec![part("pk", KeyOp::Eq(s("hash")))] })
-    );
-    assert_eq!(
-        ctx().key_condition("#pk = :v"),
-        Ok(KeyCondition { parts: vec![part("pk", KeyOp::Eq(s("hash")))] })
-    );
+    assert_eq!(ctx().key_condition("pk = :v"), Ok(KeyCondition { parts: vec![part("pk", KeyOp::Eq(s("hash")))] }));
+    assert_eq!(ctx().key_condition("#pk = :v"), Ok(KeyCondition { parts: vec![part("pk", KeyOp::Eq(s("hash")))] }));
 }
 
 #[test]
@@ -55,9 +49,8 @@ fn every_sort_key_operator() {
 
 #[test]
 fn either_order_and_parentheses() {
-    let expected = KeyCondition {
-        parts: vec![part("sk", KeyOp::BeginsWith(s("pre"))), part("pk", KeyOp::Eq(s("hash")))],
-    };
+    let expected =
+        KeyCondition { parts: vec![part("sk", KeyOp::BeginsWith(s("pre"))), part("pk", KeyOp::Eq(s("hash")))] };
     assert_eq!(ctx().key_condition("begins_with(#sk, :p) and #pk = :v"), Ok(expected.clone()));
     assert_eq!(ctx().key_condition("(begins_with(sk, :p)) AND (pk = :v)"), Ok(expected.clone()));
     assert_eq!(ctx().key_condition("(begins_with(sk, :p) AND pk = :v)"), Ok(expected));

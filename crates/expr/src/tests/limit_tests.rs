@@ -4,9 +4,7 @@
 use std::thread;
 
 use super::*;
-use crate::{
-    MAX_EXPRESSION_BYTES, MAX_IN_OPERANDS, MAX_NESTING_DEPTH, MAX_PATH_DEPTH, MAX_UPDATE_OPERATORS,
-};
+use crate::{MAX_EXPRESSION_BYTES, MAX_IN_OPERANDS, MAX_NESTING_DEPTH, MAX_PATH_DEPTH, MAX_UPDATE_OPERATORS};
 
 /// Stack for the deep-input tests: small enough that unbounded recursion
 /// over thousands of levels would overflow it.
@@ -100,8 +98,7 @@ fn deep_update_nesting_fails_cleanly() {
         let parens = format!("SET a = {}b{}", "(".repeat(2_000), ")".repeat(2_000));
         [functions, parens].iter().map(|text| ctx.update(text).map(|_| ())).collect::<Vec<_>>()
     });
-    let message =
-        "Invalid UpdateExpression: The expression has too many nested levels; maximum nesting level: 32";
+    let message = "Invalid UpdateExpression: The expression has too many nested levels; maximum nesting level: 32";
     for outcome in outcomes {
         assert_eq!(outcome, Err(message.to_string()));
     }
@@ -183,6 +180,7 @@ fn document_path_depth_limit() {
     );
     assert_eq!(
         ctx.projection(&format!("{deepest}.c")),
-        Err("Invalid ProjectionExpression: The document path has too many nesting levels; maximum nesting level: 32".to_string())
+        Err("Invalid ProjectionExpression: The document path has too many nesting levels; maximum nesting level: 32"
+            .to_string())
     );
 }

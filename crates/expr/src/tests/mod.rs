@@ -16,8 +16,8 @@ use std::collections::{BTreeMap, HashMap};
 use dynaburst_model::{AttributeValue, Item, Number};
 
 use crate::{
-    parse_condition, parse_key_condition, parse_projection, parse_update, Condition, ExprKind,
-    KeyCondition, Path, Placeholders, UpdateExpr,
+    parse_condition, parse_key_condition, parse_projection, parse_update, Condition, ExprKind, KeyCondition, Path,
+    Placeholders, UpdateExpr,
 };
 
 /// A number value.
@@ -42,9 +42,7 @@ pub(crate) fn ss(elements: &[&str]) -> AttributeValue {
 
 /// A number set.
 pub(crate) fn ns(elements: &[&str]) -> AttributeValue {
-    AttributeValue::Ns(
-        elements.iter().map(|e| Number::parse(e).expect("test number is valid")).collect(),
-    )
+    AttributeValue::Ns(elements.iter().map(|e| Number::parse(e).expect("test number is valid")).collect())
 }
 
 /// A binary set.
@@ -59,9 +57,7 @@ pub(crate) fn l(elements: Vec<AttributeValue>) -> AttributeValue {
 
 /// A map.
 pub(crate) fn m(entries: &[(&str, AttributeValue)]) -> AttributeValue {
-    AttributeValue::M(
-        entries.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<BTreeMap<_, _>>(),
-    )
+    AttributeValue::M(entries.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<BTreeMap<_, _>>())
 }
 
 /// An item.

@@ -22,8 +22,7 @@ fn all_used_across_several_expressions() {
     parse_condition("#a = :x", ExprKind::Condition, &mut ph).expect("condition parses");
     assert_eq!(
         ph.check_all_used().map_err(|e| e.message),
-        Err("Value provided in ExpressionAttributeNames unused in expressions: keys: {#b}"
-            .to_string())
+        Err("Value provided in ExpressionAttributeNames unused in expressions: keys: {#b}".to_string())
     );
     parse_update("SET #b = :y", &mut ph).expect("update parses");
     assert_eq!(ph.check_all_used(), Ok(()));
@@ -31,26 +30,19 @@ fn all_used_across_several_expressions() {
 
 #[test]
 fn unused_keys_are_listed_sorted_names_first() {
-    let ctx = Ctx::new()
-        .name("#z", "z")
-        .name("#a", "a")
-        .value(":b", n("1"))
-        .value(":a", n("1"))
-        .value(":used", n("1"));
+    let ctx = Ctx::new().name("#z", "z").name("#a", "a").value(":b", n("1")).value(":a", n("1")).value(":used", n("1"));
     let mut ph = ctx.placeholders();
     parse_condition("x = :used", ExprKind::Condition, &mut ph).expect("parses");
     assert_eq!(
         ph.check_all_used().map_err(|e| e.message),
-        Err("Value provided in ExpressionAttributeNames unused in expressions: keys: {#a, #z}"
-            .to_string())
+        Err("Value provided in ExpressionAttributeNames unused in expressions: keys: {#a, #z}".to_string())
     );
     let only_values = Ctx::new().value(":b", n("1")).value(":a", n("1")).value(":used", n("1"));
     let mut ph = only_values.placeholders();
     parse_condition("x = :used", ExprKind::Condition, &mut ph).expect("parses");
     assert_eq!(
         ph.check_all_used().map_err(|e| e.message),
-        Err("Value provided in ExpressionAttributeValues unused in expressions: keys: {:a, :b}"
-            .to_string())
+        Err("Value provided in ExpressionAttributeValues unused in expressions: keys: {:a, :b}".to_string())
     );
 }
 

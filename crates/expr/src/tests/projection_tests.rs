@@ -26,10 +26,7 @@ fn projects_top_level_and_nested_paths() {
 #[test]
 fn list_elements_are_compacted_in_index_order() {
     let paths = Ctx::new().projection("l[3], l[1].y, l[0]").expect("parses");
-    assert_eq!(
-        project(&sample(), &paths),
-        item(&[("l", l(vec![s("l0"), m(&[("y", s("y1"))]), s("l3")]))])
-    );
+    assert_eq!(project(&sample(), &paths), item(&[("l", l(vec![s("l0"), m(&[("y", s("y1"))]), s("l3")]))]));
 }
 
 #[test]
@@ -68,7 +65,6 @@ fn projection_errors() {
     );
     assert_eq!(
         ctx.projection("size(#a)"),
-        Err("Invalid ProjectionExpression: Syntax error; token: \"(\", near: \"size(#a\""
-            .to_string())
+        Err("Invalid ProjectionExpression: Syntax error; token: \"(\", near: \"size(#a\"".to_string())
     );
 }

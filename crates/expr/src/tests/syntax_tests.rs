@@ -114,8 +114,7 @@ fn paths_must_be_well_formed() {
 fn messages_name_the_expression_kind() {
     assert_eq!(
         ctx().key_condition("pk = :hashId a").map(|_| ()),
-        Err("Invalid KeyConditionExpression: Syntax error; token: \"a\", near: \":hashId a\""
-            .to_string())
+        Err("Invalid KeyConditionExpression: Syntax error; token: \"a\", near: \":hashId a\"".to_string())
     );
     assert_eq!(
         ctx().filter("a <").map(|_| ()),
@@ -135,14 +134,8 @@ fn messages_name_the_expression_kind() {
 #[test]
 fn empty_expressions() {
     for text in ["", "   ", "\n\t"] {
-        assert_eq!(
-            ctx().condition_error(text),
-            "Invalid ConditionExpression: The expression can not be empty;"
-        );
-        assert_eq!(
-            ctx().update_error(text),
-            "Invalid UpdateExpression: The expression can not be empty;"
-        );
+        assert_eq!(ctx().condition_error(text), "Invalid ConditionExpression: The expression can not be empty;");
+        assert_eq!(ctx().update_error(text), "Invalid UpdateExpression: The expression can not be empty;");
     }
     assert_eq!(
         ctx().projection("").map(|_| ()),

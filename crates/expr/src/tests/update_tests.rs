@@ -20,10 +20,8 @@ fn ctx() -> Ctx {
 
 #[test]
 fn set_top_level_nested_and_list_elements() {
-    let before =
-        item(&[("a", n("0")), ("m", m(&[("k", s("old"))])), ("l", l(vec![s("p"), s("q")]))]);
-    let after =
-        ctx().applied("SET a = :s, m.k = :one, m.extra = :two, l[1] = :s, fresh = :map", &before);
+    let before = item(&[("a", n("0")), ("m", m(&[("k", s("old"))])), ("l", l(vec![s("p"), s("q")]))]);
+    let after = ctx().applied("SET a = :s, m.k = :one, m.extra = :two, l[1] = :s, fresh = :map", &before);
     assert_eq!(
         after,
         Ok(item(&[
@@ -46,10 +44,7 @@ fn set_past_the_end_of_a_list_appends_in_index_order() {
 fn values_come_from_the_item_before_the_update() {
     // Swapping two attributes works because both values are read first.
     let before = item(&[("a", n("1")), ("b", n("2"))]);
-    assert_eq!(
-        ctx().applied("SET a = b, b = a", &before),
-        Ok(item(&[("a", n("2")), ("b", n("1"))]))
-    );
+    assert_eq!(ctx().applied("SET a = b, b = a", &before), Ok(item(&[("a", n("2")), ("b", n("1"))])));
 }
 
 #[test]
@@ -62,10 +57,8 @@ fn dynalite_nested_update_scenario() {
         ("c", l(vec![n("1"), n("3")])),
     ]);
     let ctx = Ctx::new().value(":a", n("2")).value(":b", ss(&["a"]));
-    let after = ctx.applied(
-        "set b.c=((c[1])+(b.a)),b.a = a,c[1] = a, c[4] = b.a - b.b, c[2] = b.c add c[8] :b, c[6] :a",
-        &before,
-    );
+    let after = ctx
+        .applied("set b.c=((c[1])+(b.a)),b.a = a,c[1] = a, c[4] = b.a - b.b, c[2] = b.c add c[8] :b, c[6] :a", &before);
     assert_eq!(
         after,
         Ok(item(&[
@@ -89,18 +82,12 @@ fn if_not_exists() {
         ctx.applied("SET c = if_not_exists(c, if_not_exists(a, :one)) + :two", &before),
         Ok(item(&[("a", n("5")), ("c", n("7"))]))
     );
-    assert_eq!(
-        ctx.applied("SET cnt = if_not_exists(cnt, :one) + :one", &Item::new()),
-        Ok(item(&[("cnt", n("2"))]))
-    );
+    assert_eq!(ctx.applied("SET cnt = if_not_exists(cnt, :one) + :one", &Item::new()), Ok(item(&[("cnt", n("2"))])));
     assert_eq!(
         ctx.update("SET a = if_not_exists(a, :one)").map(|u| u.actions),
         Ok(vec![UpdateAction::Set {
             path: path("a"),
-            value: SetValue::Operand(UpdateOperand::IfNotExists(
-                path("a"),
-                Box::new(UpdateOperand::Value(n("1")))
-            )),
+            value: SetValue::Operand(UpdateOperand::IfNotExists(path("a"), Box::new(UpdateOperand::Value(n("1"))))),
         }])
     );
 }
@@ -133,18 +120,11 @@ fn arithmetic() {
     let before = item(&[("a", n("10")), ("b", n("0.5"))]);
     assert_eq!(
         ctx.applied("SET c = a + b, d = a - :two, e = :one - a", &before),
-        Ok(item(&[
-            ("a", n("10")),
-            ("b", n("0.5")),
-            ("c", n("10.5")),
-            ("d", n("8")),
-            ("e", n("-9"))
-        ]))
+        Ok(item(&[("a", n("10")), ("b", n("0.5")), ("c", n("10.5")), ("d", n("8")), ("e", n("-9"))]))
     );
     assert_eq!(
         ctx.applied("SET c = a + x", &before),
-        Err("The provided expression refers to an attribute that does not exist in the item"
-            .to_string())
+        Err("The provided expression refers to an attribute that does not exist in the item".to_string())
     );
     assert_eq!(
         ctx.applied("SET c = a + x", &item(&[("a", n("1")), ("x", s("1"))])),
@@ -165,8 +145,7 @@ fn arithmetic() {
 fn set_from_a_missing_attribute_fails() {
     assert_eq!(
         ctx().applied("SET a = b", &Item::new()),
-        Err("The provided expression refers to an attribute that does not exist in the item"
-            .to_string())
+        Err("The provided expression refers to an attribute that does not exist in the item".to_string())
     );
 }
 
@@ -174,18 +153,12 @@ fn set_from_a_missing_attribute_fails() {
 fn set_requires_existing_parents_of_the_right_kind() {
     let before = item(&[("s", s("x")), ("m", m(&[("1", s("a"))])), ("l", l(vec![s("a")]))]);
     let ctx = ctx().name("#1", "1");
-    for text in [
-        "SET y.a = :one",
-        "SET y[1] = :one",
-        "SET s.a = :one",
-        "SET m[0] = :one",
-        "SET l.#1 = :one",
-        "SET s[0] = :one",
-    ] {
+    for text in
+        ["SET y.a = :one", "SET y[1] = :one", "SET s.a = :one", "SET m[0] = :one", "SET l.#1 = :one", "SET s[0] = :one"]
+    {
         assert_eq!(
             ctx.applied(text, &before),
-            Err("The document path provided in the update expression is invalid for update"
-                .to_string()),
+            Err("The document path provided in the update expression is invalid for update".to_string()),
             "{text}"
         );
     }
@@ -214,8 +187,7 @@ fn remove_attributes_nested_values_and_list_elements() {
     for text in ["REMOVE y.a", "REMOVE a.b", "REMOVE m[0]", "REMOVE l.x"] {
         assert_eq!(
             ctx.applied(text, &before),
-            Err("The document path provided in the update expression is invalid for update"
-                .to_string()),
+            Err("The document path provided in the update expression is invalid for update".to_string()),
             "{text}"
         );
     }
@@ -224,12 +196,8 @@ fn remove_attributes_nested_values_and_list_elements() {
 #[test]
 fn add_numbers_and_sets() {
     let ctx = ctx();
-    let before = item(&[
-        ("n", n("5")),
-        ("strs", ss(&["a", "b"])),
-        ("nums", ns(&["1", "2"])),
-        ("bins", bs(&[&[1], &[2]])),
-    ]);
+    let before =
+        item(&[("n", n("5")), ("strs", ss(&["a", "b"])), ("nums", ns(&["1", "2"])), ("bins", bs(&[&[1], &[2]]))]);
     assert_eq!(
         ctx.applied("ADD n :two, strs :ss, nums :ns, bins :bs, fresh :one, fresh_set :ss", &before),
         Ok(item(&[
@@ -253,10 +221,7 @@ fn add_numbers_and_sets() {
         Err("Number overflow. Attempting to store a number with magnitude larger than supported range".to_string())
     );
     // Nested targets: the parent must exist.
-    assert_eq!(
-        ctx.applied("ADD m.k :one", &item(&[("m", m(&[]))])),
-        Ok(item(&[("m", m(&[("k", n("1"))]))]))
-    );
+    assert_eq!(ctx.applied("ADD m.k :one", &item(&[("m", m(&[]))])), Ok(item(&[("m", m(&[("k", n("1"))]))])));
     assert_eq!(
         ctx.applied("ADD y.k :one", &Item::new()),
         Err("The document path provided in the update expression is invalid for update".to_string())
@@ -437,18 +402,12 @@ fn update_syntax_errors() {
         ctx.update_error("set a = b + c + d"),
         "Invalid UpdateExpression: Syntax error; token: \"+\", near: \"c + d\""
     );
-    assert_eq!(
-        ctx.update_error("SET a"),
-        "Invalid UpdateExpression: Syntax error; token: \"<EOF>\", near: \"a\""
-    );
+    assert_eq!(ctx.update_error("SET a"), "Invalid UpdateExpression: Syntax error; token: \"<EOF>\", near: \"a\"");
     assert_eq!(
         ctx.update_error("whatever"),
         "Invalid UpdateExpression: Syntax error; token: \"whatever\", near: \"whatever\""
     );
-    assert_eq!(
-        ctx.update_error("ADD a b"),
-        "Invalid UpdateExpression: Syntax error; token: \"b\", near: \"a b\""
-    );
+    assert_eq!(ctx.update_error("ADD a b"), "Invalid UpdateExpression: Syntax error; token: \"b\", near: \"a b\"");
     assert_eq!(
         ctx.update_error("SET a = b * c"),
         "Invalid UpdateExpression: Syntax error; token: \"*\", near: \"b * c\""
@@ -489,8 +448,5 @@ fn top_level_names_and_paths() {
         .update("SET a.b = :one, #k = :two, a.c = :one REMOVE l[0] ADD n :one DELETE strs :ss")
         .expect("parses");
     assert_eq!(update.top_level_names(), vec!["a", "key", "l", "n", "strs"]);
-    assert_eq!(
-        update.paths(),
-        vec![path("a.b"), path("key"), path("a.c"), path("l[0]"), path("n"), path("strs")]
-    );
+    assert_eq!(update.paths(), vec![path("a.b"), path("key"), path("a.c"), path("l[0]"), path("n"), path("strs")]);
 }
