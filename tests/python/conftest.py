@@ -3,7 +3,7 @@
 The suite talks to the server only over HTTP, with boto3 (and raw HTTP in
 test_protocol.py). The expectations encode how real Amazon DynamoDB behaves:
 error codes and messages come from the reference notes
-(/work/shared/reference/dynamodb-behaviour.md, sections B and C) and from
+(docs/reference/dynamodb-behaviour.md, sections B and C) and from
 messages captured against the live service. Where the exact live text is not
 known, a test asserts the code plus a stable part of the message and says so
 in a comment.
