@@ -2,7 +2,7 @@
 //! adaptive capacity, split for heat and for size, on-demand scaling, and
 //! the throttling decisions that follow from them.
 //!
-//! The facts it models are in `docs/reference/dynamodb-behaviour.md` (vendored into the repository)
+//! The facts it models are in `docs/reference/dynamodb-behaviour.md`
 //! (section A); every default in [`CapacitySettings::dynamodb`] names its
 //! source or says why it was chosen.
 //!
