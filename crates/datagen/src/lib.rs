@@ -50,33 +50,26 @@ impl Dataset {
     }
 }
 
-/// splitmix64: small, fast, and the same everywhere.
-pub struct Rng(u64);
+/// The project's one seeded generator (splitmix64): datasets are a function
+/// of the seed alone, and stay so because its sequence never changes.
+pub use dynaburst_rng::Rng;
 
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
+/// The draws datasets are made of, on top of [`Rng`].
+pub trait Draw {
+    /// One of `words`, uniformly.
+    fn pick<'a>(&mut self, words: &[&'a str]) -> &'a str;
+    /// A version-4 UUID.
+    fn uuid(&mut self) -> String;
+    /// `n` lower-case ASCII letters.
+    fn letters(&mut self, n: usize) -> String;
+}
 
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in 0..n (n > 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n.max(1)
-    }
-
+impl Draw for Rng {
     fn pick<'a>(&mut self, words: &[&'a str]) -> &'a str {
         words[self.below(words.len() as u64) as usize]
     }
 
-    /// A version-4 UUID.
-    pub fn uuid(&mut self) -> String {
+    fn uuid(&mut self) -> String {
         let (a, b) = (self.next_u64(), self.next_u64());
         let a = (a & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000;
         let b = (b & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000;
