@@ -3,6 +3,7 @@
 
 use dynaburst_capacity::*;
 use dynaburst_model::Millis;
+use dynaburst_rng::Rng;
 
 const STEP_MS: u64 = 10;
 
@@ -10,14 +11,6 @@ const STEP_MS: u64 = 10;
 /// table with four equal partitions).
 fn first_quarter(i: u64, of: u64) -> u128 {
     (u128::MAX / 4 / u128::from(of)) * u128::from(i) + 1
-}
-
-/// A deterministic permutation step (xorshift).
-fn next(state: &mut u64) -> u64 {
-    *state ^= *state << 13;
-    *state ^= *state >> 7;
-    *state ^= *state << 17;
-    *state
 }
 
 /// Offers `units_per_step` units every step, over the given keys (picked
@@ -34,7 +27,7 @@ fn offer(
 ) -> (Vec<f64>, Option<u64>) {
     let mut per_second = vec![0.0; (ms / 1000) as usize + 1];
     let mut first_throttle = None;
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
     let mut cursor = 0usize;
     let mut t = from;
     while t < from + ms {
@@ -45,7 +38,7 @@ fn offer(
                 cursor = (cursor + 1) % keys.len();
                 keys[cursor]
             } else {
-                keys[(next(&mut state) % keys.len() as u64) as usize]
+                keys[rng.below(keys.len() as u64) as usize]
             };
             match model.admit(Op::Write, key, units, Millis(t)) {
                 Ok(()) => per_second[((t - from) / 1000) as usize] += units,
