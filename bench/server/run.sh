@@ -15,6 +15,9 @@
 #
 # Settings (environment):
 #   SERVERS="dynaburst dynoxide ddblocal"  MODES="batch put"
+#   BASELINE_REV=<commit>: also run `baseline`, dynaburst built at that commit
+#     (into $BENCH_CACHE/baseline-<sha>), so a change is compared with what
+#     it changed in the same run: SERVERS="dynaburst baseline" BASELINE_REV=1fb8027
 #   CONNECTIONS=16 BATCH_SIZE=25 ITEM_BYTES=230 DURATION=10 WARMUP=2
 #   REPEAT=3 (runs per server and mode, interleaved; the ratios use the median)
 #   QUIET_WAIT=180 (seconds each run may wait for the rest of the machine to go idle)
@@ -41,10 +44,12 @@ DYNOXIDE_VERSION=${DYNOXIDE_VERSION:-3.2.0}
 BENCH_CACHE=${BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dynaburst-bench}
 
 # The settings that differ from the defaults are part of the exact command.
-for var in SERVERS MODES CONNECTIONS BATCH_SIZE ITEM_BYTES DURATION WARMUP REPEAT DDBL_VERSION DYNOXIDE_VERSION; do
+BASELINE_REV=${BASELINE_REV:-}
+for var in BASELINE_REV SERVERS MODES CONNECTIONS BATCH_SIZE ITEM_BYTES DURATION WARMUP REPEAT DDBL_VERSION DYNOXIDE_VERSION; do
     case "$var=${!var}" in
         "SERVERS=dynaburst dynoxide ddblocal" | "MODES=batch put" | CONNECTIONS=16 | BATCH_SIZE=25 | ITEM_BYTES=230 \
             | DURATION=10 | WARMUP=2 | REPEAT=3 | DDBL_VERSION=2.6.1 | DYNOXIDE_VERSION=3.2.0) ;;
+        BASELINE_REV=) ;;
         *) invocation="$var='${!var}' $invocation" ;;
     esac
 done
@@ -188,12 +193,32 @@ install_dynoxide() {
     fi
 }
 
+baseline_sha=""
+baseline_bin=""
+install_baseline() {
+    [[ -n "$BASELINE_REV" ]] || { unavailable[baseline]="BASELINE_REV is not set (the commit to compare with)"; return 1; }
+    baseline_sha=$(cd "$repo" && git rev-parse --short "$BASELINE_REV^{commit}" 2>/dev/null) \
+        || { unavailable[baseline]="$BASELINE_REV is not a commit of this repository"; return 1; }
+    local dir="$BENCH_CACHE/baseline-$baseline_sha"
+    baseline_bin="$dir/target/release/dynaburst"
+    [[ -x "$baseline_bin" ]] && return 0
+    log "building dynaburst at $baseline_sha into $dir (a release build, several minutes)"
+    rm -rf "$dir/src" && mkdir -p "$dir/src"
+    (cd "$repo" && git archive "$baseline_sha") | tar -x -C "$dir/src"
+    if ! (cd "$dir/src" && CARGO_TARGET_DIR="$dir/target" timeout 3600 cargo build --release --locked -p dynaburst) \
+            >"$work/baseline-build.log" 2>&1; then
+        unavailable[baseline]="cargo build at $baseline_sha failed: $(tail -3 "$work/baseline-build.log" | tr '\n' ' ')"
+        return 1
+    fi
+}
+
 for server in $SERVERS; do
     case $server in
         dynaburst) ;;
+        baseline) install_baseline || log "baseline unavailable: ${unavailable[baseline]}" ;;
         dynoxide) install_dynoxide || log "dynoxide unavailable: ${unavailable[dynoxide]}" ;;
         ddblocal) install_ddblocal || log "DynamoDB Local unavailable: ${unavailable[ddblocal]}" ;;
-        *) log "unknown server '$server' (known: dynaburst dynoxide ddblocal)"; exit 2 ;;
+        *) log "unknown server '$server' (known: dynaburst baseline dynoxide ddblocal)"; exit 2 ;;
     esac
 done
 
@@ -208,6 +233,8 @@ log "building dynaburst (cargo build --release -p dynaburst)"
 dynaburst="$repo/target/release/dynaburst"
 
 version[dynaburst]="$(cd "$repo" && git rev-parse --short HEAD 2>/dev/null || echo unknown)$(cd "$repo" && git diff --quiet HEAD 2>/dev/null || echo '+dirty')"
+[[ -z "${unavailable[baseline]:-}" && " $SERVERS " == *" baseline "* ]] \
+    && version[baseline]="$baseline_sha"
 [[ -z "${unavailable[dynoxide]:-}" && " $SERVERS " == *" dynoxide "* ]] \
     && version[dynoxide]="dynoxide-rs $DYNOXIDE_VERSION ($("$dynoxide_bin" --version 2>/dev/null | head -1))"
 [[ -z "${unavailable[ddblocal]:-}" && " $SERVERS " == *" ddblocal "* ]] \
@@ -218,6 +245,7 @@ version[dynaburst]="$(cd "$repo" && git rev-parse --short HEAD 2>/dev/null || ec
 server_command() { # name port -> the command line that starts the server
     case $1 in
         dynaburst) echo "$dynaburst serve --capacity-model off --host 127.0.0.1 --port $2" ;;
+        baseline) echo "$baseline_bin serve --capacity-model off --host 127.0.0.1 --port $2" ;;
         dynoxide) echo "$dynoxide_bin serve --host 127.0.0.1 --port $2" ;;
         ddblocal) echo "java -Djava.library.path=$ddbl_lib -cp $ddbl_lib/* com.amazonaws.services.dynamodbv2.local.main.ServerRunner -inMemory -sharedDb -port $2" ;;
     esac
@@ -227,6 +255,7 @@ start_server() { # name port log -> sets server_pid
     local name=$1 port=$2 out=$3 i
     case $name in
         dynaburst) "$dynaburst" serve --capacity-model off --host 127.0.0.1 --port "$port" >"$out" 2>&1 & ;;
+        baseline) "$baseline_bin" serve --capacity-model off --host 127.0.0.1 --port "$port" >"$out" 2>&1 & ;;
         dynoxide) "$dynoxide_bin" serve --host 127.0.0.1 --port "$port" >"$out" 2>&1 & ;;
         ddblocal) java "-Djava.library.path=$ddbl_lib" -cp "$ddbl_lib/*" \
             com.amazonaws.services.dynamodbv2.local.main.ServerRunner -inMemory -sharedDb -port "$port" >"$out" 2>&1 & ;;
@@ -340,7 +369,8 @@ mem_gb = next((round(int(l.split()[1]) / 1048576, 1) for l in open("/proc/meminf
 rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
 machine = {"nproc": os.cpu_count(), "model_name": model, "memory_gb": mem_gb,
            "kernel": platform.release(), "rustc": rustc}
-names = {"dynaburst": "dynaburst (--capacity-model off)", "dynoxide": "dynoxide", "ddblocal": "DynamoDB Local"}
+names = {"dynaburst": "dynaburst (--capacity-model off)", "dynoxide": "dynoxide", "ddblocal": "DynamoDB Local",
+         "baseline": f"dynaburst at {versions.get('baseline', 'baseline')} (--capacity-model off)"}
 duration = float(env["DURATION"])
 
 DISTURBED_CORES = 0.25
@@ -363,7 +393,7 @@ servers = list(dict.fromkeys(r["server"] for r in runs))
 ratios = {}
 for mode in modes:
     ours = median_items("dynaburst", mode)
-    for peer in ("dynoxide", "ddblocal"):
+    for peer in ("baseline", "dynoxide", "ddblocal"):
         theirs = median_items(peer, mode)
         if ours and theirs:
             ratios[f"{mode}: dynaburst/{peer}"] = round(ours / theirs, 2)
