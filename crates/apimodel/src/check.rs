@@ -206,6 +206,25 @@ fn aggregate(violations: &[Violation]) -> String {
     format!("{n} validation error{} detected: {}", if n == 1 { "" } else { "s" }, entries.join("; "))
 }
 
+/// A member's value in a message. DynamoDB prints its Java objects, which
+/// cannot be reproduced; lists of structures are summarised as the wire
+/// layer summarises them (`[26 write requests]`, `[101 items]`), the rest is
+/// shown the way Java shows lists and maps.
+fn render_member(index: u16, v: &Value) -> String {
+    match (shape(index).kind, v) {
+        (Kind::List(e), Value::Array(items)) if matches!(shape(e).kind, Kind::Structure(_)) => {
+            let noun = if shape(e).name == "WriteRequest" { "write requests" } else { "items" };
+            format!("[{} {noun}]", items.len())
+        }
+        (Kind::Map(_, val), Value::Object(map)) => {
+            let entries: Vec<String> =
+                map.iter().map(|(k, item)| format!("{k}={}", render_member(val, item))).collect();
+            format!("{{{}}}", entries.join(", "))
+        }
+        _ => render(v),
+    }
+}
+
 /// A value as Java's `toString` would show it in a message.
 fn render(v: &Value) -> String {
     let mut out = String::new();
@@ -427,7 +446,7 @@ impl Walk {
             }
             (Kind::List(e), Value::Array(items)) => {
                 for rule in length_violations(s.min, s.max, items.len() as i64) {
-                    self.push(Shown::Text(render(v)), path, rule);
+                    self.push(Shown::Text(render_member(index, v)), path, rule);
                 }
                 for (i, item) in items.iter().enumerate() {
                     if !item.is_null() {
@@ -437,7 +456,7 @@ impl Walk {
             }
             (Kind::Map(k, val), Value::Object(map)) => {
                 for rule in length_violations(s.min, s.max, map.len() as i64) {
-                    self.push(Shown::Text(render(v)), path, rule);
+                    self.push(Shown::Text(render_member(index, v)), path, rule);
                 }
                 // Keys and values are reported once for the whole map, with
                 // every rule of their shape (S89, dynalite's batch tests).
@@ -445,7 +464,7 @@ impl Walk {
                 {
                     let rules = all_rules(k, Some(key));
                     self.push(
-                        Shown::Text(render(v)),
+                        Shown::Text(render_member(index, v)),
                         path,
                         format!("Map keys must satisfy constraint: [{}]", rules.join(", ")),
                     );
@@ -453,7 +472,7 @@ impl Walk {
                 if map.values().any(|item| !own_violations(val, item).is_empty()) {
                     let rules = all_rules(val, None);
                     self.push(
-                        Shown::Text(render(v)),
+                        Shown::Text(render_member(index, v)),
                         path,
                         format!("Map value must satisfy constraint: [{}]", rules.join(", ")),
                     );
