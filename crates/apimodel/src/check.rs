@@ -113,61 +113,147 @@ fn check_base64(s: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn deserialize_value(index: u16, v: &Value, position: Position) -> Result<(), String> {
-    const MAP_FOUND: &str = "Start of structure or map found where not expected";
-    const FIELD_TYPE: &str = "Unexpected field type";
-    let s = shape(index);
-    match (s.kind, v) {
-        (_, Value::Null) => Ok(()),
-        (Kind::Structure(members), Value::Object(map)) => deserialize_members(members, map),
-        (Kind::Structure(_), Value::Array(_)) => {
-            Err(format!("Unrecognized collection type class {}", java_type(index)))
+/// The first pass: stage 1's type checks, noting on the way the first
+/// AttributeValue that stage 3 will refuse (reported only if stage 2 passes).
+struct Deserialize {
+    attribute_error: Option<String>,
+    /// The longest map key in the body, in bytes (see [`constrained`]).
+    longest_key: usize,
+}
+
+impl Deserialize {
+    fn value<'v>(&mut self, index: u16, v: &'v Value, position: Position, context: Context<'v>) -> Result<(), String> {
+        const MAP_FOUND: &str = "Start of structure or map found where not expected";
+        const FIELD_TYPE: &str = "Unexpected field type";
+        let s = shape(index);
+        match (s.kind, v) {
+            (_, Value::Null) => Ok(()),
+            (Kind::Structure(members), Value::Object(map)) => {
+                if s.name == "AttributeValue" && self.attribute_error.is_none() {
+                    self.attribute_value(members, map, context);
+                }
+                self.members(members, map, context)
+            }
+            (Kind::Structure(_), Value::Array(_)) => {
+                Err(format!("Unrecognized collection type class {}", java_type(index)))
+            }
+            (Kind::Structure(_), _) if position == Position::Element => Err("Unexpected value type in payload".into()),
+            (Kind::Structure(_), _) => Err(FIELD_TYPE.into()),
+            (Kind::List(e), Value::Array(items)) => {
+                items.iter().try_for_each(|item| self.value(e, item, Position::Element, context))
+            }
+            (Kind::List(_), Value::Object(_)) => Err(MAP_FOUND.into()),
+            (Kind::List(_), _) => Err(FIELD_TYPE.into()),
+            (Kind::Map(_, val), Value::Object(map)) => map.iter().try_for_each(|(key, item)| {
+                self.longest_key = self.longest_key.max(key.len());
+                self.value(val, item, Position::Element, context)
+            }),
+            (Kind::Map(..), Value::Array(_)) => Err(format!("Unrecognized collection type {}", java_type(index))),
+            (Kind::Map(..), _) => Err(FIELD_TYPE.into()),
+            (_, Value::Object(_)) => Err(MAP_FOUND.into()),
+            (_, Value::Array(_)) => Err(format!("Unrecognized collection type class {}", java_type(index))),
+            (Kind::String, Value::String(_)) => Ok(()),
+            (Kind::String, _) => Err(format!("{} cannot be converted to String", token(v))),
+            (Kind::Integer | Kind::Long | Kind::Double | Kind::Timestamp, Value::Number(_)) => Ok(()),
+            (Kind::Timestamp, Value::String(_)) => Ok(()),
+            (Kind::Integer, _) => Err(format!("{} cannot be converted to Integer", token(v))),
+            (Kind::Long, _) => Err(format!("{} cannot be converted to Long", token(v))),
+            (Kind::Double, _) => Err(format!("{} cannot be converted to Double", token(v))),
+            (Kind::Timestamp, _) => Err(format!("{} cannot be converted to Date", token(v))),
+            (Kind::Boolean, Value::Bool(_)) => Ok(()),
+            (Kind::Boolean, Value::String(text)) => match boolean_text(text) {
+                Some(_) => Ok(()),
+                None => Err("Unexpected token received from parser".into()),
+            },
+            (Kind::Boolean, _) => Err(format!("{} cannot be converted to Boolean", token(v))),
+            (Kind::Blob, Value::String(text)) => check_base64(text),
+            (Kind::Blob, _) => Err("only base-64-encoded strings are convertible to bytes".into()),
         }
-        (Kind::Structure(_), _) if position == Position::Element => Err("Unexpected value type in payload".into()),
-        (Kind::Structure(_), _) => Err(FIELD_TYPE.into()),
-        (Kind::List(e), Value::Array(items)) => {
-            items.iter().try_for_each(|item| deserialize_value(e, item, Position::Element))
+    }
+
+    fn members<'v>(
+        &mut self,
+        members: &'static [Member],
+        map: &'v Map<String, Value>,
+        context: Context<'v>,
+    ) -> Result<(), String> {
+        // Unknown members are ignored, as DynamoDB ignores them.
+        for_each_present(members, map, |m, v| match (m.name, v, shape(m.shape).kind) {
+            ("ExpressionAttributeValues", Value::Object(values), Kind::Map(_, val)) => values
+                .iter()
+                .try_for_each(|(key, item)| self.value(val, item, Position::Element, Context::ExpressionValue(key))),
+            ("ExclusiveStartKey", _, _) => self.value(m.shape, v, Position::Field, Context::StartKey),
+            _ => self.value(m.shape, v, Position::Field, context),
+        })
+    }
+
+    /// Stage 3's rule: exactly one type set (null members count as absent).
+    fn attribute_value(&mut self, members: &'static [Member], map: &Map<String, Value>, context: Context<'_>) {
+        let mut set = 0;
+        let _ = for_each_present(members, map, |_, x| {
+            set += usize::from(!x.is_null());
+            Ok::<(), ()>(())
+        });
+        if set == 0 {
+            self.attribute_error = Some(wrap(context, EMPTY_ATTRIBUTE_VALUE));
+        } else if set > 1 {
+            self.attribute_error = Some(wrap(context, SEVERAL_ATTRIBUTE_VALUE_TYPES));
         }
-        (Kind::List(_), Value::Object(_)) => Err(MAP_FOUND.into()),
-        (Kind::List(_), _) => Err(FIELD_TYPE.into()),
-        (Kind::Map(_, val), Value::Object(map)) => {
-            map.values().try_for_each(|item| deserialize_value(val, item, Position::Element))
-        }
-        (Kind::Map(..), Value::Array(_)) => Err(format!("Unrecognized collection type {}", java_type(index))),
-        (Kind::Map(..), _) => Err(FIELD_TYPE.into()),
-        (_, Value::Object(_)) => Err(MAP_FOUND.into()),
-        (_, Value::Array(_)) => Err(format!("Unrecognized collection type class {}", java_type(index))),
-        (Kind::String, Value::String(_)) => Ok(()),
-        (Kind::String, _) => Err(format!("{} cannot be converted to String", token(v))),
-        (Kind::Integer | Kind::Long | Kind::Double | Kind::Timestamp, Value::Number(_)) => Ok(()),
-        (Kind::Timestamp, Value::String(_)) => Ok(()),
-        (Kind::Integer, _) => Err(format!("{} cannot be converted to Integer", token(v))),
-        (Kind::Long, _) => Err(format!("{} cannot be converted to Long", token(v))),
-        (Kind::Double, _) => Err(format!("{} cannot be converted to Double", token(v))),
-        (Kind::Timestamp, _) => Err(format!("{} cannot be converted to Date", token(v))),
-        (Kind::Boolean, Value::Bool(_)) => Ok(()),
-        (Kind::Boolean, Value::String(text)) => match boolean_text(text) {
-            Some(_) => Ok(()),
-            None => Err("Unexpected token received from parser".into()),
-        },
-        (Kind::Boolean, _) => Err(format!("{} cannot be converted to Boolean", token(v))),
-        (Kind::Blob, Value::String(text)) => check_base64(text),
-        (Kind::Blob, _) => Err("only base-64-encoded strings are convertible to bytes".into()),
     }
 }
 
-fn deserialize_members(members: &[Member], map: &Map<String, Value>) -> Result<(), String> {
-    // Unknown members are ignored, as DynamoDB ignores them.
-    members.iter().try_for_each(|m| match map.get(m.name) {
-        Some(v) => deserialize_value(m.shape, v, Position::Field),
-        None => Ok(()),
-    })
+/// Calls `f` for each model member present in `map`, in the model's order.
+/// A small object (an AttributeValue has one entry) is scanned by its
+/// entries rather than by looking up every member of the model.
+fn for_each_present<'v, E>(
+    members: &'static [Member],
+    map: &'v Map<String, Value>,
+    mut f: impl FnMut(&'static Member, &'v Value) -> Result<(), E>,
+) -> Result<(), E> {
+    const FEW: usize = 4;
+    if map.len() <= FEW && map.len() < members.len() {
+        let mut found: [(usize, Option<&'v Value>); FEW] = [(usize::MAX, None); FEW];
+        let mut n = 0;
+        for (k, v) in map {
+            if let Some(i) = members.iter().position(|m| m.name == k) {
+                found[n] = (i, Some(v));
+                n += 1;
+            }
+        }
+        found[..n].sort_unstable_by_key(|e| e.0);
+        for &(i, v) in &found[..n] {
+            if let (Some(m), Some(v)) = (members.get(i), v) {
+                f(m, v)?;
+            }
+        }
+        return Ok(());
+    }
+    for m in members {
+        if let Some(v) = map.get(m.name) {
+            f(m, v)?;
+        }
+    }
+    Ok(())
 }
 
-/// Stage 1: every member has a JSON type its shape accepts.
-pub(crate) fn deserialize(op: &Operation, body: &Value) -> Result<(), String> {
+/// What the first pass learnt besides stage 1's verdict.
+pub(crate) struct FirstPass {
+    /// Stage 3's verdict, reported only after stage 2.
+    pub attribute_values: Result<(), String>,
+    /// The longest map key, in bytes.
+    pub longest_key: usize,
+}
+
+/// Stage 1: every member has a JSON type its shape accepts. The same walk
+/// notes stage 3's verdict on the AttributeValues (exactly one type each),
+/// so the body is walked once for both.
+pub(crate) fn deserialize(op: &Operation, body: &Value) -> Result<FirstPass, String> {
     match body {
-        Value::Object(_) => deserialize_value(op.input, body, Position::Field),
+        Value::Object(_) => {
+            let mut pass = Deserialize { attribute_error: None, longest_key: 0 };
+            pass.value(op.input, body, Position::Field, Context::Plain)?;
+            Ok(FirstPass { attribute_values: pass.attribute_error.map_or(Ok(()), Err), longest_key: pass.longest_key })
+        }
         _ => Err("Start of structure or map found where not expected".into()),
     }
 }
@@ -281,14 +367,6 @@ fn lower_camel(name: &str) -> String {
     match chars.next() {
         Some(first) => first.to_ascii_lowercase().to_string() + chars.as_str(),
         None => String::new(),
-    }
-}
-
-fn join(path: &str, segment: &str) -> String {
-    if path.is_empty() {
-        segment.to_string()
-    } else {
-        format!("{path}.{segment}")
     }
 }
 
@@ -418,41 +496,143 @@ fn range_violations(index: u16, n: &Number) -> Vec<String> {
     out
 }
 
+/// A member's path, built only when a violation names it.
+#[derive(Clone, Copy)]
+enum Path<'a> {
+    Root,
+    /// A structure member, shown in lowerCamel.
+    Member(&'a Path<'a>, &'static str),
+    /// A list element, 1-based, then `.member`.
+    Index(&'a Path<'a>, usize),
+    /// A map entry: its key, then `.member`.
+    Key(&'a Path<'a>, &'a str),
+}
+
+impl Path<'_> {
+    fn render(&self) -> String {
+        fn go(p: &Path<'_>, out: &mut String) {
+            let (parent, segment) = match *p {
+                Path::Root => return,
+                Path::Member(parent, name) => (parent, lower_camel(name)),
+                Path::Index(parent, i) => (parent, format!("{i}.member")),
+                Path::Key(parent, key) => (parent, format!("{key}.member")),
+            };
+            go(parent, out);
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&segment);
+        }
+        let mut out = String::new();
+        go(self, &mut out);
+        out
+    }
+}
+
+/// A map key only a key of this many bytes could break (AttributeName's
+/// 65535) is not worth descending for when no key in the body is that long.
+const LONG_KEY: i64 = 65535;
+
+/// Whether a shape, or anything inside it, carries a constraint; the walk
+/// skips the rest, keeping it cheap on the request path. With `short_keys`
+/// (no map key in the body is longer than [`LONG_KEY`] bytes, so none is
+/// longer in UTF-16 units), a key shape whose only rule is a maximum of at
+/// least [`LONG_KEY`] cannot be broken, which lets the walk skip every
+/// AttributeValue (their `M` keys are such a shape).
+fn constrained(index: u16, short_keys: bool) -> bool {
+    static FULL: OnceLock<Vec<bool>> = OnceLock::new();
+    static SHORT_KEYS: OnceLock<Vec<bool>> = OnceLock::new();
+    let table = if short_keys {
+        SHORT_KEYS.get_or_init(|| constraint_table(true))
+    } else {
+        FULL.get_or_init(|| constraint_table(false))
+    };
+    table.get(usize::from(index)).copied().unwrap_or(true)
+}
+
+fn constraint_table(short_keys: bool) -> Vec<bool> {
+    let mut c: Vec<bool> = SHAPES
+        .iter()
+        .map(|s| s.min.is_some() || s.max.is_some() || s.pattern.is_some() || !s.enums.is_empty())
+        .collect();
+    let key_constrained = |c: &[bool], k: u16| {
+        let s = shape(k);
+        let harmless = short_keys
+            && s.min.is_none()
+            && s.pattern.is_none()
+            && s.enums.is_empty()
+            && s.max.is_some_and(|m| m >= LONG_KEY);
+        !harmless && c[usize::from(k)]
+    };
+    // Fixpoint over the (recursive) shape graph.
+    loop {
+        let mut changed = false;
+        for (i, s) in SHAPES.iter().enumerate() {
+            if c[i] {
+                continue;
+            }
+            let inner = match s.kind {
+                Kind::Structure(members) => members.iter().any(|m| m.required || c[usize::from(m.shape)]),
+                Kind::List(e) => c[usize::from(e)],
+                Kind::Map(k, v) => key_constrained(&c, k) || c[usize::from(v)],
+                _ => false,
+            };
+            if inner {
+                c[i] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return c;
+        }
+    }
+}
+
 struct Walk {
     out: Vec<Violation>,
+    /// See [`constrained`].
+    short_keys: bool,
 }
 
 impl Walk {
-    fn push(&mut self, shown: Shown, path: &str, rule: String) {
-        self.out.push(Violation { shown, path: path.to_string(), rule });
+    fn push(&mut self, shown: Shown, path: &Path<'_>, rule: String) {
+        self.out.push(Violation { shown, path: path.render(), rule });
     }
 
-    fn member(&mut self, m: &Member, map: &Map<String, Value>, path: &str) {
-        let p = join(path, &lower_camel(m.name));
+    fn member(&mut self, m: &Member, map: &Map<String, Value>, parent: &Path<'_>) {
+        let path = Path::Member(parent, m.name);
         match map.get(m.name).filter(|v| !v.is_null()) {
-            None if m.required => self.push(Shown::Null, &p, "Member must not be null".into()),
+            None if m.required => self.push(Shown::Null, &path, "Member must not be null".into()),
             None => {}
-            Some(v) => self.value(m.shape, v, &p),
+            Some(v) => self.value(m.shape, v, &path),
         }
     }
 
-    fn value(&mut self, index: u16, v: &Value, path: &str) {
+    fn value(&mut self, index: u16, v: &Value, path: &Path<'_>) {
+        if !constrained(index, self.short_keys) {
+            return;
+        }
         let s = shape(index);
         match (s.kind, v) {
             (Kind::Structure(members), Value::Object(map)) => {
-                for m in members {
-                    self.member(m, map, path);
+                if members.iter().any(|m| m.required) {
+                    for m in members {
+                        self.member(m, map, path);
+                    }
+                } else {
+                    let _ = for_each_present(members, map, |m, x| {
+                        if !x.is_null() {
+                            self.value(m.shape, x, &Path::Member(path, m.name));
+                        }
+                        Ok::<(), ()>(())
+                    });
                 }
             }
             (Kind::List(e), Value::Array(items)) => {
                 for rule in length_violations(s.min, s.max, items.len() as i64) {
                     self.push(Shown::Text(render_member(index, v)), path, rule);
                 }
-                for (i, item) in items.iter().enumerate() {
-                    if !item.is_null() {
-                        self.value(e, item, &format!("{path}.{}.member", i + 1));
-                    }
-                }
+                self.elements(e, items, path);
             }
             (Kind::Map(k, val), Value::Object(map)) => {
                 for rule in length_violations(s.min, s.max, map.len() as i64) {
@@ -460,8 +640,7 @@ impl Walk {
                 }
                 // Keys and values are reported once for the whole map, with
                 // every rule of their shape (S89, dynalite's batch tests).
-                if let Some(key) = map.keys().find(|key| !own_violations(k, &Value::String((*key).clone())).is_empty())
-                {
+                if let Some(key) = map.keys().find(|key| !string_violations(k, key).is_empty()) {
                     let rules = all_rules(k, Some(key));
                     self.push(
                         Shown::Text(render_member(index, v)),
@@ -477,14 +656,7 @@ impl Walk {
                         format!("Map value must satisfy constraint: [{}]", rules.join(", ")),
                     );
                 }
-                let inner = shape(val);
-                if matches!(inner.kind, Kind::Structure(_) | Kind::List(_) | Kind::Map(..)) {
-                    for (key, item) in map {
-                        if !item.is_null() {
-                            self.value_inside(val, item, &format!("{path}.{key}.member"));
-                        }
-                    }
-                }
+                self.entries(val, map, path);
             }
             (Kind::String, Value::String(text)) => {
                 for rule in string_violations(index, text) {
@@ -501,25 +673,28 @@ impl Walk {
         }
     }
 
-    /// A map value's insides: its own length was reported with the map.
-    fn value_inside(&mut self, index: u16, v: &Value, path: &str) {
-        let s = shape(index);
-        match (s.kind, v) {
-            (Kind::List(e), Value::Array(items)) => {
-                for (i, item) in items.iter().enumerate() {
-                    if !item.is_null() {
-                        self.value(e, item, &format!("{path}.{}.member", i + 1));
-                    }
-                }
+    fn elements(&mut self, e: u16, items: &[Value], path: &Path<'_>) {
+        for (i, item) in items.iter().enumerate() {
+            if !item.is_null() {
+                self.value(e, item, &Path::Index(path, i + 1));
             }
-            (Kind::Map(_, val), Value::Object(map)) => {
-                for (key, item) in map {
-                    if !item.is_null() {
-                        self.value_inside(val, item, &format!("{path}.{key}.member"));
-                    }
-                }
+        }
+    }
+
+    /// A map's values below their own rules (which were reported with the map).
+    fn entries(&mut self, val: u16, map: &Map<String, Value>, path: &Path<'_>) {
+        if !constrained(val, self.short_keys) {
+            return;
+        }
+        for (key, item) in map {
+            let entry = Path::Key(path, key);
+            match (shape(val).kind, item) {
+                (_, Value::Null) => {}
+                (Kind::Structure(_), _) => self.value(val, item, &entry),
+                (Kind::List(e), Value::Array(items)) => self.elements(e, items, &entry),
+                (Kind::Map(_, inner), Value::Object(m)) => self.entries(inner, m, &entry),
+                _ => {}
             }
-            _ => self.value(index, v, path),
         }
     }
 }
@@ -546,22 +721,23 @@ fn apply_quirks(op: &Operation, options: Options, violations: &mut [Violation]) 
 }
 
 /// Stage 2: every constraint of every member, reported together.
-pub(crate) fn constraints(op: &Operation, body: &Value, options: Options) -> Result<(), String> {
+pub(crate) fn constraints(op: &Operation, body: &Value, options: Options, longest_key: usize) -> Result<(), String> {
     let Kind::Structure(members) = shape(op.input).kind else { return Ok(()) };
     let Some(map) = body.as_object() else { return Ok(()) };
-    let mut walk = Walk { out: Vec::new() };
+    let short_keys = i64::try_from(longest_key).is_ok_and(|n| n <= LONG_KEY);
+    let mut walk = Walk { out: Vec::new(), short_keys };
     // An invalid TableName stops the other members' checks (S87).
     if let Some(table) = members.iter().find(|m| m.name == "TableName") {
         if op.name == "CreateTable" && map.get("TableName").map_or(true, Value::is_null) {
             return Err("The parameter 'TableName' is required but was not present in the request".into());
         }
-        walk.member(table, map, "");
+        walk.member(table, map, &Path::Root);
         if !walk.out.is_empty() {
             return Err(aggregate(&walk.out));
         }
     }
     for m in members.iter().filter(|m| m.name != "TableName") {
-        walk.member(m, map, "");
+        walk.member(m, map, &Path::Root);
     }
     if walk.out.is_empty() {
         return Ok(());
@@ -571,6 +747,7 @@ pub(crate) fn constraints(op: &Operation, body: &Value, options: Options) -> Res
 }
 
 // ---------------------------------------------------------------- stage 3: AttributeValue shapes
+// (checked during the first pass, reported after stage 2)
 
 /// How an AttributeValue's error is worded where it sits.
 #[derive(Clone, Copy)]
@@ -590,55 +767,4 @@ fn wrap(context: Context<'_>, message: &str) -> String {
         }
         Context::StartKey => format!("The provided starting key is invalid: {message}"),
     }
-}
-
-fn attribute_walk(index: u16, v: &Value, context: Context<'_>) -> Result<(), String> {
-    let s = shape(index);
-    match (s.kind, v) {
-        (Kind::Structure(members), Value::Object(map)) => {
-            if s.name == "AttributeValue" {
-                let set = members.iter().filter(|m| map.get(m.name).is_some_and(|x| !x.is_null())).count();
-                if set == 0 {
-                    return Err(wrap(context, EMPTY_ATTRIBUTE_VALUE));
-                }
-                if set > 1 {
-                    return Err(wrap(context, SEVERAL_ATTRIBUTE_VALUE_TYPES));
-                }
-            }
-            for m in members {
-                if let Some(x) = map.get(m.name).filter(|x| !x.is_null()) {
-                    let inner = match m.name {
-                        "ExclusiveStartKey" => Context::StartKey,
-                        _ => context,
-                    };
-                    if m.name == "ExpressionAttributeValues" {
-                        if let Value::Object(values) = x {
-                            if let Kind::Map(_, val) = shape(m.shape).kind {
-                                for (key, item) in values {
-                                    if !item.is_null() {
-                                        attribute_walk(val, item, Context::ExpressionValue(key))?;
-                                    }
-                                }
-                                continue;
-                            }
-                        }
-                    }
-                    attribute_walk(m.shape, x, inner)?;
-                }
-            }
-            Ok(())
-        }
-        (Kind::List(e), Value::Array(items)) => {
-            items.iter().filter(|x| !x.is_null()).try_for_each(|x| attribute_walk(e, x, context))
-        }
-        (Kind::Map(_, val), Value::Object(map)) => {
-            map.values().filter(|x| !x.is_null()).try_for_each(|x| attribute_walk(val, x, context))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Stage 3: every AttributeValue sets exactly one type.
-pub(crate) fn attribute_values(op: &Operation, body: &Value) -> Result<(), String> {
-    attribute_walk(op.input, body, Context::Plain)
 }

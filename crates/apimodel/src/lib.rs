@@ -118,9 +118,9 @@ pub fn validate_with(
 ) -> Result<(), Invalid> {
     let op = operation(service, operation_name)
         .ok_or_else(|| Invalid::UnknownOperation { name: operation_name.to_string() })?;
-    check::deserialize(op, body).map_err(|message| Invalid::Serialization { message })?;
-    check::constraints(op, body, options).map_err(|message| Invalid::Validation { message })?;
-    check::attribute_values(op, body).map_err(|message| Invalid::Validation { message })
+    let first = check::deserialize(op, body).map_err(|message| Invalid::Serialization { message })?;
+    check::constraints(op, body, options, first.longest_key).map_err(|message| Invalid::Validation { message })?;
+    first.attribute_values.map_err(|message| Invalid::Validation { message })
 }
 
 /// A Boolean member's value as DynamoDB reads it: JSON booleans, and the

@@ -445,3 +445,21 @@ fn a_valid_request_passes() {
         "ReturnValues": "ALL_NEW", "ReturnConsumedCapacity": "TOTAL"});
     assert_eq!(ddb("UpdateItem", body), Ok(()));
 }
+
+#[test]
+fn attribute_names_longer_than_the_model_allows() {
+    // AttributeName's model maximum (65535) on map keys, at the top of an
+    // item and inside an M value (S89 paths; the rule list as S88/dynalite).
+    let long = "k".repeat(65_536);
+    let rule = "Map keys must satisfy constraint: [Member must have length less than or equal to 65535]";
+    assert_eq!(
+        validation("PutItem", json!({"TableName": "abc", "Item": {"a": {"M": {long.clone(): {"S": "v"}}}}})),
+        one(&format!("Value '{{{long}={{S=v}}}}' at 'item.a.member.m'"), rule)
+    );
+    assert_eq!(
+        validation("PutItem", json!({"TableName": "abc", "Item": {long.clone(): {"S": "v"}}})),
+        one(&format!("Value '{{{long}={{S=v}}}}' at 'item'"), rule)
+    );
+    let longest = "k".repeat(65_535);
+    assert_eq!(ddb("PutItem", json!({"TableName": "abc", "Item": {"a": {"M": {longest: {"S": "v"}}}}})), Ok(()));
+}
