@@ -388,11 +388,13 @@ struct StringRules {
     pattern: Option<(&'static str, Option<&'static Pattern>)>,
 }
 
-fn string_rules(index: u16, text: &str) -> StringRules {
+/// `table_name`: the value is a `TableName` member or a batch's table key,
+/// which takes a table's ARN or its name (S163); a name keeps the name's
+/// rules (S91), an empty one only breaks the ARN's minimum. (Members such
+/// as `TableArn` that share the shape take only ARNs.)
+fn string_rules(index: u16, text: &str, table_name: bool) -> StringRules {
     let s = shape(index);
-    // A TableArn member takes a table's ARN or its name; a name keeps the
-    // name's rules (S91, S163), an empty one only breaks the ARN's minimum.
-    if s.name == "TableArn" && !text.is_empty() && !text.starts_with(ARN_PREFIX) {
+    if table_name && s.name == "TableArn" && !text.is_empty() && !text.starts_with(ARN_PREFIX) {
         return StringRules {
             min: Some(TABLE_NAME_MIN),
             max: Some(TABLE_NAME_MAX),
@@ -407,7 +409,7 @@ fn string_rules(index: u16, text: &str) -> StringRules {
 }
 
 /// The rules a string breaks, in DynamoDB's order: pattern, then length.
-fn string_violations(index: u16, text: &str) -> Vec<String> {
+fn string_violations(index: u16, text: &str, table_name: bool) -> Vec<String> {
     let s = shape(index);
     let mut out = Vec::new();
     if !s.enums.is_empty() {
@@ -416,7 +418,7 @@ fn string_violations(index: u16, text: &str) -> Vec<String> {
         }
         return out;
     }
-    let rules = string_rules(index, text);
+    let rules = string_rules(index, text, table_name);
     if let Some((source, Some(compiled))) = rules.pattern {
         if !compiled.matches(text) {
             out.push(format!("Member must satisfy regular expression pattern: {source}"));
@@ -441,11 +443,11 @@ fn length_violations(min: Option<i64>, max: Option<i64>, len: i64) -> Vec<String
 
 /// Every rule of a shape, as "Map keys/value must satisfy constraint: [...]"
 /// lists them: longest, shortest, pattern, enum.
-fn all_rules(index: u16, sample: Option<&str>) -> Vec<String> {
+fn all_rules(index: u16, sample: Option<&str>, table_name: bool) -> Vec<String> {
     let s = shape(index);
     let (min, max, pattern) = match (s.kind, sample) {
         (Kind::String, Some(text)) => {
-            let r = string_rules(index, text);
+            let r = string_rules(index, text, table_name);
             (r.min, r.max, r.pattern.map(|(p, _)| p))
         }
         _ => (s.min, s.max, s.pattern),
@@ -472,7 +474,7 @@ fn all_rules(index: u16, sample: Option<&str>) -> Vec<String> {
 fn own_violations(index: u16, v: &Value) -> Vec<String> {
     let s = shape(index);
     match (s.kind, v) {
-        (Kind::String, Value::String(text)) => string_violations(index, text),
+        (Kind::String, Value::String(text)) => string_violations(index, text, false),
         (Kind::List(_), Value::Array(items)) => length_violations(s.min, s.max, items.len() as i64),
         (Kind::Map(..), Value::Object(map)) => length_violations(s.min, s.max, map.len() as i64),
         (Kind::Integer | Kind::Long | Kind::Double, Value::Number(n)) => range_violations(index, n),
@@ -640,8 +642,8 @@ impl Walk {
                 }
                 // Keys and values are reported once for the whole map, with
                 // every rule of their shape (S89, dynalite's batch tests).
-                if let Some(key) = map.keys().find(|key| !string_violations(k, key).is_empty()) {
-                    let rules = all_rules(k, Some(key));
+                if let Some(key) = map.keys().find(|key| !string_violations(k, key, true).is_empty()) {
+                    let rules = all_rules(k, Some(key), true);
                     self.push(
                         Shown::Text(render_member(index, v)),
                         path,
@@ -649,7 +651,7 @@ impl Walk {
                     );
                 }
                 if map.values().any(|item| !own_violations(val, item).is_empty()) {
-                    let rules = all_rules(val, None);
+                    let rules = all_rules(val, None, false);
                     self.push(
                         Shown::Text(render_member(index, v)),
                         path,
@@ -659,7 +661,8 @@ impl Walk {
                 self.entries(val, map, path);
             }
             (Kind::String, Value::String(text)) => {
-                for rule in string_violations(index, text) {
+                let table_name = matches!(path, Path::Member(_, "TableName"));
+                for rule in string_violations(index, text, table_name) {
                     self.push(Shown::Text(text.clone()), path, rule);
                 }
             }

@@ -116,3 +116,68 @@ fn generator_check_passes_when_botocore_is_installed() {
         .expect("run scripts/gen-apimodel --check");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn any_json_in_any_member_of_any_operation_gets_an_answer() {
+    // Nothing a client sends may panic the server: every member of every
+    // input (and of its first nested level) receives every JSON type.
+    use dynaburst_apimodel::{validate, Invalid};
+    use serde_json::{json, Map, Value};
+    let samples = [
+        json!(null),
+        json!(true),
+        json!(0),
+        json!(-1.5e300),
+        json!("x"),
+        json!(""),
+        json!([]),
+        json!([null, 1, "a", {}]),
+        json!({}),
+        json!({"S": "a", "N": "1", "M": {"": {}}, "L": [{}]}),
+    ];
+    let (mut passed, mut serialization, mut validation) = (0, 0, 0);
+    for op in OPERATIONS {
+        let Kind::Structure(members) = shape(op.input).kind else { panic!("{} input", op.name) };
+        for m in members {
+            let mut nested: Vec<Value> = samples.to_vec();
+            if let Kind::Structure(inner) = shape(m.shape).kind {
+                for i in inner {
+                    for sample in &samples {
+                        let mut obj = Map::new();
+                        obj.insert(i.name.to_string(), sample.clone());
+                        nested.push(Value::Object(obj));
+                    }
+                }
+            }
+            for value in nested {
+                let mut body = Map::new();
+                body.insert("TableName".into(), json!("abc"));
+                body.insert(m.name.to_string(), value);
+                match validate(op.service, op.name, &Value::Object(body)) {
+                    Ok(()) => passed += 1,
+                    Err(Invalid::Serialization { message }) => {
+                        assert!(!message.is_empty(), "{} {}", op.name, m.name);
+                        serialization += 1;
+                    }
+                    Err(Invalid::Validation { message }) => {
+                        assert!(
+                            message.contains(" detected: ")
+                                || message.starts_with("Supplied AttributeValue")
+                                || message.starts_with("The parameter 'TableName'")
+                                || message.contains("contains invalid value: Supplied AttributeValue")
+                                || message.starts_with("The provided starting key is invalid: Supplied AttributeValue"),
+                            "{} {}: {message}",
+                            op.name,
+                            m.name
+                        );
+                        validation += 1;
+                    }
+                    Err(Invalid::UnknownOperation { name }) => panic!("{name} is in OPERATIONS"),
+                }
+            }
+        }
+    }
+    // Every answer form occurs; the total is every case tried.
+    assert!(passed > 0 && serialization > 0 && validation > 0, "{passed} {serialization} {validation}");
+    assert_eq!(passed + serialization + validation, 3290);
+}

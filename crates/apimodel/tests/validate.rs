@@ -265,6 +265,13 @@ fn table_name_rules() {
     // An ARN is held to the ARN's limits, not the name's.
     let arn = "arn:aws:dynamodb:us-east-1:123456789012:table/My Table";
     assert_eq!(ddb("DescribeTable", json!({"TableName": arn})), Ok(()));
+    // A member that takes only ARNs keeps the model's TableArn rules (1 to 1024).
+    assert_eq!(ddb("DescribeContinuousBackups", json!({"TableName": "abc"})), Ok(()));
+    assert_eq!(ddb("ExportTableToPointInTime", json!({"TableArn": "x", "S3Bucket": "my-bucket"})), Ok(()));
+    assert_eq!(
+        validation("ExportTableToPointInTime", json!({"TableArn": "", "S3Bucket": "my-bucket"})),
+        one("Value '' at 'tableArn'", "Member must have length greater than or equal to 1")
+    );
     // S89: pattern then length for the same member.
     assert_eq!(
         validation("DescribeTable", json!({"TableName": "a;"})),
