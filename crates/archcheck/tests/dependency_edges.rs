@@ -23,10 +23,15 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
     ("dynaburst-expr", &["dynaburst-model"]),
     ("dynaburst-capacity", &["dynaburst-model"]),
     ("dynaburst-engine", &["dynaburst-model", "dynaburst-expr", "dynaburst-capacity"]),
+    // DynamoDB's request shapes and constraints, from its service model.
+    ("dynaburst-apimodel", &[]),
     // DynamoDB JSON: a leaf over the model, shared by both sides.
     ("dynaburst-ddbjson", &["dynaburst-model"]),
     // The server stack.
-    ("dynaburst-wire", &["dynaburst-model", "dynaburst-expr", "dynaburst-engine", "dynaburst-ddbjson"]),
+    (
+        "dynaburst-wire",
+        &["dynaburst-model", "dynaburst-expr", "dynaburst-engine", "dynaburst-ddbjson", "dynaburst-apimodel"],
+    ),
     ("dynaburst-server", &["dynaburst-model", "dynaburst-engine", "dynaburst-wire", "dynaburst-rng"]),
     // The client side.
     ("dynaburst-input", &["dynaburst-model", "dynaburst-ddbjson"]),
