@@ -5,6 +5,9 @@
 //! never interprets DynamoDB JSON itself.
 
 pub mod latency;
+mod metrics;
+
+pub use metrics::metrics_json;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -211,7 +214,7 @@ pub fn prometheus_text(reports: &[CapacityReport]) -> String {
 }
 
 fn error_response(server: &Server, error: ApiError) -> Response<Full<Bytes>> {
-    let status = StatusCode::from_u16(error.status).unwrap_or(StatusCode::BAD_REQUEST);
+    let status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::BAD_REQUEST);
     respond(server, status, error.body())
 }
 
@@ -236,7 +239,7 @@ async fn handle(server: Arc<Server>, request: Request<Incoming>) -> Result<Respo
                 .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("since=")))
                 .and_then(|v| v.parse::<u64>().ok());
             let reports = server.engine.capacity_reports(now());
-            return Ok(text_response(&server, "application/json", dynaburst_wire::metrics_json(&reports, since)));
+            return Ok(text_response(&server, "application/json", metrics_json(&reports, since)));
         }
         // DynamoDB's health answer, which load balancers and curl users see.
         return Ok(respond(&server, StatusCode::OK, b"healthy: dynamodb.us-east-1.amazonaws.com ".to_vec()));
@@ -275,14 +278,13 @@ async fn handle(server: Arc<Server>, request: Request<Incoming>) -> Result<Respo
             return Ok(error_response(&server, ApiError::serialization(format!("cannot read request body: {e}"))));
         }
     };
-    let result = dynaburst_wire::handle(&server.engine, &operation, &body, now());
+    let outcome = dynaburst_wire::handle(&server.engine, &operation, &body, now());
     if let Some(model) = &server.latency {
-        let cancelled = matches!(&result, Err(e) if e.type_name.ends_with("#TransactionCanceledException"));
-        let delay = model.delay(&operation, dynaburst_wire::item_count(&operation, &body), cancelled);
+        let delay = model.delay(&operation, outcome.items, outcome.cancelled());
         // The modelled service time includes our own processing.
         tokio::time::sleep_until(arrived + delay).await;
     }
-    Ok(match result {
+    Ok(match outcome.result {
         Ok(body) => respond(&server, StatusCode::OK, body),
         Err(e) => error_response(&server, e),
     })
