@@ -18,14 +18,14 @@ pub struct Embedded {
 
 impl Embedded {
     /// Starts a server (`capacity`: the capacity model on) answering after
-    /// `latency`'s delays.
-    pub fn start(capacity: bool, latency: LatencyModel) -> std::io::Result<Embedded> {
+    /// `latency`'s delays, its request ids drawn from `seed`.
+    pub fn start(capacity: bool, latency: LatencyModel, seed: u64) -> std::io::Result<Embedded> {
         let mut config = EngineConfig::local();
         if !capacity {
             config.capacity = None;
         }
         let engine = Arc::new(Engine::new(config, Box::new(MemStoreFactory)));
-        let server = Arc::new(Server::new(engine).with_latency(latency));
+        let server = Arc::new(Server::new(engine, seed).with_latency(latency));
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
         let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
         let url = format!("http://{}", listener.local_addr()?);

@@ -54,9 +54,9 @@ pub fn run(opts: &BenchOptions, say: Arc<dyn Fn(String) + Send + Sync>) -> Resul
     let (_servers, modelled_url, unlimited_url) = match &opts.endpoint_url {
         Some(url) => (Vec::new(), url.clone(), url.clone()),
         None => {
-            let on = Embedded::start(true, LatencyModel::new(aws, opts.rtt_ms, opts.seed))
+            let on = Embedded::start(true, LatencyModel::new(aws, opts.rtt_ms, opts.seed), opts.seed)
                 .map_err(|e| format!("cannot start the embedded server: {e}"))?;
-            let off = Embedded::start(false, LatencyModel::new(aws, opts.rtt_ms, opts.seed ^ 1))
+            let off = Embedded::start(false, LatencyModel::new(aws, opts.rtt_ms, opts.seed ^ 1), opts.seed ^ 1)
                 .map_err(|e| format!("cannot start the embedded server: {e}"))?;
             let (a, b) = (on.url.clone(), off.url.clone());
             (vec![on, off], a, b)

@@ -39,6 +39,10 @@ pub struct LoadgenArgs {
     /// Print the result as JSON instead of one line.
     #[arg(long)]
     json: bool,
+    /// Seed of the run's item keys (default: from the clock; printed in the
+    /// result either way). The same seed writes the same keys again.
+    #[arg(long)]
+    seed: Option<u64>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -59,7 +63,7 @@ pub fn run(args: LoadgenArgs) -> anyhow::Result<()> {
         LoadMode::Batch => Mode::Batch,
         LoadMode::Put => Mode::Put,
     };
-    let mut config = Config::new(args.endpoint_url, mode);
+    let mut config = Config::new(args.endpoint_url, mode, crate::seed_or_fresh(args.seed));
     config.connections = args.connections;
     config.batch_size = args.batch_size;
     config.item_bytes = args.item_bytes;
@@ -69,11 +73,11 @@ pub fn run(args: LoadgenArgs) -> anyhow::Result<()> {
     config.threads = args.threads;
     let result = dynaburst_loadgen::run_blocking(&config)?;
     if args.json {
-        println!("{}", result.to_json());
+        println!("{}", serde_json::to_string(&result)?);
     } else {
         println!("{}", result.summary());
     }
-    if !result.ok() {
+    if !result.ok {
         anyhow::bail!(
             "loadgen: {} requests failed, {} measured: the numbers above are not a valid result",
             result.errors,

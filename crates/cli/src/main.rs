@@ -83,7 +83,8 @@ struct ServeArgs {
     /// Milliseconds of network round trip added to every answer.
     #[arg(long, default_value_t = 0.0)]
     rtt: f64,
-    /// Seed for the latency model's draws (default: from the clock).
+    /// Seed of the request ids and of the latency model's draws (default:
+    /// from the clock; printed at start-up either way).
     #[arg(long)]
     seed: Option<u64>,
 }
@@ -172,23 +173,34 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             config.capacity = None;
         }
         let engine = Arc::new(Engine::new(config, Box::new(MemStoreFactory)));
-        let seed = args.seed.unwrap_or_else(|| {
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
-        });
-        let model = dynaburst_server::latency::LatencyModel::new(args.latency_model == LatencyArg::Aws, args.rtt, seed);
+        let seed = seed_or_fresh(args.seed);
+        // Request ids and service times draw from independent generators.
+        let mut rng = dynaburst_rng::Rng::new(seed);
+        let (ids_seed, latency_seed) = (rng.next_u64(), rng.next_u64());
+        let model =
+            dynaburst_server::latency::LatencyModel::new(args.latency_model == LatencyArg::Aws, args.rtt, latency_seed);
         if !model.is_none() {
             eprintln!(
-                "dynaburst: latency model {} with {} ms round trip, seed {seed}",
+                "dynaburst: latency model {} with {} ms round trip",
                 if args.latency_model == LatencyArg::Aws { "aws" } else { "none" },
                 args.rtt
             );
         }
-        let server = Arc::new(Server::new(engine).with_latency(model));
+        let server = Arc::new(Server::new(engine, ids_seed).with_latency(model));
+        eprintln!("dynaburst: seed {seed} (pass --seed {seed} to draw the same request ids and service times)");
         println!("dynaburst listening on http://{local}");
         std::io::stdout().flush().context("cannot write to stdout")?;
         dynaburst_server::serve(listener, server, shutdown_signal()).await.context("server failed")?;
         eprintln!("dynaburst: shut down cleanly");
         Ok(())
+    })
+}
+
+/// `arg`, or a fresh seed from the clock when none was given. The run prints
+/// the seed it uses, so that any run can be repeated.
+pub(crate) fn seed_or_fresh(arg: Option<u64>) -> u64 {
+    arg.unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
     })
 }
 

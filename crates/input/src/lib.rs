@@ -9,8 +9,9 @@
 //! which everything is acknowledged and resume from it, and so that shards
 //! (`i/N` byte ranges cut at line boundaries) can split one file.
 //!
-//! Architecture invariant: no network, no clock, no AWS SDK. DynamoDB JSON
-//! is parsed by the wire crate, the only place that knows it.
+//! Architecture invariant: no network, no clock, no AWS SDK, no server
+//! stack. DynamoDB JSON (values and the export wrapper) is parsed by the
+//! `dynaburst-ddbjson` codec, the one place that knows it.
 
 mod typing;
 
@@ -431,7 +432,7 @@ impl Iterator for Reader {
 /// Plain JSON to an attribute value: objects to M, arrays to L, numbers to
 /// N with their exact text, strings to S, booleans to BOOL, null to NULL.
 pub fn json_to_value(v: &Value, depth: usize) -> Result<AttributeValue, RecordError> {
-    if depth > dynaburst_wire::MAX_NESTING_DEPTH {
+    if depth > dynaburst_ddbjson::MAX_NESTING_DEPTH {
         return Err(RecordError("nested more than 32 levels".to_string()));
     }
     Ok(match v {
@@ -465,18 +466,8 @@ pub fn parse_json_line(raw: &str) -> Result<Item, RecordError> {
 /// One DynamoDB JSON record, bare or in the export wrapper `{"Item": …}`.
 pub fn parse_ddb_json_line(raw: &str) -> Result<Item, RecordError> {
     let v: Value = serde_json::from_str(raw).map_err(|e| RecordError(format!("malformed JSON: {e}")))?;
-    // The export wrapper holds an item (a map of attribute values); a bare
-    // item with one attribute called "Item" holds an attribute value.
-    let is_attribute_value = |x: &Value| {
-        x.as_object()
-            .is_some_and(|m| m.len() == 1 && m.keys().all(|k| dynaburst_model::ValueType::from_descriptor(k).is_some()))
-    };
-    let inner = match &v {
-        Value::Object(o) if o.len() == 1 && o.get("Item").is_some_and(|i| i.is_object() && !is_attribute_value(i)) => {
-            &o["Item"]
-        }
-        Value::Object(_) => &v,
-        _ => return Err(RecordError("a DynamoDB JSON record must be an object".to_string())),
-    };
-    dynaburst_wire::parse_item(inner).map_err(|e| RecordError(e.message.unwrap_or_else(|| e.type_name.clone())))
+    if !v.is_object() {
+        return Err(RecordError("a DynamoDB JSON record must be an object".to_string()));
+    }
+    dynaburst_ddbjson::parse_item(dynaburst_ddbjson::export_item(&v)).map_err(|e| RecordError(e.to_string()))
 }

@@ -4,9 +4,11 @@
 //! back (the next one leaves when the previous answer has been read), for a
 //! warm-up and then a measured window of fixed length. A request is either
 //! a `BatchWriteItem` of `batch_size` puts or a single `PutItem`; every item
-//! has a unique key (a per-run nonce, the connection number and a counter)
-//! so writes never collide, and about `item_bytes` bytes by DynamoDB's size
-//! rules (an `id` string key and a `payload` string).
+//! has a unique key (a nonce drawn from the run's seed, the connection
+//! number and a counter) so writes never collide, and about `item_bytes`
+//! bytes by DynamoDB's size rules (an `id` string key and a `payload`
+//! string). The result ([`LoadResult`]) records the seed, so a run's keys
+//! can be made again.
 //!
 //! Request bodies are built once per connection as a template; each request
 //! only overwrites the counter digits in place, so the generator spends its
@@ -21,22 +23,22 @@
 use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use dynaburst_ddbjson::{CONTENT_TYPE, MAX_BATCH_WRITE_ITEMS, MAX_TABLE_NAME, MIN_TABLE_NAME, TARGET_PREFIX};
+use dynaburst_model::MAX_ITEM_BYTES;
+use dynaburst_rng::Rng;
 use hdrhistogram::Histogram;
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::{self, SendRequest};
-use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE, HOST};
+use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE as CONTENT_TYPE_HEADER, HOST};
 use hyper::{Method, Request, StatusCode, Uri};
 use hyper_util::rt::TokioIo;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tokio::net::TcpStream;
 
-/// The `X-Amz-Target` prefix of DynamoDB's operations.
-pub const TARGET_PREFIX: &str = "DynamoDB_20120810.";
-/// The content type DynamoDB's clients send.
-pub const CONTENT_TYPE_VALUE: &str = "application/x-amz-json-1.0";
 /// `X-Amz-Date` of every request (matches the credential scope below).
 pub const AMZ_DATE: &str = "20260101T000000Z";
 /// A SigV4-shaped `Authorization` header. The access key is alphanumeric
@@ -45,10 +47,6 @@ pub const AUTHORIZATION_VALUE: &str = "AWS4-HMAC-SHA256 \
     Credential=AKIDEXAMPLE/20260101/us-east-1/dynamodb/aws4_request, \
     SignedHeaders=host;x-amz-date;x-amz-target, \
     Signature=5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7";
-/// DynamoDB's limit on the items of one `BatchWriteItem`.
-pub const MAX_BATCH_SIZE: usize = 25;
-/// DynamoDB's item size limit.
-pub const MAX_ITEM_BYTES: usize = 400 * 1024;
 /// How long the generator waits for a new table to become ACTIVE.
 pub const TABLE_ACTIVE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Largest latency the histogram records (longer ones saturate), in µs.
@@ -63,7 +61,8 @@ const ITEM_OVERHEAD: usize = 2 + KEY_LEN + 7;
 const ERROR_SAMPLE_CHARS: usize = 300;
 
 /// What each request does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// `BatchWriteItem` of `batch_size` put requests.
     Batch,
@@ -112,23 +111,27 @@ pub struct Config {
     /// Threads of the generator's runtime; 1 runs everything on one thread,
     /// leaving the other cores to the server.
     pub threads: usize,
+    /// Seed of the run's key nonce: runs with different seeds never write
+    /// the same keys; the same seed writes the same keys again.
+    pub seed: u64,
 }
 
 impl Config {
     /// The defaults of the benchmark: 16 connections, batches of 25 items
     /// of about 230 bytes, 10 s measured after 2 s of warm-up.
-    pub fn new(endpoint: impl Into<String>, mode: Mode) -> Config {
+    pub fn new(endpoint: impl Into<String>, mode: Mode, seed: u64) -> Config {
         Config {
             endpoint: endpoint.into(),
             mode,
             connections: 16,
-            batch_size: MAX_BATCH_SIZE,
+            batch_size: MAX_BATCH_WRITE_ITEMS,
             item_bytes: 230,
             duration: Duration::from_secs(10),
             warmup: Duration::from_secs(2),
             table: "loadgen".to_string(),
             request_timeout: Duration::from_secs(30),
             threads: 1,
+            seed,
         }
     }
 
@@ -146,9 +149,9 @@ impl Config {
         if self.connections == 0 || self.connections > 9999 {
             return bad(format!("--connections must be 1..=9999, not {}", self.connections));
         }
-        if self.mode == Mode::Batch && !(1..=MAX_BATCH_SIZE).contains(&self.batch_size) {
+        if self.mode == Mode::Batch && !(1..=MAX_BATCH_WRITE_ITEMS).contains(&self.batch_size) {
             return bad(format!(
-                "--batch-size must be 1..={MAX_BATCH_SIZE} (DynamoDB's limit), not {}",
+                "--batch-size must be 1..={MAX_BATCH_WRITE_ITEMS} (DynamoDB's limit), not {}",
                 self.batch_size
             ));
         }
@@ -162,7 +165,7 @@ impl Config {
         if self.duration.is_zero() {
             return bad("--duration must be more than 0 seconds".to_string());
         }
-        let name_ok = (3..=255).contains(&self.table.len())
+        let name_ok = (MIN_TABLE_NAME..=MAX_TABLE_NAME).contains(&self.table.len())
             && self.table.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.');
         if !name_ok {
             return bad(format!("--table '{}' is not a DynamoDB table name (3-255 of [a-zA-Z0-9_.-])", self.table));
@@ -202,8 +205,9 @@ impl fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
-/// The outcome of a run.
-#[derive(Clone, Debug)]
+/// The outcome of a run: what `dynaburst loadgen --json` prints, one JSON
+/// object (read by bench/server/run.sh).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LoadResult {
     pub endpoint: String,
     pub mode: Mode,
@@ -221,13 +225,12 @@ pub struct LoadResult {
     pub requests: u64,
     /// Items written by those requests.
     pub items: u64,
+    /// Rounded to 2 decimals.
     pub items_per_sec: f64,
+    /// Rounded to 2 decimals.
     pub requests_per_sec: f64,
-    pub mean_ms: f64,
-    pub p50_ms: f64,
-    pub p90_ms: f64,
-    pub p99_ms: f64,
-    pub max_ms: f64,
+    /// Latency of the measured requests.
+    pub latency_ms: Latency,
     /// Failed requests over the whole run, warm-up included: non-200
     /// answers, non-empty UnprocessedItems, timeouts, connection errors.
     pub errors: u64,
@@ -241,48 +244,26 @@ pub struct LoadResult {
     /// CPU time the generator's process used from its start to the end of
     /// the run (setup and warm-up included), in seconds (Linux only).
     pub client_cpu_total_secs: Option<f64>,
+    /// Every request succeeded and some were measured.
+    pub ok: bool,
+    /// The seed of the run's keys.
+    pub seed: u64,
+}
+
+/// Latency percentiles in milliseconds, rounded to 3 decimals.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub max: f64,
 }
 
 impl LoadResult {
-    /// True when every request succeeded and some were measured.
-    pub fn ok(&self) -> bool {
-        self.errors == 0 && self.requests > 0
-    }
-
-    /// The result as a JSON object.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "endpoint": self.endpoint,
-            "mode": self.mode.name(),
-            "connections": self.connections,
-            "items_per_request": self.items_per_request,
-            "item_bytes": self.item_bytes,
-            "request_bytes": self.request_bytes,
-            "table": self.table,
-            "warmup_secs": self.warmup_secs,
-            "duration_secs": self.duration_secs,
-            "requests": self.requests,
-            "items": self.items,
-            "items_per_sec": round2(self.items_per_sec),
-            "requests_per_sec": round2(self.requests_per_sec),
-            "latency_ms": {
-                "mean": round3(self.mean_ms),
-                "p50": round3(self.p50_ms),
-                "p90": round3(self.p90_ms),
-                "p99": round3(self.p99_ms),
-                "max": round3(self.max_ms),
-            },
-            "errors": self.errors,
-            "unprocessed_items": self.unprocessed_items,
-            "first_error": self.first_error,
-            "client_cpu_secs": self.client_cpu_secs.map(round3),
-            "client_cpu_total_secs": self.client_cpu_total_secs.map(round3),
-            "ok": self.ok(),
-        })
-    }
-
     /// A readable one-line summary.
     pub fn summary(&self) -> String {
+        let l = &self.latency_ms;
         let mut line = format!(
             "{} {}x{}B x{} conn: {:.0} items/s, {:.0} req/s, latency ms p50 {:.2} p90 {:.2} p99 {:.2} max {:.2}, errors {}",
             self.mode.name(),
@@ -291,15 +272,16 @@ impl LoadResult {
             self.connections,
             self.items_per_sec,
             self.requests_per_sec,
-            self.p50_ms,
-            self.p90_ms,
-            self.p99_ms,
-            self.max_ms,
+            l.p50,
+            l.p90,
+            l.p99,
+            l.max,
             self.errors,
         );
         if let Some(cpu) = self.client_cpu_secs {
             line.push_str(&format!(", client cpu {:.0}%", 100.0 * cpu / self.duration_secs));
         }
+        line.push_str(&format!(", seed {}", self.seed));
         if let Some(e) = &self.first_error {
             line.push_str(&format!(" (first error: {e})"));
         }
@@ -335,7 +317,7 @@ pub async fn run(config: &Config) -> Result<LoadResult, LoadError> {
     let endpoint = Arc::new(Endpoint::resolve(&config.endpoint).await?);
     create_table(&endpoint, &config.table).await?;
 
-    let nonce = run_nonce();
+    let nonce = key_nonce(config.seed);
     let start = Instant::now();
     let warm_end = start + config.warmup;
     let end = warm_end + config.duration;
@@ -371,7 +353,7 @@ pub async fn run(config: &Config) -> Result<LoadResult, LoadError> {
     let secs = config.duration.as_secs_f64();
     let h = &totals.histogram;
     let ms = |micros: u64| micros as f64 / 1000.0;
-    let quantile = |q: f64| if h.is_empty() { 0.0 } else { ms(h.value_at_quantile(q)) };
+    let quantile = |q: f64| if h.is_empty() { 0.0 } else { round3(ms(h.value_at_quantile(q))) };
     Ok(LoadResult {
         endpoint: config.endpoint.clone(),
         mode: config.mode,
@@ -384,18 +366,22 @@ pub async fn run(config: &Config) -> Result<LoadResult, LoadError> {
         duration_secs: secs,
         requests: totals.requests,
         items: totals.items,
-        items_per_sec: totals.items as f64 / secs,
-        requests_per_sec: totals.requests as f64 / secs,
-        mean_ms: if h.is_empty() { 0.0 } else { h.mean() / 1000.0 },
-        p50_ms: quantile(0.50),
-        p90_ms: quantile(0.90),
-        p99_ms: quantile(0.99),
-        max_ms: if h.is_empty() { 0.0 } else { ms(h.max()) },
+        items_per_sec: round2(totals.items as f64 / secs),
+        requests_per_sec: round2(totals.requests as f64 / secs),
+        latency_ms: Latency {
+            mean: if h.is_empty() { 0.0 } else { round3(h.mean() / 1000.0) },
+            p50: quantile(0.50),
+            p90: quantile(0.90),
+            p99: quantile(0.99),
+            max: if h.is_empty() { 0.0 } else { round3(ms(h.max())) },
+        },
         errors: totals.errors,
         unprocessed_items: totals.unprocessed_items,
         first_error: totals.first_error,
-        client_cpu_secs,
-        client_cpu_total_secs: cpu_end,
+        client_cpu_secs: client_cpu_secs.map(round3),
+        client_cpu_total_secs: cpu_end.map(round3),
+        ok: totals.errors == 0 && totals.requests > 0,
+        seed: config.seed,
     })
 }
 
@@ -444,23 +430,24 @@ impl Endpoint {
         Ok(sender)
     }
 
-    fn request(&self, operation: &str, body: Bytes) -> Request<Full<Bytes>> {
+    fn request(&self, target: &HeaderValue, body: Bytes) -> Request<Full<Bytes>> {
         let mut request = Request::new(Full::new(body));
         *request.method_mut() = Method::POST;
         *request.uri_mut() = Uri::from_static("/");
         let headers = request.headers_mut();
         headers.insert(HOST, self.host.clone());
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE_VALUE));
+        headers.insert(CONTENT_TYPE_HEADER, HeaderValue::from_static(CONTENT_TYPE));
         headers.insert("x-amz-date", HeaderValue::from_static(AMZ_DATE));
         headers.insert(AUTHORIZATION, HeaderValue::from_static(AUTHORIZATION_VALUE));
-        let target = match operation {
-            "BatchWriteItem" => HeaderValue::from_static("DynamoDB_20120810.BatchWriteItem"),
-            "PutItem" => HeaderValue::from_static("DynamoDB_20120810.PutItem"),
-            other => HeaderValue::from_str(&format!("{TARGET_PREFIX}{other}")).expect("operation names are ASCII"),
-        };
-        headers.insert("x-amz-target", target);
+        headers.insert("x-amz-target", target.clone());
         request
     }
+}
+
+/// The `X-Amz-Target` header of an operation.
+fn target(operation: &str) -> Result<HeaderValue, LoadError> {
+    HeaderValue::from_str(&format!("{TARGET_PREFIX}{operation}"))
+        .map_err(|_| LoadError::Config(format!("'{operation}' is not an operation name")))
 }
 
 /// Sends one request on `sender` and reads the whole answer.
@@ -478,7 +465,7 @@ async fn exchange(
 /// One control request on a fresh connection.
 async fn control(endpoint: &Endpoint, operation: &str, body: &Value) -> Result<(StatusCode, Value), LoadError> {
     let mut sender = endpoint.connect().await.map_err(LoadError::Connect)?;
-    let request = endpoint.request(operation, Bytes::from(body.to_string()));
+    let request = endpoint.request(&target(operation)?, Bytes::from(body.to_string()));
     let (status, bytes) = tokio::time::timeout(Duration::from_secs(30), exchange(&mut sender, request))
         .await
         .map_err(|_| LoadError::Setup(format!("{operation} got no answer in 30 s")))?
@@ -590,12 +577,10 @@ fn write_digits(dst: &mut [u8], mut n: u64) {
     }
 }
 
-/// A value that differs between runs, so keys of one run never overwrite
-/// those of an earlier run on the same table.
-fn run_nonce() -> u32 {
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-    let mixed = (nanos as u64 ^ std::process::id() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    (mixed >> 32) as u32
+/// The key prefix of a run, from its seed, so keys of one run never
+/// overwrite those of a run with another seed on the same table.
+fn key_nonce(seed: u64) -> u32 {
+    (Rng::new(seed).next_u64() >> 32) as u32
 }
 
 struct WorkerStats {
@@ -676,6 +661,13 @@ async fn worker(
     end: Instant,
 ) -> WorkerStats {
     let mut stats = WorkerStats::new();
+    let target = match target(mode.operation()) {
+        Ok(t) => t,
+        Err(e) => {
+            stats.error(e.to_string());
+            return stats;
+        }
+    };
     let items_per_request = template.counters.len() as u64;
     let mut sender: Option<SendRequest<Full<Bytes>>> = None;
     loop {
@@ -693,7 +685,7 @@ async fn worker(
                 }
             },
         };
-        let request = endpoint.request(mode.operation(), template.next_body());
+        let request = endpoint.request(&target, template.next_body());
         let sent = Instant::now();
         let outcome = tokio::time::timeout(timeout, exchange(connection, request)).await;
         let done = Instant::now();
@@ -744,7 +736,7 @@ mod tests {
     use super::*;
 
     fn config(mode: Mode) -> Config {
-        Config::new("http://127.0.0.1:8000", mode)
+        Config::new("http://127.0.0.1:8000", mode, 9)
     }
 
     #[test]
@@ -797,5 +789,59 @@ mod tests {
         let mut c = config(Mode::Put);
         c.item_bytes = 10;
         assert!(c.validate().is_err());
+    }
+
+    #[test]
+    fn keys_come_from_the_seed() {
+        assert_eq!(key_nonce(42), key_nonce(42));
+        assert_ne!(key_nonce(42), key_nonce(43));
+        let id = |seed| {
+            let mut t = Template::new(&Config::new("http://127.0.0.1:8000", Mode::Put, seed), key_nonce(seed), 0);
+            let v: Value = serde_json::from_slice(&t.next_body()).unwrap();
+            v["Item"]["id"]["S"].as_str().unwrap().to_string()
+        };
+        assert_eq!(id(5), id(5));
+        assert_eq!(id(5), format!("{:08x}0000-000000000000", key_nonce(5)));
+        assert_ne!(id(5), id(6));
+    }
+
+    #[test]
+    fn results_serialize_with_the_field_names_run_sh_reads() {
+        let result = LoadResult {
+            endpoint: "http://127.0.0.1:8000".to_string(),
+            mode: Mode::Batch,
+            connections: 16,
+            items_per_request: 25,
+            item_bytes: 230,
+            request_bytes: 7_000,
+            table: "bench_batch".to_string(),
+            warmup_secs: 2.0,
+            duration_secs: 10.0,
+            requests: 1_000,
+            items: 25_000,
+            items_per_sec: 2_500.0,
+            requests_per_sec: 100.0,
+            latency_ms: Latency { mean: 1.5, p50: 1.25, p90: 2.0, p99: 3.5, max: 9.0 },
+            errors: 0,
+            unprocessed_items: 0,
+            first_error: None,
+            client_cpu_secs: Some(0.5),
+            client_cpu_total_secs: None,
+            ok: true,
+            seed: 77,
+        };
+        let v = serde_json::to_value(&result).unwrap();
+        assert_eq!(
+            v,
+            json!({"endpoint": "http://127.0.0.1:8000", "mode": "batch", "connections": 16, "items_per_request": 25,
+                "item_bytes": 230, "request_bytes": 7000, "table": "bench_batch", "warmup_secs": 2.0,
+                "duration_secs": 10.0, "requests": 1000, "items": 25000, "items_per_sec": 2500.0,
+                "requests_per_sec": 100.0, "latency_ms": {"mean": 1.5, "p50": 1.25, "p90": 2.0, "p99": 3.5, "max": 9.0},
+                "errors": 0, "unprocessed_items": 0, "first_error": null, "client_cpu_secs": 0.5,
+                "client_cpu_total_secs": null, "ok": true, "seed": 77})
+        );
+        let back: LoadResult = serde_json::from_value(v).unwrap();
+        assert_eq!(back, result);
+        assert!(result.summary().ends_with("client cpu 5%, seed 77"), "{}", result.summary());
     }
 }

@@ -20,6 +20,8 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
+use dynaburst_rng::Rng;
+
 /// One configuration's published percentiles, in milliseconds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Quantiles {
@@ -114,13 +116,13 @@ pub fn distribution(operation: &str, items: usize, cancelled: bool) -> Option<Qu
 pub struct LatencyModel {
     aws: bool,
     rtt: Duration,
-    rng: Mutex<u64>,
+    rng: Mutex<Rng>,
 }
 
 impl LatencyModel {
     /// `aws` draws service times; `rtt_ms` is added to every answer.
     pub fn new(aws: bool, rtt_ms: f64, seed: u64) -> LatencyModel {
-        LatencyModel { aws, rtt: Duration::from_secs_f64(rtt_ms.max(0.0) / 1000.0), rng: Mutex::new(seed | 1) }
+        LatencyModel { aws, rtt: Duration::from_secs_f64(rtt_ms.max(0.0) / 1000.0), rng: Mutex::new(Rng::new(seed)) }
     }
 
     /// True when the model adds nothing.
@@ -129,11 +131,7 @@ impl LatencyModel {
     }
 
     fn uniform(&self) -> f64 {
-        let mut s = self.rng.lock().unwrap_or_else(|e| e.into_inner());
-        *s ^= *s << 13;
-        *s ^= *s >> 7;
-        *s ^= *s << 17;
-        (*s >> 11) as f64 / (1u64 << 53) as f64
+        self.rng.lock().unwrap_or_else(|e| e.into_inner()).unit()
     }
 
     /// How long to wait before answering.

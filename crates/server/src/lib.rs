@@ -1,23 +1,28 @@
 //! The HTTP/1.1 server that speaks DynamoDB's protocol.
 //!
-//! Architecture invariant: this is the only crate that knows HTTP. It reads
-//! the wall clock once per request and hands `now` to the wire layer; it
-//! never interprets DynamoDB JSON itself.
+//! Architecture invariant: this is the only server-side crate that knows
+//! HTTP. It reads its [`Clock`] once per request and hands `now` to the wire
+//! layer; it never interprets DynamoDB JSON itself (the wire layer's
+//! [`Outcome`](dynaburst_wire::Outcome) says what it needs). Request ids and
+//! modelled service times are drawn from seeded generators.
 
+pub mod clock;
 pub mod latency;
+mod metrics;
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use bytes::Bytes;
-use dynaburst_engine::{CapacityReport, Engine, Millis};
-use dynaburst_wire::{ApiError, TARGET_PREFIX};
+use dynaburst_engine::Engine;
+use dynaburst_rng::Rng;
+use dynaburst_wire::{ApiError, CONTENT_TYPE as JSON_CONTENT_TYPE, CONTENT_TYPES, TARGET_PREFIX};
 use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::Incoming;
+use hyper::body::Body;
 use hyper::header::{HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -25,30 +30,41 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
+pub use clock::{Clock, Instant, ManualClock, SystemClock};
+pub use metrics::{metrics_json, prometheus_text, MetricsDoc};
+
 /// Largest request body DynamoDB accepts: 16 MB. Larger ones get 413.
 pub const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
 /// How long shutdown waits for requests in flight before giving up.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
-/// The content types DynamoDB's clients send.
-pub const CONTENT_TYPES: &[&str] = &["application/x-amz-json-1.0", "application/x-amz-json-1.1"];
+/// Length of a request id, as AWS makes them.
+pub const REQUEST_ID_LEN: usize = 52;
+/// DynamoDB's health answer to a GET, which load balancers and curl users see.
+pub const HEALTH_ANSWER: &[u8] = b"healthy: dynamodb.us-east-1.amazonaws.com ";
 
 /// Shared state of a running server.
 pub struct Server {
     engine: Arc<Engine>,
     request_ids: RequestIds,
     latency: Option<latency::LatencyModel>,
+    clock: Arc<dyn Clock>,
 }
 
 impl Server {
-    /// A server over `engine`.
-    pub fn new(engine: Arc<Engine>) -> Server {
-        let seed = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
-        Server { engine, request_ids: RequestIds::new(seed), latency: None }
+    /// A server over `engine` on the wall clock; `seed` decides its request ids.
+    pub fn new(engine: Arc<Engine>, seed: u64) -> Server {
+        Server { engine, request_ids: RequestIds::new(seed), latency: None, clock: Arc::new(SystemClock::new()) }
     }
 
     /// Answers each request after a delay drawn from `model`.
     pub fn with_latency(mut self, model: latency::LatencyModel) -> Server {
         self.latency = (!model.is_none()).then_some(model);
+        self
+    }
+
+    /// Takes time from `clock` instead of the wall clock.
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Server {
+        self.clock = clock;
         self
     }
 
@@ -58,7 +74,8 @@ impl Server {
     }
 }
 
-/// Request ids in the shape AWS uses: 52 characters of [A-Z0-9].
+/// Request ids in the shape AWS uses: [`REQUEST_ID_LEN`] characters of
+/// [A-Z0-9], the nth a function of the seed and n alone.
 struct RequestIds {
     seed: u64,
     counter: AtomicU64,
@@ -72,23 +89,11 @@ impl RequestIds {
     fn next(&self) -> String {
         const ALPHABET: &[u8; 36] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
-        let mut state = self.seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let mut out = String::with_capacity(52);
-        for _ in 0..52 {
-            // splitmix64 step
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            out.push(ALPHABET[(z % 36) as usize] as char);
-        }
-        out
+        // Counters spread by the golden ratio, so that no two ids draw
+        // from overlapping stretches of the generator.
+        let mut rng = Rng::new(self.seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        (0..REQUEST_ID_LEN).map(|_| ALPHABET[rng.below(ALPHABET.len() as u64) as usize] as char).collect()
     }
-}
-
-fn now() -> Millis {
-    Millis(SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0))
 }
 
 fn respond(server: &Server, status: StatusCode, body: Vec<u8>) -> Response<Full<Bytes>> {
@@ -97,7 +102,7 @@ fn respond(server: &Server, status: StatusCode, body: Vec<u8>) -> Response<Full<
     let mut response = Response::new(Full::new(Bytes::from(body)));
     *response.status_mut() = status;
     let headers = response.headers_mut();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/x-amz-json-1.0"));
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON_CONTENT_TYPE));
     headers.insert(CONTENT_LENGTH, HeaderValue::from(len));
     headers.insert("x-amz-crc32", HeaderValue::from(crc));
     if let Ok(id) = HeaderValue::from_str(&server.request_ids.next()) {
@@ -112,106 +117,8 @@ fn text_response(server: &Server, content_type: &'static str, body: Vec<u8>) -> 
     response
 }
 
-/// The capacity model's metrics in Prometheus' text format: running totals
-/// as counters, and the last completed second as gauges.
-pub fn prometheus_text(reports: &[CapacityReport]) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    let mut family = |name: &str, kind: &str, help: &str, rows: &mut dyn Iterator<Item = (String, f64)>| {
-        let _ = writeln!(out, "# HELP {name} {help}");
-        let _ = writeln!(out, "# TYPE {name} {kind}");
-        for (labels, value) in rows {
-            let _ = writeln!(out, "{name}{{{labels}}} {value}");
-        }
-    };
-    let label = |t: &str| format!("table=\"{}\"", t.replace('\\', "\\\\").replace('"', "\\\""));
-    family(
-        "dynaburst_consumed_read_units_total",
-        "counter",
-        "Read units consumed.",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.metrics.total_read_units)),
-    );
-    family(
-        "dynaburst_consumed_write_units_total",
-        "counter",
-        "Write units consumed.",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.metrics.total_write_units)),
-    );
-    family(
-        "dynaburst_throttled_requests_total",
-        "counter",
-        "Requests answered with a throttling error.",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.metrics.total_throttled_requests as f64)),
-    );
-    family(
-        "dynaburst_throttled_items_total",
-        "counter",
-        "Items refused by the capacity model (throttled or unprocessed).",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.metrics.total_throttled_items as f64)),
-    );
-    family(
-        "dynaburst_partitions",
-        "gauge",
-        "Current partition count.",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.partitions.len() as f64)),
-    );
-    family(
-        "dynaburst_splits_total",
-        "counter",
-        "Partition splits since the table was created.",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.metrics.splits.len() as f64)),
-    );
-    family(
-        "dynaburst_warm_write_units",
-        "gauge",
-        "Write units per second the table takes at once.",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.warm_throughput.1)),
-    );
-    family(
-        "dynaburst_warm_read_units",
-        "gauge",
-        "Read units per second the table takes at once.",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.warm_throughput.0)),
-    );
-    let last = |r: &CapacityReport| r.metrics.seconds.back().cloned();
-    family(
-        "dynaburst_last_second_write_units",
-        "gauge",
-        "Write units consumed in the last completed second.",
-        &mut reports.iter().filter_map(|r| last(r).map(|s| (label(&r.table_name), s.write_units))),
-    );
-    family(
-        "dynaburst_last_second_read_units",
-        "gauge",
-        "Read units consumed in the last completed second.",
-        &mut reports.iter().filter_map(|r| last(r).map(|s| (label(&r.table_name), s.read_units))),
-    );
-    family(
-        "dynaburst_last_second_throttled_items",
-        "gauge",
-        "Items throttled in the last completed second.",
-        &mut reports.iter().filter_map(|r| {
-            last(r).map(|s| (label(&r.table_name), (s.throttled_read_items + s.throttled_write_items) as f64))
-        }),
-    );
-    family(
-        "dynaburst_partition_last_second_write_units",
-        "gauge",
-        "Write units per partition in the last completed second.",
-        &mut reports.iter().flat_map(|r| {
-            let t = label(&r.table_name);
-            last(r)
-                .map(|s| s.partitions)
-                .unwrap_or_default()
-                .into_iter()
-                .map(move |p| (format!("{t},partition=\"{:032x}\"", p.start), p.write_units))
-        }),
-    );
-    out
-}
-
 fn error_response(server: &Server, error: ApiError) -> Response<Full<Bytes>> {
-    let status = StatusCode::from_u16(error.status).unwrap_or(StatusCode::BAD_REQUEST);
+    let status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::BAD_REQUEST);
     respond(server, status, error.body())
 }
 
@@ -220,14 +127,20 @@ fn too_large(server: &Server) -> Response<Full<Bytes>> {
     respond(server, StatusCode::PAYLOAD_TOO_LARGE, body)
 }
 
-/// Answers one HTTP request.
-async fn handle(server: Arc<Server>, request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
-    let arrived = tokio::time::Instant::now();
+/// Answers one HTTP request, without sockets: the whole service. Reads the
+/// server's clock once; the engine's `now` and the latency model's deadline
+/// both come from that reading.
+pub async fn handle_request<B>(server: &Server, request: Request<B>) -> Response<Full<Bytes>>
+where
+    B: Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let arrived = server.clock.now();
     if request.method() == Method::GET {
         let path = request.uri().path();
         if path == "/metrics" {
-            let reports = server.engine.capacity_reports(now());
-            return Ok(text_response(&server, "text/plain; version=0.0.4", prometheus_text(&reports).into_bytes()));
+            let reports = server.engine.capacity_reports(arrived.millis());
+            return text_response(server, "text/plain; version=0.0.4", prometheus_text(&reports).into_bytes());
         }
         if path == "/metrics.json" {
             let since = request
@@ -235,22 +148,21 @@ async fn handle(server: Arc<Server>, request: Request<Incoming>) -> Result<Respo
                 .query()
                 .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("since=")))
                 .and_then(|v| v.parse::<u64>().ok());
-            let reports = server.engine.capacity_reports(now());
-            return Ok(text_response(&server, "application/json", dynaburst_wire::metrics_json(&reports, since)));
+            let reports = server.engine.capacity_reports(arrived.millis());
+            return text_response(server, "application/json", metrics_json(&reports, since));
         }
-        // DynamoDB's health answer, which load balancers and curl users see.
-        return Ok(respond(&server, StatusCode::OK, b"healthy: dynamodb.us-east-1.amazonaws.com ".to_vec()));
+        return respond(server, StatusCode::OK, HEALTH_ANSWER.to_vec());
     }
     if request.method() != Method::POST {
-        return Ok(error_response(&server, ApiError::unknown_operation()));
+        return error_response(server, ApiError::unknown_operation());
     }
     let declared =
         request.headers().get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > MAX_REQUEST_BYTES as u64) {
-        return Ok(too_large(&server));
+        return too_large(server);
     }
     if !request.headers().contains_key(hyper::header::AUTHORIZATION) {
-        return Ok(error_response(&server, ApiError::missing_authentication()));
+        return error_response(server, ApiError::missing_authentication());
     }
     let operation = request
         .headers()
@@ -264,28 +176,27 @@ async fn handle(server: Arc<Server>, request: Request<Incoming>) -> Result<Respo
         .and_then(|v| v.to_str().ok())
         .is_some_and(|ct| CONTENT_TYPES.iter().any(|ok| ct.starts_with(ok)));
     let Some(operation) = operation.filter(|_| content_type_ok) else {
-        return Ok(error_response(&server, ApiError::unknown_operation()));
+        return error_response(server, ApiError::unknown_operation());
     };
     let body = match Limited::new(request.into_body(), MAX_REQUEST_BYTES).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(e) => {
             if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() {
-                return Ok(too_large(&server));
+                return too_large(server);
             }
-            return Ok(error_response(&server, ApiError::serialization(format!("cannot read request body: {e}"))));
+            return error_response(server, ApiError::serialization(format!("cannot read request body: {e}")));
         }
     };
-    let result = dynaburst_wire::handle(&server.engine, &operation, &body, now());
+    let outcome = dynaburst_wire::handle(&server.engine, &operation, &body, arrived.millis());
     if let Some(model) = &server.latency {
-        let cancelled = matches!(&result, Err(e) if e.type_name.ends_with("#TransactionCanceledException"));
-        let delay = model.delay(&operation, dynaburst_wire::item_count(&operation, &body), cancelled);
+        let delay = model.delay(&operation, outcome.items, outcome.cancelled());
         // The modelled service time includes our own processing.
-        tokio::time::sleep_until(arrived + delay).await;
+        server.clock.sleep_until(arrived + delay).await;
     }
-    Ok(match result {
-        Ok(body) => respond(&server, StatusCode::OK, body),
-        Err(e) => error_response(&server, e),
-    })
+    match outcome.result {
+        Ok(body) => respond(server, StatusCode::OK, body),
+        Err(e) => error_response(server, e),
+    }
 }
 
 /// Serves connections from `listener` until `shutdown` completes, then
@@ -304,7 +215,10 @@ pub async fn serve(listener: TcpListener, server: Arc<Server>, shutdown: impl Fu
                 };
                 let _ = stream.set_nodelay(true);
                 let server = server.clone();
-                let service = service_fn(move |req| handle(server.clone(), req));
+                let service = service_fn(move |req| {
+                    let server = server.clone();
+                    async move { Ok::<_, Infallible>(handle_request(&server, req).await) }
+                });
                 let conn = http1::Builder::new().keep_alive(true).serve_connection(TokioIo::new(stream), service);
                 let conn = graceful.watch(conn);
                 tokio::spawn(async move {
@@ -319,3 +233,6 @@ pub async fn serve(listener: TcpListener, server: Arc<Server>, shutdown: impl Fu
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

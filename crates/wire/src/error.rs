@@ -1,9 +1,9 @@
-//! Error bodies: `{"__type": "<namespace>#<Name>", "message": "..."}`.
+//! API errors: a kind (which names DynamoDB's `__type`, its namespace and
+//! the HTTP status as a number) and a message. Their JSON body is rendered
+//! by `render.rs`, so this module depends on no other module of the crate.
 
-use dynaburst_engine::EngineError;
-use serde_json::{json, Map, Value};
-
-use crate::value::item_to_json;
+use dynaburst_engine::{CancellationReason, EngineError};
+use dynaburst_model::Item;
 
 /// Namespace of DynamoDB's own errors.
 pub const NS_DYNAMODB: &str = "com.amazonaws.dynamodb.v20120810";
@@ -14,130 +14,174 @@ pub const NS_SERVICE: &str = "com.amazon.coral.service";
 /// Namespace of ThrottlingException.
 pub const NS_AVAILABILITY: &str = "com.amazon.coral.availability";
 
-/// An error response: HTTP status and JSON body.
+/// Why the capacity model refused a request: DynamoDB's ThrottlingReason.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThrottlingReason {
+    /// "TableWriteProvisionedThroughputExceeded", …
+    pub reason: &'static str,
+    /// The throttled resource's ARN.
+    pub resource: String,
+}
+
+/// Which error, with the data its body carries besides the message.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ErrorKind {
+    Validation,
+    /// The body is not the JSON the operation takes.
+    Serialization,
+    UnknownOperation,
+    MissingAuthenticationToken,
+    /// HTTP 500.
+    InternalServerError,
+    ResourceNotFound,
+    ResourceInUse,
+    LimitExceeded,
+    /// With the old item when ReturnValuesOnConditionCheckFailure asked for it.
+    ConditionalCheckFailed {
+        item: Option<Item>,
+    },
+    /// With one reason per action, in request order.
+    TransactionCanceled {
+        reasons: Vec<CancellationReason>,
+    },
+    IdempotentParameterMismatch,
+    TransactionInProgress,
+    /// A provisioned table over its capacity.
+    ProvisionedThroughputExceeded(ThrottlingReason),
+    /// An on-demand table over its capacity.
+    Throttling(ThrottlingReason),
+}
+
+impl ErrorKind {
+    /// The namespace of the `__type`.
+    pub fn namespace(&self) -> &'static str {
+        match self {
+            ErrorKind::Validation => NS_VALIDATE,
+            ErrorKind::Serialization | ErrorKind::UnknownOperation | ErrorKind::MissingAuthenticationToken => {
+                NS_SERVICE
+            }
+            ErrorKind::Throttling(_) => NS_AVAILABILITY,
+            _ => NS_DYNAMODB,
+        }
+    }
+
+    /// The name of the `__type`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ErrorKind::Validation => "ValidationException",
+            ErrorKind::Serialization => "SerializationException",
+            ErrorKind::UnknownOperation => "UnknownOperationException",
+            ErrorKind::MissingAuthenticationToken => "MissingAuthenticationTokenException",
+            ErrorKind::InternalServerError => "InternalServerError",
+            ErrorKind::ResourceNotFound => "ResourceNotFoundException",
+            ErrorKind::ResourceInUse => "ResourceInUseException",
+            ErrorKind::LimitExceeded => "LimitExceededException",
+            ErrorKind::ConditionalCheckFailed { .. } => "ConditionalCheckFailedException",
+            ErrorKind::TransactionCanceled { .. } => "TransactionCanceledException",
+            ErrorKind::IdempotentParameterMismatch => "IdempotentParameterMismatchException",
+            ErrorKind::TransactionInProgress => "TransactionInProgressException",
+            ErrorKind::ProvisionedThroughputExceeded(_) => "ProvisionedThroughputExceededException",
+            ErrorKind::Throttling(_) => "ThrottlingException",
+        }
+    }
+
+    /// The HTTP status, as a number.
+    pub fn status(&self) -> u16 {
+        match self {
+            ErrorKind::InternalServerError => 500,
+            _ => 400,
+        }
+    }
+}
+
+/// An error response.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ApiError {
-    pub status: u16,
-    /// Namespace and name, e.g. "com.amazon.coral.validate#ValidationException".
-    pub type_name: String,
+    pub kind: ErrorKind,
     /// The message; None sends no message member.
     pub message: Option<String>,
-    /// Extra members (Item, CancellationReasons, ThrottlingReasons…).
-    pub extra: Map<String, Value>,
-    /// The message member's name ("message", or "Message" for
-    /// TransactionCanceledException).
-    pub message_key: &'static str,
 }
 
 impl ApiError {
-    /// A 400 error of `namespace#name`.
-    pub fn new(namespace: &str, name: &str, message: impl Into<String>) -> ApiError {
-        ApiError {
-            status: 400,
-            type_name: format!("{namespace}#{name}"),
-            message: Some(message.into()),
-            extra: Map::new(),
-            message_key: "message",
-        }
+    /// An error of `kind` with `message`.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> ApiError {
+        ApiError { kind, message: Some(message.into()) }
     }
 
     /// ValidationException.
     pub fn validation(message: impl Into<String>) -> ApiError {
-        ApiError::new(NS_VALIDATE, "ValidationException", message)
+        ApiError::new(ErrorKind::Validation, message)
     }
 
     /// SerializationException: the body is not the JSON the operation takes.
     pub fn serialization(message: impl Into<String>) -> ApiError {
-        ApiError::new(NS_SERVICE, "SerializationException", message)
+        ApiError::new(ErrorKind::Serialization, message)
     }
 
-    /// UnknownOperationException.
+    /// UnknownOperationException, which has no message.
     pub fn unknown_operation() -> ApiError {
-        let mut e = ApiError::new(NS_SERVICE, "UnknownOperationException", "");
-        e.message = None;
-        e
+        ApiError { kind: ErrorKind::UnknownOperation, message: None }
     }
 
     /// MissingAuthenticationTokenException.
     pub fn missing_authentication() -> ApiError {
-        ApiError::new(NS_SERVICE, "MissingAuthenticationTokenException", "Request is missing Authentication Token")
+        ApiError::new(ErrorKind::MissingAuthenticationToken, "Request is missing Authentication Token")
     }
 
     /// InternalServerError (HTTP 500).
     pub fn internal(message: impl Into<String>) -> ApiError {
-        let mut e = ApiError::new(NS_DYNAMODB, "InternalServerError", message);
-        e.status = 500;
-        e
+        ApiError::new(ErrorKind::InternalServerError, message)
     }
 
-    /// The JSON body.
-    pub fn body(&self) -> Vec<u8> {
-        let mut m = Map::new();
-        m.insert("__type".to_string(), Value::String(self.type_name.clone()));
-        if let Some(msg) = &self.message {
-            m.insert(self.message_key.to_string(), Value::String(msg.clone()));
+    /// The HTTP status, as a number.
+    pub fn status(&self) -> u16 {
+        self.kind.status()
+    }
+
+    /// `namespace#Name`, e.g. "com.amazon.coral.validate#ValidationException".
+    pub fn type_name(&self) -> String {
+        format!("{}#{}", self.kind.namespace(), self.kind.name())
+    }
+
+    /// The message member's name: "Message" for TransactionCanceledException,
+    /// "message" for every other error.
+    pub fn message_key(&self) -> &'static str {
+        match self.kind {
+            ErrorKind::TransactionCanceled { .. } => "Message",
+            _ => "message",
         }
-        for (k, v) in &self.extra {
-            m.insert(k.clone(), v.clone());
+    }
+}
+
+impl From<dynaburst_ddbjson::Error> for ApiError {
+    fn from(e: dynaburst_ddbjson::Error) -> ApiError {
+        match e.class() {
+            dynaburst_ddbjson::ErrorClass::Serialization => ApiError::serialization(e.to_string()),
+            dynaburst_ddbjson::ErrorClass::Validation => ApiError::validation(e.to_string()),
         }
-        serde_json::to_vec(&Value::Object(m)).unwrap_or_default()
     }
 }
 
 impl From<EngineError> for ApiError {
     fn from(e: EngineError) -> ApiError {
         let message = e.message();
-        match e {
-            EngineError::Validation(_) => ApiError::validation(message),
-            EngineError::ResourceNotFound(_) => ApiError::new(NS_DYNAMODB, "ResourceNotFoundException", message),
-            EngineError::ResourceInUse(_) => ApiError::new(NS_DYNAMODB, "ResourceInUseException", message),
-            EngineError::LimitExceeded(_) => ApiError::new(NS_DYNAMODB, "LimitExceededException", message),
-            EngineError::ConditionalCheckFailed { item } => {
-                let mut err = ApiError::new(NS_DYNAMODB, "ConditionalCheckFailedException", message);
-                if let Some(item) = item {
-                    err.extra.insert("Item".to_string(), item_to_json(&item));
-                }
-                err
+        let kind = match e {
+            EngineError::Validation(_) => ErrorKind::Validation,
+            EngineError::ResourceNotFound(_) => ErrorKind::ResourceNotFound,
+            EngineError::ResourceInUse(_) => ErrorKind::ResourceInUse,
+            EngineError::LimitExceeded(_) => ErrorKind::LimitExceeded,
+            EngineError::ConditionalCheckFailed { item } => ErrorKind::ConditionalCheckFailed { item },
+            EngineError::TransactionCanceled { reasons } => ErrorKind::TransactionCanceled { reasons },
+            EngineError::IdempotentParameterMismatch => ErrorKind::IdempotentParameterMismatch,
+            EngineError::TransactionInProgress => ErrorKind::TransactionInProgress,
+            EngineError::Throttled { provisioned: true, reason, resource } => {
+                ErrorKind::ProvisionedThroughputExceeded(ThrottlingReason { reason, resource })
             }
-            EngineError::TransactionCanceled { reasons } => {
-                let mut err = ApiError::new(NS_DYNAMODB, "TransactionCanceledException", message);
-                err.message_key = "Message";
-                let list: Vec<Value> = reasons
-                    .iter()
-                    .map(|r| {
-                        let mut m = Map::new();
-                        m.insert("Code".to_string(), json!(r.code));
-                        if let Some(msg) = &r.message {
-                            m.insert("Message".to_string(), json!(msg));
-                        }
-                        if let Some(item) = &r.item {
-                            m.insert("Item".to_string(), item_to_json(item));
-                        }
-                        Value::Object(m)
-                    })
-                    .collect();
-                err.extra.insert("CancellationReasons".to_string(), Value::Array(list));
-                err
+            EngineError::Throttled { provisioned: false, reason, resource } => {
+                ErrorKind::Throttling(ThrottlingReason { reason, resource })
             }
-            EngineError::IdempotentParameterMismatch => {
-                ApiError::new(NS_DYNAMODB, "IdempotentParameterMismatchException", message)
-            }
-            EngineError::TransactionInProgress => ApiError::new(NS_DYNAMODB, "TransactionInProgressException", message),
-            EngineError::Throttled { provisioned, reason, resource } => {
-                let reasons = json!([{ "reason": reason, "resource": resource }]);
-                if provisioned {
-                    let mut err = ApiError::new(NS_DYNAMODB, "ProvisionedThroughputExceededException", message);
-                    err.extra.insert("ThrottlingReasons".to_string(), reasons);
-                    err
-                } else {
-                    // The model spells this member in lower camel case on
-                    // ThrottlingException only (reference A28).
-                    let mut err = ApiError::new(NS_AVAILABILITY, "ThrottlingException", message);
-                    err.extra.insert("throttlingReasons".to_string(), reasons);
-                    err
-                }
-            }
-            EngineError::Internal(_) => ApiError::internal(message),
-        }
+            EngineError::Internal(_) => ErrorKind::InternalServerError,
+        };
+        ApiError::new(kind, message)
     }
 }

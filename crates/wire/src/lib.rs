@@ -1,30 +1,28 @@
 //! DynamoDB's JSON 1.0 wire protocol: request members to engine inputs,
 //! engine outputs to response bodies, and errors to `{"__type", "message"}`.
 //!
-//! Architecture invariant: this is the only crate that knows DynamoDB JSON.
-//! It knows nothing of HTTP (status codes are plain numbers here) and never
-//! reads a clock: the caller passes `now`.
+//! Architecture invariant: this is the only server-side crate that knows
+//! DynamoDB JSON (attribute values come from the `dynaburst-ddbjson` codec
+//! it shares with the client side). It knows nothing of HTTP (status codes
+//! are plain numbers here) and never reads a clock: the caller passes `now`.
 
 mod error;
-mod metrics;
 mod ops;
+mod render;
 mod request;
 mod value;
 
 use dynaburst_engine::{Engine, Millis};
 use serde_json::Value;
 
-pub use error::{ApiError, NS_AVAILABILITY, NS_DYNAMODB, NS_SERVICE, NS_VALIDATE};
-pub use metrics::metrics_json;
+pub use dynaburst_ddbjson::{CONTENT_TYPE, CONTENT_TYPES, TARGET_PREFIX};
+pub use error::{ApiError, ErrorKind, ThrottlingReason, NS_AVAILABILITY, NS_DYNAMODB, NS_SERVICE, NS_VALIDATE};
 pub use ops::{
     table_description_json, unprocessed_keys_json, write_requests_json, MAX_BATCH_WRITE_ITEMS, MAX_CLIENT_TOKEN,
     MAX_LIST_TABLES, MAX_TOTAL_SEGMENTS, MAX_TRANSACT_ITEMS,
 };
 pub use request::{MAX_TABLE_NAME, MIN_TABLE_NAME};
 pub use value::{item_to_json, parse_item, parse_value, value_to_json, MAX_NESTING_DEPTH};
-
-/// The `X-Amz-Target` prefix of DynamoDB's operations.
-pub const TARGET_PREFIX: &str = "DynamoDB_20120810.";
 
 /// Every operation this server answers.
 pub const OPERATIONS: &[&str] = &[
@@ -47,34 +45,62 @@ pub const OPERATIONS: &[&str] = &[
     "UpdateTable",
 ];
 
+/// One request's answer, with what the server needs to know about it
+/// besides the body, so that it never reads DynamoDB JSON itself.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The response body, or the error to send.
+    pub result: Result<Vec<u8>, ApiError>,
+    /// How many items the request writes or reads (for latency models): the
+    /// items of a batch or transaction, 1 otherwise and for invalid bodies.
+    pub items: usize,
+}
+
+impl Outcome {
+    /// True when a transaction was cancelled.
+    pub fn cancelled(&self) -> bool {
+        matches!(&self.result, Err(ApiError { kind: ErrorKind::TransactionCanceled { .. }, .. }))
+    }
+}
+
 /// Handles one request: `operation` is the part of `X-Amz-Target` after
-/// the prefix, `body` the raw request body. Returns the response body or
-/// the error to send.
-pub fn handle(engine: &Engine, operation: &str, body: &[u8], now: Millis) -> Result<Vec<u8>, ApiError> {
+/// the prefix, `body` the raw request body.
+pub fn handle(engine: &Engine, operation: &str, body: &[u8], now: Millis) -> Outcome {
     if !OPERATIONS.contains(&operation) {
-        return Err(ApiError::unknown_operation());
+        return Outcome { result: Err(ApiError::unknown_operation()), items: 1 };
     }
     if body.is_empty() {
-        return Err(ApiError::serialization("The request body is empty: send a JSON object, even {}"));
+        let error = ApiError::serialization("The request body is empty: send a JSON object, even {}");
+        return Outcome { result: Err(error), items: 1 };
     }
-    let request: Value =
-        serde_json::from_slice(body).map_err(|e| ApiError::serialization(format!("Malformed request body: {e}")))?;
+    let request: Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(e) => {
+            let error = ApiError::serialization(format!("Malformed request body: {e}"));
+            return Outcome { result: Err(error), items: 1 };
+        }
+    };
+    let items = item_count(operation, &request);
+    Outcome { result: dispatch(engine, operation, &request, now), items }
+}
+
+fn dispatch(engine: &Engine, operation: &str, request: &Value, now: Millis) -> Result<Vec<u8>, ApiError> {
     let response = match operation {
-        "CreateTable" => ops::create_table(engine, &request, now)?,
-        "DescribeTable" => ops::describe_table(engine, &request)?,
-        "DeleteTable" => ops::delete_table(engine, &request)?,
-        "ListTables" => ops::list_tables(engine, &request)?,
-        "UpdateTable" => ops::update_table(engine, &request, now)?,
-        "PutItem" => ops::put_item(engine, &request, now)?,
-        "GetItem" => ops::get_item(engine, &request, now)?,
-        "DeleteItem" => ops::delete_item(engine, &request, now)?,
-        "UpdateItem" => ops::update_item(engine, &request, now)?,
-        "BatchWriteItem" => ops::batch_write_item(engine, &request, now)?,
-        "BatchGetItem" => ops::batch_get_item(engine, &request, now)?,
-        "TransactWriteItems" => ops::transact_write_items(engine, &request, now)?,
-        "TransactGetItems" => ops::transact_get_items(engine, &request, now)?,
-        "Query" => ops::read(engine, &request, now, true)?,
-        "Scan" => ops::read(engine, &request, now, false)?,
+        "CreateTable" => ops::create_table(engine, request, now)?,
+        "DescribeTable" => ops::describe_table(engine, request)?,
+        "DeleteTable" => ops::delete_table(engine, request)?,
+        "ListTables" => ops::list_tables(engine, request)?,
+        "UpdateTable" => ops::update_table(engine, request, now)?,
+        "PutItem" => ops::put_item(engine, request, now)?,
+        "GetItem" => ops::get_item(engine, request, now)?,
+        "DeleteItem" => ops::delete_item(engine, request, now)?,
+        "UpdateItem" => ops::update_item(engine, request, now)?,
+        "BatchWriteItem" => ops::batch_write_item(engine, request, now)?,
+        "BatchGetItem" => ops::batch_get_item(engine, request, now)?,
+        "TransactWriteItems" => ops::transact_write_items(engine, request, now)?,
+        "TransactGetItems" => ops::transact_get_items(engine, request, now)?,
+        "Query" => ops::read(engine, request, now, true)?,
+        "Scan" => ops::read(engine, request, now, false)?,
         "DescribeLimits" => ops::describe_limits(),
         "DescribeEndpoints" => ops::describe_endpoints("localhost"),
         _ => return Err(ApiError::unknown_operation()),
@@ -82,10 +108,8 @@ pub fn handle(engine: &Engine, operation: &str, body: &[u8], now: Millis) -> Res
     serde_json::to_vec(&response).map_err(|e| ApiError::internal(format!("cannot render response: {e}")))
 }
 
-/// How many items a request writes or reads (for latency models): the
-/// items of a batch or transaction, 1 otherwise. Invalid bodies count 1.
-pub fn item_count(operation: &str, body: &[u8]) -> usize {
-    let Ok(v) = serde_json::from_slice::<Value>(body) else { return 1 };
+/// The items of a batch or transaction request (already parsed), at least 1.
+fn item_count(operation: &str, v: &Value) -> usize {
     let n = match operation {
         "BatchWriteItem" => {
             v["RequestItems"].as_object().map(|m| m.values().filter_map(Value::as_array).map(Vec::len).sum())
@@ -97,4 +121,64 @@ pub fn item_count(operation: &str, body: &[u8]) -> usize {
         _ => None,
     };
     n.unwrap_or(1).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use dynaburst_engine::store::MemStoreFactory;
+    use dynaburst_engine::EngineConfig;
+    use serde_json::json;
+
+    use super::*;
+
+    fn engine() -> Engine {
+        Engine::new(EngineConfig::local(), Box::new(MemStoreFactory))
+    }
+
+    fn call(engine: &Engine, operation: &str, body: Value) -> Outcome {
+        handle(engine, operation, body.to_string().as_bytes(), Millis(1_000))
+    }
+
+    #[test]
+    fn protocol_errors_come_before_the_body_is_read() {
+        let e = engine();
+        let unknown = handle(&e, "Frobnicate", b"{}", Millis(0));
+        assert_eq!(unknown.result, Err(ApiError::unknown_operation()));
+        let empty = handle(&e, "ListTables", b"", Millis(0)).result.unwrap_err();
+        assert_eq!(empty.kind, ErrorKind::Serialization);
+        let malformed = handle(&e, "BatchWriteItem", b"{\"RequestItems\":", Millis(0));
+        assert_eq!(malformed.items, 1);
+        assert_eq!(malformed.result.unwrap_err().kind, ErrorKind::Serialization);
+    }
+
+    #[test]
+    fn outcomes_count_items_and_say_when_a_transaction_was_cancelled() {
+        let e = engine();
+        let create = call(
+            &e,
+            "CreateTable",
+            json!({"TableName": "tbl", "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+                "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST"}),
+        );
+        assert!(create.result.is_ok(), "{:?}", create.result);
+        assert_eq!(create.items, 1);
+        let put = |id: &str| json!({"PutRequest": {"Item": {"id": {"S": id}}}});
+        let batch = call(&e, "BatchWriteItem", json!({"RequestItems": {"tbl": [put("a"), put("b"), put("c")]}}));
+        assert_eq!(batch.items, 3);
+        let body: Value = serde_json::from_slice(batch.result.as_ref().unwrap()).unwrap();
+        assert_eq!(body, json!({"UnprocessedItems": {}}));
+        assert!(!batch.cancelled());
+        let guarded = |id: &str| {
+            json!({"Put": {"TableName": "tbl", "Item": {"id": {"S": id}},
+                "ConditionExpression": "attribute_not_exists(id)"}})
+        };
+        let cancelled = call(&e, "TransactWriteItems", json!({"TransactItems": [guarded("z"), guarded("a")]}));
+        assert_eq!(cancelled.items, 2);
+        assert!(cancelled.cancelled());
+        let reasons = match cancelled.result.unwrap_err().kind {
+            ErrorKind::TransactionCanceled { reasons } => reasons.iter().map(|r| r.code).collect::<Vec<_>>(),
+            other => panic!("not a cancellation: {other:?}"),
+        };
+        assert_eq!(reasons, ["None", "ConditionalCheckFailed"]);
+    }
 }

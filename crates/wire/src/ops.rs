@@ -10,8 +10,7 @@ use crate::error::ApiError;
 use crate::request::{check_table_name, null_member, Req, Violations};
 use crate::value::{item_to_json, parse_item, wrong_json_type};
 
-/// Most write requests in one BatchWriteItem.
-pub const MAX_BATCH_WRITE_ITEMS: usize = 25;
+pub use dynaburst_ddbjson::MAX_BATCH_WRITE_ITEMS;
 /// Most actions in one TransactWriteItems or TransactGetItems.
 pub const MAX_TRANSACT_ITEMS: usize = 100;
 /// Longest ClientRequestToken.

@@ -6,13 +6,10 @@ use dynaburst_engine::{ExprArgs, ReturnCapacity, ReturnValues, Select};
 use dynaburst_model::Item;
 use serde_json::{Map, Value};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 use crate::value::{parse_item, parse_value, wrong_json_type};
 
-/// Shortest table name.
-pub const MIN_TABLE_NAME: usize = 3;
-/// Longest table name.
-pub const MAX_TABLE_NAME: usize = 255;
+pub use dynaburst_ddbjson::{MAX_TABLE_NAME, MIN_TABLE_NAME};
 
 /// Constraint violations, reported together as DynamoDB does:
 /// "2 validation errors detected: Value … at '…' failed to satisfy constraint: …; …".
@@ -206,7 +203,7 @@ impl<'a> Req<'a> {
                         )));
                     }
                     let value = parse_value(v).map_err(|mut e| {
-                        if e.type_name.ends_with("#ValidationException") {
+                        if e.kind == ErrorKind::Validation {
                             let inner = e.message.take().unwrap_or_default();
                             e.message =
                                 Some(format!("ExpressionAttributeValues contains invalid value: {inner} for key {k}"));

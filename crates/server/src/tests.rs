@@ -1,0 +1,201 @@
+//! The service in process: requests in, responses out, no sockets, on a
+//! manual clock.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use dynaburst_engine::store::MemStoreFactory;
+use dynaburst_engine::{Engine, EngineConfig};
+use http_body_util::{BodyExt, Full};
+use hyper::{Request, Response, StatusCode};
+use serde_json::{json, Value};
+
+use super::*;
+
+const START: Instant = Instant(Duration::from_millis(1_700_000_000_250));
+
+fn server(seed: u64) -> (Server, Arc<ManualClock>) {
+    let engine = Arc::new(Engine::new(EngineConfig::local(), Box::new(MemStoreFactory)));
+    let clock = Arc::new(ManualClock::new(START));
+    (Server::new(engine, seed).with_clock(clock.clone()), clock)
+}
+
+fn post(target: &str) -> hyper::http::request::Builder {
+    Request::builder()
+        .method("POST")
+        .uri("/")
+        .header("authorization", "AWS4-HMAC-SHA256 Credential=x/20260101/us-east-1/dynamodb/aws4_request")
+        .header("content-type", "application/x-amz-json-1.0")
+        .header("x-amz-target", format!("DynamoDB_20120810.{target}"))
+}
+
+fn request(target: &str, body: Value) -> Request<Full<Bytes>> {
+    post(target).body(Full::new(Bytes::from(body.to_string()))).unwrap()
+}
+
+async fn send(server: &Server, request: Request<Full<Bytes>>) -> (StatusCode, Response<()>, Bytes) {
+    let response = handle_request(server, request).await;
+    let (parts, body) = response.into_parts();
+    let bytes = body.collect().await.unwrap().to_bytes();
+    (parts.status, Response::from_parts(parts, ()), bytes)
+}
+
+fn error_type(body: &Bytes) -> String {
+    let v: Value = serde_json::from_slice(body).unwrap();
+    v["__type"].as_str().unwrap().to_string()
+}
+
+fn create_table(name: &str) -> Request<Full<Bytes>> {
+    request(
+        "CreateTable",
+        json!({"TableName": name, "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+            "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST"}),
+    )
+}
+
+#[tokio::test]
+async fn a_request_without_authorization_is_refused() {
+    let (server, _) = server(1);
+    let mut req = request("ListTables", json!({}));
+    req.headers_mut().remove("authorization");
+    let (status, _, body) = send(&server, req).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        serde_json::from_slice::<Value>(&body).unwrap(),
+        json!({"__type": "com.amazon.coral.service#MissingAuthenticationTokenException",
+            "message": "Request is missing Authentication Token"})
+    );
+}
+
+#[tokio::test]
+async fn bodies_over_16_mb_get_413_whether_declared_or_not() {
+    let (server, _) = server(1);
+    let declared = post("PutItem")
+        .header("content-length", (MAX_REQUEST_BYTES + 1).to_string())
+        .body(Full::new(Bytes::from_static(b"{}")))
+        .unwrap();
+    let (status, _, body) = send(&server, declared).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(body, format!("Request body larger than {MAX_REQUEST_BYTES} bytes"));
+    let big = Bytes::from(vec![b' '; MAX_REQUEST_BYTES + 1]);
+    let (status, _, _) = send(&server, post("PutItem").body(Full::new(big)).unwrap()).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+}
+
+#[tokio::test]
+async fn wrong_content_type_target_or_method_is_an_unknown_operation() {
+    let (server, _) = server(1);
+    let unknown = "com.amazon.coral.service#UnknownOperationException";
+    let mut wrong_type = request("ListTables", json!({}));
+    wrong_type.headers_mut().insert("content-type", HeaderValue::from_static("application/json"));
+    let (status, _, body) = send(&server, wrong_type).await;
+    assert_eq!((status, error_type(&body)), (StatusCode::BAD_REQUEST, unknown.to_string()));
+    let mut no_prefix = request("ListTables", json!({}));
+    no_prefix.headers_mut().insert("x-amz-target", HeaderValue::from_static("ListTables"));
+    let (status, _, body) = send(&server, no_prefix).await;
+    assert_eq!((status, error_type(&body)), (StatusCode::BAD_REQUEST, unknown.to_string()));
+    let mut put = request("ListTables", json!({}));
+    *put.method_mut() = Method::PUT;
+    let (status, _, body) = send(&server, put).await;
+    assert_eq!((status, error_type(&body)), (StatusCode::BAD_REQUEST, unknown.to_string()));
+    let get = Request::builder().uri("/").body(Full::new(Bytes::new())).unwrap();
+    let (status, _, body) = send(&server, get).await;
+    assert_eq!((status, body), (StatusCode::OK, Bytes::from_static(HEALTH_ANSWER)));
+}
+
+#[tokio::test]
+async fn answers_carry_crc32_and_request_id_headers() {
+    let (server, _) = server(1);
+    let (status, response, body) = send(&server, request("ListTables", json!({}))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(serde_json::from_slice::<Value>(&body).unwrap(), json!({"TableNames": []}));
+    let headers = response.headers();
+    assert_eq!(headers["content-type"], "application/x-amz-json-1.0");
+    assert_eq!(headers["content-length"], body.len().to_string().as_str());
+    assert_eq!(headers["x-amz-crc32"], crc32fast::hash(&body).to_string().as_str());
+    let id = headers["x-amzn-requestid"].to_str().unwrap();
+    assert_eq!(id.len(), REQUEST_ID_LEN);
+    assert!(id.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit()), "{id}");
+}
+
+#[tokio::test]
+async fn request_ids_are_a_function_of_the_seed() {
+    async fn ids(seed: u64) -> Vec<String> {
+        let (server, _) = server(seed);
+        let mut out = Vec::new();
+        for _ in 0..3 {
+            let (_, response, _) = send(&server, request("ListTables", json!({}))).await;
+            out.push(response.headers()["x-amzn-requestid"].to_str().unwrap().to_string());
+        }
+        out
+    }
+    let a = ids(7).await;
+    assert_eq!(a, ids(7).await);
+    assert_ne!(a, ids(8).await);
+    assert_ne!(a[0], a[1]);
+    assert_ne!(a[1], a[2]);
+}
+
+#[tokio::test]
+async fn the_engine_and_the_latency_model_run_on_the_injected_clock() {
+    let (plain, clock) = server(1);
+    let rtt = plain.with_latency(latency::LatencyModel::new(false, 20.0, 1));
+    let (status, _, body) = send(&rtt, create_table("tbl")).await;
+    assert_eq!(status, StatusCode::OK);
+    // The engine's `now` is the clock's reading on arrival.
+    let created = serde_json::from_slice::<Value>(&body).unwrap()["TableDescription"]["CreationDateTime"].clone();
+    assert_eq!(created, json!(1_700_000_000.25));
+    // The answer waited the round trip, in virtual time.
+    assert_eq!(clock.now(), START + Duration::from_millis(20));
+
+    let aws = rtt.with_latency(latency::LatencyModel::new(true, 0.0, 3));
+    let before = clock.now();
+    let put = request("PutItem", json!({"TableName": "tbl", "Item": {"id": {"S": "a"}}}));
+    let (status, _, _) = send(&aws, put).await;
+    assert_eq!(status, StatusCode::OK);
+    let waited = clock.now().0 - before.0;
+    let put_item = latency::SEED_003_PUT_ITEM;
+    assert!(
+        waited >= Duration::from_secs_f64(put_item.min / 1000.0)
+            && waited <= Duration::from_secs_f64(put_item.max / 1000.0),
+        "{waited:?} outside seed 003's PutItem range"
+    );
+    // Same seed, same draw.
+    let (again, clock_again) = server(1);
+    let again = again.with_latency(latency::LatencyModel::new(true, 0.0, 3));
+    send(&again, create_table("tbl")).await;
+    let before = clock_again.now();
+    send(&again, request("PutItem", json!({"TableName": "tbl", "Item": {"id": {"S": "a"}}}))).await;
+    assert_eq!(clock_again.now().0 - before.0, waited);
+}
+
+#[tokio::test]
+async fn metrics_are_served_as_prometheus_text_and_json() {
+    let (server, clock) = server(1);
+    send(&server, create_table("tbl")).await;
+    send(&server, request("PutItem", json!({"TableName": "tbl", "Item": {"id": {"S": "a"}}}))).await;
+    clock.advance(Duration::from_secs(2));
+    let get = |path: &str| Request::builder().uri(path).body(Full::new(Bytes::new())).unwrap();
+    let (status, response, body) = send(&server, get("/metrics")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "text/plain; version=0.0.4");
+    let text = String::from_utf8(body.to_vec()).unwrap();
+    assert!(text.contains("dynaburst_consumed_write_units_total{table=\"tbl\"} 1\n"), "{text}");
+    let (_, response, body) = send(&server, get("/metrics.json")).await;
+    assert_eq!(response.headers()["content-type"], "application/json");
+    let doc: Value = serde_json::from_slice(&body).unwrap();
+    let table = &doc["tables"][0];
+    assert_eq!(table["table"], "tbl");
+    assert_eq!(table["mode"], "on-demand");
+    assert_eq!(table["provisioned"], Value::Null);
+    assert_eq!(table["totals"]["write_units"], json!(1.0));
+    let second = START.millis().0 / 1000;
+    assert_eq!(table["seconds"][0]["second"], json!(second));
+    assert_eq!(table["seconds"][0]["write_units"], json!(1.0));
+    let (_, _, later) = send(&server, get(&format!("/metrics.json?since={}", second + 1))).await;
+    let later: Value = serde_json::from_slice(&later).unwrap();
+    let seconds: Vec<u64> =
+        later["tables"][0]["seconds"].as_array().unwrap().iter().map(|s| s["second"].as_u64().unwrap()).collect();
+    assert_eq!(seconds, [second + 1], "only the seconds at or after `since`");
+}
