@@ -14,7 +14,10 @@
 //!   locked in table-name order first), and its read lock around reads. A
 //!   backend never sees two commits on one table at once, nor a read of a
 //!   table during a commit to it; it needs no locking of its own for that.
-//!   Catalog calls are serialized by the engine's table registry lock.
+//!   `create_table` and `drop_table` run under the engine's registry lock
+//!   (one at a time); `save_table_meta` runs under the table's settings
+//!   lock, so it may run beside catalog calls for other tables, and must
+//!   report `NoSuchTable` if its table was dropped meanwhile.
 //! - **A commit is all or nothing.** After `commit` returns `Ok`, every
 //!   mutation of the batch is visible; after it returns `Err`, none is
 //!   (also after a restart, for a durable backend). A disk backend
