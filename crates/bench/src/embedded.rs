@@ -4,7 +4,6 @@
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use dynaburst_engine::store::MemStoreFactory;
 use dynaburst_engine::{Engine, EngineConfig};
 use dynaburst_server::latency::LatencyModel;
 use dynaburst_server::Server;
@@ -24,7 +23,7 @@ impl Embedded {
         if !capacity {
             config.capacity = None;
         }
-        let engine = Arc::new(Engine::new(config, Box::new(MemStoreFactory)));
+        let engine = Arc::new(Engine::new(config));
         let server = Arc::new(Server::new(engine, seed).with_latency(latency));
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
         let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;

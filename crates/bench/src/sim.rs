@@ -8,7 +8,6 @@
 
 use std::collections::VecDeque;
 
-use dynaburst_engine::store::MemStoreFactory;
 use dynaburst_engine::*;
 use dynaburst_model::Item;
 
@@ -19,7 +18,7 @@ pub const START_MS: u64 = 1_000;
 
 /// An engine with the capacity model on, DynamoDB's numbers.
 pub fn engine() -> Engine {
-    Engine::new(EngineConfig::local(), Box::new(MemStoreFactory))
+    Engine::new(EngineConfig::local())
 }
 
 /// Creates a table whose key is `keys` (name, type, role).

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use dynaburst_engine::{store::MemStoreFactory, Engine, EngineConfig};
+use dynaburst_engine::{Engine, EngineConfig};
 use dynaburst_server::Server;
 
 /// Both the server and the loader allocate per item; mimalloc serves that
@@ -172,7 +172,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         if args.capacity_model == Switch::Off {
             config.capacity = None;
         }
-        let engine = Arc::new(Engine::new(config, Box::new(MemStoreFactory)));
+        let engine = Arc::new(Engine::new(config));
         let seed = seed_or_fresh(args.seed);
         // Request ids and service times draw from independent generators.
         let mut rng = dynaburst_rng::Rng::new(seed);

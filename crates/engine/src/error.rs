@@ -5,6 +5,7 @@ use std::fmt;
 
 use dynaburst_model::Item;
 
+use crate::store::StoreError;
 use crate::types::CancellationReason;
 
 /// ProvisionedThroughputExceededException's message (reference A25).
@@ -35,8 +36,9 @@ pub enum EngineError {
     /// for provisioned tables, ThrottlingException for on-demand ones, with
     /// the ThrottlingReason and the throttled resource's ARN.
     Throttled { provisioned: bool, reason: &'static str, resource: String },
-    /// InternalServerError.
-    Internal(String),
+    /// InternalServerError: the storage failed. The request changed
+    /// nothing (a commit is all or nothing).
+    Internal(StoreError),
 }
 
 impl EngineError {
@@ -46,8 +48,8 @@ impl EngineError {
             EngineError::Validation(m)
             | EngineError::ResourceNotFound(m)
             | EngineError::ResourceInUse(m)
-            | EngineError::LimitExceeded(m)
-            | EngineError::Internal(m) => m.clone(),
+            | EngineError::LimitExceeded(m) => m.clone(),
+            EngineError::Internal(e) => format!("Internal server error: {e}"),
             EngineError::ConditionalCheckFailed { .. } => "The conditional request failed".to_string(),
             EngineError::TransactionCanceled { reasons } => {
                 let codes: Vec<&str> = reasons.iter().map(|r| r.code).collect();
@@ -93,5 +95,11 @@ impl std::error::Error for EngineError {}
 impl From<dynaburst_expr::ExprError> for EngineError {
     fn from(e: dynaburst_expr::ExprError) -> EngineError {
         EngineError::Validation(e.message)
+    }
+}
+
+impl From<StoreError> for EngineError {
+    fn from(e: StoreError) -> EngineError {
+        EngineError::Internal(e)
     }
 }

@@ -4,19 +4,27 @@
 //! Architecture invariant: the engine is pure. It does no I/O, knows no
 //! HTTP and no JSON, and never reads a clock: every operation takes `now`.
 //! Its inputs and outputs are the plain types in [`types`]; its errors carry
-//! DynamoDB's exact messages.
+//! DynamoDB's exact messages. Every write goes through one funnel
+//! (`write.rs`) and reaches storage only through [`store::Storage`].
 
+mod batch;
+mod control;
 mod engine;
 mod error;
+mod item;
+mod read;
 pub mod store;
 mod table;
+mod tokens;
+mod transact;
 pub mod types;
+mod write;
 
 pub use dynaburst_capacity as capacity;
 pub use engine::{
-    CapacityReport, Engine, EngineConfig, IDEMPOTENCY_WINDOW_MS, IDEMPOTENT_REPLAY_READ_UNITS, MAX_BATCH_GET_KEYS,
-    MAX_PAGE_BYTES, MAX_REMEMBERED_TOKENS, MAX_TABLES,
+    CapacityReport, Engine, EngineConfig, IDEMPOTENT_REPLAY_READ_UNITS, MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES, MAX_TABLES,
 };
 pub use error::EngineError;
-pub use table::{KeyAttr, KeySchema, Table, TableData, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
+pub use table::{KeyAttr, KeySchema, Table, TableData, TableSettings, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
+pub use tokens::{IDEMPOTENCY_WINDOW_MS, MAX_REMEMBERED_TOKENS};
 pub use types::*;

@@ -1,13 +1,11 @@
 //! A table: its key schema, settings, statistics and storage.
 
-use std::sync::Arc;
-
-use dynaburst_capacity::{Op, TableCapacity, Throttle};
-use dynaburst_model::{item_size, Item, KeyValue, Millis, ScalarType};
+use dynaburst_capacity::{CapacitySettings, Mode, Op, TableCapacity, Throttle};
+use dynaburst_model::{Item, KeyValue, Millis, ScalarType};
 use parking_lot::{Mutex, RwLock};
 
 use crate::error::EngineError;
-use crate::store::{StoreKey, TableStore};
+use crate::store::{StoreKey, TableMeta, TableStore};
 use crate::types::{BillingMode, KeyRole, TableDescription};
 
 /// Largest partition-key value, in bytes.
@@ -150,7 +148,7 @@ fn key_param_value(key: &Item, attr: &KeyAttr, is_hash: bool) -> Result<KeyValue
 }
 
 /// Settings that UpdateTable changes.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TableSettings {
     pub billing: BillingMode,
     pub last_increase: Option<Millis>,
@@ -159,43 +157,35 @@ pub struct TableSettings {
     pub last_pay_per_request_switch: Option<Millis>,
 }
 
-/// The stored items and their running statistics, behind one lock.
+impl TableSettings {
+    /// The settings of a table created at `now` with `billing`.
+    pub fn new(billing: BillingMode, now: Millis) -> TableSettings {
+        TableSettings {
+            billing,
+            last_increase: None,
+            last_decrease: None,
+            decreases_today: 0,
+            last_pay_per_request_switch: match billing {
+                BillingMode::PayPerRequest => Some(now),
+                BillingMode::Provisioned { .. } => None,
+            },
+        }
+    }
+}
+
+/// The stored items and their running statistics, behind one lock. Only
+/// the write funnel (`write.rs`) changes them.
 pub struct TableData {
     pub store: Box<dyn TableStore>,
     pub size_bytes: u64,
+    pub item_count: u64,
 }
 
-impl TableData {
-    /// Replaces (or inserts) the item at `key`; keeps statistics right.
-    pub fn put(&mut self, key: StoreKey, item: Arc<Item>) -> Option<Arc<Item>> {
-        let new_size = item_size(&item) as u64;
-        let old = self.store.put(key, item);
-        self.size_bytes += new_size;
-        if let Some(o) = &old {
-            self.size_bytes = self.size_bytes.saturating_sub(item_size(o) as u64);
-        }
-        old
-    }
-
-    /// Like [`TableData::put`] for an item whose size the caller already
-    /// knows; returns the replaced item with its size.
-    pub fn put_sized(&mut self, key: StoreKey, item: Arc<Item>, size: usize) -> Option<(Arc<Item>, usize)> {
-        let old = self.store.put(key, item);
-        self.size_bytes += size as u64;
-        old.map(|o| {
-            let old_size = item_size(&o);
-            self.size_bytes = self.size_bytes.saturating_sub(old_size as u64);
-            (o, old_size)
-        })
-    }
-
-    /// Deletes the item at `key`; keeps statistics right.
-    pub fn delete(&mut self, key: &StoreKey) -> Option<Arc<Item>> {
-        let old = self.store.delete(key);
-        if let Some(o) = &old {
-            self.size_bytes = self.size_bytes.saturating_sub(item_size(o) as u64);
-        }
-        old
+/// The capacity model's mode for a billing mode.
+pub(crate) fn capacity_mode(billing: BillingMode) -> Mode {
+    match billing {
+        BillingMode::PayPerRequest => Mode::OnDemand,
+        BillingMode::Provisioned { read, write } => Mode::Provisioned { read: read as f64, write: write as f64 },
     }
 }
 
@@ -204,6 +194,8 @@ pub struct Table {
     pub name: String,
     pub table_id: String,
     pub arn: String,
+    pub region: String,
+    pub account_id: String,
     pub key_schema: KeySchema,
     pub attribute_definitions: Vec<(String, ScalarType)>,
     pub created_at: Millis,
@@ -215,6 +207,41 @@ pub struct Table {
 }
 
 impl Table {
+    /// A table rebuilt from its catalog entry and store, holding
+    /// `item_count` items of `size_bytes`; its capacity model (when
+    /// `capacity` is set) starts at `now`.
+    pub fn from_meta(meta: TableMeta, data: TableData, capacity: Option<CapacitySettings>, now: Millis) -> Table {
+        let arn = meta.arn();
+        let mode = capacity_mode(meta.settings.billing);
+        Table {
+            name: meta.name,
+            table_id: meta.table_id,
+            arn,
+            region: meta.region,
+            account_id: meta.account_id,
+            key_schema: meta.key_schema,
+            attribute_definitions: meta.attribute_definitions,
+            created_at: meta.created_at,
+            settings: Mutex::new(meta.settings),
+            data: RwLock::new(data),
+            capacity: Mutex::new(capacity.map(|settings| TableCapacity::new(mode, settings, now))),
+        }
+    }
+
+    /// The catalog entry of this table with `settings`.
+    pub fn meta_with(&self, settings: TableSettings) -> TableMeta {
+        TableMeta {
+            name: self.name.clone(),
+            table_id: self.table_id.clone(),
+            region: self.region.clone(),
+            account_id: self.account_id.clone(),
+            key_schema: self.key_schema.clone(),
+            attribute_definitions: self.attribute_definitions.clone(),
+            settings,
+            created_at: self.created_at,
+        }
+    }
+
     fn throttle_error(&self, t: Throttle) -> EngineError {
         let provisioned = matches!(self.settings.lock().billing, BillingMode::Provisioned { .. });
         EngineError::Throttled { provisioned, reason: t.reason(), resource: self.arn.clone() }
@@ -263,7 +290,7 @@ impl Table {
         };
         let (item_count, size_bytes) = {
             let data = self.data.read();
-            (data.store.len() as u64, data.size_bytes)
+            (data.item_count, data.size_bytes)
         };
         TableDescription {
             table_name: self.name.clone(),

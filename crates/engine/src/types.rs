@@ -134,15 +134,24 @@ pub struct ListTablesOutput {
     pub last_evaluated: Option<String>,
 }
 
+/// The options PutItem, DeleteItem and UpdateItem share.
+#[derive(Clone, Debug, Default)]
+pub struct WriteOptions {
+    /// ConditionExpression.
+    pub condition: Option<String>,
+    /// ExpressionAttributeNames and ExpressionAttributeValues.
+    pub expr: ExprArgs,
+    pub return_values: ReturnValues,
+    pub return_capacity: ReturnCapacity,
+    /// ReturnValuesOnConditionCheckFailure ALL_OLD.
+    pub return_old_on_condition_failure: bool,
+}
+
 #[derive(Clone, Debug)]
 pub struct PutItemInput {
     pub table_name: String,
     pub item: Item,
-    pub condition: Option<String>,
-    pub expr: ExprArgs,
-    pub return_values: ReturnValues,
-    pub return_capacity: ReturnCapacity,
-    pub return_old_on_condition_failure: bool,
+    pub options: WriteOptions,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -171,23 +180,16 @@ pub struct GetItemOutput {
 pub struct DeleteItemInput {
     pub table_name: String,
     pub key: Item,
-    pub condition: Option<String>,
-    pub expr: ExprArgs,
-    pub return_values: ReturnValues,
-    pub return_capacity: ReturnCapacity,
-    pub return_old_on_condition_failure: bool,
+    pub options: WriteOptions,
 }
 
 #[derive(Clone, Debug)]
 pub struct UpdateItemInput {
     pub table_name: String,
     pub key: Item,
+    /// UpdateExpression.
     pub update: Option<String>,
-    pub condition: Option<String>,
-    pub expr: ExprArgs,
-    pub return_values: ReturnValues,
-    pub return_capacity: ReturnCapacity,
-    pub return_old_on_condition_failure: bool,
+    pub options: WriteOptions,
 }
 
 /// One request of a BatchWriteItem.

@@ -5,7 +5,6 @@
 
 use std::collections::VecDeque;
 
-use dynaburst_engine::store::MemStoreFactory;
 use dynaburst_engine::*;
 use dynaburst_model::{AttributeValue, Item, Number, ScalarType};
 
@@ -22,7 +21,7 @@ fn item(pk: &str, sk: u64) -> Item {
 }
 
 fn engine() -> Engine {
-    Engine::new(EngineConfig::local(), Box::new(MemStoreFactory))
+    Engine::new(EngineConfig::local())
 }
 
 fn create(engine: &Engine, name: &str, billing: BillingMode) {
@@ -154,15 +153,7 @@ fn seed004_single_partition_key_levels_off_at_1000_units() {
     // The throttle names the hot key range.
     let err = engine
         .put_item(
-            PutItemInput {
-                table_name: "ipranges".into(),
-                item: item("0", 999_999),
-                condition: None,
-                expr: ExprArgs::default(),
-                return_values: ReturnValues::None,
-                return_capacity: ReturnCapacity::None,
-                return_old_on_condition_failure: false,
-            },
+            PutItemInput { table_name: "ipranges".into(), item: item("0", 999_999), options: WriteOptions::default() },
             Millis(1_000 + 119_990),
         )
         .unwrap_err();

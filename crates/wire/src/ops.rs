@@ -308,18 +308,7 @@ pub fn put_item(engine: &Engine, body: &Value, now: Millis) -> Result<Value, Api
     req.reject_legacy(LEGACY_WRITE)?;
     let table_name = req.table_name()?;
     let item = req.item("Item", "item")?;
-    let out = engine.put_item(
-        PutItemInput {
-            table_name,
-            item,
-            condition: req.opt_str("ConditionExpression")?.map(str::to_string),
-            expr: req.expr_args()?,
-            return_values: req.return_values()?,
-            return_capacity: req.return_capacity()?,
-            return_old_on_condition_failure: req.return_old_on_failure()?,
-        },
-        now,
-    )?;
+    let out = engine.put_item(PutItemInput { table_name, item, options: req.write_options()? }, now)?;
     Ok(write_output(out))
 }
 
@@ -356,18 +345,7 @@ pub fn delete_item(engine: &Engine, body: &Value, now: Millis) -> Result<Value, 
     req.reject_legacy(LEGACY_WRITE)?;
     let table_name = req.table_name()?;
     let key = req.item("Key", "key")?;
-    let out = engine.delete_item(
-        DeleteItemInput {
-            table_name,
-            key,
-            condition: req.opt_str("ConditionExpression")?.map(str::to_string),
-            expr: req.expr_args()?,
-            return_values: req.return_values()?,
-            return_capacity: req.return_capacity()?,
-            return_old_on_condition_failure: req.return_old_on_failure()?,
-        },
-        now,
-    )?;
+    let out = engine.delete_item(DeleteItemInput { table_name, key, options: req.write_options()? }, now)?;
     Ok(write_output(out))
 }
 
@@ -382,11 +360,7 @@ pub fn update_item(engine: &Engine, body: &Value, now: Millis) -> Result<Value, 
             table_name,
             key,
             update: req.opt_str("UpdateExpression")?.map(str::to_string),
-            condition: req.opt_str("ConditionExpression")?.map(str::to_string),
-            expr: req.expr_args()?,
-            return_values: req.return_values()?,
-            return_capacity: req.return_capacity()?,
-            return_old_on_condition_failure: req.return_old_on_failure()?,
+            options: req.write_options()?,
         },
         now,
     )?;

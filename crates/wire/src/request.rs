@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use dynaburst_engine::{ExprArgs, ReturnCapacity, ReturnValues, Select};
+use dynaburst_engine::{ExprArgs, ReturnCapacity, ReturnValues, Select, WriteOptions};
 use dynaburst_model::Item;
 use serde_json::{Map, Value};
 
@@ -183,6 +183,18 @@ impl<'a> Req<'a> {
             out.insert(k.clone(), name.to_string());
         }
         Ok(Some(out))
+    }
+
+    /// The options PutItem, DeleteItem and UpdateItem share, checked in
+    /// this order.
+    pub fn write_options(&self) -> Result<WriteOptions, ApiError> {
+        Ok(WriteOptions {
+            condition: self.opt_str("ConditionExpression")?.map(str::to_string),
+            expr: self.expr_args()?,
+            return_values: self.return_values()?,
+            return_capacity: self.return_capacity()?,
+            return_old_on_condition_failure: self.return_old_on_failure()?,
+        })
     }
 
     /// ExpressionAttributeNames and ExpressionAttributeValues.

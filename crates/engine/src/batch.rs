@@ -1,0 +1,232 @@
+//! BatchWriteItem and BatchGetItem.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use dynaburst_capacity::Op;
+use dynaburst_model::{item_size, read_units};
+
+use crate::engine::{
+    check_item_size, consumed, parse_projection_only, projected, read_kind, Engine, ITEM_TOO_BIG, MAX_BATCH_GET_KEYS,
+};
+use crate::error::EngineError;
+use crate::store::StoreKey;
+use crate::table::{Table, TableData};
+use crate::types::*;
+use crate::write::{self, Writes};
+
+/// The distinct tables of a request in name order (the order their locks
+/// are taken in), and the slot among them of each table in `named`.
+pub(crate) fn table_slots(named: &[Arc<Table>]) -> Result<(Vec<Arc<Table>>, Vec<usize>), EngineError> {
+    let mut tables = named.to_vec();
+    tables.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+    tables.dedup_by(|a, b| a.name == b.name);
+    // Every table is in `tables`; a miss would be a bug, reported as the
+    // table not found rather than routed to another table.
+    let slots = named
+        .iter()
+        .map(|t| tables.binary_search_by(|x| x.name.cmp(&t.name)).map_err(|_| EngineError::table_not_found()))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((tables, slots))
+}
+
+/// How one table's requests of a BatchWriteItem were handled.
+struct Handled {
+    table_name: String,
+    /// Units charged (known at admission when the capacity model is on).
+    units: f64,
+    /// Without a capacity model: the positions of this table's writes in
+    /// the batch, charged from the items they replace after commit.
+    unmetered: Option<std::ops::Range<usize>>,
+    unprocessed: Vec<WriteRequest>,
+}
+
+impl Engine {
+    /// BatchWriteItem. The whole batch is validated before anything is
+    /// written; each item is then admitted on its own, and the admitted
+    /// writes of every table commit together.
+    pub fn batch_write_item(&self, input: BatchWriteInput, now: Millis) -> Result<BatchWriteOutput, EngineError> {
+        let mut plan = Vec::with_capacity(input.requests.len());
+        let mut named = Vec::with_capacity(input.requests.len());
+        for (table_name, requests) in &input.requests {
+            let table = self.table(table_name)?;
+            // Each key with the size of the item put (0 for a delete).
+            let mut keyed: Vec<(StoreKey, usize)> = Vec::with_capacity(requests.len());
+            for request in requests {
+                let (key, size) = match request {
+                    WriteRequest::Put(item) => {
+                        let key = table.key_schema.key_of_item(item)?;
+                        (key, check_item_size(item, ITEM_TOO_BIG)?)
+                    }
+                    WriteRequest::Delete(k) => (table.key_schema.key_of_key(k)?, 0),
+                };
+                // At most 25 keys: compare the partition hash each key
+                // carries, and whole keys only when it matches.
+                if keyed.iter().any(|(k, _)| k.hash == key.hash && *k == key) {
+                    return Err(EngineError::validation("Provided list of item keys contains duplicates"));
+                }
+                keyed.push((key, size));
+            }
+            plan.push(keyed);
+            named.push(table);
+        }
+        let (tables, slots) = table_slots(&named)?;
+        drop(named);
+        let total: usize = plan.iter().map(Vec::len).sum();
+        let mut guards: Vec<_> = tables.iter().map(|t| t.data.write()).collect();
+        // Each item is admitted on its own; what the capacity model refuses
+        // comes back in UnprocessedItems. Only when nothing at all was
+        // admitted does the request fail with the throttling error (A32).
+        let mut writes = Writes::with_capacity(total);
+        let mut handled = Vec::with_capacity(plan.len());
+        let mut admitted_any = false;
+        let mut refusal: Option<EngineError> = None;
+        for ((keys, (table_name, requests)), &slot) in plan.into_iter().zip(input.requests).zip(&slots) {
+            let table = &tables[slot];
+            if table.capacity.lock().is_none() {
+                // No capacity model: nothing to admit, so each item is one
+                // store write, charged from the item it replaced.
+                let start = writes.len();
+                for ((key, new_size), request) in keys.into_iter().zip(requests) {
+                    match request {
+                        WriteRequest::Put(item) => writes.put(slot, key, item, new_size, None),
+                        WriteRequest::Delete(_) => writes.delete(slot, key, None),
+                    }
+                }
+                admitted_any = true;
+                handled.push(Handled {
+                    table_name,
+                    units: 0.0,
+                    unmetered: Some(start..writes.len()),
+                    unprocessed: Vec::new(),
+                });
+                continue;
+            }
+            let data = &guards[slot];
+            let mut units = 0.0;
+            let mut unprocessed = Vec::new();
+            for ((key, new_size), request) in keys.into_iter().zip(requests) {
+                let old_size = data.store.get(&key)?.map(|o| item_size(&o)).unwrap_or(0);
+                let item_units = write::units(old_size, new_size);
+                if !write::admit_batch_item(table, key.hash, item_units, now, &mut refusal)? {
+                    unprocessed.push(request);
+                    continue;
+                }
+                admitted_any = true;
+                units += item_units;
+                match request {
+                    WriteRequest::Put(item) => writes.put(slot, key, item, new_size, Some(old_size)),
+                    WriteRequest::Delete(_) => writes.delete(slot, key, Some(old_size)),
+                }
+                writes.note_last(table, now);
+            }
+            handled.push(Handled { table_name, units, unmetered: None, unprocessed });
+        }
+        let table_refs: Vec<&Table> = tables.iter().map(|t| &**t).collect();
+        let mut data: Vec<&mut TableData> = guards.iter_mut().map(|g| &mut **g).collect();
+        let sizes = write::commit(&*self.storage, &table_refs, &mut data, writes, now)?;
+        drop(data);
+        drop(guards);
+        let mut out = BatchWriteOutput::default();
+        let mut throttled_tables = Vec::new();
+        for (h, &slot) in handled.into_iter().zip(&slots) {
+            let table = &tables[slot];
+            let units = match h.unmetered {
+                Some(range) => {
+                    sizes.get(range).unwrap_or_default().iter().map(|&(old, new)| write::units(old, new)).sum()
+                }
+                None => h.units,
+            };
+            if !h.unprocessed.is_empty() {
+                throttled_tables.push(table.clone());
+                out.unprocessed.push((h.table_name, h.unprocessed));
+            }
+            out.consumed.extend(consumed(input.return_capacity, &table.name, 0.0, units));
+        }
+        if !admitted_any {
+            if let Some(e) = refusal {
+                for t in &throttled_tables {
+                    t.note_throttled_request(now);
+                }
+                return Err(e);
+            }
+        }
+        Ok(out)
+    }
+
+    /// BatchGetItem.
+    pub fn batch_get_item(&self, input: BatchGetInput, now: Millis) -> Result<BatchGetOutput, EngineError> {
+        let total: usize = input.requests.iter().map(|(_, r)| r.keys.len()).sum();
+        if total > MAX_BATCH_GET_KEYS {
+            return Err(EngineError::validation("Too many items requested for the BatchGetItem call"));
+        }
+        let mut plan = Vec::with_capacity(input.requests.len());
+        for (table_name, request) in &input.requests {
+            let table = self.table(table_name)?;
+            let projection = parse_projection_only(request.projection.as_deref(), request.names.as_ref())?;
+            let mut seen = HashSet::with_capacity(request.keys.len());
+            let mut keys = Vec::with_capacity(request.keys.len());
+            for k in &request.keys {
+                let key = table.key_schema.key_of_key(k)?;
+                if !seen.insert(key.clone()) {
+                    return Err(EngineError::validation("Provided list of item keys contains duplicates"));
+                }
+                keys.push(key);
+            }
+            plan.push((table, projection, keys, request));
+        }
+        let mut out = BatchGetOutput::default();
+        let mut admitted_any = false;
+        let mut refusal: Option<EngineError> = None;
+        let mut throttled_tables = Vec::new();
+        for (table, projection, keys, request) in plan {
+            let mut units = 0.0;
+            let mut items = Vec::new();
+            let mut unprocessed = Vec::new();
+            let data = table.data.read();
+            for (key, key_item) in keys.into_iter().zip(&request.keys) {
+                let found = data.store.get(&key)?;
+                let item_units =
+                    read_units(found.as_ref().map(|i| item_size(i)).unwrap_or(0), read_kind(request.consistent_read));
+                match table.admit(Op::Read, key.hash, item_units, now) {
+                    Ok(()) => {}
+                    Err(e @ EngineError::Throttled { .. }) => {
+                        refusal.get_or_insert(e);
+                        unprocessed.push(key_item.clone());
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                }
+                admitted_any = true;
+                units += item_units;
+                if let Some(i) = found {
+                    items.push(projected(&i, &projection));
+                }
+            }
+            drop(data);
+            if !unprocessed.is_empty() {
+                throttled_tables.push(table.clone());
+                out.unprocessed.push((
+                    table.name.clone(),
+                    KeysAndAttributes {
+                        keys: unprocessed,
+                        projection: request.projection.clone(),
+                        names: request.names.clone(),
+                        consistent_read: request.consistent_read,
+                    },
+                ));
+            }
+            out.consumed.extend(consumed(input.return_capacity, &table.name, units, 0.0));
+            out.responses.push((table.name.clone(), items));
+        }
+        if !admitted_any {
+            if let Some(e) = refusal {
+                for t in &throttled_tables {
+                    t.note_throttled_request(now);
+                }
+                return Err(e);
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,120 @@
+//! Single-item operations: PutItem, GetItem, DeleteItem, UpdateItem.
+
+use dynaburst_capacity::Op;
+use dynaburst_model::{item_size, read_units, Item};
+
+use crate::engine::{
+    apply_update, check_item_size, check_put_return_values, condition_holds, consumed, parse_projection_only,
+    parse_write_exprs, projected, read_kind, throttled, update_return_values, Engine, ITEM_TOO_BIG,
+};
+use crate::error::EngineError;
+use crate::types::*;
+use crate::write::{self, Writes};
+
+/// ConditionalCheckFailedException, with the old item when asked for.
+fn condition_failed(old: Option<&Item>, options: &WriteOptions) -> EngineError {
+    EngineError::ConditionalCheckFailed {
+        item: if options.return_old_on_condition_failure { old.cloned() } else { None },
+    }
+}
+
+impl Engine {
+    /// PutItem. A throttled write is refused before its condition is
+    /// evaluated.
+    pub fn put_item(&self, input: PutItemInput, now: Millis) -> Result<WriteOutput, EngineError> {
+        let options = &input.options;
+        check_put_return_values(options.return_values, "")?;
+        let table = self.table(&input.table_name)?;
+        let exprs = parse_write_exprs(options.condition.as_deref(), None, &options.expr)?;
+        let key = table.key_schema.key_of_item(&input.item)?;
+        let new_size = check_item_size(&input.item, ITEM_TOO_BIG)?;
+        let mut data = table.data.write();
+        let old = data.store.get(&key)?;
+        let old_size = old.as_ref().map(|o| item_size(o)).unwrap_or(0);
+        let units = write::units(old_size, new_size);
+        write::admit_one(&table, key.hash, units, now)?;
+        if !condition_holds(&exprs.condition, old.as_deref())? {
+            return Err(condition_failed(old.as_deref(), options));
+        }
+        let mut writes = Writes::with_capacity(1);
+        writes.put(0, key, input.item, new_size, Some(old_size));
+        write::commit(&*self.storage, &[&table], &mut [&mut *data], writes, now)?;
+        drop(data);
+        Ok(WriteOutput {
+            attributes: match options.return_values {
+                ReturnValues::AllOld => old.map(|o| (*o).clone()),
+                _ => None,
+            },
+            consumed: consumed(options.return_capacity, &table.name, 0.0, units),
+        })
+    }
+
+    /// GetItem.
+    pub fn get_item(&self, input: GetItemInput, now: Millis) -> Result<GetItemOutput, EngineError> {
+        let table = self.table(&input.table_name)?;
+        let projection = parse_projection_only(input.projection.as_deref(), input.names.as_ref())?;
+        let key = table.key_schema.key_of_key(&input.key)?;
+        let found = table.data.read().store.get(&key)?;
+        let size = found.as_ref().map(|i| item_size(i)).unwrap_or(0);
+        let units = read_units(size, read_kind(input.consistent_read));
+        throttled(&table, now, table.admit(Op::Read, key.hash, units, now))?;
+        let item = found.map(|i| projected(&i, &projection));
+        Ok(GetItemOutput { item, consumed: consumed(input.return_capacity, &table.name, units, 0.0) })
+    }
+
+    /// DeleteItem. A throttled write is refused before its condition is
+    /// evaluated.
+    pub fn delete_item(&self, input: DeleteItemInput, now: Millis) -> Result<WriteOutput, EngineError> {
+        let options = &input.options;
+        check_put_return_values(options.return_values, "")?;
+        let table = self.table(&input.table_name)?;
+        let exprs = parse_write_exprs(options.condition.as_deref(), None, &options.expr)?;
+        let key = table.key_schema.key_of_key(&input.key)?;
+        let mut data = table.data.write();
+        let old = data.store.get(&key)?;
+        let old_size = old.as_ref().map(|o| item_size(o)).unwrap_or(0);
+        let units = write::units(old_size, 0);
+        write::admit_one(&table, key.hash, units, now)?;
+        if !condition_holds(&exprs.condition, old.as_deref())? {
+            return Err(condition_failed(old.as_deref(), options));
+        }
+        if old.is_some() {
+            let mut writes = Writes::with_capacity(1);
+            writes.delete(0, key, Some(old_size));
+            write::commit(&*self.storage, &[&table], &mut [&mut *data], writes, now)?;
+        }
+        drop(data);
+        Ok(WriteOutput {
+            attributes: match options.return_values {
+                ReturnValues::AllOld => old.map(|o| (*o).clone()),
+                _ => None,
+            },
+            consumed: consumed(options.return_capacity, &table.name, 0.0, units),
+        })
+    }
+
+    /// UpdateItem. The condition is evaluated first; a failed condition is
+    /// still charged, on the old item's size (B6).
+    pub fn update_item(&self, input: UpdateItemInput, now: Millis) -> Result<WriteOutput, EngineError> {
+        let options = &input.options;
+        let table = self.table(&input.table_name)?;
+        let exprs = parse_write_exprs(options.condition.as_deref(), input.update.as_deref(), &options.expr)?;
+        let key = table.key_schema.key_of_key(&input.key)?;
+        let mut data = table.data.write();
+        let old = data.store.get(&key)?;
+        let old_size = old.as_ref().map(|o| item_size(o)).unwrap_or(0);
+        if !condition_holds(&exprs.condition, old.as_deref())? {
+            write::admit_one(&table, key.hash, write::units(old_size, 0), now)?;
+            return Err(condition_failed(old.as_deref(), options));
+        }
+        let (new_item, new_size) = apply_update(&table.key_schema, &input.key, old.as_deref(), &exprs.update)?;
+        let units = write::units(old_size, new_size);
+        write::admit_one(&table, key.hash, units, now)?;
+        let attributes = update_return_values(options.return_values, old.as_deref(), &new_item, &exprs.update);
+        let mut writes = Writes::with_capacity(1);
+        writes.put(0, key, new_item, new_size, Some(old_size));
+        write::commit(&*self.storage, &[&table], &mut [&mut *data], writes, now)?;
+        drop(data);
+        Ok(WriteOutput { attributes, consumed: consumed(options.return_capacity, &table.name, 0.0, units) })
+    }
+}

@@ -1,0 +1,254 @@
+//! TransactWriteItems and TransactGetItems: all or nothing.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use dynaburst_capacity::Op;
+use dynaburst_model::{item_size, read_units, Item, ReadKind};
+
+use crate::engine::{
+    apply_update, check_item_size, check_update_spares_key, condition_holds, consumed, parse_projection_only,
+    parse_write_exprs, projected, throttle_cancellation, Engine, WriteExprs, ITEM_TOO_BIG,
+};
+use crate::error::EngineError;
+use crate::store::StoreKey;
+use crate::table::{Table, TableData};
+use crate::types::*;
+use crate::write::{self, Writes};
+
+/// One action, checked before any table is locked.
+struct Planned {
+    slot: usize,
+    key: StoreKey,
+    key_item: Item,
+    exprs: WriteExprs,
+    /// The Put's item size.
+    put_size: usize,
+}
+
+/// What an action will do once every condition held.
+enum Apply {
+    Put(Item, usize),
+    Delete,
+    Nothing,
+}
+
+impl Engine {
+    /// The distinct tables `names` refer to, in name order (the order their
+    /// locks are taken in), and each name's slot among them. Looked up in
+    /// name order, so the first missing table in that order is reported.
+    fn tables_in_name_order<'a>(
+        &self,
+        names: impl Iterator<Item = &'a str>,
+    ) -> Result<(Vec<Arc<Table>>, Vec<usize>), EngineError> {
+        let names: Vec<&str> = names.collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let tables = sorted.iter().map(|n| self.table(n)).collect::<Result<Vec<_>, _>>()?;
+        // Every name is in `sorted`; a miss would be a bug, reported as the
+        // table not found rather than routed to another table.
+        let slots = names
+            .iter()
+            .map(|n| sorted.binary_search(n).map_err(|_| EngineError::table_not_found()))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((tables, slots))
+    }
+
+    /// TransactWriteItems: all or nothing.
+    pub fn transact_write_items(
+        &self,
+        input: TransactWriteInput,
+        now: Millis,
+    ) -> Result<TransactWriteOutput, EngineError> {
+        if let Some((token, fingerprint)) = &input.client_token {
+            if let Some(output) = self.tokens.lock().replay(token, *fingerprint, input.return_capacity, now)? {
+                return Ok(output);
+            }
+        }
+        // Static validation: tables, keys, sizes, expressions, one action per item.
+        let (tables, slots) = self.tables_in_name_order(input.actions.iter().map(|a| a.table_name()))?;
+        let mut planned = Vec::with_capacity(input.actions.len());
+        let mut seen: HashSet<(usize, StoreKey)> = HashSet::new();
+        for (action, &slot) in input.actions.iter().zip(&slots) {
+            let schema = &tables[slot].key_schema;
+            let mut put_size = 0;
+            let (key, key_item, exprs) = match action {
+                TransactAction::Put { item, condition, expr, .. } => {
+                    let key = schema.key_of_item(item)?;
+                    put_size = check_item_size(item, ITEM_TOO_BIG)?;
+                    (key, schema.key_item(item), parse_write_exprs(condition.as_deref(), None, expr)?)
+                }
+                TransactAction::Update { key, update, condition, expr, .. } => {
+                    let k = schema.key_of_key(key)?;
+                    let exprs = parse_write_exprs(condition.as_deref(), Some(update), expr)?;
+                    if let Some(u) = &exprs.update {
+                        check_update_spares_key(schema, u)?;
+                    }
+                    (k, key.clone(), exprs)
+                }
+                TransactAction::Delete { key, condition, expr, .. } => {
+                    let k = schema.key_of_key(key)?;
+                    (k, key.clone(), parse_write_exprs(condition.as_deref(), None, expr)?)
+                }
+                TransactAction::ConditionCheck { key, condition, expr, .. } => {
+                    let k = schema.key_of_key(key)?;
+                    (k, key.clone(), parse_write_exprs(Some(condition), None, expr)?)
+                }
+            };
+            if !seen.insert((slot, key.clone())) {
+                return Err(EngineError::validation(
+                    "Transaction request cannot include multiple operations on one item",
+                ));
+            }
+            planned.push(Planned { slot, key, key_item, exprs, put_size });
+        }
+        // Lock every table in name order, then check every condition.
+        let mut guards: Vec<_> = tables.iter().map(|t| t.data.write()).collect();
+        let mut reasons = Vec::with_capacity(planned.len());
+        let mut applies: Vec<(Apply, usize)> = Vec::with_capacity(planned.len());
+        let mut units_per_table = vec![0.0; tables.len()];
+        let mut admissions: Vec<Vec<(u128, f64)>> = vec![Vec::new(); tables.len()];
+        let mut failed = false;
+        for (plan, action) in planned.iter().zip(&input.actions) {
+            let old = guards[plan.slot].store.get(&plan.key)?;
+            let old_size = old.as_ref().map(|o| item_size(o)).unwrap_or(0);
+            let return_old = match action {
+                TransactAction::Put { return_old_on_failure, .. }
+                | TransactAction::Update { return_old_on_failure, .. }
+                | TransactAction::Delete { return_old_on_failure, .. }
+                | TransactAction::ConditionCheck { return_old_on_failure, .. } => *return_old_on_failure,
+            };
+            if !condition_holds(&plan.exprs.condition, old.as_deref())? {
+                failed = true;
+                reasons.push(CancellationReason {
+                    code: "ConditionalCheckFailed",
+                    message: Some("The conditional request failed".to_string()),
+                    item: if return_old { old.map(|o| (*o).clone()) } else { None },
+                });
+                applies.push((Apply::Nothing, old_size));
+                let units = write::transactional_units(old_size, 0);
+                units_per_table[plan.slot] += units;
+                admissions[plan.slot].push((plan.key.hash, units));
+                continue;
+            }
+            let (apply, new_size) = match action {
+                TransactAction::Put { item, .. } => (Apply::Put(item.clone(), plan.put_size), plan.put_size),
+                TransactAction::Delete { .. } => (Apply::Delete, 0),
+                TransactAction::ConditionCheck { .. } => (Apply::Nothing, 0),
+                TransactAction::Update { .. } => {
+                    match apply_update(
+                        &tables[plan.slot].key_schema,
+                        &plan.key_item,
+                        old.as_deref(),
+                        &plan.exprs.update,
+                    ) {
+                        Ok((new_item, size)) => (Apply::Put(new_item, size), size),
+                        // What only shows when applied (a type mismatch, a
+                        // missing operand, an item grown too big) cancels
+                        // the transaction with a ValidationError reason.
+                        Err(EngineError::Validation(message)) => {
+                            failed = true;
+                            admissions[plan.slot].push((plan.key.hash, write::transactional_units(old_size, 0)));
+                            reasons.push(CancellationReason {
+                                code: "ValidationError",
+                                message: Some(message),
+                                item: None,
+                            });
+                            applies.push((Apply::Nothing, old_size));
+                            continue;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+            };
+            let units = write::transactional_units(old_size, new_size);
+            units_per_table[plan.slot] += units;
+            admissions[plan.slot].push((plan.key.hash, units));
+            reasons.push(CancellationReason { code: "None", message: None, item: None });
+            applies.push((apply, old_size));
+        }
+        // Capacity: a transaction the model cannot admit is cancelled whole
+        // (A34); cancelled transactions are charged too.
+        write::admit_transaction(&tables, &admissions, planned.len(), now)?;
+        if failed {
+            return Err(EngineError::TransactionCanceled { reasons });
+        }
+        let mut writes = Writes::with_capacity(planned.len());
+        for (plan, (apply, old_size)) in planned.into_iter().zip(applies) {
+            match apply {
+                Apply::Put(item, size) => writes.put(plan.slot, plan.key, item, size, Some(old_size)),
+                Apply::Delete => writes.delete(plan.slot, plan.key, Some(old_size)),
+                Apply::Nothing => {}
+            }
+        }
+        let table_refs: Vec<&Table> = tables.iter().map(|t| &**t).collect();
+        let mut data: Vec<&mut TableData> = guards.iter_mut().map(|g| &mut **g).collect();
+        write::commit(&*self.storage, &table_refs, &mut data, writes, now)?;
+        drop(data);
+        drop(guards);
+        if let Some((token, fingerprint)) = input.client_token {
+            let all = tables
+                .iter()
+                .zip(&units_per_table)
+                .filter_map(|(t, units)| consumed(ReturnCapacity::Total, &t.name, 0.0, *units))
+                .collect::<Vec<_>>();
+            self.tokens.lock().remember(token, fingerprint, TransactWriteOutput { consumed: all }, now);
+        }
+        Ok(TransactWriteOutput {
+            consumed: tables
+                .iter()
+                .zip(units_per_table)
+                .filter_map(|(t, units)| consumed(input.return_capacity, &t.name, 0.0, units))
+                .collect(),
+        })
+    }
+
+    /// TransactGetItems: a consistent snapshot of up to 100 items.
+    pub fn transact_get_items(&self, input: TransactGetInput, now: Millis) -> Result<TransactGetOutput, EngineError> {
+        let (tables, slots) = self.tables_in_name_order(input.gets.iter().map(|g| g.table_name.as_str()))?;
+        let mut planned = Vec::with_capacity(input.gets.len());
+        let mut seen = HashSet::new();
+        for (get, &idx) in input.gets.iter().zip(&slots) {
+            let key = tables[idx].key_schema.key_of_key(&get.key)?;
+            let projection = parse_projection_only(get.projection.as_deref(), get.names.as_ref())?;
+            if !seen.insert((idx, key.clone())) {
+                return Err(EngineError::validation(
+                    "Transaction request cannot include multiple operations on one item",
+                ));
+            }
+            planned.push((idx, key, projection));
+        }
+        let guards: Vec<_> = tables.iter().map(|t| t.data.read()).collect();
+        let mut units = vec![0.0; tables.len()];
+        let mut admissions: Vec<Vec<(u128, f64)>> = vec![Vec::new(); tables.len()];
+        let mut found_items = Vec::with_capacity(planned.len());
+        for (idx, key, projection) in planned {
+            let found = guards[idx].store.get(&key)?;
+            let u = read_units(found.as_ref().map(|i| item_size(i)).unwrap_or(0), ReadKind::Transactional);
+            units[idx] += u;
+            admissions[idx].push((key.hash, u));
+            found_items.push((found, projection));
+        }
+        let n = found_items.len();
+        for (table, items) in tables.iter().zip(&admissions) {
+            if let Err(e) = table.admit_all(Op::Read, items, now) {
+                table.note_throttled_request(now);
+                return Err(throttle_cancellation(&e, n));
+            }
+        }
+        let mut items = Vec::with_capacity(n);
+        for (found, projection) in found_items {
+            items.push(found.map(|i| projected(&i, &projection)));
+        }
+        drop(guards);
+        Ok(TransactGetOutput {
+            items,
+            consumed: tables
+                .iter()
+                .zip(units)
+                .filter_map(|(t, u)| consumed(input.return_capacity, &t.name, u, 0.0))
+                .collect(),
+        })
+    }
+}

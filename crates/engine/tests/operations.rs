@@ -1,0 +1,616 @@
+//! The engine's operations through the write funnel: size and unit
+//! accounting per operation, partial admission of batches, atomicity of
+//! transactions, the catalog, and storage failures (a store whose commit
+//! fails answers InternalServerError and changes nothing).
+
+use std::ops::{Bound, ControlFlow};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use dynaburst_engine::store::{
+    Direction, MemStorage, Storage, StoreError, StoreKey, TableMeta, TableStore, Visit, WriteBatch,
+};
+use dynaburst_engine::*;
+use dynaburst_model::{item_size, AttributeValue, Item, Number, ScalarType};
+
+const T0: Millis = Millis(1_000);
+
+fn pad_item(pk: &str, bytes: usize) -> Item {
+    let mut i = Item::new();
+    i.insert("pk".into(), AttributeValue::S(pk.to_string()));
+    let used = item_size(&i) + "pad".len();
+    i.insert("pad".into(), AttributeValue::S("x".repeat(bytes - used)));
+    assert_eq!(item_size(&i), bytes);
+    i
+}
+
+fn key(pk: &str) -> Item {
+    let mut i = Item::new();
+    i.insert("pk".into(), AttributeValue::S(pk.to_string()));
+    i
+}
+
+fn create(engine: &Engine, name: &str, billing: BillingMode) {
+    engine
+        .create_table(
+            CreateTableInput {
+                table_name: name.to_string(),
+                key_schema: vec![("pk".into(), KeyRole::Hash)],
+                attribute_definitions: vec![("pk".into(), ScalarType::S)],
+                billing,
+                has_indexes: false,
+            },
+            Millis(0),
+        )
+        .unwrap();
+}
+
+fn total() -> WriteOptions {
+    WriteOptions { return_capacity: ReturnCapacity::Total, ..WriteOptions::default() }
+}
+
+fn put(engine: &Engine, table: &str, item: Item, options: WriteOptions) -> Result<WriteOutput, EngineError> {
+    engine.put_item(PutItemInput { table_name: table.into(), item, options }, T0)
+}
+
+fn get(engine: &Engine, table: &str, pk: &str) -> Option<Item> {
+    engine
+        .get_item(
+            GetItemInput {
+                table_name: table.into(),
+                key: key(pk),
+                projection: None,
+                names: None,
+                consistent_read: true,
+                return_capacity: ReturnCapacity::None,
+            },
+            T0,
+        )
+        .unwrap()
+        .item
+}
+
+fn write_units_consumed(out: &WriteOutput) -> f64 {
+    out.consumed.as_ref().map(|c| c.write_units).unwrap_or(-1.0)
+}
+
+/// (item count, bytes) DescribeTable reports, and the bytes the capacity
+/// model's partitions hold.
+fn stats(engine: &Engine, table: &str) -> (u64, u64, u64) {
+    let d = engine.describe_table(table).unwrap();
+    let model: u64 = engine
+        .capacity_reports(T0)
+        .into_iter()
+        .filter(|r| r.table_name == table)
+        .flat_map(|r| r.partitions)
+        .map(|p| p.size_bytes)
+        .sum();
+    (d.item_count, d.size_bytes, model)
+}
+
+fn total_write_units(engine: &Engine, table: &str) -> f64 {
+    engine.capacity_reports(T0).into_iter().find(|r| r.table_name == table).unwrap().metrics.total_write_units
+}
+
+#[test]
+fn put_charges_the_larger_of_old_and_new_and_keeps_sizes() {
+    let engine = Engine::new(EngineConfig::local());
+    create(&engine, "t", BillingMode::PayPerRequest);
+    let out = put(&engine, "t", pad_item("a", 1_500), total()).unwrap();
+    assert_eq!(write_units_consumed(&out), 2.0);
+    assert_eq!(stats(&engine, "t"), (1, 1_500, 1_500));
+    // Replacing with a bigger item: charged on the new size.
+    let out = put(&engine, "t", pad_item("a", 3_000), total()).unwrap();
+    assert_eq!(write_units_consumed(&out), 3.0);
+    assert_eq!(stats(&engine, "t"), (1, 3_000, 3_000));
+    // With a smaller one: still charged on the old size.
+    let out = put(&engine, "t", pad_item("a", 500), total()).unwrap();
+    assert_eq!(write_units_consumed(&out), 3.0);
+    assert_eq!(stats(&engine, "t"), (1, 500, 500));
+    put(&engine, "t", pad_item("b", 2_000), total()).unwrap();
+    assert_eq!(stats(&engine, "t"), (2, 2_500, 2_500));
+    assert_eq!(total_write_units(&engine, "t"), 2.0 + 3.0 + 3.0 + 2.0);
+}
+
+#[test]
+fn a_failed_put_condition_is_charged_and_changes_nothing() {
+    let engine = Engine::new(EngineConfig::local());
+    create(&engine, "t", BillingMode::PayPerRequest);
+    put(&engine, "t", pad_item("a", 2_500), total()).unwrap();
+    let options = WriteOptions {
+        condition: Some("attribute_not_exists(pk)".into()),
+        return_old_on_condition_failure: true,
+        ..total()
+    };
+    let err = put(&engine, "t", pad_item("a", 100), options).unwrap_err();
+    assert_eq!(err, EngineError::ConditionalCheckFailed { item: Some(pad_item("a", 2_500)) });
+    assert_eq!(total_write_units(&engine, "t"), 3.0 + 3.0);
+    assert_eq!(stats(&engine, "t"), (1, 2_500, 2_500));
+}
+
+#[test]
+fn delete_charges_the_old_item_and_at_least_one_unit() {
+    let engine = Engine::new(EngineConfig::local());
+    create(&engine, "t", BillingMode::PayPerRequest);
+    put(&engine, "t", pad_item("a", 4_500), total()).unwrap();
+    let del = |pk: &str| {
+        engine
+            .delete_item(
+                DeleteItemInput {
+                    table_name: "t".into(),
+                    key: key(pk),
+                    options: WriteOptions { return_values: ReturnValues::AllOld, ..total() },
+                },
+                T0,
+            )
+            .unwrap()
+    };
+    let out = del("a");
+    assert_eq!(write_units_consumed(&out), 5.0);
+    assert_eq!(out.attributes, Some(pad_item("a", 4_500)));
+    assert_eq!(stats(&engine, "t"), (0, 0, 0));
+    let out = del("a");
+    assert_eq!(write_units_consumed(&out), 1.0);
+    assert_eq!(out.attributes, None);
+}
+
+#[test]
+fn update_charges_a_failed_condition_on_the_old_size() {
+    let engine = Engine::new(EngineConfig::local());
+    create(&engine, "t", BillingMode::PayPerRequest);
+    put(&engine, "t", pad_item("a", 2_048), total()).unwrap();
+    let update = |cond: &str| {
+        engine.update_item(
+            UpdateItemInput {
+                table_name: "t".into(),
+                key: key("a"),
+                update: Some("SET #c = #p".into()),
+                options: WriteOptions {
+                    condition: Some(cond.into()),
+                    expr: ExprArgs {
+                        names: Some(
+                            [("#c".to_string(), "pad2".to_string()), ("#p".to_string(), "pad".to_string())].into(),
+                        ),
+                        values: None,
+                    },
+                    ..total()
+                },
+            },
+            T0,
+        )
+    };
+    let before = total_write_units(&engine, "t");
+    assert_eq!(update("attribute_not_exists(pk)").unwrap_err(), EngineError::ConditionalCheckFailed { item: None });
+    assert_eq!(total_write_units(&engine, "t") - before, 2.0);
+    assert_eq!(stats(&engine, "t"), (1, 2_048, 2_048));
+    // A successful update doubles the item: charged on the new size.
+    let out = update("attribute_exists(pk)").unwrap();
+    let new_size = item_size(&get(&engine, "t", "a").unwrap()) as u64;
+    // pad2 (4 bytes) plus a copy of pad's 2,042.
+    assert_eq!(new_size, 2_048 + 4 + 2_042);
+    assert_eq!(write_units_consumed(&out), 4.0);
+    assert_eq!(stats(&engine, "t"), (1, new_size, new_size));
+}
+
+fn batch(
+    engine: &Engine,
+    requests: Vec<(&str, Vec<WriteRequest>)>,
+    now: Millis,
+) -> Result<BatchWriteOutput, EngineError> {
+    engine.batch_write_item(
+        BatchWriteInput {
+            requests: requests.into_iter().map(|(t, r)| (t.to_string(), r)).collect(),
+            return_capacity: ReturnCapacity::Total,
+        },
+        now,
+    )
+}
+
+#[test]
+fn batch_units_are_summed_per_table_with_and_without_the_capacity_model() {
+    for config in [EngineConfig::local(), EngineConfig { capacity: None, ..EngineConfig::local() }] {
+        let engine = Engine::new(config);
+        create(&engine, "a", BillingMode::PayPerRequest);
+        create(&engine, "b", BillingMode::PayPerRequest);
+        put(&engine, "a", pad_item("old", 3_000), total()).unwrap();
+        let out = batch(
+            &engine,
+            vec![
+                ("b", vec![WriteRequest::Put(pad_item("x", 1_100))]),
+                (
+                    "a",
+                    vec![
+                        // Replaces 3,000 bytes with 10: 3 units.
+                        WriteRequest::Put(pad_item("old", 10)),
+                        WriteRequest::Put(pad_item("new", 2_100)),
+                        WriteRequest::Delete(key("absent")),
+                    ],
+                ),
+            ],
+            T0,
+        )
+        .unwrap();
+        assert!(out.unprocessed.is_empty());
+        let consumed: Vec<(String, f64)> = out.consumed.iter().map(|c| (c.table_name.clone(), c.write_units)).collect();
+        assert_eq!(consumed, [("b".to_string(), 2.0), ("a".to_string(), 3.0 + 3.0 + 1.0)]);
+        assert_eq!(engine.describe_table("a").unwrap().item_count, 2);
+        assert_eq!(engine.describe_table("a").unwrap().size_bytes, 2_110);
+        assert_eq!(engine.describe_table("b").unwrap().size_bytes, 1_100);
+    }
+}
+
+#[test]
+fn a_batch_is_admitted_item_by_item_and_fails_only_when_nothing_was_admitted() {
+    let engine = Engine::new(EngineConfig::local());
+    // Reads are plentiful; writes are 10 WCU with what burst the model
+    // allows. Batches of 25 items of 293 units each, all at one instant,
+    // until the model refuses some.
+    create(&engine, "t", BillingMode::Provisioned { read: 40_000, write: 10 });
+    let now = Millis(1_000);
+    let mut written = 0usize;
+    let mut partial = None;
+    for round in 0..40 {
+        let items: Vec<Item> = (0..25).map(|i| pad_item(&format!("k{round}-{i}"), 300_000)).collect();
+        let out = batch(&engine, vec![("t", items.into_iter().map(WriteRequest::Put).collect())], now).unwrap();
+        let unprocessed = out.unprocessed.first().map(|(_, r)| r.len()).unwrap_or(0);
+        let admitted = 25 - unprocessed;
+        assert_eq!(out.consumed[0].write_units, admitted as f64 * 293.0);
+        written += admitted;
+        if unprocessed > 0 {
+            partial = Some((round, admitted, out.unprocessed));
+            break;
+        }
+    }
+    let Some((round, admitted, unprocessed)) = partial else { panic!("the model never refused a write") };
+    assert!(admitted > 0, "round {round}: some of the batch was admitted");
+    assert_eq!(engine.describe_table("t").unwrap().item_count, written as u64);
+    // What was admitted is written; what came back is not.
+    let present = (0..25).filter(|i| get(&engine, "t", &format!("k{round}-{i}")).is_some()).count();
+    assert_eq!(present, admitted);
+    for r in &unprocessed[0].1 {
+        let WriteRequest::Put(item) = r else { panic!("only puts were sent") };
+        let Some(AttributeValue::S(pk)) = item.get("pk") else { panic!("every item has a pk") };
+        assert_eq!(get(&engine, "t", pk), None, "{pk} came back unprocessed but was written");
+    }
+    // At the same instant nothing more can be admitted: the request fails
+    // whole, and writes nothing.
+    let again = batch(&engine, vec![("t", vec![WriteRequest::Put(pad_item("late", 300_000))])], now);
+    assert!(matches!(again, Err(EngineError::Throttled { provisioned: true, .. })), "{again:?}");
+    assert_eq!(get(&engine, "t", "late"), None);
+    assert_eq!(engine.describe_table("t").unwrap().item_count, written as u64);
+}
+
+fn tx_put(table: &str, item: Item, condition: Option<&str>) -> TransactAction {
+    TransactAction::Put {
+        table_name: table.into(),
+        item,
+        condition: condition.map(str::to_string),
+        expr: ExprArgs::default(),
+        return_old_on_failure: false,
+    }
+}
+
+fn transact(engine: &Engine, actions: Vec<TransactAction>, now: Millis) -> Result<TransactWriteOutput, EngineError> {
+    engine.transact_write_items(
+        TransactWriteInput { actions, client_token: None, return_capacity: ReturnCapacity::Total },
+        now,
+    )
+}
+
+#[test]
+fn a_transaction_commits_whole_or_not_at_all() {
+    let engine = Engine::new(EngineConfig::local());
+    create(&engine, "a", BillingMode::PayPerRequest);
+    create(&engine, "b", BillingMode::PayPerRequest);
+    put(&engine, "b", pad_item("taken", 100), total()).unwrap();
+    // The second action's condition fails: the first is not written.
+    let err = transact(
+        &engine,
+        vec![
+            tx_put("a", pad_item("x", 100), None),
+            tx_put("b", pad_item("taken", 200), Some("attribute_not_exists(pk)")),
+        ],
+        T0,
+    )
+    .unwrap_err();
+    let EngineError::TransactionCanceled { reasons } = err else { panic!("cancelled: {err:?}") };
+    assert_eq!(reasons.iter().map(|r| r.code).collect::<Vec<_>>(), ["None", "ConditionalCheckFailed"]);
+    assert_eq!(get(&engine, "a", "x"), None);
+    assert_eq!(get(&engine, "b", "taken"), Some(pad_item("taken", 100)));
+    assert_eq!(stats(&engine, "a"), (0, 0, 0));
+    // Both succeed together, charged twice the units per item.
+    let out = transact(
+        &engine,
+        vec![
+            tx_put("a", pad_item("x", 1_500), None),
+            tx_put("b", pad_item("taken", 200), Some("attribute_exists(pk)")),
+        ],
+        T0,
+    )
+    .unwrap();
+    let consumed: Vec<(String, f64)> = out.consumed.iter().map(|c| (c.table_name.clone(), c.write_units)).collect();
+    assert_eq!(consumed, [("a".to_string(), 4.0), ("b".to_string(), 2.0)]);
+    assert_eq!(stats(&engine, "a"), (1, 1_500, 1_500));
+    assert_eq!(stats(&engine, "b"), (1, 200, 200));
+}
+
+#[test]
+fn a_throttled_transaction_is_cancelled_whole() {
+    let engine = Engine::new(EngineConfig::local());
+    create(&engine, "a", BillingMode::Provisioned { read: 40_000, write: 1 });
+    create(&engine, "b", BillingMode::PayPerRequest);
+    // Transactions of one small write to b and four large ones to a, all
+    // at one instant, until the model refuses one.
+    let now = Millis(1_000);
+    for round in 0..40 {
+        let mut actions = vec![tx_put("b", pad_item(&format!("x{round}"), 100), None)];
+        actions.extend((0..4).map(|i| tx_put("a", pad_item(&format!("k{round}-{i}"), 390_000), None)));
+        match transact(&engine, actions, now) {
+            Ok(_) => continue,
+            Err(EngineError::TransactionCanceled { reasons }) => {
+                assert_eq!(reasons.len(), 5);
+                assert!(reasons.iter().all(|r| r.code == "ProvisionedThroughputExceeded"), "{reasons:?}");
+                // Nothing of it was written, in either table.
+                assert_eq!(get(&engine, "b", &format!("x{round}")), None);
+                assert_eq!(engine.describe_table("a").unwrap().item_count, 4 * round);
+                assert_eq!(engine.describe_table("b").unwrap().item_count, round);
+                return;
+            }
+            Err(e) => panic!("round {round}: {e:?}"),
+        }
+    }
+    panic!("the model never refused a transaction");
+}
+
+#[test]
+fn an_engine_reopened_on_its_storage_finds_its_tables_and_items() {
+    let storage = Arc::new(MemStorage::new());
+    let config = EngineConfig::local();
+    let engine = Engine::open(config.clone(), storage.clone(), Millis(0)).unwrap();
+    create(&engine, "a", BillingMode::PayPerRequest);
+    create(&engine, "b", BillingMode::PayPerRequest);
+    put(&engine, "a", pad_item("x", 1_000), total()).unwrap();
+    put(&engine, "a", pad_item("y", 2_000), total()).unwrap();
+    engine
+        .update_table(
+            UpdateTableInput {
+                table_name: "a".into(),
+                billing_mode_pay_per_request: Some(false),
+                throughput: Some((7, 9)),
+            },
+            Millis(500),
+        )
+        .unwrap();
+    engine.delete_table("b").unwrap();
+    let before = engine.describe_table("a").unwrap();
+    drop(engine);
+    assert_eq!(storage.list_tables().unwrap().iter().map(|m| m.name.as_str()).collect::<Vec<_>>(), ["a"]);
+
+    let engine = Engine::open(config, storage, Millis(2_000)).unwrap();
+    let after = engine.describe_table("a").unwrap();
+    assert_eq!(after.table_id, before.table_id);
+    assert_eq!(after.arn, before.arn);
+    assert_eq!(after.created_at, before.created_at);
+    assert_eq!(after.billing, BillingMode::Provisioned { read: 7, write: 9 });
+    assert_eq!(after.last_pay_per_request_switch, Some(Millis(0)));
+    assert_eq!((after.item_count, after.size_bytes), (2, 3_000));
+    assert_eq!(get(&engine, "a", "y"), Some(pad_item("y", 2_000)));
+    assert!(matches!(engine.describe_table("b"), Err(EngineError::ResourceNotFound(_))));
+    let names = engine.list_tables(ListTablesInput { exclusive_start: None, limit: 10 }).names;
+    assert_eq!(names, ["a"]);
+}
+
+// ----- storage failures ------------------------------------------------
+
+/// A store that, once `fail` is set, lets `pass` writes through and fails
+/// the next one (then clears `fail`, so the undo of a commit succeeds).
+struct FlakyStore {
+    inner: Box<dyn TableStore>,
+    fail: Arc<AtomicBool>,
+    pass: Arc<AtomicUsize>,
+}
+
+impl TableStore for FlakyStore {
+    fn get(&self, key: &StoreKey) -> Result<Option<Arc<Item>>, StoreError> {
+        self.inner.get(key)
+    }
+
+    fn write(&mut self, key: StoreKey, item: Option<Arc<Item>>) -> Result<Option<Arc<Item>>, StoreError> {
+        if self.fail.load(Ordering::SeqCst) && self.pass.fetch_sub(1, Ordering::SeqCst) == 0 {
+            self.fail.store(false, Ordering::SeqCst);
+            return Err(StoreError::Io { operation: "write", kind: std::io::ErrorKind::Other });
+        }
+        self.inner.write(key, item)
+    }
+
+    fn range(
+        &self,
+        start: Bound<&StoreKey>,
+        end: Bound<&StoreKey>,
+        direction: Direction,
+        visit: Visit<'_>,
+    ) -> Result<(), StoreError> {
+        self.inner.range(start, end, direction, visit)
+    }
+}
+
+/// Memory storage whose commits fail while `fail_commit` is set, and whose
+/// stores fail their writes (after `pass` successes) while `fail_writes`
+/// is set.
+#[derive(Default)]
+struct FlakyStorage {
+    inner: MemStorage,
+    fail_commit: Arc<AtomicBool>,
+    fail_writes: Arc<AtomicBool>,
+    pass: Arc<AtomicUsize>,
+}
+
+impl Storage for FlakyStorage {
+    fn create_table(&self, meta: &TableMeta) -> Result<Box<dyn TableStore>, StoreError> {
+        let inner = self.inner.create_table(meta)?;
+        Ok(Box::new(FlakyStore { inner, fail: self.fail_writes.clone(), pass: self.pass.clone() }))
+    }
+    fn open_table(&self, name: &str) -> Result<Box<dyn TableStore>, StoreError> {
+        self.inner.open_table(name)
+    }
+    fn list_tables(&self) -> Result<Vec<TableMeta>, StoreError> {
+        self.inner.list_tables()
+    }
+    fn save_table_meta(&self, meta: &TableMeta) -> Result<(), StoreError> {
+        self.inner.save_table_meta(meta)
+    }
+    fn drop_table(&self, name: &str) -> Result<(), StoreError> {
+        self.inner.drop_table(name)
+    }
+    fn commit(
+        &self,
+        batch: WriteBatch,
+        stores: &mut [&mut dyn TableStore],
+    ) -> Result<Vec<Option<Arc<Item>>>, StoreError> {
+        if self.fail_commit.load(Ordering::SeqCst) {
+            return Err(StoreError::Io { operation: "commit", kind: std::io::ErrorKind::Other });
+        }
+        dynaburst_engine::store::apply_with_undo(batch, stores)
+    }
+}
+
+fn every_item(engine: &Engine, table: &str) -> Vec<Item> {
+    let mut out = engine
+        .read(
+            ReadInput {
+                table_name: table.into(),
+                index_name: None,
+                key_condition: None,
+                filter: None,
+                projection: None,
+                expr: ExprArgs::default(),
+                select: None,
+                limit: None,
+                exclusive_start_key: None,
+                forward: true,
+                consistent_read: true,
+                segment: None,
+                return_capacity: ReturnCapacity::None,
+            },
+            T0,
+        )
+        .unwrap()
+        .items;
+    out.sort_by_key(|i| format!("{:?}", i.get("pk")));
+    out
+}
+
+fn is_internal(r: Result<impl std::fmt::Debug, EngineError>) -> bool {
+    matches!(r, Err(EngineError::Internal(StoreError::Io { .. })))
+}
+
+/// Every writing operation, against tables `a` and `b`, each after
+/// `arm()`: whether each answered InternalServerError.
+fn every_write(engine: &Engine, arm: &dyn Fn()) -> Vec<(&'static str, bool)> {
+    let update = UpdateItemInput {
+        table_name: "a".into(),
+        key: key("x"),
+        update: Some("SET n = :n".into()),
+        options: WriteOptions {
+            expr: ExprArgs {
+                names: None,
+                values: Some([(":n".to_string(), AttributeValue::N(Number::from_i64(1)))].into()),
+            },
+            ..total()
+        },
+    };
+    let delete = DeleteItemInput { table_name: "a".into(), key: key("x"), options: total() };
+    let batch_requests = vec![
+        ("a", vec![WriteRequest::Put(pad_item("n1", 100)), WriteRequest::Delete(key("x"))]),
+        ("b", vec![WriteRequest::Put(pad_item("n2", 100)), WriteRequest::Delete(key("y"))]),
+    ];
+    let actions = vec![tx_put("a", pad_item("t1", 100), None), tx_put("b", pad_item("y", 50), None)];
+    let mut out = Vec::new();
+    arm();
+    out.push(("put", is_internal(put(engine, "a", pad_item("new", 100), total()))));
+    arm();
+    out.push(("replace", is_internal(put(engine, "a", pad_item("x", 300), total()))));
+    arm();
+    out.push(("update", is_internal(engine.update_item(update, T0))));
+    arm();
+    out.push(("delete", is_internal(engine.delete_item(delete, T0))));
+    arm();
+    out.push(("batch", is_internal(batch(engine, batch_requests, T0))));
+    arm();
+    out.push(("transaction", is_internal(transact(engine, actions, T0))));
+    out
+}
+
+#[test]
+fn a_storage_failure_answers_internal_server_error_and_applies_nothing() {
+    for capacity in [true, false] {
+        let storage = Arc::new(FlakyStorage::default());
+        let mut config = EngineConfig::local();
+        if !capacity {
+            config.capacity = None;
+        }
+        let engine = Engine::open(config, storage.clone(), Millis(0)).unwrap();
+        create(&engine, "a", BillingMode::PayPerRequest);
+        create(&engine, "b", BillingMode::PayPerRequest);
+        put(&engine, "a", pad_item("x", 200), total()).unwrap();
+        put(&engine, "b", pad_item("y", 400), total()).unwrap();
+        let before = (every_item(&engine, "a"), every_item(&engine, "b"), stats(&engine, "a"), stats(&engine, "b"));
+        storage.fail_commit.store(true, Ordering::SeqCst);
+        for (op, internal) in every_write(&engine, &|| {}) {
+            assert!(internal, "{op} (capacity {capacity})");
+        }
+        storage.fail_commit.store(false, Ordering::SeqCst);
+        let after = (every_item(&engine, "a"), every_item(&engine, "b"), stats(&engine, "a"), stats(&engine, "b"));
+        assert_eq!(after, before, "capacity {capacity}: nothing was applied");
+    }
+}
+
+#[test]
+fn a_failed_second_write_leaves_batches_and_transactions_unapplied() {
+    let storage = Arc::new(FlakyStorage::default());
+    let engine = Engine::open(EngineConfig::local(), storage.clone(), Millis(0)).unwrap();
+    create(&engine, "a", BillingMode::PayPerRequest);
+    create(&engine, "b", BillingMode::PayPerRequest);
+    put(&engine, "a", pad_item("x", 200), total()).unwrap();
+    put(&engine, "b", pad_item("y", 400), total()).unwrap();
+    let before = (every_item(&engine, "a"), every_item(&engine, "b"), stats(&engine, "a"), stats(&engine, "b"));
+    let arm_second_write = || {
+        storage.fail_writes.store(true, Ordering::SeqCst);
+        storage.pass.store(1, Ordering::SeqCst);
+    };
+    let answers = every_write(&engine, &arm_second_write);
+    storage.fail_writes.store(false, Ordering::SeqCst);
+    // A single-item write has no second write: it succeeds. A batch or a
+    // transaction fails whole, its first write undone.
+    let internal: Vec<(&str, bool)> = answers;
+    assert_eq!(
+        internal,
+        [
+            ("put", false),
+            ("replace", false),
+            ("update", false),
+            ("delete", false),
+            ("batch", true),
+            ("transaction", true)
+        ]
+    );
+    // What the single-item writes did, and nothing of the batch or the
+    // transaction: a holds `new` only (x was replaced, updated, deleted).
+    let a: Vec<Option<AttributeValue>> = every_item(&engine, "a").iter().map(|i| i.get("pk").cloned()).collect();
+    assert_eq!(a, [Some(AttributeValue::S("new".into()))]);
+    assert_eq!(stats(&engine, "a"), (1, 100, 100));
+    assert_eq!((every_item(&engine, "b"), stats(&engine, "b")), (before.1, before.3));
+    // The engine still works, and counts from the right place.
+    put(&engine, "a", pad_item("n1", 100), total()).unwrap();
+    assert_eq!(stats(&engine, "a"), (2, 200, 200));
+    let mut seen = 0;
+    storage
+        .open_table("a")
+        .unwrap()
+        .range(Bound::Unbounded, Bound::Unbounded, Direction::Forward, &mut |_, _| {
+            seen += 1;
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+    assert_eq!(seen, 2);
+}
