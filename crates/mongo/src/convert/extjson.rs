@@ -1,5 +1,16 @@
-//! Extended JSON v2 type wrappers to their BSON types.
+//! Extended JSON v2 type wrappers (canonical and relaxed) to their BSON
+//! types: `$oid`, `$date` (ISO-8601 text, `{"$numberLong": "ms"}` or
+//! integer milliseconds), `$numberDecimal`, `$numberLong`, `$numberInt`,
+//! `$numberDouble` (with `Infinity`, `-Infinity`, `NaN`), `$binary`
+//! (canonical `{"base64", "subType"}` and legacy `{"$binary", "$type"}`),
+//! `$uuid`, `$timestamp`, `$regularExpression`, `$minKey` and `$maxKey`.
+//!
+//! An object holding one of these keys must be exactly that wrapper: a
+//! malformed one (`{"$oid": "zz"}`, extra keys) is a [`WrapperError`].
+//! Other `$`-prefixed keys (`$code`, `$symbol`, `$set`, ...) are not
+//! wrappers: they stay plain fields and the server decides about them.
 
+use std::fmt;
 use std::str::FromStr;
 
 use base64::Engine as _;
@@ -8,27 +19,12 @@ use bson::raw::CString;
 use bson::spec::BinarySubtype;
 use bson::{Binary, Bson, DateTime, Decimal128, Regex, Timestamp};
 
-use super::json::{field_error, Json, Path};
+use super::json::{Got, Json};
 use super::number::{is_number_literal, MAX_DECIMAL128_DIGITS};
 use super::{excerpt, quoted};
 
 /// Regular-expression options MongoDB accepts.
-const REGEX_OPTIONS: &str = "ilmsux";
-/// The Extended JSON type-wrapper keys understood here.
-const WRAPPER_KEYS: [&str; 12] = [
-    "$oid",
-    "$date",
-    "$numberDecimal",
-    "$numberLong",
-    "$numberInt",
-    "$numberDouble",
-    "$binary",
-    "$uuid",
-    "$timestamp",
-    "$regularExpression",
-    "$minKey",
-    "$maxKey",
-];
+pub const REGEX_OPTIONS: &str = "ilmsux";
 /// base64 as Extended JSON writes it: standard alphabet; padding accepted
 /// but not required.
 const BASE64: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
@@ -37,25 +33,210 @@ const BASE64: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::n
         .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
 );
 
-/// The type-wrapper key among an object's keys, if any.
-pub(crate) fn wrapper_key(entries: &[(String, Json)]) -> Option<&'static str> {
-    entries
-        .iter()
-        .filter(|(key, _)| key.starts_with('$'))
-        .find_map(|(key, _)| WRAPPER_KEYS.iter().find(|w| **w == key).copied())
+/// An Extended JSON type wrapper understood here, named by its key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wrapper {
+    Oid,
+    Date,
+    NumberDecimal,
+    NumberLong,
+    NumberInt,
+    NumberDouble,
+    Binary,
+    Uuid,
+    Timestamp,
+    RegularExpression,
+    MinKey,
+    MaxKey,
 }
 
-/// An Extended JSON type wrapper (an object holding `key`) to its value.
-pub(crate) fn extended_json(key: &'static str, entries: Vec<(String, Json)>, path: &Path) -> Result<Bson, String> {
-    let fail = |message: String| Err(field_error(path, format!("{key} {message}")));
-    let occurrences = entries.iter().filter(|(k, _)| k == key).count();
-    if occurrences > 1 {
-        return fail("is repeated".to_string());
+impl Wrapper {
+    /// Every wrapper, in the order the keys are looked for.
+    pub const ALL: [Wrapper; 12] = [
+        Wrapper::Oid,
+        Wrapper::Date,
+        Wrapper::NumberDecimal,
+        Wrapper::NumberLong,
+        Wrapper::NumberInt,
+        Wrapper::NumberDouble,
+        Wrapper::Binary,
+        Wrapper::Uuid,
+        Wrapper::Timestamp,
+        Wrapper::RegularExpression,
+        Wrapper::MinKey,
+        Wrapper::MaxKey,
+    ];
+
+    /// The wrapper's key: `$oid`, `$date`, ...
+    pub fn key(self) -> &'static str {
+        match self {
+            Wrapper::Oid => "$oid",
+            Wrapper::Date => "$date",
+            Wrapper::NumberDecimal => "$numberDecimal",
+            Wrapper::NumberLong => "$numberLong",
+            Wrapper::NumberInt => "$numberInt",
+            Wrapper::NumberDouble => "$numberDouble",
+            Wrapper::Binary => "$binary",
+            Wrapper::Uuid => "$uuid",
+            Wrapper::Timestamp => "$timestamp",
+            Wrapper::RegularExpression => "$regularExpression",
+            Wrapper::MinKey => "$minKey",
+            Wrapper::MaxKey => "$maxKey",
+        }
     }
-    let legacy_binary = key == "$binary" && entries.len() == 2 && entries.iter().any(|(k, _)| k == "$type");
+
+    /// The wrapper `key` names, if any.
+    pub fn from_key(key: &str) -> Option<Wrapper> {
+        if !key.starts_with('$') {
+            return None;
+        }
+        Wrapper::ALL.into_iter().find(|w| w.key() == key)
+    }
+
+    /// The wrapper among an object's keys, if any (the first one found).
+    pub(crate) fn among(entries: &[(String, Json)]) -> Option<Wrapper> {
+        entries.iter().find_map(|(key, _)| Wrapper::from_key(key))
+    }
+}
+
+impl fmt::Display for Wrapper {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.key())
+    }
+}
+
+/// Why a type wrapper is malformed. Its `Display` is the message that
+/// follows the wrapper's key: `$oid must be 24 hexadecimal digits, got "zz"`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WrapperError {
+    /// The wrapper's key appears twice in its object.
+    Repeated,
+    /// The wrapper's object holds another key.
+    NotAlone { other: String },
+    /// The value must be a string holding `holding`.
+    NotAString { holding: &'static str, got: Got },
+    /// The value must be an object of exactly `keys`.
+    NotAnObject { keys: &'static [&'static str], got: Got },
+    /// The value's object repeats a key.
+    KeyTwice { key: String },
+    /// The value's object holds a key not among `keys`.
+    UnexpectedKey { keys: &'static [&'static str], found: String },
+    /// The value's object lacks a key.
+    MissingKey { key: &'static str },
+    /// `$oid`: not 24 hexadecimal digits.
+    ObjectId { text: String },
+    /// `$date`: text that is not an ISO-8601 date-time.
+    DateText { text: String },
+    /// `$date`: milliseconds that are not a whole number in 64 bits.
+    DateMillis { text: String },
+    /// `$date`: `{"$numberLong": ...}` holding something else than a string.
+    DateNumberLong { got: Got },
+    /// `$date`: a value of none of the three forms.
+    DateForm { got: Got },
+    /// `$numberDecimal`: not a Decimal128.
+    Decimal { text: String },
+    /// `$numberLong`: not a 64-bit integer.
+    Long { text: String },
+    /// `$numberInt`: not a 32-bit integer.
+    Int { text: String },
+    /// `$numberDouble`: not a finite number nor a special value.
+    Double { text: String },
+    /// `$binary`: a subtype that is not one or two hexadecimal digits.
+    BinarySubtype { text: String },
+    /// `$binary`: data that is not base64.
+    Base64(base64::DecodeError),
+    /// `$uuid`: not in 8-4-4-4-12 hexadecimal form.
+    Uuid { text: String },
+    /// `$timestamp`: `t` or `i` not a whole number in 32 bits.
+    TimestampPart { name: &'static str, got: Got },
+    /// `$regularExpression`: an option MongoDB does not know.
+    RegexOption { option: char },
+    /// `$regularExpression`: a NUL in the pattern.
+    NulInPattern,
+    /// `$regularExpression`: a NUL in the options.
+    NulInOptions,
+    /// `$minKey` / `$maxKey`: a value other than 1.
+    NotOne { got: Got },
+}
+
+/// `"base64", "subType"`: the keys as the messages list them.
+struct Keys(&'static [&'static str]);
+
+impl fmt::Display for Keys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, key) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "\"{key}\"")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for WrapperError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use WrapperError as E;
+        match self {
+            E::Repeated => f.write_str("is repeated"),
+            E::NotAlone { other } => write!(f, "must be the only key of its object, found {}", quoted(other)),
+            E::NotAString { holding, got } => write!(f, "must be a string holding {holding}, got {got}"),
+            E::NotAnObject { keys, got } => write!(f, "must be an object with the keys {}, got {got}", Keys(keys)),
+            E::KeyTwice { key } => write!(f, "has the key {} twice", quoted(key)),
+            E::UnexpectedKey { keys, found } => {
+                write!(f, "must have only the keys {}, found {}", Keys(keys), quoted(found))
+            }
+            E::MissingKey { key } => write!(f, "is missing the key \"{key}\""),
+            E::ObjectId { text } => write!(f, "must be 24 hexadecimal digits, got {}", quoted(text)),
+            E::DateText { text } => {
+                write!(f, "must be an ISO-8601 date-time such as \"2024-05-01T12:00:00Z\", got {}", quoted(text))
+            }
+            E::DateMillis { text } => {
+                write!(f, "must be whole milliseconds since 1970 in 64 bits, got {}", excerpt(text))
+            }
+            E::DateNumberLong { got } => write!(f, "{{\"$numberLong\": ...}} must hold a string, got {got}"),
+            E::DateForm { got } => write!(
+                f,
+                "must be an ISO-8601 string, {{\"$numberLong\": \"<ms>\"}} or integer milliseconds, got {got}"
+            ),
+            E::Decimal { text } => {
+                write!(f, "must be a decimal number of at most {MAX_DECIMAL128_DIGITS} digits, got {}", quoted(text))
+            }
+            E::Long { text } => write!(f, "must be a 64-bit integer, got {}", quoted(text)),
+            E::Int { text } => write!(f, "must be a 32-bit integer, got {}", quoted(text)),
+            E::Double { text } => write!(
+                f,
+                "must be a finite decimal number, \"Infinity\", \"-Infinity\" or \"NaN\", got {}",
+                quoted(text)
+            ),
+            E::BinarySubtype { text } => {
+                write!(f, "subtype must be one or two hexadecimal digits, got {}", quoted(text))
+            }
+            E::Base64(e) => write!(f, "data is not base64: {e}"),
+            E::Uuid { text } => write!(f, "must be a UUID in 8-4-4-4-12 hexadecimal form, got {}", quoted(text)),
+            E::TimestampPart { name, got } => {
+                write!(f, "\"{name}\" must be a whole number from 0 to {}, got {got}", u32::MAX)
+            }
+            E::RegexOption { option } => write!(f, "option {option:?} is not one of {REGEX_OPTIONS:?}"),
+            E::NulInPattern => f.write_str("pattern cannot contain a NUL character"),
+            E::NulInOptions => f.write_str("options cannot contain a NUL character"),
+            E::NotOne { got } => write!(f, "must be 1, got {got}"),
+        }
+    }
+}
+
+impl std::error::Error for WrapperError {}
+
+/// A type wrapper (an object holding `wrapper`'s key) to its value.
+pub(crate) fn extended_json(wrapper: Wrapper, entries: Vec<(String, Json)>) -> Result<Bson, WrapperError> {
+    let key = wrapper.key();
+    if entries.iter().filter(|(k, _)| k == key).count() > 1 {
+        return Err(WrapperError::Repeated);
+    }
+    let legacy_binary = wrapper == Wrapper::Binary && entries.len() == 2 && entries.iter().any(|(k, _)| k == "$type");
     if entries.len() != 1 && !legacy_binary {
         let other = entries.iter().map(|(k, _)| k.as_str()).find(|k| *k != key).unwrap_or_default();
-        return fail(format!("must be the only key of its object, found {}", quoted(other)));
+        return Err(WrapperError::NotAlone { other: other.to_string() });
     }
     let (mut value, mut legacy_type) = (Json::Null, None);
     for (k, v) in entries {
@@ -65,101 +246,94 @@ pub(crate) fn extended_json(key: &'static str, entries: Vec<(String, Json)>, pat
             legacy_type = Some(v);
         }
     }
-    let result = match key {
-        "$oid" => oid(value),
-        "$date" => date(value),
-        "$numberDecimal" => string(value, "a decimal number such as \"1.5\"").and_then(|s| {
-            Decimal128::from_str(&s).map(Bson::Decimal128).map_err(|_| {
-                format!("must be a decimal number of at most {MAX_DECIMAL128_DIGITS} digits, got {}", quoted(&s))
-            })
-        }),
-        "$numberLong" => string(value, "an integer such as \"42\"").and_then(|s| {
-            s.parse::<i64>().map(Bson::Int64).map_err(|_| format!("must be a 64-bit integer, got {}", quoted(&s)))
-        }),
-        "$numberInt" => string(value, "an integer such as \"42\"").and_then(|s| {
-            s.parse::<i32>().map(Bson::Int32).map_err(|_| format!("must be a 32-bit integer, got {}", quoted(&s)))
-        }),
-        "$numberDouble" => number_double(value),
-        "$binary" => match legacy_type {
+    match wrapper {
+        Wrapper::Oid => oid(value),
+        Wrapper::Date => date(value),
+        Wrapper::NumberDecimal => {
+            let s = string(value, "a decimal number such as \"1.5\"")?;
+            Decimal128::from_str(&s).map(Bson::Decimal128).map_err(|_| WrapperError::Decimal { text: s })
+        }
+        Wrapper::NumberLong => {
+            let s = string(value, "an integer such as \"42\"")?;
+            s.parse::<i64>().map(Bson::Int64).map_err(|_| WrapperError::Long { text: s })
+        }
+        Wrapper::NumberInt => {
+            let s = string(value, "an integer such as \"42\"")?;
+            s.parse::<i32>().map(Bson::Int32).map_err(|_| WrapperError::Int { text: s })
+        }
+        Wrapper::NumberDouble => number_double(value),
+        Wrapper::Binary => match legacy_type {
             // The legacy form: {"$binary": "<base64>", "$type": "<hex>"}.
             Some(subtype) => binary_parts(value, subtype),
             None => binary(value),
         },
-        "$uuid" => string(value, "a UUID such as \"00112233-4455-6677-8899-aabbccddeeff\"")
-            .and_then(|s| {
-                uuid_bytes(&s)
-                    .ok_or_else(|| format!("must be a UUID in 8-4-4-4-12 hexadecimal form, got {}", quoted(&s)))
-            })
-            .map(|bytes| Bson::Binary(Binary { subtype: BinarySubtype::Uuid, bytes: bytes.to_vec() })),
-        "$timestamp" => timestamp(value),
-        "$regularExpression" => regular_expression(value),
-        "$minKey" => key_marker(value, Bson::MinKey),
-        "$maxKey" => key_marker(value, Bson::MaxKey),
-        _ => Err("is not supported".to_string()),
-    };
-    result.or_else(fail)
-}
-
-/// A wrapper's string value, or an error saying what was `expected`.
-fn string(value: Json, expected: &str) -> Result<String, String> {
-    match value {
-        Json::String(s) => Ok(s),
-        other => Err(format!("must be a string holding {expected}, got {}", describe(&other))),
+        Wrapper::Uuid => {
+            let s = string(value, "a UUID such as \"00112233-4455-6677-8899-aabbccddeeff\"")?;
+            let bytes = uuid_bytes(&s).ok_or(WrapperError::Uuid { text: s })?;
+            Ok(Bson::Binary(Binary { subtype: BinarySubtype::Uuid, bytes: bytes.to_vec() }))
+        }
+        Wrapper::Timestamp => timestamp(value),
+        Wrapper::RegularExpression => regular_expression(value),
+        Wrapper::MinKey => key_marker(value, Bson::MinKey),
+        Wrapper::MaxKey => key_marker(value, Bson::MaxKey),
     }
 }
 
-/// The fields of a wrapper's object value, exactly `names`, in that order.
-fn fields<const N: usize>(value: Json, names: [&str; N]) -> Result<[Json; N], String> {
-    let expected = || names.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ");
+/// A wrapper's string value, or an error saying what it should hold.
+fn string(value: Json, holding: &'static str) -> Result<String, WrapperError> {
+    match value {
+        Json::String(s) => Ok(s),
+        other => Err(WrapperError::NotAString { holding, got: Got::from(&other) }),
+    }
+}
+
+/// The fields of a wrapper's object value, exactly `keys`, in that order.
+fn fields<const N: usize>(value: Json, keys: &'static [&'static str; N]) -> Result<[Json; N], WrapperError> {
     let Json::Object(entries) = value else {
-        return Err(format!("must be an object with the keys {}, got {}", expected(), describe(&value)));
+        return Err(WrapperError::NotAnObject { keys, got: Got::from(&value) });
     };
     let mut found: [Option<Json>; N] = std::array::from_fn(|_| None);
     for (key, v) in entries {
-        match names.iter().position(|n| *n == key) {
+        match keys.iter().position(|k| *k == key) {
             Some(i) if found[i].is_none() => found[i] = Some(v),
-            Some(_) => return Err(format!("has the key {} twice", quoted(&key))),
-            None => return Err(format!("must have only the keys {}, found {}", expected(), quoted(&key))),
+            Some(_) => return Err(WrapperError::KeyTwice { key }),
+            None => return Err(WrapperError::UnexpectedKey { keys, found: key }),
         }
     }
-    let mut out = Vec::with_capacity(N);
-    for (name, v) in names.iter().zip(found) {
-        out.push(v.ok_or_else(|| format!("is missing the key \"{name}\""))?);
+    if let Some(i) = found.iter().position(Option::is_none) {
+        return Err(WrapperError::MissingKey { key: keys[i] });
     }
-    out.try_into().map_err(|_| "has the wrong keys".to_string())
+    // Every slot is filled: the fallback never applies.
+    Ok(found.map(|v| v.unwrap_or(Json::Null)))
 }
 
-fn oid(value: Json) -> Result<Bson, String> {
+fn oid(value: Json) -> Result<Bson, WrapperError> {
     let s = string(value, "24 hexadecimal digits")?;
-    ObjectId::parse_str(&s)
-        .map(Bson::ObjectId)
-        .map_err(|_| format!("must be 24 hexadecimal digits, got {}", quoted(&s)))
+    ObjectId::parse_str(&s).map(Bson::ObjectId).map_err(|_| WrapperError::ObjectId { text: s })
 }
 
-fn date(value: Json) -> Result<Bson, String> {
-    let millis = |text: &str| -> Result<Bson, String> {
-        text.parse::<i64>()
-            .map(|ms| Bson::DateTime(DateTime::from_millis(ms)))
-            .map_err(|_| format!("must be whole milliseconds since 1970 in 64 bits, got {}", excerpt(text)))
-    };
+fn date(value: Json) -> Result<Bson, WrapperError> {
+    fn millis(text: String) -> Result<Bson, WrapperError> {
+        match text.parse::<i64>() {
+            Ok(ms) => Ok(Bson::DateTime(DateTime::from_millis(ms))),
+            Err(_) => Err(WrapperError::DateMillis { text }),
+        }
+    }
     match value {
-        Json::String(s) => DateTime::parse_rfc3339_str(&s)
-            .map(Bson::DateTime)
-            .map_err(|_| format!("must be an ISO-8601 date-time such as \"2024-05-01T12:00:00Z\", got {}", quoted(&s))),
-        Json::Number(text) => millis(&text),
-        Json::Object(mut entries) if entries.len() == 1 && entries[0].0 == "$numberLong" => match entries.pop() {
-            Some((_, Json::String(s))) => millis(&s),
-            Some((_, other)) => Err(format!("{{\"$numberLong\": ...}} must hold a string, got {}", describe(&other))),
-            None => Err("is empty".to_string()),
+        Json::String(s) => {
+            DateTime::parse_rfc3339_str(&s).map(Bson::DateTime).map_err(|_| WrapperError::DateText { text: s })
+        }
+        Json::Number(n) => millis(n.as_str().to_string()),
+        Json::Object(entries) => match <[(String, Json); 1]>::try_from(entries) {
+            Ok([(key, Json::String(s))]) if key == "$numberLong" => millis(s),
+            Ok([(key, other)]) if key == "$numberLong" => Err(WrapperError::DateNumberLong { got: Got::from(&other) }),
+            _ => Err(WrapperError::DateForm { got: Got::Object }),
         },
-        other => Err(format!(
-            "must be an ISO-8601 string, {{\"$numberLong\": \"<ms>\"}} or integer milliseconds, got {}",
-            describe(&other)
-        )),
+        other => Err(WrapperError::DateForm { got: Got::from(&other) }),
     }
 }
 
-fn number_double(value: Json) -> Result<Bson, String> {
+fn number_double(value: Json) -> Result<Bson, WrapperError> {
     let s = string(value, "a number, \"Infinity\", \"-Infinity\" or \"NaN\"")?;
     let v = match s.as_str() {
         "Infinity" => f64::INFINITY,
@@ -167,31 +341,26 @@ fn number_double(value: Json) -> Result<Bson, String> {
         "NaN" => f64::NAN,
         text => match text.parse::<f64>() {
             Ok(v) if v.is_finite() && is_number_literal(text) => v,
-            _ => {
-                return Err(format!(
-                    "must be a finite decimal number, \"Infinity\", \"-Infinity\" or \"NaN\", got {}",
-                    quoted(text)
-                ))
-            }
+            _ => return Err(WrapperError::Double { text: s }),
         },
     };
     Ok(Bson::Double(v))
 }
 
-fn binary(value: Json) -> Result<Bson, String> {
-    let [data, subtype] = fields(value, ["base64", "subType"])?;
+fn binary(value: Json) -> Result<Bson, WrapperError> {
+    let [data, subtype] = fields(value, &["base64", "subType"])?;
     binary_parts(data, subtype)
 }
 
-fn binary_parts(data: Json, subtype: Json) -> Result<Bson, String> {
+fn binary_parts(data: Json, subtype: Json) -> Result<Bson, WrapperError> {
     let data = string(data, "base64 data")?;
     let subtype = string(subtype, "a one- or two-digit hexadecimal subtype")?;
     let code = match subtype.len() {
         1 | 2 => u8::from_str_radix(&subtype, 16).ok(),
         _ => None,
     }
-    .ok_or_else(|| format!("subtype must be one or two hexadecimal digits, got {}", quoted(&subtype)))?;
-    let bytes = BASE64.decode(data.as_bytes()).map_err(|e| format!("data is not base64: {e}"))?;
+    .ok_or(WrapperError::BinarySubtype { text: subtype })?;
+    let bytes = BASE64.decode(data.as_bytes()).map_err(WrapperError::Base64)?;
     Ok(Bson::Binary(Binary { subtype: BinarySubtype::from(code), bytes }))
 }
 
@@ -211,57 +380,45 @@ fn uuid_bytes(text: &str) -> Option<[u8; 16]> {
     (hex.len() == 32).then_some(out)
 }
 
-fn timestamp(value: Json) -> Result<Bson, String> {
-    let [t, i] = fields(value, ["t", "i"])?;
-    let part = |name: &str, v: Json| -> Result<u32, String> {
+fn timestamp(value: Json) -> Result<Bson, WrapperError> {
+    let [t, i] = fields(value, &["t", "i"])?;
+    let part = |name: &'static str, v: Json| -> Result<u32, WrapperError> {
         match &v {
-            Json::Number(text) => text.parse::<u32>().ok(),
+            Json::Number(n) => n.as_str().parse::<u32>().ok(),
             _ => None,
         }
-        .ok_or_else(|| format!("\"{name}\" must be a whole number from 0 to {}, got {}", u32::MAX, describe(&v)))
+        .ok_or_else(|| WrapperError::TimestampPart { name, got: Got::from(&v) })
     };
     Ok(Bson::Timestamp(Timestamp { time: part("t", t)?, increment: part("i", i)? }))
 }
 
-fn regular_expression(value: Json) -> Result<Bson, String> {
-    let [pattern, options] = fields(value, ["pattern", "options"])?;
+fn regular_expression(value: Json) -> Result<Bson, WrapperError> {
+    let [pattern, options] = fields(value, &["pattern", "options"])?;
     let pattern = string(pattern, "the pattern")?;
     let options = string(options, "the options")?;
-    if let Some(bad) = options.chars().find(|c| !REGEX_OPTIONS.contains(*c)) {
-        return Err(format!("option {bad:?} is not one of {REGEX_OPTIONS:?}"));
+    if let Some(option) = options.chars().find(|c| !REGEX_OPTIONS.contains(*c)) {
+        return Err(WrapperError::RegexOption { option });
     }
     let mut sorted: Vec<char> = options.chars().collect();
     sorted.sort_unstable();
     sorted.dedup();
-    let pattern = CString::try_from(pattern).map_err(|_| "pattern cannot contain a NUL character".to_string())?;
-    let options = CString::try_from(sorted.into_iter().collect::<String>())
-        .map_err(|_| "options cannot contain a NUL character".to_string())?;
+    let pattern = CString::try_from(pattern).map_err(|_| WrapperError::NulInPattern)?;
+    let options = CString::try_from(sorted.into_iter().collect::<String>()).map_err(|_| WrapperError::NulInOptions)?;
     Ok(Bson::RegularExpression(Regex { pattern, options }))
 }
 
 /// `$minKey` / `$maxKey`, whose value must be 1.
-fn key_marker(value: Json, marker: Bson) -> Result<Bson, String> {
+fn key_marker(value: Json, marker: Bson) -> Result<Bson, WrapperError> {
     match &value {
-        Json::Number(text) if text == "1" => Ok(marker),
-        other => Err(format!("must be 1, got {}", describe(other))),
-    }
-}
-
-/// A short description of a JSON value for an error message.
-fn describe(value: &Json) -> String {
-    match value {
-        Json::Null => "null".to_string(),
-        Json::Bool(b) => b.to_string(),
-        Json::Number(text) => excerpt(text),
-        Json::String(s) => quoted(s),
-        Json::Array(_) => "an array".to_string(),
-        Json::Object(_) => "an object".to_string(),
+        Json::Number(n) if n.as_str() == "1" => Ok(marker),
+        other => Err(WrapperError::NotOne { got: Got::from(other) }),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::convert::json_line_to_document;
     use crate::convert::test_support::*;
     // --- Extended JSON ---------------------------------------------------
 
@@ -450,5 +607,46 @@ mod tests {
         let long = "z".repeat(100);
         let e = value_err(&format!(r#"{{"$oid": "{long}"}}"#));
         assert_eq!(e, format!("field v: $oid must be 24 hexadecimal digits, got \"{}\"...", "z".repeat(40)));
+    }
+
+    // --- the wrapper keys ------------------------------------------------
+
+    #[test]
+    fn every_wrapper_is_found_by_its_key_and_only_by_it() {
+        for wrapper in Wrapper::ALL {
+            assert_eq!(Wrapper::from_key(wrapper.key()), Some(wrapper));
+            assert_eq!(wrapper.to_string(), wrapper.key());
+        }
+        let mut keys: Vec<&str> = Wrapper::ALL.iter().map(|w| w.key()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), Wrapper::ALL.len());
+        for key in ["$code", "$symbol", "$set", "$type", "oid", "$OID", "", "$"] {
+            assert_eq!(Wrapper::from_key(key), None, "{key}");
+        }
+    }
+
+    #[test]
+    fn wrapper_errors_are_typed() {
+        let wrapper_error = |json: &str| match json_line_to_document(&format!("{{\"v\": {json}}}")) {
+            Err(crate::convert::RecordError::Wrapper { error, .. }) => error,
+            other => panic!("{json}: {other:?}"),
+        };
+        assert_eq!(
+            wrapper_error(r#"{"$oid": 5}"#),
+            WrapperError::NotAString { holding: "24 hexadecimal digits", got: Got::Number("5".into()) }
+        );
+        assert_eq!(wrapper_error(r#"{"$binary": {"base64": "AQID"}}"#), WrapperError::MissingKey { key: "subType" });
+        assert_eq!(wrapper_error(r#"{"$timestamp": {"t": 1, "t": 2}}"#), WrapperError::KeyTwice { key: "t".into() });
+        assert_eq!(
+            wrapper_error(r#"{"$date": {"$numberLong": "1", "x": 2}}"#),
+            WrapperError::DateForm { got: Got::Object }
+        );
+        assert_eq!(wrapper_error(r#"{"$minKey": [1]}"#), WrapperError::NotOne { got: Got::Array });
+        assert_eq!(
+            wrapper_error(r#"{"$regularExpression": {"pattern": "a", "options": "iq"}}"#),
+            WrapperError::RegexOption { option: 'q' }
+        );
+        assert!(matches!(wrapper_error(r#"{"$binary": {"base64": "!", "subType": "0"}}"#), WrapperError::Base64(_)));
     }
 }

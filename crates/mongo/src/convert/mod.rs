@@ -1,28 +1,35 @@
 //! Records to BSON documents, and document identity. Pure functions: no
 //! driver, no I/O, no clock.
 //!
-//! - [`json`]: JSON Lines records (with [`extjson`] for Extended JSON type
-//!   wrappers and [`number`] for the number rule);
+//! - [`record`]: JSON Lines records, read through [`json`] (a tree that
+//!   keeps key order and exact number text), with [`extjson`] for
+//!   Extended JSON type wrappers and [`number`] for the number rule;
 //! - [`item`]: DynamoDB items (CSV and DynamoDB JSON records);
 //! - [`identity`]: which value identifies a document, its hash, and the
 //!   deterministic ObjectIds of documents without `_id`;
 //! - [`size`]: BSON bytes and the 16 MiB limit.
+//!
+//! Every failure is a typed error ([`RecordError`], [`DocumentError`])
+//! whose `Display` is the message a rejected record shows.
 
 pub mod extjson;
 pub mod identity;
 pub mod item;
 pub mod json;
 pub mod number;
+pub mod record;
 pub mod size;
 
 #[cfg(test)]
 mod test_support;
 
+pub use extjson::{Wrapper, WrapperError};
 pub use identity::{deterministic_object_id, ensure_id, id_of, identity_hash, run_key, ID_FIELD, OBJECT_ID_LINE_BYTES};
 pub use item::item_to_document;
-pub use json::{json_line_to_document, MAX_NESTING_DEPTH};
-pub use number::{number_text_to_bson, MAX_DECIMAL128_DIGITS};
-pub use size::{check_document_size, to_raw_document, MAX_BSON_DOCUMENT_BYTES};
+pub use json::Got;
+pub use number::{number_text_to_bson, NumberError, MAX_DECIMAL128_DIGITS};
+pub use record::{json_line_to_document, FieldPath, RecordError, MAX_NESTING_DEPTH};
+pub use size::{check_document_size, to_raw_document, DocumentError, MAX_BSON_DOCUMENT_BYTES};
 
 /// Longest excerpt of an input value quoted in an error message.
 const MAX_QUOTED_CHARS: usize = 40;

@@ -1,5 +1,19 @@
 //! The number rule: a number's text to Int32, Int64, Decimal128 or Double.
+//!
+//! Applied to a JSON literal's exact source text, and to a DynamoDB
+//! number's canonical text:
+//!
+//! | literal                                        | BSON                          |
+//! |------------------------------------------------|-------------------------------|
+//! | integer (no `.`, no exponent) in `i32`         | Int32 (`-0` is Int32 0)       |
+//! | integer in `i64`                               | Int64                         |
+//! | larger integer, at most 34 significant digits  | Decimal128, exact             |
+//! | larger integer, more digits                    | Double (nearest)              |
+//! | anything with `.` or an exponent               | Double (`1.0` stays a double) |
+//!
+//! A number whose magnitude a double cannot hold (`1e400`) is an error.
 
+use std::fmt;
 use std::str::FromStr;
 
 use bson::{Bson, Decimal128};
@@ -9,9 +23,31 @@ use super::{excerpt, quoted};
 /// Most significant digits of a Decimal128 coefficient.
 pub const MAX_DECIMAL128_DIGITS: usize = 34;
 
+/// Why a number's text has no BSON value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NumberError {
+    /// The text is not a number literal.
+    NotANumber { text: String },
+    /// A double cannot hold the number's magnitude.
+    OutOfRange { text: String },
+}
+
+impl fmt::Display for NumberError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NumberError::NotANumber { text } => write!(f, "{} is not a number", quoted(text)),
+            NumberError::OutOfRange { text } => {
+                write!(f, "number {} is out of range for a BSON double", excerpt(text))
+            }
+        }
+    }
+}
+
+impl std::error::Error for NumberError {}
+
 /// A number's text to BSON by the number rule (see the module doc).
 /// Errors for text that is not a number, or a magnitude no double holds.
-pub fn number_text_to_bson(text: &str) -> Result<Bson, String> {
+pub fn number_text_to_bson(text: &str) -> Result<Bson, NumberError> {
     if is_integer_literal(text) {
         if let Ok(v) = text.parse::<i32>() {
             return Ok(Bson::Int32(v));
@@ -23,11 +59,11 @@ pub fn number_text_to_bson(text: &str) -> Result<Bson, String> {
             return Ok(Bson::Decimal128(d));
         }
     } else if !is_number_literal(text) {
-        return Err(format!("{} is not a number", quoted(text)));
+        return Err(NumberError::NotANumber { text: text.to_string() });
     }
     match text.parse::<f64>() {
         Ok(v) if v.is_finite() => Ok(Bson::Double(v)),
-        _ => Err(format!("number {} is out of range for a BSON double", excerpt(text))),
+        _ => Err(NumberError::OutOfRange { text: text.to_string() }),
     }
 }
 
@@ -145,5 +181,19 @@ mod tests {
         assert_eq!(number_text_to_bson("0.1").unwrap(), Bson::Double(0.1));
         let Bson::Double(z) = number_text_to_bson("-0.0").unwrap() else { panic!() };
         assert!(z == 0.0 && z.is_sign_negative());
+    }
+
+    #[test]
+    fn numbers_out_of_double_range_or_not_numbers_are_errors() {
+        assert_eq!(
+            number_text_to_bson("1e400").unwrap_err().to_string(),
+            "number 1e400 is out of range for a BSON double"
+        );
+        let huge = "9".repeat(400);
+        assert!(number_text_to_bson(&huge).unwrap_err().to_string().ends_with("... is out of range for a BSON double"));
+        assert_eq!(number_text_to_bson("inf").unwrap_err().to_string(), "\"inf\" is not a number");
+        assert_eq!(number_text_to_bson("NaN").unwrap_err().to_string(), "\"NaN\" is not a number");
+        assert_eq!(number_text_to_bson("1.").unwrap_err().to_string(), "\"1.\" is not a number");
+        assert_eq!(number_text_to_bson("").unwrap_err().to_string(), "\"\" is not a number");
     }
 }

@@ -17,7 +17,7 @@ pub fn doc(raw: &str) -> Document {
 pub fn err(raw: &str) -> String {
     match json_line_to_document(raw) {
         Ok(d) => panic!("{raw}: expected an error, got {d:?}"),
-        Err(e) => e,
+        Err(e) => e.to_string(),
     }
 }
 
