@@ -1,12 +1,12 @@
 //! DynamoDB items (CSV and DynamoDB JSON records) to documents.
 //!
 //! [`item_to_document`] converts CSV and DynamoDB JSON records, already
-//! typed by the DynamoDB path: S to String, N by the number rule above
-//! applied to the number's canonical text (so `1.50` is Double 1.5 and
-//! `1.0` is Int32 1: an `N` is a value, not a literal), B to generic
-//! Binary, BOOL, NULL, L to Array, M to Document, SS/NS/BS to arrays of
-//! their elements. An [`Item`] is a `BTreeMap`, so fields come in name
-//! order.
+//! typed by the DynamoDB path: S to String, N by the number rule
+//! ([`super::number`]) applied to the number's canonical text (so `1.50`
+//! is Double 1.5 and `1.0` is Int32 1: an `N` is a value, not a literal),
+//! B to generic Binary, BOOL, NULL, L to Array, M to Document, SS/NS/BS to
+//! arrays of their elements. An [`Item`] is a `BTreeMap`, so fields come
+//! in name order.
 
 use bson::spec::BinarySubtype;
 use bson::{Binary, Bson, Document};
