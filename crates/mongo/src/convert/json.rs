@@ -11,8 +11,9 @@
 //! (serde_json spells exponents `e+`/`e-`).
 
 use std::fmt;
+use std::sync::OnceLock;
 
-use serde::de::value::{MapAccessDeserializer, MapDeserializer};
+use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, IntoDeserializer, MapAccess, SeqAccess, Visitor};
 
 use super::{excerpt, quoted};
@@ -60,7 +61,7 @@ impl<'de> Visitor<'de> for JsonVisitor {
     }
 
     // Integers that fit 64 bits come here; other numbers through
-    // `visit_map` (see `is_number_key`).
+    // `visit_map` (see `number_key`).
     fn visit_i64<E>(self, n: i64) -> Result<Json, E> {
         Ok(Json::Number(n.into()))
     }
@@ -94,7 +95,7 @@ impl<'de> Visitor<'de> for JsonVisitor {
         let Some(first) = map.next_key::<String>()? else {
             return Ok(Json::Object(Vec::new()));
         };
-        if is_number_key(&first) {
+        if Some(first.as_str()) == number_key() {
             // serde_json's own `Number` reads the rest of its form.
             let number =
                 serde_json::Number::deserialize(MapAccessDeserializer::new(Replay { first: Some(first), map }))?;
@@ -108,31 +109,31 @@ impl<'de> Visitor<'de> for JsonVisitor {
     }
 }
 
-/// Whether a map's first key says the map is a number. With
-/// `arbitrary_precision`, serde_json passes a number through serde's data
-/// model as a one-entry map under a key of its own; serde_json's `Number`
-/// is asked whether `key` is that key, so no private name is copied here.
-/// The probe allocates nothing, whatever the answer.
-fn is_number_key(key: &str) -> bool {
-    let probe = MapDeserializer::<_, NotANumber>::new(std::iter::once((key, "0")));
-    serde_json::Number::deserialize(probe).is_ok()
+/// The key under which serde_json passes a number through serde's data
+/// model (with `arbitrary_precision`, as a one-entry map holding its
+/// text), learnt once from serde_json itself so no private name is copied
+/// here. None if serde_json passes numbers otherwise.
+fn number_key() -> Option<&'static str> {
+    static KEY: OnceLock<Option<String>> = OnceLock::new();
+    KEY.get_or_init(|| serde_json::from_str::<FirstKey>("0.5").ok().and_then(|k| k.0)).as_deref()
 }
 
-/// The probe's error: it carries nothing, so a refusal costs nothing.
-#[derive(Debug)]
-struct NotANumber;
+/// The first key of a map, if a map is what serde hands over.
+struct FirstKey(Option<String>);
 
-impl fmt::Display for NotANumber {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("not a number")
-    }
-}
-
-impl std::error::Error for NotANumber {}
-
-impl de::Error for NotANumber {
-    fn custom<T: fmt::Display>(_: T) -> NotANumber {
-        NotANumber
+impl<'de> Deserialize<'de> for FirstKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<FirstKey, D::Error> {
+        struct First;
+        impl<'de> Visitor<'de> for First {
+            type Value = FirstKey;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FirstKey, A::Error> {
+                Ok(FirstKey(map.next_key()?))
+            }
+        }
+        deserializer.deserialize_any(First)
     }
 }
 
@@ -287,9 +288,10 @@ mod tests {
     }
 
     #[test]
-    fn the_number_probe_says_no_to_ordinary_keys() {
-        for key in ["", "a", "$numberDecimal", "$serde_json", "number", "$"] {
-            assert!(!is_number_key(key), "{key}");
+    fn the_number_key_is_learnt_from_serde_json_and_is_no_ordinary_key() {
+        let key = number_key().expect("serde_json passes numbers as one-entry maps with arbitrary_precision");
+        for ordinary in ["", "a", "$numberDecimal", "$serde_json", "number", "$"] {
+            assert_ne!(key, ordinary);
         }
     }
 
