@@ -17,6 +17,7 @@
 pub mod convert;
 pub mod sink;
 
+use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -123,6 +124,36 @@ fn check_options(opts: &MongoOptions) -> Result<(), LoadError> {
     Ok(())
 }
 
+/// Why a record cannot be sent, found before sending it. The record is
+/// rejected with this message (the rejects file's `error`).
+#[derive(Debug)]
+pub enum PrepareError {
+    /// A JSON Lines record that is not a valid document.
+    Record(convert::RecordError),
+    /// A CSV or DynamoDB JSON record that is not a valid item.
+    Item(dynaburst_input::RecordError),
+    /// Upserting by `--id-field`, and the document lacks that field.
+    MissingIdField(String),
+    /// The identifying field (`_id` or `--id-field`) holds an array.
+    ArrayId(String),
+    /// The document cannot be encoded, or is over 16 MiB.
+    Document(convert::DocumentError),
+}
+
+impl fmt::Display for PrepareError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PrepareError::Record(e) => e.fmt(f),
+            PrepareError::Item(e) => e.fmt(f),
+            PrepareError::MissingIdField(field) => write!(f, "missing the --id-field {field}"),
+            PrepareError::ArrayId(field) => write!(f, "{field} may not be an array"),
+            PrepareError::Document(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for PrepareError {}
+
 /// What a record becomes before it is sent, decided once per load.
 #[derive(Clone)]
 struct Preparer {
@@ -136,23 +167,24 @@ impl Preparer {
     /// text, CSV and DynamoDB JSON from their typed items; a missing
     /// `_id` becomes the record's deterministic ObjectId (from its byte
     /// offset in the input).
-    fn prepare(&self, rec: &Record) -> Result<SinkItem<MongoItem>, String> {
+    fn prepare(&self, rec: &Record) -> Result<SinkItem<MongoItem>, PrepareError> {
         let mut doc: Document = match self.format {
-            Format::JsonLines => convert::json_line_to_document(&rec.raw)?,
-            _ => convert::item_to_document(rec.item.as_ref().map_err(|e| e.0.clone())?),
+            Format::JsonLines => convert::json_line_to_document(&rec.raw).map_err(PrepareError::Record)?,
+            _ => convert::item_to_document(rec.item.as_ref().map_err(|e| PrepareError::Item(e.clone()))?),
         };
         let id = match &self.id_field {
             // Matching on another field: the server keeps (or makes) _id,
             // since a replacement may not change a stored document's _id.
-            Some(field) => doc.get(field).cloned().ok_or_else(|| format!("missing the --id-field {field}"))?,
+            Some(field) => doc.get(field).cloned().ok_or_else(|| PrepareError::MissingIdField(field.clone()))?,
             // The record's byte offset, not its line: shards count lines
             // from their own start, offsets are the file's.
             None => convert::ensure_id(&mut doc, self.run_key, rec.offset).clone(),
         };
         if matches!(id, Bson::Array(_)) {
-            return Err(format!("{} may not be an array", self.id_field.as_deref().unwrap_or(convert::ID_FIELD)));
+            let field = self.id_field.as_deref().unwrap_or(convert::ID_FIELD);
+            return Err(PrepareError::ArrayId(field.to_string()));
         }
-        let raw = convert::to_raw_document(&doc)?;
+        let raw = convert::to_raw_document(&doc).map_err(PrepareError::Document)?;
         let hash = convert::identity_hash(&id);
         let bytes = raw.as_bytes().len();
         Ok(SinkItem { partition: hash, slot: hash, units: 0.0, bytes, item: MongoItem { doc: raw, id } })
@@ -288,7 +320,15 @@ pub async fn load(
         limits,
     });
     let preparer = Preparer { format: opts.input.format, id_field: opts.id_field.clone(), run_key: id_key };
-    let out = run_pipeline(sink, &session, &tuning, move |r: &Record| preparer.prepare(r), progress, stop).await?;
+    let out = run_pipeline(
+        sink,
+        &session,
+        &tuning,
+        move |r: &Record| preparer.prepare(r).map_err(|e| e.to_string()),
+        progress,
+        stop,
+    )
+    .await?;
     let mut report = Map::new();
     report.insert("target".into(), json!(shown));
     report.insert("database".into(), json!(database));
@@ -331,7 +371,7 @@ pub fn dry_run(opts: &MongoOptions) -> Result<Value, LoadError> {
             Err(e) => {
                 rejected += 1;
                 if problems.len() < 20 {
-                    problems.push(json!({ "line": rec.line, "error": e }));
+                    problems.push(json!({ "line": rec.line, "error": e.to_string() }));
                 }
             }
         }
@@ -401,11 +441,31 @@ mod tests {
         let given = p.prepare(&record(5, r#"{"_id": 42, "x": 1}"#)).unwrap();
         assert_eq!(given.item.id, Bson::Int32(42));
         let up = Preparer { format: Format::JsonLines, id_field: Some("email".into()), run_key: 7 };
-        assert_eq!(up.prepare(&record(6, r#"{"x": 1}"#)).unwrap_err(), "missing the --id-field email");
+        assert_eq!(up.prepare(&record(6, r#"{"x": 1}"#)).unwrap_err().to_string(), "missing the --id-field email");
         let keyed = up.prepare(&record(7, r#"{"email": "a@b", "x": 1}"#)).unwrap();
         assert_eq!(keyed.item.id, Bson::String("a@b".into()));
         assert!(keyed.item.doc.get("_id").unwrap().is_none(), "upserts by another field leave _id to the server");
-        assert_eq!(p.prepare(&record(8, r#"{"_id": [1, 2]}"#)).unwrap_err(), "_id may not be an array");
-        assert!(p.prepare(&record(9, "{not json")).unwrap_err().starts_with("malformed JSON"));
+        assert_eq!(p.prepare(&record(8, r#"{"_id": [1, 2]}"#)).unwrap_err().to_string(), "_id may not be an array");
+        assert!(p.prepare(&record(9, "{not json")).unwrap_err().to_string().starts_with("malformed JSON"));
+    }
+
+    #[test]
+    fn prepare_errors_are_typed() {
+        let p = Preparer { format: Format::JsonLines, id_field: None, run_key: 7 };
+        assert!(matches!(p.prepare(&record(1, "[1]")), Err(PrepareError::Record(convert::RecordError::NotAnObject))));
+        assert!(matches!(p.prepare(&record(2, r#"{"_id": [1]}"#)), Err(PrepareError::ArrayId(f)) if f == "_id"));
+        let up = Preparer { format: Format::JsonLines, id_field: Some("k".into()), run_key: 7 };
+        assert!(matches!(up.prepare(&record(3, r#"{"x": 1}"#)), Err(PrepareError::MissingIdField(f)) if f == "k"));
+        assert!(matches!(up.prepare(&record(4, r#"{"k": [1]}"#)), Err(PrepareError::ArrayId(f)) if f == "k"));
+        let big = format!(r#"{{"s": "{}"}}"#, "x".repeat(convert::MAX_BSON_DOCUMENT_BYTES));
+        let e = p.prepare(&record(5, &big)).unwrap_err();
+        assert!(matches!(e, PrepareError::Document(convert::DocumentError::TooLarge { .. })), "{e:?}");
+        // CSV and DynamoDB JSON records arrive typed; their parse error passes through.
+        let csv = Preparer { format: Format::Csv, id_field: None, run_key: 7 };
+        let mut rec = record(6, "a,b");
+        rec.item = Err(dynaburst_input::RecordError("column age: not a number".into()));
+        let e = csv.prepare(&rec).unwrap_err();
+        assert_eq!(e.to_string(), "column age: not a number");
+        assert!(matches!(e, PrepareError::Item(_)));
     }
 }

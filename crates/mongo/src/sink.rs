@@ -12,7 +12,7 @@
 //! - anything else is the document's fault: rejected with the message.
 
 use std::collections::HashMap;
-use std::future::Future;
+use std::fmt;
 use std::time::Duration;
 
 use bson::raw::CString;
@@ -50,6 +50,26 @@ pub const FATAL_CODES: &[i32] = &[
     18,   // AuthenticationFailed
     8000, // Atlas: AtlasError (bad credentials)
 ];
+
+/// Why a command cannot be built from its documents.
+#[derive(Debug)]
+pub enum CommandError {
+    /// `--id-field` cannot be a BSON field name (it holds a NUL).
+    IdField(bson::error::Error),
+    /// An identifying value cannot be encoded as BSON.
+    Id(bson::error::Error),
+}
+
+impl fmt::Display for CommandError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CommandError::IdField(e) => write!(f, "--id-field: {e}"),
+            CommandError::Id(e) => write!(f, "cannot encode the id: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for CommandError {}
 
 /// How documents are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,22 +122,16 @@ impl Sink for MongoSink {
         self.limits
     }
 
-    fn write<'a>(
-        &'a self,
-        items: &'a [&'a MongoItem],
-        _token: Option<&'a str>,
-    ) -> impl Future<Output = Outcome> + Send + 'a {
-        async move {
-            match tokio::time::timeout(REQUEST_TIMEOUT, self.send(items)).await {
-                Ok(outcome) => outcome,
-                Err(_) => Outcome::Transient { message: format!("no answer in {} s", REQUEST_TIMEOUT.as_secs()) },
-            }
+    async fn write<'a>(&'a self, items: &'a [&'a MongoItem], _token: Option<&'a str>) -> Outcome {
+        match tokio::time::timeout(REQUEST_TIMEOUT, self.send(items)).await {
+            Ok(outcome) => outcome,
+            Err(_) => Outcome::Transient { message: format!("no answer in {} s", REQUEST_TIMEOUT.as_secs()) },
         }
     }
 }
 
 impl MongoSink {
-    fn command(&self, items: &[&MongoItem]) -> Result<RawDocumentBuf, String> {
+    fn command(&self, items: &[&MongoItem]) -> Result<RawDocumentBuf, CommandError> {
         let mut cmd = RawDocumentBuf::new();
         let mut array = RawArrayBuf::new();
         match self.mode {
@@ -130,12 +144,11 @@ impl MongoSink {
             }
             MongoMode::Upsert => {
                 cmd.append(cstr!("update"), self.name.as_str());
-                let field = CString::try_from(self.id_field.as_str()).map_err(|e| format!("--id-field: {e}"))?;
+                let field = CString::try_from(self.id_field.as_str()).map_err(CommandError::IdField)?;
                 for item in items {
                     // {field: {$eq: value}}: a value that looks like an
                     // operator or a regular expression matches itself only.
-                    let id =
-                        bson::RawBson::try_from(item.id.clone()).map_err(|e| format!("cannot encode the id: {e}"))?;
+                    let id = bson::RawBson::try_from(item.id.clone()).map_err(CommandError::Id)?;
                     let mut eq = RawDocumentBuf::new();
                     eq.append(cstr!("$eq"), id);
                     let mut filter = RawDocumentBuf::new();
@@ -156,7 +169,7 @@ impl MongoSink {
     async fn send(&self, items: &[&MongoItem]) -> Outcome {
         let cmd = match self.command(items) {
             Ok(c) => c,
-            Err(message) => return Outcome::Invalid { message },
+            Err(e) => return Outcome::Invalid { message: e.to_string() },
         };
         let reply = match self.database.run_raw_command(cmd).await {
             Ok(r) => r,
