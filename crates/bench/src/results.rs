@@ -438,3 +438,60 @@ fn from_one_object<'de, A: DeserializeOwned, B: DeserializeOwned, D: Deserialize
     let b = B::deserialize(&v).map_err(D::Error::custom)?;
     Ok((a, b))
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn percentiles(base: f64) -> Percentiles {
+        Percentiles {
+            min_ms: base,
+            p50_ms: base + 1.0,
+            p90_ms: base + 2.0,
+            p95_ms: base + 3.0,
+            p99_ms: base + 4.0,
+            max_ms: base + 5.0,
+        }
+    }
+
+    #[test]
+    fn a_scenario_and_its_figures_are_one_object() {
+        let row = LatencyRow { operation: "PutItem".into(), samples: 3, ours: percentiles(1.0), seed: None };
+        let s = Scenario {
+            seed_id: "003".into(),
+            title: "Latency".into(),
+            measured: true,
+            explanation: "Why.".into(),
+            duration_s: None,
+            figures: Latency { rows: vec![row] },
+        };
+        let v = serde_json::to_value(&s).expect("serializes");
+        assert_eq!(
+            v,
+            json!({
+                "seed_id": "003", "title": "Latency", "measured": true, "explanation": "Why.",
+                "rows": [{ "operation": "PutItem", "samples": 3, "seed": null, "min_ms": 1.0, "p50_ms": 2.0,
+                           "p90_ms": 3.0, "p95_ms": 4.0, "p99_ms": 5.0, "max_ms": 6.0 }]
+            })
+        );
+        assert_eq!(serde_json::from_value::<Scenario<Latency>>(v).expect("loads"), s);
+    }
+
+    #[test]
+    fn a_missing_field_names_its_scenario() {
+        let err = serde_json::from_value::<Scenarios>(json!({
+            "latency": { "seed_id": "003", "title": "t", "measured": true, "explanation": "e",
+                         "rows": [{ "operation": "PutItem", "samples": 3, "seed": null, "min_ms": 1.0 }] }
+        }))
+        .expect_err("percentiles missing");
+        assert_eq!(err.to_string(), "scenario latency: missing field `p50_ms`");
+    }
+
+    #[test]
+    fn percentile_labels_follow_the_values() {
+        assert_eq!(Percentiles::LABELS, ["min", "p50", "p90", "p95", "p99", "max"]);
+        assert_eq!(percentiles(0.0).values(), [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+    }
+}

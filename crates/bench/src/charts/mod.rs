@@ -15,7 +15,7 @@
 //! and every layout decision (title size, label areas, legend rows) is made
 //! here from an estimate of text width, so nothing is clipped or overlaps.
 //!
-//! [`plan`] decides, [`kit`] is the drawing kit (text, legend, axes,
+//! `plan` decides, `kit` is the drawing kit (text, legend, axes,
 //! canvas), and each chart has its module.
 
 mod bars;

@@ -3,7 +3,7 @@
 //! [`render_report`] renders a [`Results`]: a scenario that did not run is
 //! left out, and a figure the seed did not publish renders as "–". Numbers
 //! are formatted for people ([`crate::format`]): 1,234 · 293.38 · 0.12.
-//! [`sections`] holds one table per scenario, [`markdown`] the table kit.
+//! `sections` holds one table per scenario, `markdown` the table kit.
 
 mod markdown;
 mod sections;
@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 use crate::charts::{plan_charts, PlannedChart};
 use crate::format::{format_duration, format_number, format_unix_ms};
-use crate::results::{Results, Scenario};
+use crate::results::{Results, Scenario, DOC_SIZE, LATENCY, PARALLEL_PATTERNS, PARTITION_KEYS, WRITE_APIS};
 use markdown::capitalize;
 
 /// Renders `report.md` for one `results.json`.
@@ -26,29 +26,19 @@ pub fn render_report(results: &Results) -> String {
     }
     let charts = plan_charts(results);
     if let Some(s) = &scenarios.write_apis {
-        section_heading(&mut out, s);
-        sections::write_apis(&mut out, s);
-        chart_links(&mut out, &charts, crate::results::WRITE_APIS);
+        section(&mut out, s, &charts, WRITE_APIS, |o| sections::write_apis(o, s));
     }
     if let Some(s) = &scenarios.doc_size {
-        section_heading(&mut out, s);
-        sections::doc_size(&mut out, s);
-        chart_links(&mut out, &charts, crate::results::DOC_SIZE);
+        section(&mut out, s, &charts, DOC_SIZE, |o| sections::doc_size(o, s));
     }
     if let Some(s) = &scenarios.parallel_patterns {
-        section_heading(&mut out, s);
-        sections::parallel_patterns(&mut out, s);
-        chart_links(&mut out, &charts, crate::results::PARALLEL_PATTERNS);
+        section(&mut out, s, &charts, PARALLEL_PATTERNS, |o| sections::parallel_patterns(o, s));
     }
     if let Some(s) = &scenarios.latency {
-        section_heading(&mut out, s);
-        sections::latency(&mut out, results, s);
-        chart_links(&mut out, &charts, crate::results::LATENCY);
+        section(&mut out, s, &charts, LATENCY, |o| sections::latency(o, results, s));
     }
     if let Some(s) = &scenarios.partition_keys {
-        section_heading(&mut out, s);
-        sections::partition_keys(&mut out, results, s);
-        chart_links(&mut out, &charts, crate::results::PARTITION_KEYS);
+        section(&mut out, s, &charts, PARTITION_KEYS, |o| sections::partition_keys(o, results, s));
     }
     // Scenarios this renderer does not know yet: title and explanation only.
     for s in scenarios.other.values() {
@@ -56,6 +46,15 @@ pub fn render_report(results: &Results) -> String {
         out.push_str("(No table for this scenario yet: see `results.json`.)\n");
     }
     out
+}
+
+/// One scenario's section: heading, `table`, then the links to its charts.
+fn section<F>(out: &mut String, s: &Scenario<F>, charts: &[PlannedChart], key: &str, table: impl FnOnce(&mut String)) {
+    section_heading(out, s);
+    table(out);
+    for c in charts.iter().filter(|c| c.scenario == key) {
+        let _ = writeln!(out, "![{}]({})\n", c.alt, c.file);
+    }
 }
 
 fn header(out: &mut String, r: &Results) {
@@ -78,12 +77,6 @@ fn header(out: &mut String, r: &Results) {
 fn section_heading<F>(out: &mut String, s: &Scenario<F>) {
     let _ = writeln!(out, "## Seed {}: {}\n", s.seed_id, s.title);
     let _ = writeln!(out, "**Why our numbers differ:** {}\n", s.explanation);
-}
-
-fn chart_links(out: &mut String, charts: &[PlannedChart], key: &str) {
-    for c in charts.iter().filter(|c| c.scenario == key) {
-        let _ = writeln!(out, "![{}]({})\n", c.alt, c.file);
-    }
 }
 
 /// The "Measured or modelled" line: for each group of rows (named), whether
