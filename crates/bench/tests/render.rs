@@ -379,6 +379,9 @@ fn every_committed_results_file_loads_and_keeps_its_fields() {
     }
 }
 
+/// The committed report.md and SVGs are the renderer's golden output: a
+/// change that alters them re-renders them on purpose, with
+/// `cargo run -p dynaburst-bench --example render -- bench/results/DIR/results.json bench/results/DIR`.
 #[test]
 fn committed_reports_and_charts_render_as_committed() {
     for (path, value) in committed_results() {
