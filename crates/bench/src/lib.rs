@@ -1,13 +1,19 @@
 //! `dynaburst bench`: each write-up in `../shared/seeds` re-run locally.
 //!
-//! A run writes `results.json` (every figure), `report.md` (our tables beside
-//! the seeds' published ones), SVG charts and per-second timeline CSVs.
-//! [`charts`] and [`report`] render a `results.json` value; they read it as
-//! untyped JSON and skip any scenario, row or field that is missing.
+//! A run writes `results.json` (every figure, typed in [`results`]),
+//! `report.md` (our tables beside the seeds' published ones, [`report`]),
+//! SVG charts ([`charts`]) and per-second timeline CSVs. `report` links
+//! the charts `charts` plans; both read [`results`] and format numbers
+//! with [`format`], and nothing renders back into them.
 
 pub mod charts;
 pub mod embedded;
+pub mod error;
+pub mod format;
 pub mod report;
+pub mod results;
 pub mod run;
 pub mod scenarios;
 pub mod sim;
+
+pub use error::BenchError;

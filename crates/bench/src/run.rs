@@ -6,9 +6,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use dynaburst_server::latency::LatencyModel;
-use serde_json::{json, Map, Value};
 
 use crate::embedded::Embedded;
+use crate::error::BenchError;
+use crate::results::{Failure, Results, Scenario, Scenarios, RESULTS_VERSION};
 use crate::scenarios::{self, Ctx};
 
 /// Every scenario, in the order `all` runs them.
@@ -36,15 +37,15 @@ pub struct BenchOptions {
 
 /// What a run produced.
 pub struct BenchOutput {
-    pub results: Value,
+    pub results: Results,
     pub files: Vec<PathBuf>,
-    pub failures: Vec<(String, String)>,
+    pub failures: Vec<(String, BenchError)>,
 }
 
 /// Runs the scenarios; `say` receives progress lines. A scenario that
 /// fails is reported and the others still run.
-pub fn run(opts: &BenchOptions, say: Arc<dyn Fn(String) + Send + Sync>) -> Result<BenchOutput, String> {
-    std::fs::create_dir_all(&opts.out).map_err(|e| format!("cannot create {}: {e}", opts.out.display()))?;
+pub fn run(opts: &BenchOptions, say: Arc<dyn Fn(String) + Send + Sync>) -> Result<BenchOutput, BenchError> {
+    std::fs::create_dir_all(&opts.out).map_err(BenchError::io("create", &opts.out))?;
     let aws = opts.latency_model == "aws";
     let started = Instant::now();
     let started_ms =
@@ -54,10 +55,10 @@ pub fn run(opts: &BenchOptions, say: Arc<dyn Fn(String) + Send + Sync>) -> Resul
     let (_servers, modelled_url, unlimited_url) = match &opts.endpoint_url {
         Some(url) => (Vec::new(), url.clone(), url.clone()),
         None => {
-            let on = Embedded::start(true, LatencyModel::new(aws, opts.rtt_ms, opts.seed), opts.seed)
-                .map_err(|e| format!("cannot start the embedded server: {e}"))?;
+            let start = |source| BenchError::Start { what: "the embedded server", source };
+            let on = Embedded::start(true, LatencyModel::new(aws, opts.rtt_ms, opts.seed), opts.seed).map_err(start)?;
             let off = Embedded::start(false, LatencyModel::new(aws, opts.rtt_ms, opts.seed ^ 1), opts.seed ^ 1)
-                .map_err(|e| format!("cannot start the embedded server: {e}"))?;
+                .map_err(start)?;
             let (a, b) = (on.url.clone(), off.url.clone());
             (vec![on, off], a, b)
         }
@@ -74,57 +75,84 @@ pub fn run(opts: &BenchOptions, say: Arc<dyn Fn(String) + Send + Sync>) -> Resul
         target: opts.target.clone(),
         memory_docs: opts.memory_docs.clone(),
     };
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
-    let mut scenarios_out = Map::new();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|source| BenchError::Start { what: "the async runtime", source })?;
+    let mut done = Scenarios::default();
     let mut failures = Vec::new();
     for name in &opts.scenarios {
         let t0 = Instant::now();
         let result = runtime.block_on(async {
             match name.as_str() {
-                "write-apis" => scenarios::write_apis(&ctx).await,
-                "doc-size" => scenarios::doc_size(&ctx).await,
-                "parallel-patterns" => scenarios::parallel_patterns(&ctx).await,
-                "latency" => scenarios::latency(&ctx, &opts.latency_model).await,
-                "partition-keys" => scenarios::partition_keys(&ctx).await,
-                other => Err(format!("unknown scenario {other}: choose from {}", SCENARIOS.join(", "))),
+                "write-apis" => finish(scenarios::write_apis(&ctx).await, t0, &mut done.write_apis),
+                "doc-size" => finish(scenarios::doc_size(&ctx).await, t0, &mut done.doc_size),
+                "parallel-patterns" => {
+                    finish(scenarios::parallel_patterns(&ctx).await, t0, &mut done.parallel_patterns)
+                }
+                "latency" => finish(scenarios::latency(&ctx, &opts.latency_model).await, t0, &mut done.latency),
+                "partition-keys" => finish(scenarios::partition_keys(&ctx).await, t0, &mut done.partition_keys),
+                other => Err(BenchError::UnknownScenario { name: other.to_string(), choices: SCENARIOS.join(", ") }),
             }
         });
         match result {
-            Ok(mut v) => {
-                v["duration_s"] = json!(t0.elapsed().as_secs_f64());
-                say(format!("{name}: done in {:.1} s", t0.elapsed().as_secs_f64()));
-                scenarios_out.insert(name.clone(), v);
-            }
+            Ok(()) => say(format!("{name}: done in {:.1} s", t0.elapsed().as_secs_f64())),
             Err(e) => {
                 say(format!("{name}: FAILED: {e}"));
                 failures.push((name.clone(), e));
             }
         }
     }
-    let results = json!({
-        "version": 1,
-        "command": opts.command,
-        "started_at_unix_ms": started_ms,
-        "duration_s": started.elapsed().as_secs_f64(),
-        "seed": opts.seed,
-        "endpoint": opts.endpoint_url.clone().unwrap_or_else(|| "embedded dynaburst serve (capacity model on; off for doc-size, latency and the lookup)".to_string()),
-        "target": opts.target.as_deref().map(dynaburst_mongo::redact),
-        "latency_model": opts.latency_model,
-        "rtt_ms": opts.rtt_ms,
-        "scale": opts.scale,
-        "real_time": opts.real_time,
-        "failures": failures.iter().map(|(n, e)| json!({"scenario": n, "error": e})).collect::<Vec<_>>(),
-        "scenarios": Value::Object(scenarios_out),
-    });
-    let mut files = Vec::new();
-    let write =
-        |p: &Path, text: &str| std::fs::write(p, text).map_err(|e| format!("cannot write {}: {e}", p.display()));
-    let json_path = opts.out.join("results.json");
-    write(&json_path, &(serde_json::to_string_pretty(&results).map_err(|e| e.to_string())? + "\n"))?;
-    files.push(json_path);
-    let md = opts.out.join("report.md");
-    write(&md, &crate::report::render_report(&results))?;
-    files.push(md);
-    files.extend(crate::charts::write_charts(&results, &opts.out).map_err(|e| format!("charts: {e:?}"))?);
+    let results = Results {
+        version: RESULTS_VERSION,
+        command: opts.command.clone(),
+        started_at_unix_ms: started_ms,
+        duration_s: started.elapsed().as_secs_f64(),
+        seed: opts.seed,
+        endpoint: opts.endpoint_url.clone().unwrap_or_else(|| {
+            "embedded dynaburst serve (capacity model on; off for doc-size, latency and the lookup)".to_string()
+        }),
+        target: opts.target.as_deref().map(dynaburst_mongo::redact),
+        latency_model: opts.latency_model.clone(),
+        rtt_ms: opts.rtt_ms,
+        scale: opts.scale,
+        real_time: opts.real_time,
+        failures: failures.iter().map(|(n, e)| Failure { scenario: n.clone(), error: e.to_string() }).collect(),
+        scenarios: done,
+    };
+    let files = write_outputs(&results, &opts.out)?;
     Ok(BenchOutput { results, files, failures })
+}
+
+/// Stamps a finished scenario with its wall time and keeps it.
+fn finish<F>(
+    result: Result<Scenario<F>, BenchError>,
+    t0: Instant,
+    slot: &mut Option<Scenario<F>>,
+) -> Result<(), BenchError> {
+    let mut s = result?;
+    s.duration_s = Some(t0.elapsed().as_secs_f64());
+    *slot = Some(s);
+    Ok(())
+}
+
+/// Writes results.json, report.md and the charts of `results` into `dir`
+/// (which must exist), and returns their paths.
+pub fn write_outputs(results: &Results, dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
+    let json_path = dir.join("results.json");
+    let json = serde_json::to_string_pretty(results).map_err(BenchError::Json)? + "\n";
+    std::fs::write(&json_path, json).map_err(BenchError::io("write", &json_path))?;
+    let mut files = vec![json_path];
+    files.extend(render(results, dir)?);
+    Ok(files)
+}
+
+/// Writes report.md and the charts of `results` into `dir` (which must
+/// exist), and returns their paths: a results.json rendered again.
+pub fn render(results: &Results, dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
+    let md = dir.join("report.md");
+    std::fs::write(&md, crate::report::render_report(results)).map_err(BenchError::io("write", &md))?;
+    let mut files = vec![md];
+    files.extend(crate::charts::write_charts(results, dir)?);
+    Ok(files)
 }

@@ -1,5 +1,5 @@
 //! The five scenarios, one per seed. Each returns its part of
-//! results.json (shape: `testdata/results-example.json`).
+//! results.json, typed ([`crate::results`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -20,6 +20,11 @@ use dynaburst_model::{AttributeValue, Item, Number, ScalarType};
 use serde_json::{json, Value};
 use tokio::task::JoinSet;
 
+use crate::error::BenchError;
+use crate::results::{
+    BurstRow, DocSize, DocSizeRow, Latency, LatencyRow, Lookup, MemoryRow, ParallelPatterns, PartitionKeys,
+    PartitionLoad, PatternRow, Percentiles, Scenario, SeedDocSize, TimelineSecond, WriteApiRow, WriteApis,
+};
 use crate::sim;
 
 /// Where and how the scenarios run.
@@ -55,7 +60,7 @@ impl Ctx {
 const LOOKUP_SALT: u64 = 0x100c_u64;
 
 /// An error that stops a scenario.
-pub type ScenarioError = String;
+pub type ScenarioError = BenchError;
 
 fn client(url: &str) -> impl std::future::Future<Output = Client> + '_ {
     async move {
@@ -138,7 +143,7 @@ async fn create_table(
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    Err(format!("table {name} did not become ACTIVE"))
+    Err(format!("table {name} did not become ACTIVE").into())
 }
 
 fn unique(prefix: &str, seed: u64) -> String {
@@ -150,7 +155,7 @@ fn unique(prefix: &str, seed: u64) -> String {
 fn dataset_items(dataset: Dataset, count: u64, fields: usize, seed: u64) -> Result<Vec<Item>, ScenarioError> {
     let mut buf = Vec::new();
     generate(dataset, count, fields, seed, &mut buf).map_err(|e| e.to_string())?;
-    String::from_utf8_lossy(&buf).lines().map(|l| parse_json_line(l).map_err(|e| e.0)).collect()
+    String::from_utf8_lossy(&buf).lines().map(|l| parse_json_line(l).map_err(|e| BenchError::Scenario(e.0))).collect()
 }
 
 /// Sends one BatchWriteItem and re-sends what comes back until all is in.
@@ -180,7 +185,9 @@ async fn batch_all(c: &Client, table: &str, items: &[HashMap<String, Av>]) -> Re
                 attempt += 1;
                 retry_pause(attempt).await;
             }
-            Err(e) => return Err(format!("BatchWriteItem: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e))),
+            Err(e) => {
+                return Err(format!("BatchWriteItem: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e)).into())
+            }
         }
         if attempt > 200 {
             return Err("BatchWriteItem made no progress after 200 attempts".into());
@@ -194,7 +201,7 @@ async fn put_one(c: &Client, table: &str, item: HashMap<String, Av>) -> Result<(
         match c.put_item().table_name(table).set_item(Some(item.clone())).send().await {
             Ok(_) => return Ok(()),
             Err(e) if throttled(e.code()) => retry_pause(attempt).await,
-            Err(e) => return Err(format!("PutItem: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e))),
+            Err(e) => return Err(format!("PutItem: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e)).into()),
         }
     }
     Err("PutItem throttled 200 times".into())
@@ -218,7 +225,9 @@ async fn transact(c: &Client, table: &str, items: &[HashMap<String, Av>]) -> Res
             Err(e) if throttled(e.code()) || e.code() == Some("TransactionCanceledException") => {
                 retry_pause(attempt).await
             }
-            Err(e) => return Err(format!("TransactWriteItems: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e))),
+            Err(e) => {
+                return Err(format!("TransactWriteItems: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e)).into())
+            }
         }
     }
     Err("TransactWriteItems throttled 200 times".into())
@@ -227,7 +236,7 @@ async fn transact(c: &Client, table: &str, items: &[HashMap<String, Av>]) -> Res
 // ---------------------------------------------------------------- 000
 
 /// Seed 000: 10,000 people by four write APIs.
-pub async fn write_apis(ctx: &Ctx) -> Result<Value, ScenarioError> {
+pub async fn write_apis(ctx: &Ctx) -> Result<Scenario<WriteApis>, ScenarioError> {
     let count = ctx.n(10_000, 100);
     let c = client(&ctx.modelled_url).await;
     let table = unique("people", ctx.seed);
@@ -279,23 +288,29 @@ pub async fn write_apis(ctx: &Ctx) -> Result<Value, ScenarioError> {
         let wall = t0.elapsed().as_secs_f64();
         let cpu = thread_cpu_seconds() - cpu0;
         let counted = dynaburst_loader::count(&c, &table, 4).await?;
-        rows.push(json!({
-            "api": api, "items": count, "wall_s": wall, "cpu_s": cpu,
-            "peak_memory_bytes": dynaburst_loader::peak_memory_bytes(), "count_after": counted, "seed_wall_s": seed_wall,
-        }));
+        rows.push(WriteApiRow {
+            api: api.to_string(),
+            items: count,
+            wall_s: wall,
+            cpu_s: cpu,
+            peak_memory_bytes: dynaburst_loader::peak_memory_bytes(),
+            count_after: counted,
+            seed_wall_s: seed_wall,
+        });
     }
-    Ok(json!({
-        "seed_id": "000",
-        "title": format!("Write APIs: {count} people into a fresh on-demand table"),
-        "measured": true,
-        "explanation": "Measured over HTTP against the embedded server with the AWS SDK for Rust. With --latency-model aws the server answers after seed 003's in-region service times, so each call costs what it costs inside AWS; seed 000 ran the JS SDK from a laptop in Japan, so each of its round trips also carried the distance to ap-northeast-1 (add it with --rtt MS): its serial PutItem paid that 10,000 times, its batches 400 times. CPU time is the client's thread; peak memory is the whole process, client and embedded server.",
-        "rows": rows,
-    }))
+    Ok(Scenario {
+        seed_id: "000".into(),
+        title: format!("Write APIs: {count} people into a fresh on-demand table"),
+        measured: true,
+        explanation: "Measured over HTTP against the embedded server with the AWS SDK for Rust. With --latency-model aws the server answers after seed 003's in-region service times, so each call costs what it costs inside AWS; seed 000 ran the JS SDK from a laptop in Japan, so each of its round trips also carried the distance to ap-northeast-1 (add it with --rtt MS): its serial PutItem paid that 10,000 times, its batches 400 times. CPU time is the client's thread; peak memory is the whole process, client and embedded server.".into(),
+        duration_s: None,
+        figures: WriteApis { rows },
+    })
 }
 
 // ---------------------------------------------------------------- 001
 
-fn seed_001(fields: usize, writers: usize) -> Value {
+fn seed_001(fields: usize, writers: usize) -> Option<SeedDocSize> {
     // Seed 001's table: (fields, processes) -> docs/ms, MB/s.
     let table: &[(usize, usize, f64, f64)] = &[
         (1, 1, 36.0, 1.44),
@@ -309,13 +324,12 @@ fn seed_001(fields: usize, writers: usize) -> Value {
     table
         .iter()
         .find(|(f, w, _, _)| *f == fields && *w == writers)
-        .map(|(_, _, d, m)| json!({"docs_per_ms": d, "mb_per_s": m}))
-        .unwrap_or(Value::Null)
+        .map(|&(_, _, docs_per_ms, mb_per_s)| SeedDocSize { docs_per_ms, mb_per_s })
 }
 
 /// Seed 001: documents of 1, 10 and 100 fields by 1, 2, 4 and 8 writers,
 /// loaded with dynaburst load's pipeline (a writer is a request in flight).
-pub async fn doc_size(ctx: &Ctx) -> Result<Value, ScenarioError> {
+pub async fn doc_size(ctx: &Ctx) -> Result<Scenario<DocSize>, ScenarioError> {
     if let Some(uri) = &ctx.target {
         return doc_size_mongo(ctx, uri).await;
     }
@@ -340,22 +354,33 @@ pub async fn doc_size(ctx: &Ctx) -> Result<Value, ScenarioError> {
             let _ = std::fs::remove_file(&path);
             let _ = c.delete_table().table_name(&table).send().await;
             let wall = report["duration_s"].as_f64().unwrap_or(0.0);
-            rows.push(json!({
-                "fields": fields, "writers": writers, "docs": docs, "bytes": bytes, "wall_s": wall,
-                "docs_per_ms": docs as f64 / (wall * 1000.0).max(1e-9),
-                "bytes_per_s": bytes as f64 / wall.max(1e-9),
-                "peak_memory_bytes": report["peak_memory_bytes"],
-                "seed": seed_001(fields, writers),
-            }));
+            rows.push(doc_size_row(fields, writers, docs, bytes, wall, report["peak_memory_bytes"].as_u64()));
         }
     }
-    Ok(json!({
-        "seed_id": "001",
-        "title": "Document size and writer count (DynamoDB target)",
-        "measured": true,
-        "explanation": "Seed 001 measured DocumentDB insert_many from a 64-core client, 50,000 documents per process; ours loads DynamoDB BatchWriteItem with dynaburst load's pipeline into the embedded server with the capacity model off, so it measures client and server on this 2-core machine, not a table's capacity. Peak memory is the loader process's own (VmHWM).",
-        "rows": rows,
-    }))
+    Ok(Scenario {
+        seed_id: "001".into(),
+        title: "Document size and writer count (DynamoDB target)".into(),
+        measured: true,
+        explanation: "Seed 001 measured DocumentDB insert_many from a 64-core client, 50,000 documents per process; ours loads DynamoDB BatchWriteItem with dynaburst load's pipeline into the embedded server with the capacity model off, so it measures client and server on this 2-core machine, not a table's capacity. Peak memory is the loader process's own (VmHWM).".into(),
+        duration_s: None,
+        figures: DocSize { rows, memory: Vec::new(), target: None, server: None },
+    })
+}
+
+/// One doc-size row: `docs` documents of `fields` fields (`bytes` of
+/// input) by `writers` writers in `wall` seconds.
+fn doc_size_row(fields: usize, writers: usize, docs: u64, bytes: u64, wall: f64, peak: Option<u64>) -> DocSizeRow {
+    DocSizeRow {
+        fields: fields as u64,
+        writers: writers as u64,
+        docs,
+        bytes,
+        wall_s: wall,
+        docs_per_ms: docs as f64 / (wall * 1000.0).max(1e-9),
+        bytes_per_s: bytes as f64 / wall.max(1e-9),
+        peak_memory_bytes: peak,
+        seed: seed_001(fields, writers),
+    }
 }
 
 /// Documents per insert command in the MongoDB variant (seed 001's
@@ -367,7 +392,7 @@ pub const MONGO_BATCH: usize = 1000;
 /// load --target` in a child process (so its peak memory is the client's
 /// own), then the client's peak memory at `--memory-docs` documents, which
 /// must not grow with their number (seed 001's client passed 400 GB).
-async fn doc_size_mongo(ctx: &Ctx, uri: &str) -> Result<Value, ScenarioError> {
+async fn doc_size_mongo(ctx: &Ctx, uri: &str) -> Result<Scenario<DocSize>, ScenarioError> {
     let shown = dynaburst_mongo::redact(uri);
     let database = dynaburst_mongo::database_name(uri, None);
     let (_, server) = dynaburst_mongo::connect(uri, &database).await.map_err(|e| e.to_string())?;
@@ -399,15 +424,18 @@ async fn doc_size_mongo(ctx: &Ctx, uri: &str) -> Result<Value, ScenarioError> {
             let wall = report["duration_s"].as_f64().unwrap_or(0.0);
             let written = report["records"]["written"].as_u64().unwrap_or(0);
             if written != docs {
-                return Err(format!("{docs} documents of {fields} fields by {writers} writers: {written} written"));
+                return Err(
+                    format!("{docs} documents of {fields} fields by {writers} writers: {written} written").into()
+                );
             }
-            Ok::<Value, ScenarioError>(json!({
-                "fields": fields, "writers": writers, "docs": docs, "bytes": bytes, "wall_s": wall,
-                "docs_per_ms": docs as f64 / (wall * 1000.0).max(1e-9),
-                "bytes_per_s": bytes as f64 / wall.max(1e-9),
-                "peak_memory_bytes": report["peak_memory_bytes"],
-                "seed": seed_001(fields, writers),
-            }))
+            Ok::<DocSizeRow, ScenarioError>(doc_size_row(
+                fields,
+                writers,
+                docs,
+                bytes,
+                wall,
+                report["peak_memory_bytes"].as_u64(),
+            ))
         }
     };
     for fields in [1usize, 10, 100] {
@@ -421,21 +449,23 @@ async fn doc_size_mongo(ctx: &Ctx, uri: &str) -> Result<Value, ScenarioError> {
     for &docs in &ctx.memory_docs {
         (ctx.say)(format!("doc-size: client memory, {docs} documents of 1 field, 4 writers"));
         let row = cell(1, 4, docs).await?;
-        memory.push(json!({
-            "docs": docs, "fields": 1, "writers": 4, "wall_s": row["wall_s"], "docs_per_ms": row["docs_per_ms"],
-            "peak_memory_bytes": row["peak_memory_bytes"],
-        }));
+        memory.push(MemoryRow {
+            docs,
+            fields: 1,
+            writers: 4,
+            wall_s: row.wall_s,
+            docs_per_ms: row.docs_per_ms,
+            peak_memory_bytes: row.peak_memory_bytes,
+        });
     }
-    Ok(json!({
-        "seed_id": "001",
-        "title": format!("Document size and writer count ({})", server.product),
-        "measured": true,
-        "target": shown,
-        "server": server.product,
-        "explanation": format!("Seed 001 measured DocumentDB (db.r5.4xlarge) insert_many from a 64-core client, 50,000 documents per process; ours is dynaburst load --target into {} with {MONGO_BATCH} documents per insert and each writer one command in flight, client and server on this machine. Peak memory is the loader process's own (VmHWM); seed 001's client passed 400 GB at 3.2 million documents.", server.product),
-        "rows": rows,
-        "memory": memory,
-    }))
+    Ok(Scenario {
+        seed_id: "001".into(),
+        title: format!("Document size and writer count ({})", server.product),
+        measured: true,
+        explanation: format!("Seed 001 measured DocumentDB (db.r5.4xlarge) insert_many from a 64-core client, 50,000 documents per process; ours is dynaburst load --target into {} with {MONGO_BATCH} documents per insert and each writer one command in flight, client and server on this machine. Peak memory is the loader process's own (VmHWM); seed 001's client passed 400 GB at 3.2 million documents.", server.product),
+        duration_s: None,
+        figures: DocSize { rows, memory, target: Some(shown), server: Some(server.product) },
+    })
 }
 
 /// Runs `dynaburst load` as a child process (this same executable) with
@@ -468,11 +498,14 @@ async fn load_in_child(
         .map_err(|e| format!("cannot run {} load: {e}", exe.display()))?;
     let _ = std::fs::remove_file(&checkpoint);
     if !out.status.success() {
-        return Err(format!("dynaburst load into {name} failed: {}", String::from_utf8_lossy(&out.stderr)));
+        return Err(BenchError::ChildLoad {
+            target: name.to_string(),
+            message: String::from_utf8_lossy(&out.stderr).into_owned(),
+        });
     }
     let text = std::fs::read_to_string(&report).map_err(|e| format!("cannot read {}: {e}", report.display()))?;
     let _ = std::fs::remove_file(&report);
-    serde_json::from_str(&text).map_err(|e| format!("bad load report: {e}"))
+    serde_json::from_str(&text).map_err(|e| format!("bad load report: {e}").into())
 }
 
 async fn run_loader(
@@ -521,7 +554,8 @@ async fn run_loader(
             path.display(),
             result.ending,
             result.rejected
-        ));
+        )
+        .into());
     }
     let mut report = result.report;
     report["timeline_rows"] =
@@ -551,7 +585,7 @@ async fn create_books_table(c: &Client, table: &str) -> Result<(), ScenarioError
 
 /// Seed 002: six parallel patterns on 1,000 minimal items, then batches
 /// fired all at once with and without re-sending UnprocessedItems.
-pub async fn parallel_patterns(ctx: &Ctx) -> Result<Value, ScenarioError> {
+pub async fn parallel_patterns(ctx: &Ctx) -> Result<Scenario<ParallelPatterns>, ScenarioError> {
     let count = ctx.n(1_000, 100);
     let trials = if ctx.scale < 0.5 { 3 } else { 10 };
     let published = [
@@ -592,7 +626,7 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Value, ScenarioError> {
                             loop {
                                 let next = rx.lock().await.recv().await;
                                 let Some(b) = next else {
-                                    return Ok::<(), String>(());
+                                    return Ok::<(), ScenarioError>(());
                                 };
                                 send_batch(&c, &t, b).await?;
                             }
@@ -626,7 +660,7 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Value, ScenarioError> {
                                 n += b.len();
                                 send_batch(&c, &t, b).await?;
                             }
-                            Ok::<usize, String>(n)
+                            Ok::<usize, ScenarioError>(n)
                         });
                     }
                     let mut sum = 0;
@@ -634,7 +668,7 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Value, ScenarioError> {
                         sum += r.map_err(|e| e.to_string())??;
                     }
                     if sum != items.len() {
-                        return Err(format!("map-reduce counted {sum} of {}", items.len()));
+                        return Err(format!("map-reduce counted {sum} of {}", items.len()).into());
                     }
                 }
                 "parallel-loop" => {
@@ -648,7 +682,7 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Value, ScenarioError> {
                             for b in mine {
                                 send_batch(&c, &t, b).await?;
                             }
-                            Ok::<(), String>(())
+                            Ok::<(), ScenarioError>(())
                         });
                     }
                     while let Some(r) = set.join_next().await {
@@ -665,7 +699,7 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Value, ScenarioError> {
                             loop {
                                 let next = q.lock().map_err(|e| e.to_string())?.pop_front();
                                 let Some(b) = next else {
-                                    return Ok::<(), String>(());
+                                    return Ok::<(), ScenarioError>(());
                                 };
                                 send_batch(&c, &t, b).await?;
                             }
@@ -679,11 +713,17 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Value, ScenarioError> {
             total += t0.elapsed().as_secs_f64() * 1000.0;
             let counted = dynaburst_loader::count(&c, &table, 2).await?;
             if counted != count {
-                return Err(format!("{pattern}: {counted} of {count} items in the table"));
+                return Err(format!("{pattern}: {counted} of {count} items in the table").into());
             }
             let _ = c.delete_table().table_name(&table).send().await;
         }
-        patterns.push(json!({"pattern": pattern, "items": count, "trials": trials, "mean_ms": total / trials as f64, "seed_mean_ms": seed_ms}));
+        patterns.push(PatternRow {
+            pattern: pattern.to_string(),
+            items: count,
+            trials,
+            mean_ms: total / trials as f64,
+            seed_mean_ms: seed_ms,
+        });
     }
     let mut burst = Vec::new();
     for full in [10_000u64, 100_000] {
@@ -700,11 +740,18 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Value, ScenarioError> {
             sim::create(&e, "naive", &[("id", ScalarType::S), ("sort", ScalarType::S)], EngineBilling::PayPerRequest)
                 .map_err(|e| e.to_string())?;
             let (written, lost) = sim::fire_and_forget(&e, "naive", items.clone());
-            burst.push(json!({"items": n, "loader": "naive (ignores UnprocessedItems)", "modelled": true, "written": written, "lost": lost, "seconds": 0.0}));
+            burst.push(BurstRow { items: n, loader: NAIVE.into(), modelled: true, written, lost, seconds: 0.0 });
             sim::create(&e, "loader", &[("id", ScalarType::S), ("sort", ScalarType::S)], EngineBilling::PayPerRequest)
                 .map_err(|e| e.to_string())?;
             let load = sim::closed_loop(&e, "loader", items, 16, 3_600_000);
-            burst.push(json!({"items": n, "loader": "dynaburst load", "modelled": true, "written": load.written, "lost": n - load.written, "seconds": load.elapsed_ms as f64 / 1000.0}));
+            burst.push(BurstRow {
+                items: n,
+                loader: LOADER.into(),
+                modelled: true,
+                written: load.written,
+                lost: n - load.written,
+                seconds: load.elapsed_ms as f64 / 1000.0,
+            });
         } else {
             let table = unique("naive", ctx.seed);
             create_books_table(&c, &table).await?;
@@ -729,7 +776,14 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Value, ScenarioError> {
             while let Some(r) = set.join_next().await {
                 lost += r.unwrap_or(25);
             }
-            burst.push(json!({"items": n, "loader": "naive (ignores UnprocessedItems)", "modelled": false, "written": n - lost, "lost": lost, "seconds": t0.elapsed().as_secs_f64()}));
+            burst.push(BurstRow {
+                items: n,
+                loader: NAIVE.into(),
+                modelled: false,
+                written: n - lost,
+                lost,
+                seconds: t0.elapsed().as_secs_f64(),
+            });
             let path = ctx.out_dir.join(format!(".minimal-{n}.jsonl"));
             let mut f = std::fs::File::create(&path).map_err(|e| e.to_string())?;
             generate(Dataset::Minimal, n, 0, ctx.seed, &mut f).map_err(|e| e.to_string())?;
@@ -739,29 +793,48 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Value, ScenarioError> {
                 run_loader(ctx, &ctx.modelled_url, &path, &table, Concurrency::Auto, Order::Interleave).await?;
             let _ = std::fs::remove_file(&path);
             let written = report["records"]["written"].as_u64().unwrap_or(0);
-            burst.push(json!({"items": n, "loader": "dynaburst load", "modelled": false, "written": written, "lost": n - written, "seconds": report["duration_s"]}));
+            burst.push(BurstRow {
+                items: n,
+                loader: LOADER.into(),
+                modelled: false,
+                written,
+                lost: n - written,
+                seconds: report["duration_s"].as_f64().unwrap_or(0.0),
+            });
         }
     }
-    Ok(json!({
-        "seed_id": "002",
-        "title": "Parallel loaders, and what throttling does to them",
-        "measured": true,
-        "explanation": "The six patterns are measured over HTTP against the embedded server (capacity model on, a fresh on-demand table per trial) with the AWS SDK for Rust, each re-sending UnprocessedItems; seed 002 ran the same patterns against DynamoDB in ap-northeast-1 from its author's machine, so its times include network round trips. The burst part is modelled in virtual time unless --real-time.",
-        "patterns": patterns,
-        "burst": burst,
-    }))
+    Ok(Scenario {
+        seed_id: "002".into(),
+        title: "Parallel loaders, and what throttling does to them".into(),
+        measured: true,
+        explanation: "The six patterns are measured over HTTP against the embedded server (capacity model on, a fresh on-demand table per trial) with the AWS SDK for Rust, each re-sending UnprocessedItems; seed 002 ran the same patterns against DynamoDB in ap-northeast-1 from its author's machine, so its times include network round trips. The burst part is modelled in virtual time unless --real-time.".into(),
+        duration_s: None,
+        figures: ParallelPatterns { patterns, burst },
+    })
 }
+
+/// The burst's two loaders.
+const NAIVE: &str = "naive (ignores UnprocessedItems)";
+const LOADER: &str = "dynaburst load";
 
 // ---------------------------------------------------------------- 003
 
-fn percentiles(mut v: Vec<f64>) -> Value {
+/// Percentiles of `v`, which must not be empty.
+fn percentiles(mut v: Vec<f64>) -> Percentiles {
     v.sort_by(|a, b| a.total_cmp(b));
     let q = |p: f64| v[((v.len() as f64 * p).ceil() as usize).saturating_sub(1).min(v.len() - 1)];
-    json!({"min_ms": v[0], "p50_ms": q(0.5), "p90_ms": q(0.9), "p95_ms": q(0.95), "p99_ms": q(0.99), "max_ms": v[v.len() - 1]})
+    Percentiles {
+        min_ms: v[0],
+        p50_ms: q(0.5),
+        p90_ms: q(0.9),
+        p95_ms: q(0.95),
+        p99_ms: q(0.99),
+        max_ms: v[v.len() - 1],
+    }
 }
 
 /// Seed 003: 4,000 samples of each write configuration.
-pub async fn latency(ctx: &Ctx, model_name: &str) -> Result<Value, ScenarioError> {
+pub async fn latency(ctx: &Ctx, model_name: &str) -> Result<Scenario<Latency>, ScenarioError> {
     use dynaburst_server::latency::*;
     let samples = ctx.n(4_000, 200) as usize;
     let c = client(&ctx.unlimited_url).await;
@@ -842,23 +915,33 @@ pub async fn latency(ctx: &Ctx, model_name: &str) -> Result<Value, ScenarioError
         while let Some(r) = set.join_next().await {
             all.extend(r.map_err(|e| e.to_string())??);
         }
-        let mut row = percentiles(all);
-        row["operation"] = json!(name);
-        row["samples"] = json!(samples);
-        row["seed"] = json!({"min_ms": seed.min, "p50_ms": seed.p50, "p90_ms": seed.p90, "p95_ms": seed.p95, "p99_ms": seed.p99, "max_ms": seed.max});
-        rows.push(row);
+        rows.push(LatencyRow {
+            operation: name.to_string(),
+            samples: samples as u64,
+            ours: percentiles(all),
+            seed: Some(Percentiles {
+                min_ms: seed.min,
+                p50_ms: seed.p50,
+                p90_ms: seed.p90,
+                p95_ms: seed.p95,
+                p99_ms: seed.p99,
+                max_ms: seed.max,
+            }),
+        });
     }
-    Ok(json!({
-        "seed_id": "003",
-        "title": format!("Latency of each write API ({samples} samples each)"),
-        "measured": true,
-        "explanation": if model_name == "aws" {
+    Ok(Scenario {
+        seed_id: "003".into(),
+        title: format!("Latency of each write API ({samples} samples each)"),
+        measured: true,
+        explanation: if model_name == "aws" {
             "Measured over HTTP with the server answering after service times fitted to seed 003's percentiles (--latency-model aws), so ours should match the seed's within sampling noise plus this machine's own few tenths of a millisecond; seed 003 measured from Lambda in the same region."
         } else {
             "Measured over HTTP on one machine with no modelled service time (--latency-model none): ours is the local round trip only, while seed 003's figures are DynamoDB's service time plus an in-region network round trip from Lambda. Run with --latency-model aws to compare like with like."
-        },
-        "rows": rows,
-    }))
+        }
+        .into(),
+        duration_s: None,
+        figures: Latency { rows },
+    })
 }
 
 // ---------------------------------------------------------------- 004
@@ -893,16 +976,18 @@ fn shuffle<T>(v: &mut [T], seed: u64) {
     }
 }
 
-fn write_timeline_csv(path: &Path, rows: &[Value]) -> Result<(), ScenarioError> {
+fn write_timeline_csv(path: &Path, rows: &[TimelineSecond]) -> Result<(), ScenarioError> {
     let mut s = String::from("second,consumed_write_units,throttled_write_items\n");
     for r in rows {
-        s.push_str(&format!("{},{},{}\n", r["second"], r["consumed"], r["throttled"]));
+        // Units as JSON writes them (`1000.0`), as this file always had them.
+        let consumed = serde_json::Number::from_f64(r.consumed).map(|n| n.to_string()).unwrap_or_default();
+        s.push_str(&format!("{},{consumed},{}\n", r.second, r.throttled));
     }
-    std::fs::write(path, s).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    std::fs::write(path, s).map_err(BenchError::io("write", path))
 }
 
 /// Seed 004: the IP-range dataset under four designs, then the lookup.
-pub async fn partition_keys(ctx: &Ctx) -> Result<Value, ScenarioError> {
+pub async fn partition_keys(ctx: &Ctx) -> Result<Scenario<PartitionKeys>, ScenarioError> {
     let modelled = !(ctx.real_time || ctx.external);
     // Modelled loads keep at least 100,000 ranges (~450 per key): with a
     // few dozen records per key, each key fits in a partition's burst and
@@ -934,10 +1019,10 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Value, ScenarioError> {
                 .map_err(|e| e.to_string())?;
             // Bounded: at most 10 modelled minutes.
             let load = sim::closed_loop(&e, case, items, 16, 600_000);
-            let tl: Vec<Value> = load
+            let tl: Vec<TimelineSecond> = load
                 .timeline
                 .iter()
-                .map(|s| json!({"second": s.second, "consumed": s.consumed, "throttled": s.throttled}))
+                .map(|s| TimelineSecond { second: s.second, consumed: s.consumed, throttled: s.throttled })
                 .collect();
             (load.mean_rate(), load.elapsed_ms as f64 / 1000.0, tl)
         } else {
@@ -974,21 +1059,27 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Value, ScenarioError> {
             drop(f);
             let report = run_loader(ctx, &ctx.modelled_url, &path, &table, Concurrency::Auto, Order::AsIs).await?;
             let _ = std::fs::remove_file(&path);
-            let tl: Vec<Value> = report["timeline_rows"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-                .iter()
-                .map(|r| json!({"second": r[0], "consumed": r[1], "throttled": r[2]}))
-                .collect();
+            let tl: Vec<TimelineSecond> =
+                serde_json::from_value::<Vec<(u64, f64, u64)>>(report["timeline_rows"].clone())
+                    .map_err(|e| format!("the load's timeline: {e}"))?
+                    .into_iter()
+                    .map(|(second, consumed, throttled)| TimelineSecond { second, consumed, throttled })
+                    .collect();
             (report["units_per_s"]["mean"].as_f64().unwrap_or(0.0), report["duration_s"].as_f64().unwrap_or(0.0), tl)
         };
         let csv = format!("partition-keys-{case}.csv");
         write_timeline_csv(&ctx.out_dir.join(&csv), &timeline)?;
-        loads.push(json!({
-            "case": case, "label": label, "modelled": modelled, "items": count, "seconds": seconds,
-            "rate_units_per_s": rate, "seed_rate": seed_rate, "timeline_csv": csv, "timeline": timeline,
-        }));
+        loads.push(PartitionLoad {
+            case: case.to_string(),
+            label: label.to_string(),
+            modelled,
+            items: count,
+            seconds,
+            rate_units_per_s: rate,
+            seed_rate: seed_rate as f64,
+            timeline_csv: csv,
+            timeline,
+        });
     }
     // The lookup, measured over HTTP.
     let lookups = ctx.n(10_000, 500) as usize;
@@ -1005,7 +1096,7 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Value, ScenarioError> {
             for chunk in part.chunks(25) {
                 batch_all(&c, &t, chunk).await?;
             }
-            Ok::<(), String>(())
+            Ok::<(), ScenarioError>(())
         });
     }
     while let Some(r) = set.join_next().await {
@@ -1057,16 +1148,20 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Value, ScenarioError> {
         lat.extend(l);
         correct += c;
     }
-    Ok(json!({
-        "seed_id": "004",
-        "title": "Partition-key design, load order and capacity mode",
-        "measured": !modelled,
-        "explanation": if modelled {
+    Ok(Scenario {
+        seed_id: "004".into(),
+        title: "Partition-key design, load order and capacity mode".into(),
+        measured: !modelled,
+        explanation: if modelled {
             "The four loads are modelled in virtual time: the engine in-process with the capacity model on, a closed-loop writer of 16 batches of 25 per 10 ms round trip re-sending what comes back unprocessed; seed 004 loaded from Python on EC2 and read its rates off CloudWatch's per-minute sums. The lookup is measured over HTTP."
         } else {
             "The four loads ran over HTTP on the wall clock with dynaburst load (--real-time or an external endpoint); seed 004 read its rates off CloudWatch's per-minute sums."
+        }
+        .into(),
+        duration_s: None,
+        figures: PartitionKeys {
+            loads,
+            lookup: Lookup { samples: lookups as u64, correct: correct as u64, latency_ms: percentiles(lat) },
         },
-        "loads": loads,
-        "lookup": {"samples": lookups, "correct": correct, "latency_ms": percentiles(lat)},
-    }))
+    })
 }

@@ -4,12 +4,13 @@ use std::path::{Path, PathBuf};
 
 use dynaburst_bench::charts::{plan_charts, write_charts};
 use dynaburst_bench::report::render_report;
+use dynaburst_bench::results::{Results, Scenarios};
 use serde_json::{json, Value};
 
-fn example() -> Value {
+fn example() -> Results {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/results-example.json");
     let text = std::fs::read_to_string(&path).expect("example results");
-    serde_json::from_str(&text).expect("example parses")
+    Results::from_json(&text).expect("example parses")
 }
 
 /// A fresh directory under the system temp dir (no tempfile crate here).
@@ -202,8 +203,8 @@ fn charts_are_written_with_titles_and_axis_labels() {
 #[test]
 fn one_scenario_renders_only_that_one() {
     let mut results = example();
-    let latency = results["scenarios"]["latency"].take();
-    results["scenarios"] = json!({ "latency": latency });
+    let latency = results.scenarios.latency.take();
+    results.scenarios = Scenarios { latency, ..Scenarios::default() };
     let md = render_report(&results);
     assert!(md.contains("## Seed 003: Latency of each write API"));
     for other in ["Seed 000", "Seed 001", "Seed 002", "Seed 004", "write-apis.svg", "partition-keys"] {
@@ -216,28 +217,98 @@ fn one_scenario_renders_only_that_one() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// The run's own fields, without any scenario.
+fn run_fields() -> Value {
+    json!({
+        "version": 1, "command": "dynaburst bench all", "started_at_unix_ms": 0, "duration_s": 1.0, "seed": 7,
+        "endpoint": "http://127.0.0.1:8000", "latency_model": "none", "rtt_ms": 0.0, "scale": 0.05,
+        "scenarios": {}
+    })
+}
+
+fn head(seed_id: &str) -> Value {
+    json!({ "seed_id": seed_id, "title": format!("Title {seed_id}"), "measured": true, "explanation": "Why." })
+}
+
+fn with(mut v: Value, extra: Value) -> Value {
+    if let (Some(m), Value::Object(e)) = (v.as_object_mut(), extra) {
+        m.extend(e);
+    }
+    v
+}
+
 #[test]
-fn missing_fields_and_null_seeds_do_not_panic() {
-    let results = json!({
-        "scenarios": {
-            "write-apis": { "rows": [ { "api": "PutItem, serial" }, { "wall_s": 1.0, "seed_wall_s": null } ] },
-            "doc-size": { "rows": [ { "fields": 1, "writers": 1, "docs_per_ms": 3.0, "seed": null } ] },
-            "parallel-patterns": { "patterns": [], "burst": [ { "loader": "x" } ] },
-            "latency": { "rows": [ { "operation": "PutItem", "seed": null, "p50_ms": 0.0 } ] },
-            "partition-keys": {
+fn missing_fields_are_load_errors_that_name_the_field() {
+    // What the renderer used to draw with dashes now does not load.
+    let sparse = with(
+        run_fields(),
+        json!({ "scenarios": { "write-apis": with(head("000"), json!({ "rows": [ { "api": "PutItem, serial" } ] })) } }),
+    );
+    let err = serde_json::from_value::<Results>(sparse).expect_err("a row without figures");
+    assert!(err.to_string().contains("scenario write-apis: missing field `items`"), "{err}");
+
+    let mut no_wall = serde_json::to_value(example()).expect("serializes");
+    no_wall["scenarios"]["latency"]["rows"][1].as_object_mut().expect("a row").remove("p99_ms");
+    let err = serde_json::from_value::<Results>(no_wall).expect_err("a percentile missing");
+    assert!(err.to_string().contains("scenario latency: missing field `p99_ms`"), "{err}");
+
+    let mut no_title = serde_json::to_value(example()).expect("serializes");
+    no_title["scenarios"]["doc-size"].as_object_mut().expect("doc-size").remove("title");
+    let err = serde_json::from_value::<Results>(no_title).expect_err("no title");
+    assert!(err.to_string().contains("scenario doc-size: missing field `title`"), "{err}");
+
+    for bad in [json!({}), json!(null), with(run_fields(), json!({ "scenarios": [] }))] {
+        assert!(serde_json::from_value::<Results>(bad.clone()).is_err(), "{bad} loaded");
+    }
+}
+
+#[test]
+fn null_seeds_empty_lists_and_unknown_scenarios_render() {
+    let results: Results = serde_json::from_value(with(
+        run_fields(),
+        json!({ "scenarios": {
+            "write-apis": with(head("000"), json!({ "rows": [
+                { "api": "PutItem, serial", "items": 100, "wall_s": 1.0, "cpu_s": 0.5, "peak_memory_bytes": null,
+                  "count_after": 90, "seed_wall_s": 293.38 }
+            ] })),
+            "doc-size": with(head("001"), json!({ "rows": [
+                { "fields": 1, "writers": 1, "docs": 200, "bytes": 9000, "wall_s": 0.1, "docs_per_ms": 3.0,
+                  "bytes_per_s": 90000.0, "peak_memory_bytes": 1000000, "seed": null }
+            ] })),
+            "parallel-patterns": with(head("002"), json!({ "patterns": [], "burst": [
+                { "items": 100, "loader": "x", "modelled": false, "written": 100, "lost": 0, "seconds": 0.2 }
+            ] })),
+            "latency": with(head("003"), json!({ "rows": [
+                { "operation": "PutItem", "samples": 0, "seed": null, "min_ms": 0.0, "p50_ms": 0.0, "p90_ms": 0.0,
+                  "p95_ms": 0.0, "p99_ms": 0.0, "max_ms": 0.0 }
+            ] })),
+            "partition-keys": with(head("004"), json!({
                 "loads": [
-                    { "case": "../odd name", "timeline": [ { "second": 0, "consumed": 5 } ] },
-                    { "case": "empty", "timeline": [] }
+                    { "case": "../odd name", "label": "Odd", "modelled": true, "items": 5, "seconds": 1.0,
+                      "rate_units_per_s": 5.0, "seed_rate": 0, "timeline_csv": "odd name.csv",
+                      "timeline": [ { "second": 0, "consumed": 5.0, "throttled": 0 } ] },
+                    { "case": "empty", "label": "Empty", "modelled": true, "items": 0, "seconds": 0.0,
+                      "rate_units_per_s": 0.0, "seed_rate": 1000, "timeline_csv": "empty.csv", "timeline": [] }
                 ],
-                "lookup": { "samples": 0 }
-            },
-            "from-the-future": { "title": "Something new", "seed_id": "009" }
-        }
-    });
+                "lookup": { "samples": 0, "correct": 0, "latency_ms": { "min_ms": 0.0, "p50_ms": 0.0, "p90_ms": 0.0,
+                  "p95_ms": 0.0, "p99_ms": 0.0, "max_ms": 0.0 } }
+            })),
+            "from-the-future": with(head("009"), json!({ "title": "Something new", "rows": [1, 2] }))
+        } }),
+    ))
+    .expect("sparse but complete results load");
     let md = render_report(&results);
-    assert!(md.contains("## Seed 000: write-apis"));
+    assert!(md.contains("## Seed 000: Title 000"));
     assert!(md.contains("## Seed 009: Something new"));
-    assert!(md.contains("| PutItem, serial | – | – | – | – | – | – | – |"), "{md}");
+    assert!(md.contains("(No table for this scenario yet: see `results.json`.)"));
+    // A missing memory reading and items missing from the table.
+    assert!(md.contains("| PutItem, serial | 100 | 1 | 293.38 | 0.0034× | 0.5 | – | 90 (**10 missing**) |"), "{md}");
+    // A null seed: dashes in the seed's columns.
+    assert!(md.contains("| 1 | 1 | 200 | 0.1 | 3 | – | – | 0.09 | – | 1 |"), "{md}");
+    assert!(md.contains("| PutItem | seed 003 | – | – | – | – | – | – | – |"), "{md}");
+    assert!(md.contains("| 100 | x | 100 | 0 | 0.2 | measured |"), "{md}");
+    assert!(md.contains("[odd name.csv](odd%20name.csv)"), "{md}");
+    assert!(md.contains("0 samples, 0 correct; latency p50 0 ms"), "{md}");
     let dir = temp_dir("sparse");
     let written = write_charts(&results, &dir).expect("charts written");
     assert_eq!(names(&written), ["write-apis.svg", "doc-size.svg", "partition-keys----odd-name.svg"]);
@@ -245,13 +316,87 @@ fn missing_fields_and_null_seeds_do_not_panic() {
     std::fs::remove_dir_all(&dir).ok();
 
     // Nothing at all.
-    for empty in [json!({}), json!({ "scenarios": {} }), json!(null), json!({ "scenarios": [] })] {
-        let md = render_report(&empty);
-        assert!(md.starts_with("# dynaburst bench"));
-        assert!(plan_charts(&empty).is_empty());
-        let dir = temp_dir("empty");
-        assert!(write_charts(&empty, &dir).expect("nothing to write").is_empty());
-        assert!(!dir.exists(), "no directory for no charts");
+    let empty: Results = serde_json::from_value(run_fields()).expect("no scenario loads");
+    let md = render_report(&empty);
+    assert!(md.starts_with("# dynaburst bench"));
+    assert!(md.ends_with("\nNo scenario ran.\n"), "{md}");
+    assert!(plan_charts(&empty).is_empty());
+    let dir = temp_dir("empty");
+    assert!(write_charts(&empty, &dir).expect("nothing to write").is_empty());
+    assert!(!dir.exists(), "no directory for no charts");
+}
+
+/// Every committed results.json, with its directory.
+fn committed_results() -> Vec<(PathBuf, Value)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut paths = vec![root.join("testdata/results-example.json")];
+    let runs = root.join("../../bench/results");
+    let mut dirs: Vec<PathBuf> =
+        std::fs::read_dir(&runs).expect("bench/results").map(|e| e.expect("entry").path()).collect();
+    dirs.sort();
+    paths.extend(dirs.into_iter().map(|d| d.join("results.json")).filter(|p| p.exists()));
+    assert!(paths.len() >= 3, "{paths:?}");
+    paths
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).expect("committed results");
+            let v = serde_json::from_str(&text).expect("committed results are JSON");
+            (p, v)
+        })
+        .collect()
+}
+
+/// Whether every field of `old` is in `new` with the same value (numbers
+/// compared as numbers: `1000` and `1000.0` are the same figure).
+fn contained(old: &Value, new: &Value, at: &str) -> Result<(), String> {
+    match (old, new) {
+        (Value::Object(a), Value::Object(b)) => a.iter().try_for_each(|(k, v)| match b.get(k) {
+            Some(w) => contained(v, w, &format!("{at}.{k}")),
+            None => Err(format!("{at}.{k} dropped")),
+        }),
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            a.iter().zip(b).enumerate().try_for_each(|(i, (v, w))| contained(v, w, &format!("{at}[{i}]")))
+        }
+        (Value::Number(a), Value::Number(b)) if a.as_f64() == b.as_f64() => Ok(()),
+        (a, b) if a == b => Ok(()),
+        (a, b) => Err(format!("{at}: {a} became {b}")),
+    }
+}
+
+#[test]
+fn every_committed_results_file_loads_and_keeps_its_fields() {
+    for (path, value) in committed_results() {
+        let results: Results =
+            serde_json::from_value(value.clone()).unwrap_or_else(|e| panic!("{} does not load: {e}", path.display()));
+        assert!(!results.scenarios.is_empty(), "{}", path.display());
+        let again = serde_json::to_value(&results).expect("serializes");
+        contained(&value, &again, "").unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        // What writing adds is only the fields older files lack.
+        let added: Vec<&String> =
+            again.as_object().expect("an object").keys().filter(|k| value.get(k.as_str()).is_none()).collect();
+        assert!(added.iter().all(|k| ["target", "real_time", "failures"].contains(&k.as_str())), "{added:?}");
+        assert_eq!(serde_json::from_value::<Results>(again).expect("loads again"), results);
+    }
+}
+
+/// The committed report.md and SVGs are the renderer's golden output: a
+/// change that alters them re-renders them on purpose, with
+/// `cargo run -p dynaburst-bench --example render -- bench/results/DIR/results.json bench/results/DIR`.
+#[test]
+fn committed_reports_and_charts_render_as_committed() {
+    for (path, value) in committed_results() {
+        let dir = path.parent().expect("a directory");
+        if !dir.join("report.md").exists() {
+            continue;
+        }
+        let results: Results = serde_json::from_value(value).expect("loads");
+        let committed = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
+        assert_eq!(render_report(&results), committed, "{}", dir.display());
+        for chart in plan_charts(&results) {
+            let committed = std::fs::read_to_string(dir.join(&chart.file)).expect("committed chart");
+            let svg = dynaburst_bench::charts::render_chart(&results, &chart).expect("renders");
+            assert!(svg == committed, "{} differs from {}", chart.file, dir.display());
+        }
     }
 }
 

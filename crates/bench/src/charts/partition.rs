@@ -1,0 +1,137 @@
+//! Seed 004's figures 3, 5, 6 and 7: write units consumed and throttled
+//! per second of one load, with the rate the seed published.
+
+use plotters::style::text_anchor::{HPos, VPos};
+
+use super::kit::axis::{draw_axes, plot_rect, Axis};
+use super::kit::legend::{item, Stroke};
+use super::kit::{canvas, dashed, line, mark, DrawErr, Mark, Txt, BLUE, INK, LABEL_SIZE, VERMILLION};
+use crate::format::format_number;
+use crate::results::{PartitionKeys, PartitionLoad, Scenario};
+
+/// One second: `(second, consumed, throttled)`.
+type Second = (f64, f64, f64);
+
+pub(super) fn partition_chart(s: &Scenario<PartitionKeys>, load: &PartitionLoad) -> Result<String, DrawErr> {
+    let seed = &s.seed_id;
+    let points: Vec<Second> = load.timeline.iter().map(|t| (t.second as f64, t.consumed, t.throttled as f64)).collect();
+    let seed_rate = Some(load.seed_rate).filter(|r| *r > 0.0);
+    let max_of = |f: fn(&Second) -> f64| points.iter().map(f).fold(0.0_f64, f64::max);
+    let max_consumed = max_of(|p| p.1);
+    let max_throttled = max_of(|p| p.2);
+    let max_y = max_consumed.max(max_throttled).max(seed_rate.unwrap_or(0.0));
+    let last_second = points.iter().map(|p| p.0).fold(0.0_f64, f64::max).max(1.0);
+
+    // Throttled requests can outnumber consumed units forty to one (every
+    // retry counts); on a linear axis the consumed line, the one to compare
+    // with the seed, would then be a few pixels above zero.
+    let log = max_consumed > 0.0 && max_throttled > 8.0 * max_consumed;
+    let y = if log {
+        let min_pos =
+            points.iter().flat_map(|p| [p.1, p.2]).chain(seed_rate).filter(|v| *v > 0.0).fold(f64::MAX, f64::min);
+        Axis::log(min_pos.max(1.0), max_y, 0.06)
+    } else {
+        Axis::linear(0.0, max_y * 1.08, 6, 0.0)
+    };
+    let x = Axis::linear(0.0, last_second, 8, 1.0).ending_at(last_second);
+
+    let title = match load.seed_figure() {
+        Some(n) => format!("Seed {seed}, figure {n}: {}", load.label),
+        None => format!("Seed {seed}: {}", load.label),
+    };
+    let mut sub = vec!["Write units per second, consumed vs throttled".to_string()];
+    let how = if load.modelled { "modelled" } else { "measured" };
+    sub.push(format!("ours {}/s over {} s ({how})", format_number(load.rate_units_per_s), format_number(load.seconds)));
+    if let Some(r) = seed_rate {
+        sub.push(format!("seed {}/s", format_number(r)));
+    }
+    let seed_label = seed_rate.map(|r| format!("seed {seed}: {}/s", format_number(r)));
+    let mut legend = vec![
+        item("consumed write units/s", BLUE, Stroke::Solid, Mark::None),
+        item("throttled write units/s", VERMILLION, Stroke::Solid, Mark::None),
+    ];
+    if let Some(l) = &seed_label {
+        legend.push(item(format!("{l} (published rate)"), INK, Stroke::Dashed, Mark::None));
+    }
+    let y_desc = if log { "write units per second (log scale)" } else { "write units per second" };
+
+    canvas(&title, &sub.join(" · "), &legend, |area, top, bottom| {
+        let tick = Txt::new(LABEL_SIZE);
+        let left = y.widest_tick(tick);
+        let p = plot_rect(top, bottom, left, x, y);
+        draw_axes(area, &p, "seconds since the load started (s)", y_desc)?;
+        let few = points.len() <= 30;
+        for (pick, color) in [(2usize, VERMILLION), (1, BLUE)] {
+            let pts: Vec<(i32, i32)> = points.iter().map(|t| p.px(t.0, if pick == 1 { t.1 } else { t.2 })).collect();
+            if pts.len() > 1 {
+                line(area, pts.clone(), color, 2)?;
+            }
+            if few {
+                for pt in pts {
+                    mark(area, Mark::Dot, pt, color)?;
+                }
+            }
+        }
+        if let (Some(rate), Some(label)) = (seed_rate, &seed_label) {
+            let (_, yy) = p.px(0.0, rate);
+            dashed(area, vec![(p.l, yy), (p.r, yy)], INK, 2)?;
+            let txt = Txt::new(LABEL_SIZE).bold();
+            let series: Vec<Vec<(i32, i32)>> = [1usize, 2]
+                .iter()
+                .map(|&pick| points.iter().map(|t| p.px(t.0, if pick == 1 { t.1 } else { t.2 })).collect())
+                .collect();
+            let (w, h) = (txt.width(label), txt.height());
+            // Right end above the line, else below, else the left end: the
+            // first spot no data point falls in.
+            let spots = [
+                (HPos::Right, VPos::Bottom, p.r - 6, yy - 4),
+                (HPos::Right, VPos::Top, p.r - 6, yy + 4),
+                (HPos::Left, VPos::Bottom, p.l + 6, yy - 4),
+                (HPos::Left, VPos::Top, p.l + 6, yy + 4),
+            ];
+            let free = |&(hp, vp, x, y): &(HPos, VPos, i32, i32)| {
+                let x0 = if matches!(hp, HPos::Right) { x - w } else { x };
+                let y0 = if matches!(vp, VPos::Bottom) { y - h } else { y };
+                y0 >= p.t
+                    && y0 + h <= p.b
+                    && !series.iter().any(|s| crosses(s, (x0 - 4, y0 - 3), (x0 + w + 4, y0 + h + 3)))
+            };
+            let (hp, vp, x, y) = spots.iter().copied().find(free).unwrap_or(spots[0]);
+            txt.anchor(hp, vp).draw_boxed(area, label, (x, y))?;
+        }
+        Ok(())
+    })
+}
+
+/// Whether a polyline passes through the rectangle `a`–`b` (corners).
+fn crosses(line: &[(i32, i32)], a: (i32, i32), b: (i32, i32)) -> bool {
+    let inside =
+        |x: f64, y: f64| x >= f64::from(a.0) && x <= f64::from(b.0) && y >= f64::from(a.1) && y <= f64::from(b.1);
+    if line.len() == 1 {
+        return inside(f64::from(line[0].0), f64::from(line[0].1));
+    }
+    line.windows(2).any(|seg| {
+        let (x0, y0) = (f64::from(seg[0].0), f64::from(seg[0].1));
+        let (x1, y1) = (f64::from(seg[1].0), f64::from(seg[1].1));
+        // Sampled every pixel or so: segments here are short.
+        let steps = ((x1 - x0).abs().max((y1 - y0).abs()) as usize).max(1);
+        (0..=steps).any(|i| {
+            let f = i as f64 / steps as f64;
+            inside(x0 + (x1 - x0) * f, y0 + (y1 - y0) * f)
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn polylines_crossing_boxes() {
+        let line = [(0, 0), (100, 100)];
+        assert!(crosses(&line, (40, 40), (60, 60)));
+        assert!(!crosses(&line, (60, 0), (100, 30)));
+        // A steep drop between two points far outside the box still crosses it.
+        assert!(crosses(&[(50, 0), (50, 100)], (40, 40), (60, 60)));
+    }
+}

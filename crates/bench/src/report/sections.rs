@@ -1,0 +1,330 @@
+//! One table per scenario, each beside the seed's published figures.
+
+use std::fmt::Write as _;
+
+use super::markdown::{capitalize, md_escape, opt, ratio, table_header, table_row};
+use super::{latency_provenance, provenance};
+use crate::format::{format_count, format_mb, format_number, MISSING};
+use crate::results::{
+    DocSize, Latency, LatencyRow, ParallelPatterns, PartitionKeys, Percentiles, Results, Scenario, WriteApis,
+};
+
+// ---------------------------------------------------------------- write-apis
+
+pub(super) fn write_apis(out: &mut String, s: &Scenario<WriteApis>) {
+    let seed = s.seed_id.as_str();
+    let rows = &s.figures.rows;
+    table_header(
+        out,
+        &[
+            ("API", false),
+            ("Items", true),
+            ("Ours wall s", true),
+            (&format!("Seed {seed} wall s"), true),
+            ("Ours/seed", true),
+            ("CPU s", true),
+            ("Peak MB", true),
+            ("Count after", true),
+        ],
+    );
+    for r in rows {
+        let count_cell = if r.count_after < r.items {
+            format!(
+                "{} (**{} missing**)",
+                format_count(r.count_after as f64),
+                format_count((r.items - r.count_after) as f64)
+            )
+        } else {
+            format_count(r.count_after as f64)
+        };
+        table_row(
+            out,
+            &[
+                md_escape(&r.api),
+                format_count(r.items as f64),
+                format_number(r.wall_s),
+                format_number(r.seed_wall_s),
+                ratio(Some(r.wall_s), Some(r.seed_wall_s)),
+                format_number(r.cpu_s),
+                opt(r.peak_memory_bytes, |b| format_mb(b as f64)),
+                count_cell,
+            ],
+        );
+    }
+    out.push('\n');
+    // Fastest first, ours and the seed's, so that the orders are comparable.
+    let order = |time: fn(&crate::results::WriteApiRow) -> f64| -> Option<String> {
+        let mut v: Vec<(f64, &str)> = rows.iter().map(|r| (time(r), r.api.as_str())).collect();
+        if v.len() < 2 {
+            return None;
+        }
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        Some(v.iter().map(|(_, a)| *a).collect::<Vec<_>>().join(" < "))
+    };
+    if let (Some(ours), Some(theirs)) = (order(|r| r.wall_s), order(|r| r.seed_wall_s)) {
+        let verdict = if ours == theirs { "same order" } else { "the order differs" };
+        let _ = writeln!(out, "Fastest first: ours {ours}; seed {seed} {theirs} ({verdict}).\n");
+    }
+    provenance(out, &[("all APIs", vec![!s.measured; rows.len()])], seed);
+}
+
+// ------------------------------------------------------------------ doc-size
+
+pub(super) fn doc_size(out: &mut String, s: &Scenario<DocSize>) {
+    let seed = s.seed_id.as_str();
+    let mut rows: Vec<_> = s.figures.rows.iter().collect();
+    rows.sort_by_key(|r| (r.fields, r.writers));
+    table_header(
+        out,
+        &[
+            ("Fields", true),
+            ("Writers", true),
+            ("Docs", true),
+            ("Ours wall s", true),
+            ("Ours docs/ms", true),
+            (&format!("Seed {seed} docs/ms"), true),
+            ("Ours/seed", true),
+            ("Ours MB/s", true),
+            (&format!("Seed {seed} MB/s"), true),
+            ("Peak MB", true),
+        ],
+    );
+    for r in &rows {
+        let seed_dpm = r.seed.as_ref().map(|x| x.docs_per_ms);
+        table_row(
+            out,
+            &[
+                format_count(r.fields as f64),
+                format_count(r.writers as f64),
+                format_count(r.docs as f64),
+                format_number(r.wall_s),
+                format_number(r.docs_per_ms),
+                opt(seed_dpm, format_number),
+                ratio(Some(r.docs_per_ms), seed_dpm),
+                format_mb(r.bytes_per_s),
+                opt(r.seed.as_ref().map(|x| x.mb_per_s), format_number),
+                opt(r.peak_memory_bytes, |b| format_mb(b as f64)),
+            ],
+        );
+    }
+    out.push('\n');
+    let memory = &s.figures.memory;
+    if !memory.is_empty() {
+        out.push_str("**Client memory by document count** (the loader's peak resident memory; seed 001's client passed 400 GB at 3.2 million documents):\n\n");
+        table_header(
+            out,
+            &[("Docs", true), ("Fields", true), ("Writers", true), ("Ours docs/ms", true), ("Peak MB", true)],
+        );
+        for r in memory {
+            table_row(
+                out,
+                &[
+                    format_count(r.docs as f64),
+                    format_count(r.fields as f64),
+                    format_count(r.writers as f64),
+                    format_number(r.docs_per_ms),
+                    opt(r.peak_memory_bytes, |b| format_mb(b as f64)),
+                ],
+            );
+        }
+        out.push('\n');
+        let peaks: Vec<f64> = memory.iter().filter_map(|r| r.peak_memory_bytes).map(|b| b as f64).collect();
+        if let (Some(first), Some(last)) = (peaks.first(), peaks.last()) {
+            if peaks.len() > 1 && *first > 0.0 {
+                out.push_str(&format!("Largest run's peak over the smallest's: **{:.2}×**.\n\n", last / first));
+            }
+        }
+    }
+    provenance(out, &[("every size and writer count", vec![!s.measured; rows.len()])], seed);
+}
+
+// --------------------------------------------------------- parallel-patterns
+
+pub(super) fn parallel_patterns(out: &mut String, s: &Scenario<ParallelPatterns>) {
+    let seed = s.seed_id.as_str();
+    let patterns = &s.figures.patterns;
+    if !patterns.is_empty() {
+        let serial = patterns.iter().find(|p| p.pattern == "serial");
+        let ours_serial = serial.map(|p| p.mean_ms);
+        let seed_serial = serial.map(|p| p.seed_mean_ms);
+        let speedups = serial.is_some();
+        let seed_mean = format!("Seed {seed} mean ms");
+        let seed_speedup = format!("Seed {seed} speed-up vs serial");
+        let mut cols: Vec<(&str, bool)> = vec![
+            ("Pattern", false),
+            ("Items", true),
+            ("Trials", true),
+            ("Ours mean ms", true),
+            (&seed_mean, true),
+            ("Ours/seed", true),
+        ];
+        if speedups {
+            cols.push(("Ours speed-up vs serial", true));
+            cols.push((&seed_speedup, true));
+        }
+        table_header(out, &cols);
+        for p in patterns {
+            let mut cells = vec![
+                md_escape(&p.pattern),
+                format_count(p.items as f64),
+                format_count(p.trials as f64),
+                format_number(p.mean_ms),
+                format_number(p.seed_mean_ms),
+                ratio(Some(p.mean_ms), Some(p.seed_mean_ms)),
+            ];
+            if speedups {
+                cells.push(ratio(ours_serial, Some(p.mean_ms)));
+                cells.push(ratio(seed_serial, Some(p.seed_mean_ms)));
+            }
+            table_row(out, &cells);
+        }
+        out.push('\n');
+    }
+    let burst = &s.figures.burst;
+    if !burst.is_empty() {
+        out.push_str("**A burst of writes against throttling:** what a loader that ignores UnprocessedItems loses, and what `dynaburst load` does instead.\n\n");
+        table_header(
+            out,
+            &[
+                ("Items", true),
+                ("Loader", false),
+                ("Written", true),
+                ("Lost", true),
+                ("Seconds", true),
+                ("Measured or modelled", false),
+            ],
+        );
+        for b in burst {
+            let lost_cell =
+                if b.lost > 0 { format!("**{}**", format_count(b.lost as f64)) } else { format_count(b.lost as f64) };
+            table_row(
+                out,
+                &[
+                    format_count(b.items as f64),
+                    md_escape(&b.loader),
+                    format_count(b.written as f64),
+                    lost_cell,
+                    format_number(b.seconds),
+                    (if b.modelled { "modelled" } else { "measured" }).to_string(),
+                ],
+            );
+        }
+        out.push('\n');
+    }
+    provenance(
+        out,
+        &[("patterns", vec![!s.measured; patterns.len()]), ("burst", burst.iter().map(|b| b.modelled).collect())],
+        seed,
+    );
+}
+
+// ------------------------------------------------------------------- latency
+
+pub(super) fn latency(out: &mut String, results: &Results, s: &Scenario<Latency>) {
+    let seed = s.seed_id.as_str();
+    let rows = &s.figures.rows;
+    let mut cols: Vec<(String, bool)> =
+        vec![("Operation".into(), false), ("Source".into(), false), ("Samples".into(), true)];
+    cols.extend(Percentiles::LABELS.iter().map(|p| (format!("{p} ms"), true)));
+    let cols_ref: Vec<(&str, bool)> = cols.iter().map(|(c, r)| (c.as_str(), *r)).collect();
+    table_header(out, &cols_ref);
+    for r in rows {
+        let op = md_escape(&r.operation);
+        let mut ours = vec![op.clone(), "ours".into(), format_count(r.samples as f64)];
+        ours.extend(r.ours.values().into_iter().map(format_number));
+        table_row(out, &ours);
+        // The seed published percentiles only, not its sample count.
+        let mut theirs = vec![op, format!("seed {seed}"), MISSING.to_string()];
+        match &r.seed {
+            Some(p) => theirs.extend(p.values().into_iter().map(format_number)),
+            None => theirs.extend(Percentiles::LABELS.iter().map(|_| MISSING.to_string())),
+        }
+        table_row(out, &theirs);
+    }
+    out.push('\n');
+    if let Some(ratio_line) = latency_p50_line(rows, seed) {
+        out.push_str(&ratio_line);
+    }
+    let _ = writeln!(
+        out,
+        "**Measured or modelled:** {} Seed {seed}'s rows are as it published them, measured against AWS.\n",
+        capitalize(&latency_provenance(results))
+    );
+}
+
+fn latency_p50_line(rows: &[LatencyRow], seed: &str) -> Option<String> {
+    let parts: Vec<String> = rows
+        .iter()
+        .filter_map(|r| {
+            let theirs = r.seed.as_ref()?.p50_ms;
+            Some(format!("{} {} ms vs {} ms", r.operation, format_number(r.ours.p50_ms), format_number(theirs)))
+        })
+        .collect();
+    if parts.is_empty() {
+        return None;
+    }
+    Some(format!("Median, ours vs seed {seed}: {}.\n\n", parts.join("; ")))
+}
+
+// ------------------------------------------------------------ partition-keys
+
+pub(super) fn partition_keys(out: &mut String, results: &Results, s: &Scenario<PartitionKeys>) {
+    let seed = s.seed_id.as_str();
+    let loads = &s.figures.loads;
+    if !loads.is_empty() {
+        let seed_rate = format!("Seed {seed} units/s");
+        table_header(
+            out,
+            &[
+                ("Case", false),
+                ("Load", false),
+                ("Seed figure", false),
+                ("Items", true),
+                ("Ours s", true),
+                ("Ours units/s", true),
+                (&seed_rate, true),
+                ("Ours/seed", true),
+                ("Per-second timeline", false),
+            ],
+        );
+        for l in loads {
+            let fig = opt(l.seed_figure(), |f| format!("fig. {f}"));
+            let csv = format!("[{}]({})", md_escape(&l.timeline_csv), l.timeline_csv.replace(' ', "%20"));
+            table_row(
+                out,
+                &[
+                    md_escape(&l.case),
+                    md_escape(&l.label),
+                    fig,
+                    format_count(l.items as f64),
+                    format_number(l.seconds),
+                    format_number(l.rate_units_per_s),
+                    format_number(l.seed_rate),
+                    ratio(Some(l.rate_units_per_s), Some(l.seed_rate)),
+                    csv,
+                ],
+            );
+        }
+        out.push('\n');
+    }
+    let lk = &s.figures.lookup;
+    let share = if lk.samples > 0 {
+        format!(" ({}%)", format_number(100.0 * lk.correct as f64 / lk.samples as f64))
+    } else {
+        String::new()
+    };
+    let ms = |v: f64| format!("{} ms", format_number(v));
+    let _ = writeln!(
+        out,
+        "**Lookup** (the IP-range query of seed {seed}): {} samples, {} correct{share}; \
+         latency p50 {}, p99 {} (min {}, max {}). {}\n",
+        format_count(lk.samples as f64),
+        format_count(lk.correct as f64),
+        ms(lk.latency_ms.p50_ms),
+        ms(lk.latency_ms.p99_ms),
+        ms(lk.latency_ms.min_ms),
+        ms(lk.latency_ms.max_ms),
+        capitalize(&latency_provenance(results)),
+    );
+    provenance(out, &[("loads", loads.iter().map(|l| l.modelled).collect())], seed);
+}
