@@ -124,7 +124,7 @@ impl Engine {
         }
         let table_refs: Vec<&Table> = tables.iter().map(|t| &**t).collect();
         let mut data: Vec<&mut TableData> = guards.iter_mut().map(|g| &mut **g).collect();
-        let sizes = write::commit(&*self.storage, &table_refs, &mut data, writes, now)?;
+        let committed = write::commit(&*self.storage, &table_refs, &mut data, writes, now)?;
         drop(data);
         drop(guards);
         let mut out = BatchWriteOutput::default();
@@ -132,9 +132,7 @@ impl Engine {
         for (h, &slot) in handled.into_iter().zip(&slots) {
             let table = &tables[slot];
             let units = match h.unmetered {
-                Some(range) => {
-                    sizes.get(range).unwrap_or_default().iter().map(|&(old, new)| write::units(old, new)).sum()
-                }
+                Some(range) => committed.units(range),
                 None => h.units,
             };
             if !h.unprocessed.is_empty() {

@@ -81,6 +81,7 @@ pub(crate) fn admit_transaction(
 
 /// What the funnel keeps of each write to account for it after commit.
 struct Sizes {
+    slot: usize,
     hash: u128,
     /// Size of the replaced item when the operation read it; otherwise
     /// taken from what the store returns.
@@ -114,13 +115,13 @@ impl Writes {
     /// Puts `item` (of `size` bytes) under `key` in table slot `slot`;
     /// `old` is the replaced item's size when the caller read it.
     pub(crate) fn put(&mut self, slot: usize, key: StoreKey, item: Item, size: usize, old: Option<usize>) {
-        self.sizes.push(Sizes { hash: key.hash, old, new: size, put: true, noted: false });
+        self.sizes.push(Sizes { slot, hash: key.hash, old, new: size, put: true, noted: false });
         self.batch.mutations.push(Mutation { table: slot, key, item: Some(Arc::new(item)) });
     }
 
     /// Deletes `key` in table slot `slot`.
     pub(crate) fn delete(&mut self, slot: usize, key: StoreKey, old: Option<usize>) {
-        self.sizes.push(Sizes { hash: key.hash, old, new: 0, put: false, noted: false });
+        self.sizes.push(Sizes { slot, hash: key.hash, old, new: 0, put: false, noted: false });
         self.batch.mutations.push(Mutation { table: slot, key, item: None });
     }
 
@@ -144,8 +145,8 @@ impl Writes {
 
 /// Commits `writes` atomically: `data[slot]` is the write-locked data of
 /// `tables[slot]`. Then keeps each table's item count and size, and tells
-/// the capacity model of each size change not yet noted. Returns, for each
-/// write in order, the sizes of the item it replaced and of the new item. On a storage failure nothing
+/// the capacity model of each size change not yet noted. Returns the sizes
+/// of what each write replaced and wrote. On a storage failure nothing
 /// was written, the sizes already noted are taken back, and the error is
 /// InternalServerError.
 pub(crate) fn commit(
@@ -154,47 +155,62 @@ pub(crate) fn commit(
     data: &mut [&mut TableData],
     writes: Writes,
     now: Millis,
-) -> Result<Vec<(usize, usize)>, EngineError> {
-    let Writes { batch, sizes } = writes;
+) -> Result<Committed, EngineError> {
+    let Writes { batch, mut sizes } = writes;
     if sizes.is_empty() {
-        return Ok(Vec::new());
+        return Ok(Committed { sizes });
     }
-    let slots: Vec<usize> = batch.mutations.iter().map(|m| m.table).collect();
-    let result = {
-        let mut stores: Vec<&mut dyn TableStore> = data.iter_mut().map(|d| store_of(d)).collect();
-        storage.commit(batch, &mut stores)
+    let result = match data {
+        // One table (every single-item write): no vector of stores.
+        [one] => storage.commit(batch, &mut [store_of(one)]),
+        _ => {
+            let mut stores: Vec<&mut dyn TableStore> = data.iter_mut().map(|d| store_of(d)).collect();
+            storage.commit(batch, &mut stores)
+        }
     };
     let replaced = match result {
         Ok(replaced) => replaced,
         Err(e) => {
-            for (s, &slot) in sizes.iter().zip(&slots) {
-                if let (true, Some(old), Some(table)) = (s.noted, s.old, tables.get(slot)) {
+            for s in &sizes {
+                if let (true, Some(old), Some(table)) = (s.noted, s.old, tables.get(s.slot)) {
                     table.note_size(s.hash, -s.delta(old), now);
                 }
             }
             return Err(e.into());
         }
     };
-    let mut old_sizes = Vec::with_capacity(sizes.len());
-    for ((s, &slot), old_item) in sizes.iter().zip(&slots).zip(&replaced) {
+    for (s, old_item) in sizes.iter_mut().zip(&replaced) {
         let old = s.old.unwrap_or_else(|| old_item.as_ref().map(|o| item_size(o)).unwrap_or(0));
-        old_sizes.push((old, s.new));
-        if let Some(d) = data.get_mut(slot) {
+        s.old = Some(old);
+        if let Some(d) = data.get_mut(s.slot) {
             d.size_bytes = (d.size_bytes + s.new as u64).saturating_sub(old as u64);
             d.item_count = (d.item_count + u64::from(s.put)).saturating_sub(u64::from(old_item.is_some()));
         }
     }
+    drop(replaced);
     for (slot, table) in tables.iter().enumerate() {
         let mut capacity = table.capacity.lock();
         let Some(model) = capacity.as_mut() else { continue };
-        for ((s, &at), &(old, _)) in sizes.iter().zip(&slots).zip(&old_sizes) {
-            let delta = s.delta(old);
-            if at == slot && !s.noted && delta != 0 {
+        for s in &sizes {
+            let delta = s.delta(s.old.unwrap_or(0));
+            if s.slot == slot && !s.noted && delta != 0 {
                 model.note_size(s.hash, delta, now);
             }
         }
     }
-    Ok(old_sizes)
+    Ok(Committed { sizes })
+}
+
+/// The sizes of what a commit wrote and replaced.
+pub(crate) struct Committed {
+    sizes: Vec<Sizes>,
+}
+
+impl Committed {
+    /// Write units of the writes at `range` (positions in the batch).
+    pub(crate) fn units(&self, range: std::ops::Range<usize>) -> f64 {
+        self.sizes.get(range).unwrap_or_default().iter().map(|s| units(s.old.unwrap_or(0), s.new)).sum()
+    }
 }
 
 /// The store of locked table data, as the commit takes it.
