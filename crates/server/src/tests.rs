@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use dynaburst_engine::store::MemStoreFactory;
 use dynaburst_engine::{Engine, EngineConfig};
 use http_body_util::{BodyExt, Full};
 use hyper::{Request, Response, StatusCode};
@@ -16,7 +15,7 @@ use super::*;
 const START: Instant = Instant(Duration::from_millis(1_700_000_000_250));
 
 fn server(seed: u64) -> (Server, Arc<ManualClock>) {
-    let engine = Arc::new(Engine::new(EngineConfig::local(), Box::new(MemStoreFactory)));
+    let engine = Arc::new(Engine::new(EngineConfig::local()));
     let clock = Arc::new(ManualClock::new(START));
     (Server::new(engine, seed).with_clock(clock.clone()), clock)
 }

@@ -125,14 +125,13 @@ fn item_count(operation: &str, v: &Value) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use dynaburst_engine::store::MemStoreFactory;
     use dynaburst_engine::EngineConfig;
     use serde_json::json;
 
     use super::*;
 
     fn engine() -> Engine {
-        Engine::new(EngineConfig::local(), Box::new(MemStoreFactory))
+        Engine::new(EngineConfig::local())
     }
 
     fn call(engine: &Engine, operation: &str, body: Value) -> Outcome {

@@ -43,13 +43,16 @@ fn a_failed_commit_is_an_internal_server_error() {
             "AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}],"BillingMode":"PAY_PER_REQUEST"}"#,
         now,
     )
+    .result
     .unwrap();
-    let err =
-        dynaburst_wire::handle(&engine, "PutItem", br#"{"TableName":"tbl","Item":{"pk":{"S":"a"}}}"#, now).unwrap_err();
-    assert_eq!(err.status, 500);
-    assert_eq!(err.type_name, "com.amazonaws.dynamodb.v20120810#InternalServerError");
+    let err = dynaburst_wire::handle(&engine, "PutItem", br#"{"TableName":"tbl","Item":{"pk":{"S":"a"}}}"#, now)
+        .result
+        .unwrap_err();
+    assert_eq!(err.status(), 500);
+    assert_eq!(err.type_name(), "com.amazonaws.dynamodb.v20120810#InternalServerError");
     assert_eq!(err.message.as_deref(), Some("Internal server error: storage commit failed: other error"));
-    let got =
-        dynaburst_wire::handle(&engine, "GetItem", br#"{"TableName":"tbl","Key":{"pk":{"S":"a"}}}"#, now).unwrap();
+    let got = dynaburst_wire::handle(&engine, "GetItem", br#"{"TableName":"tbl","Key":{"pk":{"S":"a"}}}"#, now)
+        .result
+        .unwrap();
     assert_eq!(got, b"{}");
 }
