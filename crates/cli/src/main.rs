@@ -188,9 +188,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         let server = Arc::new(Server::new(engine, ids_seed).with_latency(model));
         eprintln!("dynaburst: seed {seed} (pass --seed {seed} to draw the same request ids and service times)");
+        let shutdown = shutdown_signal();
         println!("dynaburst listening on http://{local}");
         std::io::stdout().flush().context("cannot write to stdout")?;
-        dynaburst_server::serve(listener, server, shutdown_signal()).await.context("server failed")?;
+        dynaburst_server::serve(listener, server, shutdown).await.context("server failed")?;
         eprintln!("dynaburst: shut down cleanly");
         Ok(())
     })
@@ -204,24 +205,32 @@ pub(crate) fn seed_or_fresh(arg: Option<u64>) -> u64 {
     })
 }
 
-/// Completes on SIGINT or SIGTERM.
-pub(crate) async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Registers the SIGINT and SIGTERM handlers at once, so that a signal that
+/// arrives right after start-up is not left to its default action (which
+/// kills the process before it shuts down cleanly), and returns a future
+/// that completes on either. Call it before announcing readiness.
+pub(crate) fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    {
+        use tokio::signal::unix::{signal, Signal, SignalKind};
+        async fn recv(s: Option<Signal>) {
+            match s {
+                Some(mut s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending::<()>().await,
             }
-            Err(_) => std::future::pending::<()>().await,
         }
-    };
+        let (int, term) = (signal(SignalKind::interrupt()).ok(), signal(SignalKind::terminate()).ok());
+        async move {
+            tokio::select! {
+                _ = recv(int) => {},
+                _ = recv(term) => {},
+            }
+        }
+    }
     #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
+    async {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }
