@@ -852,7 +852,12 @@ pub async fn run<S: Sink, C: Clock>(
         }
         // Wait for something to happen.
         let mut wake = next_checkpoint.min(next_progress);
-        if let Some(d) = p.retries.iter().map(|j| j.due).min() {
+        // A due retry is a reason to wake only when it could go out: with
+        // every slot taken (or the rate or pace holding it) the next event
+        // is an answer or `rate_sleep`; waking for it would spin (for ever
+        // in virtual time, where time stands still while this task runs).
+        let can_launch = in_flight.len() < p.controller.allowed() && rate_sleep.is_none();
+        if let Some(d) = p.retries.iter().map(|j| j.due).min().filter(|_| can_launch) {
             wake = wake.min(d);
         }
         if let Some(w) = rate_sleep {
