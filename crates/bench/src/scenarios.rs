@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use dynaburst_datagen::{generate, Dataset};
+use dynaburst_dynamo::{BenchClient, BenchItem, Endpoint, LoadOptions, WriteMode};
 use dynaburst_engine::BillingMode as EngineBilling;
 use dynaburst_input::{parse_json_line, Compression, Format, InputSpec};
-use dynaburst_dynamo::{BenchClient, BenchItem, Endpoint, LoadOptions, WriteMode};
 use dynaburst_loader::{Concurrency, LoadReport, LoadResult, Order, Prices, Report};
 use dynaburst_model::{AttributeValue, Item, Number, ScalarType};
 use serde_json::{json, Value};
@@ -676,7 +676,8 @@ pub async fn latency(ctx: &Ctx, model_name: &str) -> Result<Value, ScenarioError
                             c.batch_once(&t, &batch).await.is_some()
                         }
                         (_, _, failing) => {
-                            let puts: Vec<Item> = (0..items as u64 - u64::from(failing)).map(|k| item(base + k)).collect();
+                            let puts: Vec<Item> =
+                                (0..items as u64 - u64::from(failing)).map(|k| item(base + k)).collect();
                             // With `failing`, one action whose condition cannot
                             // hold: the whole transaction is cancelled.
                             let never = AttributeValue::S("never-written".into());

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use dynaburst_input::{detect, parse_type_hints, Compression, Format, InputSpec};
 use dynaburst_dynamo::{Billing, Endpoint, KeySchema, LoadOptions, WriteMode};
+use dynaburst_input::{detect, parse_type_hints, Compression, Format, InputSpec};
 use dynaburst_loader::{Concurrency, Ending, Order, Prices, Snapshot, TargetReport, DEFAULT_WINDOW};
 use indicatif::{ProgressBar, ProgressStyle};
 use tokio::sync::watch;

@@ -6,9 +6,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-use aws_sdk_dynamodb::types::{
-    AttributeValue as Av, ConditionCheck, Put, PutRequest, TransactWriteItem, WriteRequest,
-};
+use aws_sdk_dynamodb::types::{AttributeValue as Av, ConditionCheck, Put, PutRequest, TransactWriteItem, WriteRequest};
 use aws_sdk_dynamodb::Client;
 use dynaburst_model::{AttributeValue, Item, ScalarType};
 use dynaburst_rng::{Backoff, Rng};
@@ -238,7 +236,10 @@ fn put_requests(items: &[BenchItem]) -> Result<Vec<WriteRequest>, DynamoError> {
     items
         .iter()
         .map(|i| {
-            PutRequest::builder().set_item(Some(i.0.clone())).build().map(|p| WriteRequest::builder().put_request(p).build())
+            PutRequest::builder()
+                .set_item(Some(i.0.clone()))
+                .build()
+                .map(|p| WriteRequest::builder().put_request(p).build())
         })
         .collect::<Result<_, _>>()
         .map_err(|e| DynamoError::Build { operation: "BatchWriteItem", text: e.to_string() })

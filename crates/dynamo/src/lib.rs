@@ -6,7 +6,6 @@
 //! Architecture invariant: the only crate that links the AWS SDK (besides
 //! the CLI's tests). The pipeline it runs is `dynaburst-loader`'s.
 
-
 mod bench;
 mod convert;
 pub mod errors;
@@ -26,7 +25,6 @@ use dynaburst_loader::{
 };
 use serde_json::{json, Value};
 use tokio::sync::watch;
-
 
 pub use bench::{BenchClient, BenchError, BenchItem, BENCH_ATTEMPTS, BENCH_BACKOFF};
 pub use convert::{from_sdk, item_from_sdk, item_to_sdk, key_from_sdk, to_sdk};

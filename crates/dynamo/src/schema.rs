@@ -14,14 +14,28 @@ pub const MAX_SORT_KEY_BYTES: usize = 1024;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SpecError {
     /// Not one or two `NAME:TYPE` parts.
-    Parts { given: String },
-    NotNameType { part: String },
-    KeyType { name: String, given: String },
-    NoName { part: String },
+    Parts {
+        given: String,
+    },
+    NotNameType {
+        part: String,
+    },
+    KeyType {
+        name: String,
+        given: String,
+    },
+    NoName {
+        part: String,
+    },
     SameNames,
-    Billing { given: String },
+    Billing {
+        given: String,
+    },
     /// `what` is RCU or WCU.
-    Capacity { what: &'static str, given: String },
+    Capacity {
+        what: &'static str,
+        given: String,
+    },
 }
 
 impl std::fmt::Display for SpecError {

@@ -7,10 +7,10 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use aws_config::BehaviorVersion;
+use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::config::ProvideCredentials;
-use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue as Av, BillingMode, KeySchemaElement, KeyType, ProvisionedThroughput, Put,
@@ -347,10 +347,7 @@ pub async fn describe(client: &Client, table: &str) -> Result<TableInfo, DynamoE
     let mut hash = None;
     let mut range = None;
     for k in t.key_schema() {
-        let ty = types
-            .get(k.attribute_name())
-            .copied()
-            .ok_or_else(|| missing("a key attribute without a type"))?;
+        let ty = types.get(k.attribute_name()).copied().ok_or_else(|| missing("a key attribute without a type"))?;
         match k.key_type() {
             KeyType::Hash => hash = Some((k.attribute_name().to_string(), ty)),
             _ => range = Some((k.attribute_name().to_string(), ty)),
@@ -409,18 +406,13 @@ pub async fn create_table(
     schema: &KeySchema,
     billing: Billing,
 ) -> Result<(), DynamoError> {
-    let build = |e: aws_sdk_dynamodb::error::BuildError| DynamoError::Build { operation: "CreateTable", text: e.to_string() };
+    let build =
+        |e: aws_sdk_dynamodb::error::BuildError| DynamoError::Build { operation: "CreateTable", text: e.to_string() };
     let mut req = client.create_table().table_name(table);
     for (i, (name, ty)) in std::iter::once(&schema.hash).chain(schema.range.as_ref()).enumerate() {
         let key_type = if i == 0 { KeyType::Hash } else { KeyType::Range };
         req = req
-            .key_schema(
-                KeySchemaElement::builder()
-                    .attribute_name(name)
-                    .key_type(key_type)
-                    .build()
-                    .map_err(build)?,
-            )
+            .key_schema(KeySchemaElement::builder().attribute_name(name).key_type(key_type).build().map_err(build)?)
             .attribute_definitions(
                 AttributeDefinition::builder()
                     .attribute_name(name)

@@ -126,9 +126,10 @@ pub async fn purge(client: &Client, table: &str, segments: u32) -> Result<u64, D
                 for chunk in out.items().chunks(BATCH_SIZE) {
                     let mut pending: Vec<WriteRequest> = Vec::with_capacity(chunk.len());
                     for key in chunk {
-                        let d = DeleteRequest::builder().set_key(Some(key.clone())).build().map_err(|e| {
-                            DynamoError::Build { operation: "BatchWriteItem", text: e.to_string() }
-                        })?;
+                        let d = DeleteRequest::builder()
+                            .set_key(Some(key.clone()))
+                            .build()
+                            .map_err(|e| DynamoError::Build { operation: "BatchWriteItem", text: e.to_string() })?;
                         pending.push(WriteRequest::builder().delete_request(d).build());
                     }
                     let mut tries = 0;

@@ -140,8 +140,7 @@ mod tests {
     use dynaburst_model::KeyValue;
 
     fn key(pk: &str, sk: i64) -> (u128, u128) {
-        let k: crate::keys::KeyId =
-            (KeyValue::S(pk.into()), Some(KeyValue::N(dynaburst_model::Number::from_i64(sk))));
+        let k: crate::keys::KeyId = (KeyValue::S(pk.into()), Some(KeyValue::N(dynaburst_model::Number::from_i64(sk))));
         crate::keys::key_hashes(&k)
     }
 

@@ -339,7 +339,13 @@ pub fn write_timeline(rows: &[SecondRow], out: &mut dyn Write) -> std::io::Resul
         writeln!(
             out,
             "{},{},{},{},{},{},{:.3}",
-            r.second, r.items_written, r.units, r.throttled_requests, r.unprocessed_items, r.requests_in_flight, r.p99_ms
+            r.second,
+            r.items_written,
+            r.units,
+            r.throttled_requests,
+            r.unprocessed_items,
+            r.requests_in_flight,
+            r.p99_ms
         )?;
     }
     Ok(())

@@ -132,8 +132,7 @@ pub fn decide(outcome: Outcome, job: &JobFacts, load: &LoadFacts<'_>) -> Decisio
             let signal = if fraction > UNPROCESSED_SIGNAL { Signal::Throttle(fraction) } else { Signal::Answered };
             // Progress: unprocessed items start their backoff over.
             let again_attempts = if written > 0 { 0 } else { job.attempts + 1 };
-            let refusals =
-                (written > 0).then(|| Refusals { message: load.refusals.message.clone(), count: 0 });
+            let refusals = (written > 0).then(|| Refusals { message: load.refusals.message.clone(), count: 0 });
             Decision {
                 action: Action::Answered { fates, written, unprocessed: left.len(), units, again_attempts, signal },
                 warning: None,
@@ -259,12 +258,20 @@ mod tests {
             }
         );
         // Nothing written: the unprocessed items' backoff grows.
-        let d = decide(Outcome::Written { unprocessed: vec![0, 1], rejected: vec![], units: 0.0 }, &job(2, 3), &load(0, 2, &r));
+        let d = decide(
+            Outcome::Written { unprocessed: vec![0, 1], rejected: vec![], units: 0.0 },
+            &job(2, 3),
+            &load(0, 2, &r),
+        );
         let Action::Answered { again_attempts, written, signal, .. } = d.action else { panic!("{:?}", d.action) };
         assert_eq!((again_attempts, written, signal), (4, 0, Signal::Throttle(1.0)));
         assert_eq!(d.refusals, None);
         // A small fraction is no signal.
-        let d = decide(Outcome::Written { unprocessed: vec![0], rejected: vec![], units: 0.0 }, &job(25, 0), &load(0, 25, &r));
+        let d = decide(
+            Outcome::Written { unprocessed: vec![0], rejected: vec![], units: 0.0 },
+            &job(25, 0),
+            &load(0, 25, &r),
+        );
         let Action::Answered { signal, .. } = d.action else { panic!() };
         assert_eq!(signal, Signal::Answered, "1 of 25 is below {UNPROCESSED_SIGNAL}");
     }
@@ -326,9 +333,7 @@ mod tests {
         let d = decide(transient(), &j, &load(200, 40, &r));
         assert_eq!(
             d.action,
-            Action::Reject {
-                reason: "failed 6 times alone while other records were written: connection reset".into()
-            }
+            Action::Reject { reason: "failed 6 times alone while other records were written: connection reset".into() }
         );
         // The last record of the load has nothing to compare with: each
         // failure is a strike.
@@ -376,7 +381,8 @@ mod tests {
             d.action,
             Action::Cancelled { rejected: vec![(1, "ConditionalCheckFailed: no".into())], attempts: 1 }
         );
-        let d = decide(Outcome::Fatal { message: "ResourceNotFoundException: gone".into() }, &job(3, 0), &load(0, 3, &r));
+        let d =
+            decide(Outcome::Fatal { message: "ResourceNotFoundException: gone".into() }, &job(3, 0), &load(0, 3, &r));
         assert_eq!(d.action, Action::Stop { reason: "ResourceNotFoundException: gone".into() });
     }
 }

@@ -905,4 +905,3 @@ pub async fn run<S: Sink, C: Clock>(
         stats: p.stats,
     })
 }
-

@@ -76,15 +76,16 @@ impl Rejects {
             text.push('\n');
         }
         if self.file.is_none() {
-            let f = OpenOptions::new().create(true).append(true).open(&self.path).map_err(|e| {
-                PipelineError::Io(format!("cannot open rejects file {}: {e}", self.path.display()))
-            })?;
+            let f = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&self.path)
+                .map_err(|e| PipelineError::Io(format!("cannot open rejects file {}: {e}", self.path.display())))?;
             self.file = Some(f);
         }
         if let Some(f) = self.file.as_mut() {
-            f.write_all(text.as_bytes()).map_err(|e| {
-                PipelineError::Io(format!("cannot write rejects file {}: {e}", self.path.display()))
-            })?;
+            f.write_all(text.as_bytes())
+                .map_err(|e| PipelineError::Io(format!("cannot write rejects file {}: {e}", self.path.display())))?;
         }
         self.bytes += text.len() as u64;
         Ok(released)
