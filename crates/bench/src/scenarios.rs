@@ -1,7 +1,7 @@
 //! The five scenarios, one per seed. Each returns its part of
 //! results.json (shape: `testdata/results-example.json`).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
