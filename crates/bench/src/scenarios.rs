@@ -1,21 +1,16 @@
 //! The five scenarios, one per seed. Each returns its part of
 //! results.json, typed ([`crate::results`]).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use aws_sdk_dynamodb::error::ProvideErrorMetadata;
-use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue as Av, BillingMode, ConditionCheck, KeySchemaElement, KeyType,
-    ProvisionedThroughput, Put, PutRequest, ScalarAttributeType, TransactWriteItem, WriteRequest,
-};
-use aws_sdk_dynamodb::Client;
 use dynaburst_datagen::{generate, Dataset};
+use dynaburst_dynamo::{BenchClient, BenchItem, Endpoint, LoadOptions, WriteMode};
 use dynaburst_engine::BillingMode as EngineBilling;
 use dynaburst_input::{parse_json_line, Compression, Format, InputSpec};
-use dynaburst_loader::{item_to_sdk, Concurrency, Endpoint, LoadOptions, Order, Prices, WriteMode};
+use dynaburst_loader::{Concurrency, LoadReport, LoadResult, Order, Prices, Report};
 use dynaburst_model::{AttributeValue, Item, Number, ScalarType};
 use serde_json::{json, Value};
 use tokio::task::JoinSet;
@@ -62,15 +57,8 @@ const LOOKUP_SALT: u64 = 0x100c_u64;
 /// An error that stops a scenario.
 pub type ScenarioError = BenchError;
 
-fn client(url: &str) -> impl std::future::Future<Output = Client> + '_ {
-    async move {
-        dynaburst_loader::client(&Endpoint {
-            url: Some(url.to_string()),
-            region: Some("us-east-1".into()),
-            profile: None,
-        })
-        .await
-    }
+async fn client(ctx: &Ctx, url: &str) -> BenchClient {
+    BenchClient::connect(url, ctx.seed).await
 }
 
 fn thread_cpu_seconds() -> f64 {
@@ -90,60 +78,13 @@ fn reset_peak_memory() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
-fn throttled(code: Option<&str>) -> bool {
-    matches!(code, Some("ProvisionedThroughputExceededException" | "ThrottlingException" | "RequestLimitExceeded"))
-}
-
-async fn retry_pause(attempt: u32) {
-    tokio::time::sleep(Duration::from_millis((10u64 << attempt.min(6)).min(500))).await;
-}
-
 async fn create_table(
-    c: &Client,
+    c: &BenchClient,
     name: &str,
-    keys: &[(&str, ScalarAttributeType)],
-    provisioned: Option<(i64, i64)>,
+    keys: &[(&str, ScalarType)],
+    provisioned: Option<(u64, u64)>,
 ) -> Result<(), ScenarioError> {
-    let mut req = c.create_table().table_name(name);
-    for (i, (k, t)) in keys.iter().enumerate() {
-        req = req
-            .key_schema(
-                KeySchemaElement::builder()
-                    .attribute_name(*k)
-                    .key_type(if i == 0 { KeyType::Hash } else { KeyType::Range })
-                    .build()
-                    .map_err(|e| e.to_string())?,
-            )
-            .attribute_definitions(
-                AttributeDefinition::builder()
-                    .attribute_name(*k)
-                    .attribute_type(t.clone())
-                    .build()
-                    .map_err(|e| e.to_string())?,
-            );
-    }
-    req = match provisioned {
-        Some((r, w)) => req.billing_mode(BillingMode::Provisioned).provisioned_throughput(
-            ProvisionedThroughput::builder()
-                .read_capacity_units(r)
-                .write_capacity_units(w)
-                .build()
-                .map_err(|e| e.to_string())?,
-        ),
-        None => req.billing_mode(BillingMode::PayPerRequest),
-    };
-    req.send()
-        .await
-        .map_err(|e| format!("CreateTable {name}: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e)))?;
-    for _ in 0..600 {
-        if let Ok(o) = c.describe_table().table_name(name).send().await {
-            if o.table().and_then(|t| t.table_status()).map(|s| s.as_str() == "ACTIVE").unwrap_or(false) {
-                return Ok(());
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    Err(format!("table {name} did not become ACTIVE").into())
+    c.create_table(name, keys, provisioned).await.map_err(|e| BenchError::Scenario(e.to_string()))
 }
 
 fn unique(prefix: &str, seed: u64) -> String {
@@ -159,78 +100,16 @@ fn dataset_items(dataset: Dataset, count: u64, fields: usize, seed: u64) -> Resu
 }
 
 /// Sends one BatchWriteItem and re-sends what comes back until all is in.
-async fn batch_all(c: &Client, table: &str, items: &[HashMap<String, Av>]) -> Result<(), ScenarioError> {
-    let mut pending: Vec<WriteRequest> = items
-        .iter()
-        .map(|i| {
-            PutRequest::builder()
-                .set_item(Some(i.clone()))
-                .build()
-                .map(|p| WriteRequest::builder().put_request(p).build())
-        })
-        .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())?;
-    let mut attempt = 0;
-    while !pending.is_empty() {
-        match c.batch_write_item().request_items(table, pending.clone()).send().await {
-            Ok(o) => {
-                let left = o.unprocessed_items().and_then(|m| m.get(table)).cloned().unwrap_or_default();
-                if !left.is_empty() {
-                    attempt += 1;
-                    retry_pause(attempt).await;
-                }
-                pending = left;
-            }
-            Err(e) if throttled(e.code()) => {
-                attempt += 1;
-                retry_pause(attempt).await;
-            }
-            Err(e) => {
-                return Err(format!("BatchWriteItem: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e)).into())
-            }
-        }
-        if attempt > 200 {
-            return Err("BatchWriteItem made no progress after 200 attempts".into());
-        }
-    }
-    Ok(())
+async fn batch_all(c: &BenchClient, table: &str, items: &[BenchItem]) -> Result<(), ScenarioError> {
+    c.batch_all(table, items).await.map_err(|e| BenchError::Scenario(e.to_string()))
 }
 
-async fn put_one(c: &Client, table: &str, item: HashMap<String, Av>) -> Result<(), ScenarioError> {
-    for attempt in 0..200 {
-        match c.put_item().table_name(table).set_item(Some(item.clone())).send().await {
-            Ok(_) => return Ok(()),
-            Err(e) if throttled(e.code()) => retry_pause(attempt).await,
-            Err(e) => return Err(format!("PutItem: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e)).into()),
-        }
-    }
-    Err("PutItem throttled 200 times".into())
+async fn put_one(c: &BenchClient, table: &str, item: BenchItem) -> Result<(), ScenarioError> {
+    c.put(table, &item).await.map_err(|e| BenchError::Scenario(e.to_string()))
 }
 
-async fn transact(c: &Client, table: &str, items: &[HashMap<String, Av>]) -> Result<(), ScenarioError> {
-    let actions: Vec<TransactWriteItem> = items
-        .iter()
-        .map(|i| {
-            Put::builder()
-                .table_name(table)
-                .set_item(Some(i.clone()))
-                .build()
-                .map(|p| TransactWriteItem::builder().put(p).build())
-        })
-        .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())?;
-    for attempt in 0..200 {
-        match c.transact_write_items().set_transact_items(Some(actions.clone())).send().await {
-            Ok(_) => return Ok(()),
-            Err(e) if throttled(e.code()) || e.code() == Some("TransactionCanceledException") => {
-                retry_pause(attempt).await
-            }
-            Err(e) => {
-                return Err(format!("TransactWriteItems: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e)).into())
-            }
-        }
-    }
-    Err("TransactWriteItems throttled 200 times".into())
+async fn transact(c: &BenchClient, table: &str, items: &[BenchItem]) -> Result<(), ScenarioError> {
+    c.transact(table, items).await.map_err(|e| BenchError::Scenario(e.to_string()))
 }
 
 // ---------------------------------------------------------------- 000
@@ -238,11 +117,11 @@ async fn transact(c: &Client, table: &str, items: &[HashMap<String, Av>]) -> Res
 /// Seed 000: 10,000 people by four write APIs.
 pub async fn write_apis(ctx: &Ctx) -> Result<Scenario<WriteApis>, ScenarioError> {
     let count = ctx.n(10_000, 100);
-    let c = client(&ctx.modelled_url).await;
+    let c = client(ctx, &ctx.modelled_url).await;
     let table = unique("people", ctx.seed);
-    create_table(&c, &table, &[("id", ScalarAttributeType::S)], None).await?;
-    let items: Vec<HashMap<String, Av>> =
-        dataset_items(Dataset::People, count, 0, ctx.seed)?.iter().map(item_to_sdk).collect();
+    create_table(&c, &table, &[("id", ScalarType::S)], None).await?;
+    let items: Vec<BenchItem> =
+        dataset_items(Dataset::People, count, 0, ctx.seed)?.iter().map(BenchItem::from).collect();
     let published = [
         ("PutItem, serial", 293.38),
         ("BatchWriteItem of 25, serial", 14.45),
@@ -252,7 +131,7 @@ pub async fn write_apis(ctx: &Ctx) -> Result<Scenario<WriteApis>, ScenarioError>
     let mut rows = Vec::new();
     for (api, seed_wall) in published {
         (ctx.say)(format!("write-apis: {api}, {count} people"));
-        dynaburst_loader::purge(&c, &table, 4).await?;
+        c.purge(&table, 4).await.map_err(|e| e.to_string())?;
         reset_peak_memory();
         let cpu0 = thread_cpu_seconds();
         let t0 = Instant::now();
@@ -287,7 +166,7 @@ pub async fn write_apis(ctx: &Ctx) -> Result<Scenario<WriteApis>, ScenarioError>
         }
         let wall = t0.elapsed().as_secs_f64();
         let cpu = thread_cpu_seconds() - cpu0;
-        let counted = dynaburst_loader::count(&c, &table, 4).await?;
+        let counted = c.count(&table, 4).await.map_err(|e| BenchError::Scenario(e.to_string()))?;
         rows.push(WriteApiRow {
             api: api.to_string(),
             items: count,
@@ -345,16 +224,16 @@ pub async fn doc_size(ctx: &Ctx) -> Result<Scenario<DocSize>, ScenarioError> {
             drop(f);
             let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
             let table = unique("docs", ctx.seed);
-            let c = client(&ctx.unlimited_url).await;
-            create_table(&c, &table, &[("id", ScalarAttributeType::S)], None).await?;
+            let c = client(ctx, &ctx.unlimited_url).await;
+            create_table(&c, &table, &[("id", ScalarType::S)], None).await?;
             // The client is `dynaburst load` itself, in its own process, so
             // its peak memory is the client's alone (seed 001's concern).
             let args = ["--table".to_string(), table.clone(), "--endpoint-url".to_string(), ctx.unlimited_url.clone()];
             let report = load_in_child(ctx, &args, &path, &table, writers).await?;
             let _ = std::fs::remove_file(&path);
-            let _ = c.delete_table().table_name(&table).send().await;
-            let wall = report["duration_s"].as_f64().unwrap_or(0.0);
-            rows.push(doc_size_row(fields, writers, docs, bytes, wall, report["peak_memory_bytes"].as_u64()));
+            let _ = c.delete_table(&table).await;
+            let wall = report.duration_s;
+            rows.push(doc_size_row(fields, writers, docs, bytes, wall, report.peak_memory_bytes));
         }
     }
     Ok(Scenario {
@@ -421,8 +300,8 @@ async fn doc_size_mongo(ctx: &Ctx, uri: &str) -> Result<Scenario<DocSize>, Scena
             let _ = std::fs::remove_file(&path);
             let _ = dynaburst_mongo::drop_collection(&uri, &database, &collection).await;
             let report = report?;
-            let wall = report["duration_s"].as_f64().unwrap_or(0.0);
-            let written = report["records"]["written"].as_u64().unwrap_or(0);
+            let wall = report.duration_s;
+            let written = report.records.written;
             if written != docs {
                 return Err(
                     format!("{docs} documents of {fields} fields by {writers} writers: {written} written").into()
@@ -434,7 +313,7 @@ async fn doc_size_mongo(ctx: &Ctx, uri: &str) -> Result<Scenario<DocSize>, Scena
                 docs,
                 bytes,
                 wall,
-                report["peak_memory_bytes"].as_u64(),
+                report.peak_memory_bytes,
             ))
         }
     };
@@ -477,7 +356,7 @@ async fn load_in_child(
     path: &Path,
     name: &str,
     writers: usize,
-) -> Result<Value, ScenarioError> {
+) -> Result<LoadReport, ScenarioError> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the dynaburst executable: {e}"))?;
     let report = ctx.out_dir.join(format!(".{name}.report.json"));
     let checkpoint = ctx.out_dir.join(format!(".{name}.checkpoint"));
@@ -505,7 +384,8 @@ async fn load_in_child(
     }
     let text = std::fs::read_to_string(&report).map_err(|e| format!("cannot read {}: {e}", report.display()))?;
     let _ = std::fs::remove_file(&report);
-    serde_json::from_str(&text).map_err(|e| format!("bad load report: {e}").into())
+    let value: Value = serde_json::from_str(&text).map_err(|e| format!("bad load report: {e}"))?;
+    Report::from_json(&value).map(|r| r.load).map_err(|e| format!("bad load report: {e}").into())
 }
 
 async fn run_loader(
@@ -515,7 +395,7 @@ async fn run_loader(
     table: &str,
     concurrency: Concurrency,
     order: Order,
-) -> Result<Value, ScenarioError> {
+) -> Result<LoadResult, ScenarioError> {
     let (format, _) = dynaburst_input::detect(path);
     let opts = LoadOptions {
         input: InputSpec {
@@ -546,7 +426,7 @@ async fn run_loader(
     };
     let (tx, _rx) = tokio::sync::watch::channel(Default::default());
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-    let result = dynaburst_loader::load(opts, tx, stop).await.map_err(|e| e.to_string())?;
+    let result = dynaburst_dynamo::load(opts, tx, stop).await.map_err(|e| e.to_string())?;
     let _ = std::fs::remove_file(ctx.out_dir.join(format!(".{table}.checkpoint")));
     if result.rejected > 0 || result.ending != dynaburst_loader::Ending::Complete {
         return Err(format!(
@@ -557,10 +437,7 @@ async fn run_loader(
         )
         .into());
     }
-    let mut report = result.report;
-    report["timeline_rows"] =
-        json!(result.timeline.iter().map(|r| json!([r.second, r.units, r.unprocessed_items])).collect::<Vec<_>>());
-    Ok(report)
+    Ok(result)
 }
 
 fn parse_types(format: Option<Format>) -> dynaburst_input::TypeHints {
@@ -574,13 +451,13 @@ fn parse_types(format: Option<Format>) -> dynaburst_input::TypeHints {
 
 // ---------------------------------------------------------------- 002
 
-async fn send_batch(c: &Client, table: &str, items: Vec<HashMap<String, Av>>) -> Result<(), ScenarioError> {
+async fn send_batch(c: &BenchClient, table: &str, items: Vec<BenchItem>) -> Result<(), ScenarioError> {
     batch_all(c, table, &items).await
 }
 
 /// Seed 002's table: id and sort, on-demand.
-async fn create_books_table(c: &Client, table: &str) -> Result<(), ScenarioError> {
-    create_table(c, table, &[("id", ScalarAttributeType::S), ("sort", ScalarAttributeType::S)], None).await
+async fn create_books_table(c: &BenchClient, table: &str) -> Result<(), ScenarioError> {
+    create_table(c, table, &[("id", ScalarType::S), ("sort", ScalarType::S)], None).await
 }
 
 /// Seed 002: six parallel patterns on 1,000 minimal items, then batches
@@ -596,10 +473,10 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Scenario<ParallelPatterns>, 
         ("parallel-loop", 146.0),
         ("worker-master", 46.0),
     ];
-    let c = client(&ctx.modelled_url).await;
-    let items: Vec<HashMap<String, Av>> =
-        dataset_items(Dataset::Minimal, count, 0, ctx.seed)?.iter().map(item_to_sdk).collect();
-    let batches: Vec<Vec<HashMap<String, Av>>> = items.chunks(25).map(|c| c.to_vec()).collect();
+    let c = client(ctx, &ctx.modelled_url).await;
+    let items: Vec<BenchItem> =
+        dataset_items(Dataset::Minimal, count, 0, ctx.seed)?.iter().map(BenchItem::from).collect();
+    let batches: Vec<Vec<BenchItem>> = items.chunks(25).map(|c| c.to_vec()).collect();
     let mut patterns = Vec::new();
     for (pattern, seed_ms) in published {
         (ctx.say)(format!("parallel-patterns: {pattern}, {count} items x {trials} trials"));
@@ -617,7 +494,7 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Scenario<ParallelPatterns>, 
                     }
                 }
                 "channel" => {
-                    let (tx, rx) = tokio::sync::mpsc::channel::<Vec<HashMap<String, Av>>>(8);
+                    let (tx, rx) = tokio::sync::mpsc::channel::<Vec<BenchItem>>(8);
                     let rx = Arc::new(tokio::sync::Mutex::new(rx));
                     let mut set = JoinSet::new();
                     for _ in 0..4 {
@@ -711,11 +588,11 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Scenario<ParallelPatterns>, 
                 }
             }
             total += t0.elapsed().as_secs_f64() * 1000.0;
-            let counted = dynaburst_loader::count(&c, &table, 2).await?;
+            let counted = c.count(&table, 2).await.map_err(|e| e.to_string())?;
             if counted != count {
                 return Err(format!("{pattern}: {counted} of {count} items in the table").into());
             }
-            let _ = c.delete_table().table_name(&table).send().await;
+            let _ = c.delete_table(&table).await;
         }
         patterns.push(PatternRow {
             pattern: pattern.to_string(),
@@ -758,18 +635,10 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Scenario<ParallelPatterns>, 
             let t0 = Instant::now();
             let mut set = JoinSet::new();
             for chunk in items.chunks(25) {
-                let requests: Vec<WriteRequest> = chunk
-                    .iter()
-                    .filter_map(|i| PutRequest::builder().set_item(Some(item_to_sdk(i))).build().ok())
-                    .map(|p| WriteRequest::builder().put_request(p).build())
-                    .collect();
-                let (c, t) = (c.clone(), table.clone());
+                let (c, t, chunk) = (c.clone(), table.clone(), chunk.to_vec());
                 set.spawn(async move {
-                    let n = requests.len() as u64;
-                    match c.batch_write_item().request_items(&t, requests).send().await {
-                        Ok(o) => o.unprocessed_items().and_then(|m| m.get(&t)).map(|v| v.len() as u64).unwrap_or(0),
-                        Err(_) => n,
-                    }
+                    let n = chunk.len() as u64;
+                    c.batch_once(&t, &chunk).await.unwrap_or(n)
                 });
             }
             let mut lost = 0;
@@ -789,17 +658,18 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Scenario<ParallelPatterns>, 
             generate(Dataset::Minimal, n, 0, ctx.seed, &mut f).map_err(|e| e.to_string())?;
             let table = unique("loader", ctx.seed);
             create_books_table(&c, &table).await?;
-            let report =
+            let result =
                 run_loader(ctx, &ctx.modelled_url, &path, &table, Concurrency::Auto, Order::Interleave).await?;
             let _ = std::fs::remove_file(&path);
-            let written = report["records"]["written"].as_u64().unwrap_or(0);
+            let report = &result.report.load;
+            let written = report.records.written;
             burst.push(BurstRow {
                 items: n,
                 loader: LOADER.into(),
                 modelled: false,
                 written,
                 lost: n - written,
-                seconds: report["duration_s"].as_f64().unwrap_or(0.0),
+                seconds: report.duration_s,
             });
         }
     }
@@ -837,9 +707,9 @@ fn percentiles(mut v: Vec<f64>) -> Percentiles {
 pub async fn latency(ctx: &Ctx, model_name: &str) -> Result<Scenario<Latency>, ScenarioError> {
     use dynaburst_server::latency::*;
     let samples = ctx.n(4_000, 200) as usize;
-    let c = client(&ctx.unlimited_url).await;
+    let c = client(ctx, &ctx.unlimited_url).await;
     let table = unique("latency", ctx.seed);
-    create_table(&c, &table, &[("id", ScalarAttributeType::S)], None).await?;
+    create_table(&c, &table, &[("id", ScalarType::S)], None).await?;
     let configs: [(&str, usize, bool, Quantiles); 6] = [
         ("PutItem", 1, false, SEED_003_PUT_ITEM),
         ("BatchWrite - 5 items", 5, false, SEED_003_BATCH_WRITE_5),
@@ -862,44 +732,28 @@ pub async fn latency(ctx: &Ctx, model_name: &str) -> Result<Scenario<Latency>, S
                 for _ in 0..mine {
                     let base = counter.fetch_add(items as u64, std::sync::atomic::Ordering::Relaxed);
                     let item = |k: u64| {
-                        HashMap::from([
-                            ("id".to_string(), Av::S(format!("i{k}"))),
-                            ("v".to_string(), Av::N(k.to_string())),
+                        Item::from([
+                            ("id".to_string(), AttributeValue::S(format!("i{k}"))),
+                            ("v".to_string(), AttributeValue::N(Number::from_i64(k as i64))),
                         ])
                     };
                     let t0 = Instant::now();
                     let ok = match (name.starts_with("PutItem"), name.starts_with("BatchWrite"), fail) {
-                        (true, _, _) => c.put_item().table_name(&t).set_item(Some(item(base))).send().await.is_ok(),
+                        (true, _, _) => c.put_once(&t, &item(base)).await,
                         (_, true, _) => {
-                            let reqs: Vec<WriteRequest> = (0..items as u64)
-                                .filter_map(|k| PutRequest::builder().set_item(Some(item(base + k))).build().ok())
-                                .map(|p| WriteRequest::builder().put_request(p).build())
-                                .collect();
-                            c.batch_write_item().request_items(&t, reqs).send().await.is_ok()
+                            let batch: Vec<Item> = (0..items as u64).map(|k| item(base + k)).collect();
+                            c.batch_once(&t, &batch).await.is_some()
                         }
                         (_, _, failing) => {
-                            let mut actions: Vec<TransactWriteItem> = (0..items as u64 - u64::from(failing))
-                                .filter_map(|k| {
-                                    Put::builder().table_name(&t).set_item(Some(item(base + k))).build().ok()
-                                })
-                                .map(|p| TransactWriteItem::builder().put(p).build())
-                                .collect();
-                            if failing {
-                                // One action whose condition cannot hold: the
-                                // whole transaction is cancelled.
-                                if let Ok(cc) = ConditionCheck::builder()
-                                    .table_name(&t)
-                                    .key("id", Av::S("never-written".into()))
-                                    .condition_expression("attribute_exists(id)")
-                                    .build()
-                                {
-                                    actions.push(TransactWriteItem::builder().condition_check(cc).build());
-                                }
-                            }
-                            let r = c.transact_write_items().set_transact_items(Some(actions)).send().await;
-                            match r {
-                                Ok(_) => !failing,
-                                Err(e) => failing && e.code() == Some("TransactionCanceledException"),
+                            let puts: Vec<Item> =
+                                (0..items as u64 - u64::from(failing)).map(|k| item(base + k)).collect();
+                            // With `failing`, one action whose condition cannot
+                            // hold: the whole transaction is cancelled.
+                            let never = AttributeValue::S("never-written".into());
+                            let check = failing.then_some(("id", &never));
+                            match c.transact_once(&t, &puts, check).await {
+                                Ok(written) => written != failing,
+                                Err(_) => false,
                             }
                         }
                     };
@@ -1026,13 +880,13 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Scenario<PartitionKeys>, Scenar
                 .collect();
             (load.mean_rate(), load.elapsed_ms as f64 / 1000.0, tl)
         } else {
-            let c = client(&ctx.modelled_url).await;
+            let c = client(ctx, &ctx.modelled_url).await;
             let table = unique(case, ctx.seed);
             create_table(
                 &c,
                 &table,
-                &[("pk", ScalarAttributeType::N), ("sk", ScalarAttributeType::N)],
-                provisioned.map(|w| (1000, w as i64)),
+                &[("pk", ScalarType::N), ("sk", ScalarType::N)],
+                provisioned.map(|w| (1000, w as u64)),
             )
             .await?;
             let path = ctx.out_dir.join(format!(".{case}.jsonl"));
@@ -1057,15 +911,18 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Scenario<PartitionKeys>, Scenar
                 writeln!(f, "{}", Value::Object(v)).map_err(|e| e.to_string())?;
             }
             drop(f);
-            let report = run_loader(ctx, &ctx.modelled_url, &path, &table, Concurrency::Auto, Order::AsIs).await?;
+            let result = run_loader(ctx, &ctx.modelled_url, &path, &table, Concurrency::Auto, Order::AsIs).await?;
             let _ = std::fs::remove_file(&path);
-            let tl: Vec<TimelineSecond> =
-                serde_json::from_value::<Vec<(u64, f64, u64)>>(report["timeline_rows"].clone())
-                    .map_err(|e| format!("the load's timeline: {e}"))?
-                    .into_iter()
-                    .map(|(second, consumed, throttled)| TimelineSecond { second, consumed, throttled })
-                    .collect();
-            (report["units_per_s"]["mean"].as_f64().unwrap_or(0.0), report["duration_s"].as_f64().unwrap_or(0.0), tl)
+            let tl: Vec<TimelineSecond> = result
+                .timeline
+                .iter()
+                .map(|r| TimelineSecond { second: r.second, consumed: r.units, throttled: r.unprocessed_items })
+                .collect();
+            let units_per_s = match &result.report.target {
+                dynaburst_loader::TargetReport::DynamoDb(d) => d.units_per_s.mean,
+                dynaburst_loader::TargetReport::MongoDb(_) => 0.0,
+            };
+            (units_per_s, result.report.load.duration_s, tl)
         };
         let csv = format!("partition-keys-{case}.csv");
         write_timeline_csv(&ctx.out_dir.join(&csv), &timeline)?;
@@ -1084,14 +941,14 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Scenario<PartitionKeys>, Scenar
     // The lookup, measured over HTTP.
     let lookups = ctx.n(10_000, 500) as usize;
     (ctx.say)(format!("partition-keys: loading {count} ranges for the lookup, then {lookups} lookups"));
-    let c = client(&ctx.unlimited_url).await;
+    let c = client(ctx, &ctx.unlimited_url).await;
     let table = unique("ipranges", ctx.seed);
-    create_table(&c, &table, &[("pk", ScalarAttributeType::N), ("sk", ScalarAttributeType::N)], None).await?;
+    create_table(&c, &table, &[("pk", ScalarType::N), ("sk", ScalarType::N)], None).await?;
     let items = ip_items(count, ctx.seed, false)?;
     let mut set = JoinSet::new();
     for part in items.chunks(items.len().div_ceil(8).max(1)) {
         let (c, t) = (c.clone(), table.clone());
-        let part: Vec<HashMap<String, Av>> = part.iter().map(item_to_sdk).collect();
+        let part: Vec<BenchItem> = part.iter().map(BenchItem::from).collect();
         set.spawn(async move {
             for chunk in part.chunks(25) {
                 batch_all(&c, &t, chunk).await?;
@@ -1117,21 +974,13 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Scenario<PartitionKeys>, Scenar
             for _ in 0..mine {
                 let addr = lo + rng.below(hi - lo);
                 let t0 = Instant::now();
-                let out = c
-                    .query()
-                    .table_name(&t)
-                    .key_condition_expression("pk = :p AND sk <= :a")
-                    .expression_attribute_values(":p", Av::N((addr >> 24).to_string()))
-                    .expression_attribute_values(":a", Av::N(addr.to_string()))
-                    .scan_index_forward(false)
-                    .limit(1)
-                    .send()
-                    .await
-                    .map_err(|e| format!("Query: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e)))?;
+                let pk = AttributeValue::N(Number::from_i64((addr >> 24) as i64));
+                let upto = AttributeValue::N(Number::from_i64(addr as i64));
+                let out = c.last_at_most(&t, ("pk", &pk), ("sk", &upto)).await.map_err(|e| e.to_string())?;
                 lat.push(t0.elapsed().as_secs_f64() * 1000.0);
-                let hit = out.items().first().and_then(|i| {
-                    let s: u64 = i.get("sk")?.as_n().ok()?.parse().ok()?;
-                    let e: u64 = i.get("end")?.as_n().ok()?.parse().ok()?;
+                let hit = out.and_then(|i| {
+                    let s: u64 = i.get("sk")?.as_n()?.to_string().parse().ok()?;
+                    let e: u64 = i.get("end")?.as_n()?.to_string().parse().ok()?;
                     Some(s <= addr && addr <= e)
                 });
                 if hit == Some(true) {

@@ -7,11 +7,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use dynaburst_dynamo::{Billing, Endpoint, KeySchema, LoadOptions, WriteMode};
 use dynaburst_input::{detect, parse_type_hints, Compression, Format, InputSpec};
-use dynaburst_loader::{
-    Billing, Concurrency, Ending, Endpoint, KeySchema, LoadOptions, Order, Prices, Report, Snapshot, WriteMode,
-    DEFAULT_WINDOW,
-};
+use dynaburst_loader::{Concurrency, Ending, Order, Prices, Snapshot, TargetReport, DEFAULT_WINDOW};
 use indicatif::{ProgressBar, ProgressStyle};
 use tokio::sync::watch;
 
@@ -399,8 +397,8 @@ async fn run_async(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let prices = Prices { per_million_wru: args.price_write_request_units, per_wcu_hour: args.price_wcu_hour };
     let key = args.key.as_deref().map(KeySchema::parse).transpose().map_err(|e| anyhow::anyhow!(e))?;
     if args.dry_run {
-        let client = dynaburst_loader::client(&args.endpoint.endpoint()).await;
-        let (schema, capacity) = match dynaburst_loader::describe(&client, &table).await {
+        let client = dynaburst_dynamo::client(&args.endpoint.endpoint()).await;
+        let (schema, capacity) = match dynaburst_dynamo::describe(&client, &table).await {
             Ok(info) => (info.schema, info.provisioned_wcu.or(info.warm_write_units).unwrap_or(4000) as f64),
             Err(_) => match &key {
                 Some(k) => {
@@ -413,7 +411,7 @@ async fn run_async(args: LoadArgs) -> anyhow::Result<ExitCode> {
                 None => bail!("--dry-run needs the table's key: the table {table} cannot be described, so pass --key NAME:TYPE[,NAME:TYPE]"),
             },
         };
-        return print_dry_run(&dynaburst_loader::dry_run(spec, &schema, capacity, prices)?);
+        return print_dry_run(&dynaburst_dynamo::dry_run(spec, &schema, capacity, prices)?);
     }
     let create = if args.create_table {
         let k = key.clone().context("--create-table needs --key NAME:TYPE[,NAME:TYPE], for example --key id:S")?;
@@ -448,7 +446,7 @@ async fn run_async(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let (progress_tx, progress_rx) = watch::channel(Snapshot::default());
     let display = tokio::spawn(show_progress(progress_rx, args.quiet, "WCU/s"));
     let stop = stop_on_signal();
-    let result = dynaburst_loader::load(opts, progress_tx, stop).await;
+    let result = dynaburst_dynamo::load(opts, progress_tx, stop).await;
     let _ = display.await;
     finish(&args, result?)
 }
@@ -533,11 +531,11 @@ fn finish(args: &LoadArgs, result: dynaburst_loader::LoadResult) -> anyhow::Resu
     if let Some(path) = &args.timeline {
         let mut f =
             std::fs::File::create(path).with_context(|| format!("cannot write the timeline to {}", path.display()))?;
-        Report::write_timeline(&result.timeline, &mut f)?;
+        dynaburst_loader::write_timeline(&result.timeline, &mut f)?;
     }
-    let r = &result.report;
-    let f = |v: &serde_json::Value| v.as_f64().unwrap_or(0.0);
-    let ending = r["ending"].as_str().unwrap_or("?");
+    let r = &result.report.load;
+    let ending = serde_json::to_value(r.ending)?;
+    let ending = ending.as_str().unwrap_or("?");
     let rejects = result.rejects_file.as_ref().map(|p| format!(" (see {})", p.display())).unwrap_or_default();
     eprintln!(
         "dynaburst load: {ending}: {} records read = {} written + {} rejected{rejects}",
@@ -545,53 +543,46 @@ fn finish(args: &LoadArgs, result: dynaburst_loader::LoadResult) -> anyhow::Resu
         human(result.written as f64),
         human(result.rejected as f64)
     );
-    let units = if r.get("write_units").is_some() {
-        format!(", {} WCU/s", human(f(&r["units_per_s"]["mean"])))
-    } else {
-        String::new()
+    let units = match &result.report.target {
+        TargetReport::DynamoDb(d) => format!(", {} WCU/s", human(d.units_per_s.mean)),
+        TargetReport::MongoDb(_) => String::new(),
     };
     eprintln!(
         "  {:.1} s, {} items/s (best second {}){units}; {} throttle events, {} items re-sent",
-        f(&r["duration_s"]),
-        human(f(&r["items_per_s"]["mean"])),
-        human(f(&r["items_per_s"]["best_second"])),
-        human(f(&r["throttle_events"])),
-        human(f(&r["items_resent"]))
+        r.duration_s,
+        human(r.items_per_s.mean),
+        human(r.items_per_s.best_second as f64),
+        human(r.throttle_events as f64),
+        human(r.items_resent as f64)
     );
-    if let Some(obj) = r["latency_ms"].as_object() {
-        for (kind, l) in obj {
+    for (kind, l) in &r.latency_ms {
+        eprintln!(
+            "  {kind}: p50 {:.1} ms, p90 {:.1}, p99 {:.1}, max {:.1} ({} requests)",
+            l.p50_ms,
+            l.p90_ms,
+            l.p99_ms,
+            l.max_ms,
+            human(l.count as f64)
+        );
+    }
+    let memory = human(r.peak_memory_bytes.unwrap_or(0) as f64 / 1e6);
+    match &result.report.target {
+        TargetReport::DynamoDb(d) => eprintln!(
+            "  peak concurrency {}, peak memory {memory} MB; cost at list prices ${:.4} on-demand, ${:.4} provisioned ({} WCU); seed {}",
+            r.peak_concurrency,
+            d.cost_usd.on_demand,
+            d.cost_usd.provisioned,
+            human(d.cost_usd.provisioned_wcu),
+            r.seed
+        ),
+        TargetReport::MongoDb(m) => {
             eprintln!(
-                "  {kind}: p50 {:.1} ms, p90 {:.1}, p99 {:.1}, max {:.1} ({} requests)",
-                f(&l["p50_ms"]),
-                f(&l["p90_ms"]),
-                f(&l["p99_ms"]),
-                f(&l["max_ms"]),
-                human(f(&l["count"]))
+                "  peak concurrency {}, peak memory {memory} MB; {}; seed {}",
+                r.peak_concurrency, m.server.product, r.seed
             );
-        }
-    }
-    if r.get("cost_usd").is_some() {
-        eprintln!(
-            "  peak concurrency {}, peak memory {} MB; cost at list prices ${:.4} on-demand, ${:.4} provisioned ({} WCU); seed {}",
-            r["peak_concurrency"],
-            human(f(&r["peak_memory_bytes"]) / 1e6),
-            f(&r["cost_usd"]["on_demand"]),
-            f(&r["cost_usd"]["provisioned"]),
-            human(f(&r["cost_usd"]["provisioned_wcu"])),
-            r["seed"]
-        );
-    } else {
-        eprintln!(
-            "  peak concurrency {}, peak memory {} MB; {}; seed {}",
-            r["peak_concurrency"],
-            human(f(&r["peak_memory_bytes"]) / 1e6),
-            r["server"]["product"].as_str().unwrap_or("?"),
-            r["seed"]
-        );
-    }
-    if let Some(notes) = r["notes"].as_array() {
-        for n in notes.iter().filter_map(|n| n.as_str()) {
-            eprintln!("  note: {n}");
+            for n in &m.notes {
+                eprintln!("  note: {n}");
+            }
         }
     }
     Ok(match &result.ending {
@@ -632,8 +623,8 @@ pub struct CountArgs {
 pub fn count(args: CountArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
-        let client = dynaburst_loader::client(&args.endpoint.endpoint()).await;
-        let n = dynaburst_loader::count(&client, &args.table, args.segments).await.map_err(|e| anyhow::anyhow!(e))?;
+        let client = dynaburst_dynamo::client(&args.endpoint.endpoint()).await;
+        let n = dynaburst_dynamo::count(&client, &args.table, args.segments).await?;
         println!("{n}");
         Ok(ExitCode::SUCCESS)
     })
@@ -660,8 +651,8 @@ pub fn purge(args: PurgeArgs) -> anyhow::Result<ExitCode> {
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
-        let client = dynaburst_loader::client(&args.endpoint.endpoint()).await;
-        let n = dynaburst_loader::purge(&client, &args.table, args.segments).await.map_err(|e| anyhow::anyhow!(e))?;
+        let client = dynaburst_dynamo::client(&args.endpoint.endpoint()).await;
+        let n = dynaburst_dynamo::purge(&client, &args.table, args.segments).await?;
         eprintln!("dynaburst purge: deleted {} items from {}", human(n as f64), args.table);
         Ok(ExitCode::SUCCESS)
     })

@@ -208,12 +208,13 @@ fn kill_minus_9_then_resume_leaves_the_table_equal_to_the_input() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // 3,000 records at 400 WCU take ~7 s; kill it part-way.
-    std::thread::sleep(Duration::from_millis(2500));
+    // 3,000 records at 400 WCU take ~7 s; kill it part-way: once a
+    // checkpoint says some records are in (checkpoints come every second).
+    let checkpoint = d.join("data.jsonl.dynaburst-checkpoint");
+    wait_for_checkpoint_past_line_1(&checkpoint, &mut child);
     child.kill().unwrap(); // SIGKILL: no chance to clean up
     let status = child.wait().unwrap();
     assert!(!status.success());
-    let checkpoint = d.join("data.jsonl.dynaburst-checkpoint");
     let ckpt: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&checkpoint).unwrap()).unwrap();
     let line = ckpt["line"].as_u64().unwrap();
     assert!(line > 1 && line < 3001, "the checkpoint is part-way: {ckpt}");
@@ -235,6 +236,25 @@ fn kill_minus_9_then_resume_leaves_the_table_equal_to_the_input() {
     }
     let done: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&checkpoint).unwrap()).unwrap();
     assert_eq!(done["complete"], true);
+}
+
+/// Polls the checkpoint file until it records progress (a line past the
+/// first, not complete), as the Python suite does. Bounded: a load that
+/// ends or never writes a checkpoint fails the test.
+fn wait_for_checkpoint_past_line_1(checkpoint: &Path, child: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(checkpoint) {
+            if let Ok(c) = serde_json::from_str::<serde_json::Value>(&text) {
+                if c["line"].as_u64().is_some_and(|l| l > 1) && c["complete"] == false {
+                    return;
+                }
+            }
+        }
+        assert!(child.try_wait().unwrap().is_none(), "the load ended before its first checkpoint");
+        assert!(Instant::now() < deadline, "no checkpoint at {} after 120 s", checkpoint.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Sorted input: 20 partition keys, 500 sort keys each, ~900 bytes (one
@@ -270,7 +290,9 @@ fn sorted_input(path: &Path) {
 /// wastes. Against a server that answers at once, throttled requests are
 /// nearly free and both orders end at the same partition bound.
 /// Measured (2 runs each): as-is 5.18 and 5.33 s, interleave 2.50 and
-/// 2.38 s.
+/// 2.38 s. What is asserted does not depend on this machine's speed: the
+/// throttling each order met, from the loads' own reports (the speed-up
+/// itself is asserted in virtual time, in crates/loader/tests/pipeline.rs).
 #[test]
 fn interleave_loads_sorted_input_faster_than_as_is() {
     let _one = serial();
@@ -280,6 +302,7 @@ fn interleave_loads_sorted_input_faster_than_as_is() {
     sorted_input(&input);
     let mut secs = HashMap::new();
     let mut resent = HashMap::new();
+    let mut throttled = HashMap::new();
     for order in ["as-is", "interleave"] {
         let rep = d.join(format!("{order}.json"));
         let table = format!("sorted-{order}");
@@ -304,12 +327,14 @@ fn interleave_loads_sorted_input_faster_than_as_is() {
         assert_eq!(r["records"]["written"], 10_000);
         secs.insert(order, r["duration_s"].as_f64().unwrap());
         resent.insert(order, r["items_resent"].as_u64().unwrap());
+        throttled.insert(order, r["throttle_events"].as_u64().unwrap() + r["unprocessed_items"].as_u64().unwrap());
     }
     println!(
-        "sorted input: as-is {:.2} s, interleave {:.2} s; items re-sent {resent:?}",
+        "sorted input: as-is {:.2} s, interleave {:.2} s; items re-sent {resent:?}; throttled {throttled:?}",
         secs["as-is"], secs["interleave"]
     );
-    assert!(secs["interleave"] * 1.25 < secs["as-is"], "interleave should be at least 1.25x faster: {secs:?}");
+    assert!(throttled["as-is"] > 0, "as-is sends one partition key at a time into its limit: {throttled:?}");
+    assert!(throttled["interleave"] < throttled["as-is"], "interleave should be throttled less: {throttled:?}");
     assert!(resent["interleave"] < resent["as-is"], "interleave should re-send fewer items: {resent:?}");
 }
 
@@ -340,17 +365,23 @@ fn max_wcu_holds() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let r = report(&rep);
-    let secs = r["duration_s"].as_f64().unwrap();
-    assert!(secs >= 4.8, "3,000 units at 500/s take at least ~5 s (one second's burst): {secs}");
     let rows: Vec<f64> = std::fs::read_to_string(&tl)
         .unwrap()
         .lines()
         .skip(1)
         .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
         .collect();
+    // The timeline holds every unit written, so the per-second bound below
+    // covers the whole load: 3,000 units at 500/s with one second's burst
+    // take at least five seconds, whatever the machine.
+    let total: f64 = rows.iter().sum();
+    assert_eq!(total, r["write_units"].as_f64().unwrap(), "{rows:?}");
+    assert_eq!(total, 3000.0);
+    assert!(rows[0] <= 1050.0, "second 0: the burst plus one second's rate, {} units", rows[0]);
     for (i, units) in rows.iter().enumerate().skip(1) {
         assert!(*units <= 550.0, "second {i}: {units} units");
     }
+    assert!(rows.len() >= 5, "3,000 units at 500/s need at least 5 seconds: {rows:?}");
 }
 
 #[test]

@@ -1,76 +1,54 @@
-//! `dynaburst load`: stream records into a DynamoDB-compatible endpoint,
+//! `dynaburst load`'s target-free part: stream records into any `Sink`,
 //! fast, adapting to throttling, losing nothing, resumable after a crash.
-//! Also `count` and `purge`, and `--dry-run` estimates.
+//! The session (checkpoint, rejects file), the pipeline, per-key ordering,
+//! the report and its schema.
 //!
-//! Architecture invariant: the AWS SDK lives here (and in other
-//! client-side crates), never on the server side. The loader talks to any
-//! endpoint only through the SDK; it never links the engine.
+//! Architecture invariant: no target's client library here (the AWS SDK
+//! is `dynaburst-dynamo`'s, the MongoDB driver `dynaburst-mongo`'s), and no
+//! clock but the `Clock` the pipeline is given.
 
 mod checkpoint;
-mod convert;
+mod clock;
+mod keys;
 mod order;
 mod pipeline;
 mod report;
-mod schema;
-mod sink;
 mod target;
-mod tools;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use dynaburst_input::{InputError, InputSpec, Reader, Record};
-use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, watch};
 
-pub use checkpoint::Checkpoint;
-pub use convert::{item_to_sdk, to_sdk, HashMap128, HashSet128};
+pub use checkpoint::{Checkpoint, CheckpointError, CHECKPOINT_VERSION};
+pub use clock::{Clock, TokioClock};
+pub use keys::{key_hashes, HashMap128, HashSet128, KeyId, U128Hasher};
 pub use order::Order;
-pub use pipeline::{Concurrency, Ending, Outcomes, Snapshot, Tuning, MAX_CONCURRENCY, MAX_HELD_BYTES};
-pub use report::{peak_memory_bytes, Prices, Report, SecondRow, PRICE_PER_MILLION_WRU, PRICE_PER_WCU_HOUR};
-pub use schema::KeySchema;
-pub use sink::{
-    client, describe, Billing, DynamoItem, DynamoSink, Endpoint, TableError, TableInfo, WriteMode, BATCH_SIZE,
-    MAX_TRANSACT_SIZE,
+pub use pipeline::{
+    decide, Action, Concurrency, Controller, Decision, Ending, Fate, JobFacts, LoadFacts, Outcomes, Refusals, Signal,
+    Snapshot, Tuning, BACKOFF, MAX_CONCURRENCY, MAX_HELD_BYTES, POISON_ATTEMPTS, POISON_RESPLIT, READER_DIED,
+    SYSTEMIC_REFUSALS,
+};
+pub use report::{
+    peak_memory_bytes, write_timeline, Cost, DynamoReport, EndingName, ItemRate, LatencySummary, LoadReport,
+    MongoReport, MongoServerReport, Prices, Records, Report, ReportError, SecondRow, TargetReport, UnitRate,
+    PRICE_PER_MILLION_WRU, PRICE_PER_WCU_HOUR,
 };
 pub use target::{Limits, Outcome, Sink, SinkItem};
-pub use tools::{count, purge};
 
 /// Records in the reordering window by default.
 pub const DEFAULT_WINDOW: usize = 10_000;
-
-/// What `dynaburst load` was asked to do.
-#[derive(Clone, Debug)]
-pub struct LoadOptions {
-    pub input: InputSpec,
-    pub table: String,
-    pub endpoint: Endpoint,
-    /// `--create-table`: the key schema and billing to create with.
-    pub create: Option<(KeySchema, Billing)>,
-    pub mode: WriteMode,
-    pub transact_size: usize,
-    pub concurrency: Concurrency,
-    pub max_wcu: Option<f64>,
-    pub order: Order,
-    pub window: usize,
-    pub seed: u64,
-    pub rejects: Option<PathBuf>,
-    pub checkpoint: Option<PathBuf>,
-    pub resume: bool,
-    pub stall_timeout: Duration,
-    pub prices: Prices,
-}
 
 /// Why a load could not run.
 #[derive(Debug)]
 pub enum LoadError {
     /// The options do not fit (the message says what to do).
     Usage(String),
-    /// The table is missing or cannot be described.
+    /// The target (table, collection) is missing or cannot be used.
     Table(String),
     Input(InputError),
+    Checkpoint(CheckpointError),
     Io(String),
 }
 
@@ -79,6 +57,7 @@ impl std::fmt::Display for LoadError {
         match self {
             LoadError::Usage(m) | LoadError::Table(m) | LoadError::Io(m) => f.write_str(m),
             LoadError::Input(e) => write!(f, "{e}"),
+            LoadError::Checkpoint(e) => write!(f, "{e}"),
         }
     }
 }
@@ -94,8 +73,8 @@ pub struct LoadResult {
     /// Where rejected records went (when any were).
     pub rejects_file: Option<PathBuf>,
     pub checkpoint_file: Option<PathBuf>,
-    /// The report (schema in README.md, "Load report").
-    pub report: Value,
+    /// The report (schema in README.md, "Load report", and `report.rs`).
+    pub report: Report,
     pub timeline: Vec<SecondRow>,
 }
 
@@ -164,7 +143,7 @@ pub fn open_session(
     let mut rejects_keep = None;
     let mut id_key = None;
     if let Some(path) = &checkpoint_path {
-        match Checkpoint::load(path).map_err(LoadError::Io)? {
+        match Checkpoint::load(path).map_err(LoadError::Checkpoint)? {
             Some(c) if resume => {
                 if c.complete {
                     return Err(LoadError::Usage(format!(
@@ -213,7 +192,8 @@ pub fn open_session(
 }
 
 /// Reads the session's input on its own thread, converting each record
-/// with `convert` there, and runs the pipeline into `sink` to its end.
+/// with `convert` there, and runs the pipeline into `sink` to its end, on
+/// tokio's clock.
 pub async fn run_pipeline<S, F>(
     sink: Arc<S>,
     session: &Session,
@@ -226,6 +206,30 @@ where
     S: Sink,
     F: Fn(&Record) -> Result<SinkItem<S::Item>, String> + Send + 'static,
 {
+    run_pipeline_with(sink, session, tuning, convert, progress, stop, TokioClock).await
+}
+
+/// `run_pipeline` on a given clock (virtual time in tests and
+/// simulations).
+///
+/// A reader that fails (an error, or a panic in parsing or in `convert`)
+/// ends the load `Aborted`, never `Complete`: the reader says `End` only
+/// after the last record, and the checkpoint never passes a record that
+/// was not read.
+pub async fn run_pipeline_with<S, F, C>(
+    sink: Arc<S>,
+    session: &Session,
+    tuning: &Tuning,
+    convert: F,
+    progress: watch::Sender<Snapshot>,
+    stop: watch::Receiver<bool>,
+    clock: C,
+) -> Result<Outcomes, LoadError>
+where
+    S: Sink,
+    F: Fn(&Record) -> Result<SinkItem<S::Item>, String> + Send + 'static,
+    C: Clock,
+{
     let reader = Reader::open(session.input.clone()).map_err(LoadError::Input)?;
     let total_bytes = reader.total_bytes();
     let (tx, rx) = mpsc::channel(pipeline::CHANNEL_RECORDS);
@@ -235,10 +239,15 @@ where
             // Parsing, checks and conversion happen here, beside the
             // pipeline's task.
             for record in reader {
-                if tx.blocking_send(record.map(|r| pipeline::Prepared::new(r, &convert))).is_err() {
-                    break;
+                let intake = match record {
+                    Ok(r) => pipeline::Intake::Record(pipeline::Prepared::new(r, &convert)),
+                    Err(e) => pipeline::Intake::Failed(e),
+                };
+                if tx.blocking_send(intake).is_err() {
+                    return;
                 }
             }
+            let _ = tx.blocking_send(pipeline::Intake::End);
         })
         .map_err(|e| LoadError::Io(format!("cannot start the reader thread: {e}")))?;
     let popts = pipeline::PipelineOptions {
@@ -251,59 +260,69 @@ where
         input_bytes: session.input_bytes,
         id_key: session.id_key,
     };
-    let out = pipeline::run(sink, popts, rx, total_bytes, progress, stop).await.map_err(|e| match e {
+    let out = pipeline::run(sink, popts, rx, total_bytes, progress, stop, clock).await;
+    // The pipeline has dropped its end of the channel: the reader is done
+    // or stops at its next record.
+    let joined = reader_thread.join();
+    let mut out = out.map_err(|e| match e {
         pipeline::PipelineError::Input(e) => LoadError::Input(e),
         pipeline::PipelineError::Io(m) => LoadError::Io(m),
     })?;
-    // The reader stops at end of input or when the channel closes.
-    let _ = reader_thread.join();
+    if let Err(panic) = joined {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".to_string());
+        let reason = format!("{READER_DIED}: {what}");
+        out.ending = match out.ending {
+            Ending::Aborted(m) if m != READER_DIED => Ending::Aborted(format!("{m}; {reason}")),
+            _ => Ending::Aborted(reason),
+        };
+    }
     Ok(out)
 }
 
 /// The report's fields every target shares (schema in README.md, "Load
 /// report"); each target adds its own.
-pub fn base_report(session: &Session, tuning: &Tuning, mode: &str, out: &Outcomes) -> Map<String, Value> {
+pub fn load_report(session: &Session, tuning: &Tuning, mode: &str, out: &Outcomes) -> LoadReport {
     let s = &out.stats;
     let secs = out.elapsed.as_secs_f64().max(1e-3);
     let best_items = s.timeline.iter().map(|r| r.items_written).max().unwrap_or(0);
     let (ending, reason) = match &out.ending {
-        Ending::Complete => ("complete", Value::Null),
-        Ending::Interrupted => ("interrupted", Value::Null),
-        Ending::Aborted(m) => ("aborted", json!(m)),
+        Ending::Complete => (EndingName::Complete, None),
+        Ending::Interrupted => (EndingName::Interrupted, None),
+        Ending::Aborted(m) => (EndingName::Aborted, Some(m.clone())),
     };
-    let report = json!({
-        "input": session.input_name,
-        "mode": mode,
-        "order": format!("{:?}", tuning.order).to_lowercase(),
-        "seed": tuning.seed,
-        "ending": ending,
-        "reason": reason,
-        "resumed_from_line": session.input.resume_at.map(|(_, l)| l),
-        "records": { "read": s.read, "written": s.written, "rejected": s.rejected },
-        "bytes_read": s.bytes_read,
-        "duration_s": secs,
-        "items_per_s": { "mean": s.written as f64 / secs, "best_second": best_items },
-        "throttle_events": s.throttle_events,
-        "throttle_codes": s.throttle_codes,
-        "unprocessed_items": s.unprocessed_items,
-        "items_resent": s.resent_items,
-        "requests": s.requests,
-        "latency_ms": s.latency_json(),
-        "peak_concurrency": s.peak_concurrency,
-        "peak_memory_bytes": peak_memory_bytes(),
-        "rejects_file": if out.rejects_written { json!(session.rejects.display().to_string()) } else { Value::Null },
-        "checkpoint_file": session.checkpoint.as_ref().map(|p| p.display().to_string()),
-        "warnings": out.warnings,
-    });
-    match report {
-        Value::Object(m) => m,
-        _ => Map::new(),
+    LoadReport {
+        input: session.input_name.clone(),
+        mode: mode.to_string(),
+        order: format!("{:?}", tuning.order).to_lowercase(),
+        seed: tuning.seed,
+        ending,
+        reason,
+        resumed_from_line: session.input.resume_at.map(|(_, l)| l),
+        records: Records { read: s.read, written: s.written, rejected: s.rejected },
+        bytes_read: s.bytes_read,
+        duration_s: secs,
+        items_per_s: ItemRate { mean: s.written as f64 / secs, best_second: best_items },
+        throttle_events: s.throttle_events,
+        throttle_codes: s.throttle_codes.clone(),
+        unprocessed_items: s.unprocessed_items,
+        items_resent: s.resent_items,
+        requests: s.requests,
+        latency_ms: s.latency_summary(),
+        peak_concurrency: s.peak_concurrency,
+        peak_memory_bytes: peak_memory_bytes(),
+        rejects_file: out.rejects_written.then(|| session.rejects.display().to_string()),
+        checkpoint_file: session.checkpoint.as_ref().map(|p| p.display().to_string()),
+        warnings: out.warnings.clone(),
     }
 }
 
 impl LoadResult {
     /// A load's result from its pipeline's outcomes and its report.
-    pub fn new(session: &Session, out: &Outcomes, report: Map<String, Value>) -> LoadResult {
+    pub fn new(session: &Session, out: &Outcomes, report: Report) -> LoadResult {
         LoadResult {
             ending: out.ending.clone(),
             read: out.stats.read,
@@ -311,148 +330,8 @@ impl LoadResult {
             rejected: out.stats.rejected,
             rejects_file: out.rejects_written.then(|| session.rejects.clone()),
             checkpoint_file: session.checkpoint.clone(),
-            report: Value::Object(report),
+            report,
             timeline: out.stats.timeline.clone(),
         }
     }
-}
-
-/// Runs a load into DynamoDB. `progress` receives snapshots; `stop` turns
-/// true on a signal (the load then checkpoints and returns
-/// `Ending::Interrupted`).
-pub async fn load(
-    opts: LoadOptions,
-    progress: watch::Sender<Snapshot>,
-    stop: watch::Receiver<bool>,
-) -> Result<LoadResult, LoadError> {
-    if opts.mode == WriteMode::Transact && !(1..=MAX_TRANSACT_SIZE).contains(&opts.transact_size) {
-        return Err(LoadError::Usage(format!("--transact-size must be 1 to {MAX_TRANSACT_SIZE}")));
-    }
-    let session =
-        open_session(opts.input.clone(), &opts.table, opts.checkpoint.clone(), opts.rejects.clone(), opts.resume)?;
-    let client = sink::client(&opts.endpoint).await;
-    let info = match sink::describe(&client, &opts.table).await {
-        Ok(info) => info,
-        Err(sink::TableError::Missing(t)) => match &opts.create {
-            Some((schema, billing)) => {
-                sink::create_table(&client, &t, schema, *billing).await.map_err(LoadError::Table)?;
-                sink::describe(&client, &t).await.map_err(|e| LoadError::Table(format!("{e:?}")))?
-            }
-            None => {
-                return Err(LoadError::Table(format!(
-                    "table {t} does not exist: create it, or pass --create-table --key NAME:TYPE[,NAME:TYPE]"
-                )))
-            }
-        },
-        Err(sink::TableError::Other(m)) => return Err(LoadError::Table(m)),
-    };
-    if let Some((schema, _)) = &opts.create {
-        if *schema != info.schema {
-            return Err(LoadError::Usage(format!(
-                "table {} exists with key {:?}, not the --key given ({:?})",
-                opts.table, info.schema, schema
-            )));
-        }
-    }
-    let tuning = Tuning {
-        concurrency: opts.concurrency,
-        latency_control: false,
-        max_wcu: opts.max_wcu,
-        order: opts.order,
-        window: opts.window,
-        seed: opts.seed,
-        stall_timeout: opts.stall_timeout,
-    };
-    let sink = Arc::new(DynamoSink {
-        client,
-        table: opts.table.clone(),
-        schema: info.schema.clone(),
-        mode: opts.mode,
-        transact_size: opts.transact_size,
-    });
-    let schema = info.schema.clone();
-    let out =
-        run_pipeline(sink, &session, &tuning, move |r: &Record| sink::prepare(r, &schema), progress, stop).await?;
-    let s = &out.stats;
-    let secs = out.elapsed.as_secs_f64().max(1e-3);
-    let best_units = s.timeline.iter().map(|r| r.units).fold(0.0, f64::max);
-    let mean_units = s.units / secs;
-    let provisioned_wcu = info.provisioned_wcu.map(|w| w as f64).unwrap_or(mean_units.ceil());
-    let mut report = Map::new();
-    report.insert("table".into(), json!(opts.table));
-    report.insert("endpoint".into(), json!(opts.endpoint.url));
-    report.extend(base_report(&session, &tuning, opts.mode.request_name(), &out));
-    report.insert("write_units".into(), json!(s.units));
-    report.insert("units_per_s".into(), json!({ "mean": mean_units, "best_second": best_units }));
-    report.insert(
-        "cost_usd".into(),
-        json!({
-            "on_demand": s.units / 1e6 * opts.prices.per_million_wru,
-            "provisioned": provisioned_wcu * secs / 3600.0 * opts.prices.per_wcu_hour,
-            "provisioned_wcu": provisioned_wcu,
-            "prices": { "per_million_wru": opts.prices.per_million_wru, "per_wcu_hour": opts.prices.per_wcu_hour },
-        }),
-    );
-    Ok(LoadResult::new(&session, &out, report))
-}
-
-/// `--dry-run`: reads and checks every record, estimates units, cost and
-/// time, writes nothing. `schema` comes from `--key` or the table.
-pub fn dry_run(
-    spec: InputSpec,
-    schema: &KeySchema,
-    table_write_capacity: f64,
-    prices: Prices,
-) -> Result<Value, LoadError> {
-    let reader = Reader::open(spec).map_err(LoadError::Input)?;
-    let (mut read, mut valid, mut units) = (0u64, 0u64, 0.0f64);
-    let mut bytes = 0u64;
-    let mut per_partition_key: HashMap<dynaburst_model::KeyValue, f64> = HashMap::new();
-    let mut problems: Vec<Value> = Vec::new();
-    let mut rejected = 0u64;
-    for rec in reader {
-        let rec = rec.map_err(LoadError::Input)?;
-        read += 1;
-        let checked = rec.item.map_err(|e| e.0).and_then(|item| schema.check(&item));
-        match checked {
-            Ok((key, size)) => {
-                valid += 1;
-                bytes += size as u64;
-                let u = dynaburst_model::write_units(size);
-                units += u;
-                // Bounded: beyond a million distinct keys the hottest key
-                // is what matters, and a spread load is not key-bound.
-                if per_partition_key.len() < 1_000_000 || per_partition_key.contains_key(&key.0) {
-                    *per_partition_key.entry(key.0).or_insert(0.0) += u;
-                }
-            }
-            Err(e) => {
-                rejected += 1;
-                if problems.len() < 20 {
-                    problems.push(json!({ "line": rec.line, "error": e }));
-                }
-            }
-        }
-    }
-    let hottest = per_partition_key.values().cloned().fold(0.0, f64::max);
-    let capacity = table_write_capacity.max(1.0);
-    // One partition-key value lives on one partition: it cannot take more
-    // than 1,000 write units a second, however large the table.
-    let by_capacity = units / capacity;
-    let by_hot_key = hottest / 1000.0;
-    Ok(json!({
-        "records": { "read": read, "valid": valid, "rejected": rejected },
-        "item_bytes": bytes,
-        "write_units": units,
-        "distinct_partition_keys": per_partition_key.len(),
-        "hottest_partition_key_units": hottest,
-        "table_write_capacity": capacity,
-        "estimated_seconds": by_capacity.max(by_hot_key),
-        "estimated_seconds_bound_by": if by_hot_key > by_capacity { "hottest partition key (1,000 WCU per partition)" } else { "table capacity" },
-        "cost_usd": {
-            "on_demand": units / 1e6 * prices.per_million_wru,
-            "prices": { "per_million_wru": prices.per_million_wru, "per_wcu_hour": prices.per_wcu_hour },
-        },
-        "problems": problems,
-    }))
 }

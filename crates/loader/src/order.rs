@@ -10,7 +10,9 @@
 
 use std::collections::VecDeque;
 
-use crate::convert::{HashMap128, HashSet128};
+use dynaburst_rng::Rng;
+
+use crate::keys::{HashMap128, HashSet128};
 
 /// How records are reordered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,12 +38,12 @@ pub struct Orderer<T> {
     heads: Vec<(u128, T)>,
     present: HashSet128,
     extra: HashMap128<VecDeque<T>>,
-    rng: u64,
+    rng: Rng,
 }
 
 impl<T> Orderer<T> {
-    /// A window of at most `window` records; `seed` drives shuffle.
-    pub fn new(order: Order, window: usize, seed: u64) -> Orderer<T> {
+    /// A window of at most `window` records; `rng` drives shuffle.
+    pub fn new(order: Order, window: usize, rng: Rng) -> Orderer<T> {
         Orderer {
             order,
             window: window.max(1),
@@ -51,7 +53,7 @@ impl<T> Orderer<T> {
             heads: Vec::new(),
             present: HashSet128::default(),
             extra: HashMap128::default(),
-            rng: seed.max(1),
+            rng,
         }
     }
 
@@ -114,10 +116,7 @@ impl<T> Orderer<T> {
                 if self.heads.is_empty() {
                     return None;
                 }
-                self.rng ^= self.rng << 13;
-                self.rng ^= self.rng >> 7;
-                self.rng ^= self.rng << 17;
-                let i = (self.rng % self.heads.len() as u64) as usize;
+                let i = self.rng.below(self.heads.len() as u64) as usize;
                 let (group, value) = self.heads.swap_remove(i);
                 match self.next_of(group) {
                     Some(next) => self.heads.push((group, next)),
@@ -141,14 +140,13 @@ mod tests {
     use dynaburst_model::KeyValue;
 
     fn key(pk: &str, sk: i64) -> (u128, u128) {
-        let k: crate::convert::KeyId =
-            (KeyValue::S(pk.into()), Some(KeyValue::N(dynaburst_model::Number::from_i64(sk))));
-        crate::convert::key_hashes(&k)
+        let k: crate::keys::KeyId = (KeyValue::S(pk.into()), Some(KeyValue::N(dynaburst_model::Number::from_i64(sk))));
+        crate::keys::key_hashes(&k)
     }
 
     #[test]
     fn interleave_round_robins_partition_keys_and_keeps_their_order() {
-        let mut o = Orderer::new(Order::Interleave, 100, 1);
+        let mut o = Orderer::new(Order::Interleave, 100, Rng::new(1));
         for (pk, sk) in [("a", 1), ("a", 2), ("a", 3), ("b", 1), ("b", 2), ("c", 1)] {
             let (p, w) = key(pk, sk);
             o.push(p, w, format!("{pk}{sk}"));
@@ -159,7 +157,7 @@ mod tests {
 
     #[test]
     fn shuffle_mixes_but_keeps_same_key_order() {
-        let mut o = Orderer::new(Order::Shuffle, 1000, 42);
+        let mut o = Orderer::new(Order::Shuffle, 1000, Rng::new(42));
         for i in 0..200 {
             let (p, w) = key(&format!("k{}", i % 50), 0);
             o.push(p, w, i);

@@ -1,12 +1,18 @@
 //! What a load did: counters, per-second timeline, latency histograms and
-//! the report (JSON), with costs at list prices.
+//! the report, with costs at list prices.
+//!
+//! The report's schema is the types below (README.md, "Load report", lists
+//! the same fields): [`Report`] is the fields every target shares
+//! ([`LoadReport`]) plus the target's own ([`TargetReport`]), side by side
+//! in one JSON object.
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// On-demand write request units: USD per million (us-east-1 list price
 /// since the November 2024 reduction). Overridable with
@@ -125,30 +131,26 @@ impl Stats {
     }
 
     /// Latency percentiles per request type, in milliseconds.
-    pub fn latency_json(&self) -> Value {
-        Value::Object(
-            self.latency
-                .iter()
-                .map(|(k, l)| {
-                    (
-                        k.to_string(),
-                        json!({
-                            "count": l.hist.len(),
-                            "p50_ms": l.ms(0.5),
-                            "p90_ms": l.ms(0.9),
-                            "p95_ms": l.ms(0.95),
-                            "p99_ms": l.ms(0.99),
-                            "max_ms": l.hist.max() as f64 / 1000.0,
-                        }),
-                    )
-                })
-                .collect(),
-        )
+    pub fn latency_summary(&self) -> BTreeMap<String, LatencySummary> {
+        self.latency
+            .iter()
+            .map(|(k, l)| {
+                let summary = LatencySummary {
+                    count: l.hist.len(),
+                    p50_ms: l.ms(0.5),
+                    p90_ms: l.ms(0.9),
+                    p95_ms: l.ms(0.95),
+                    p99_ms: l.ms(0.99),
+                    max_ms: l.hist.max() as f64 / 1000.0,
+                };
+                (k.to_string(), summary)
+            })
+            .collect()
     }
 }
 
 /// Prices used for the cost lines.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Prices {
     pub per_million_wru: f64,
     pub per_wcu_hour: f64,
@@ -169,32 +171,182 @@ pub fn peak_memory_bytes() -> Option<u64> {
     Some(kb * 1024)
 }
 
-/// The end-of-load report.
-#[derive(Clone, Debug)]
-pub struct Report {
-    pub json: Value,
+/// Latency of one request type, in milliseconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
 }
 
+/// Records read, and what became of them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Records {
+    pub read: u64,
+    pub written: u64,
+    pub rejected: u64,
+}
+
+/// Items written per second: over the load, and in its best second.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ItemRate {
+    pub mean: f64,
+    pub best_second: u64,
+}
+
+/// Write units per second: over the load, and in its best second.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UnitRate {
+    pub mean: f64,
+    pub best_second: f64,
+}
+
+/// How a load ended, as the report says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EndingName {
+    Complete,
+    Interrupted,
+    Aborted,
+}
+
+/// The report's fields every target shares.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LoadReport {
+    pub input: String,
+    /// The request or command type (`BatchWriteItem`, `insert`, ...).
+    pub mode: String,
+    /// `as-is` is written `asis`, as it always was.
+    pub order: String,
+    pub seed: u64,
+    pub ending: EndingName,
+    /// Why an aborted load stopped.
+    pub reason: Option<String>,
+    pub resumed_from_line: Option<u64>,
+    pub records: Records,
+    pub bytes_read: u64,
+    pub duration_s: f64,
+    pub items_per_s: ItemRate,
+    pub throttle_events: u64,
+    pub throttle_codes: BTreeMap<String, u64>,
+    pub unprocessed_items: u64,
+    pub items_resent: u64,
+    pub requests: u64,
+    pub latency_ms: BTreeMap<String, LatencySummary>,
+    pub peak_concurrency: u64,
+    pub peak_memory_bytes: Option<u64>,
+    pub rejects_file: Option<String>,
+    pub checkpoint_file: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+/// What a load into DynamoDB cost at list prices.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cost {
+    pub on_demand: f64,
+    pub provisioned: f64,
+    pub provisioned_wcu: f64,
+    pub prices: Prices,
+}
+
+/// The DynamoDB target's own report fields.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DynamoReport {
+    pub table: String,
+    pub endpoint: Option<String>,
+    pub write_units: f64,
+    pub units_per_s: UnitRate,
+    pub cost_usd: Cost,
+}
+
+/// A MongoDB server's name and limits, as a load found them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MongoServerReport {
+    pub product: String,
+    pub max_bson_object_size: usize,
+    pub max_message_size_bytes: Option<usize>,
+    pub max_write_batch_size: usize,
+}
+
+/// The MongoDB target's own report fields.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MongoReport {
+    /// The URI without its password.
+    pub target: String,
+    pub database: String,
+    pub collection: String,
+    pub server: MongoServerReport,
+    pub batch_size: usize,
+    pub notes: Vec<String>,
+}
+
+/// A target's own report fields.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum TargetReport {
+    DynamoDb(DynamoReport),
+    MongoDb(MongoReport),
+}
+
+/// The end-of-load report (`--report FILE.json`): one JSON object holding
+/// the shared fields and the target's.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    #[serde(flatten)]
+    pub target: TargetReport,
+    #[serde(flatten)]
+    pub load: LoadReport,
+}
+
+/// Why a report could not be read.
+#[derive(Debug)]
+pub struct ReportError(serde_json::Error);
+
+impl std::fmt::Display for ReportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "not a load report: {}", self.0)
+    }
+}
+
+impl std::error::Error for ReportError {}
+
 impl Report {
-    /// Writes the timeline as CSV.
-    pub fn write_timeline(rows: &[SecondRow], out: &mut dyn Write) -> std::io::Result<()> {
+    /// Reads a report back. Through a `Value` rather than a derived
+    /// `Deserialize`: serde's `flatten` buffers values and loses the
+    /// exact numbers `serde_json`'s `arbitrary_precision` keeps.
+    pub fn from_json(value: &Value) -> Result<Report, ReportError> {
+        let load = LoadReport::deserialize(value).map_err(ReportError)?;
+        let target = match DynamoReport::deserialize(value) {
+            Ok(d) => TargetReport::DynamoDb(d),
+            Err(_) => TargetReport::MongoDb(MongoReport::deserialize(value).map_err(ReportError)?),
+        };
+        Ok(Report { target, load })
+    }
+
+    /// The report as JSON.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+/// Writes the timeline as CSV.
+pub fn write_timeline(rows: &[SecondRow], out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out, "second,items_written,write_units,throttled_requests,unprocessed_items,requests_in_flight,p99_ms")?;
+    for r in rows {
         writeln!(
             out,
-            "second,items_written,write_units,throttled_requests,unprocessed_items,requests_in_flight,p99_ms"
+            "{},{},{},{},{},{},{:.3}",
+            r.second,
+            r.items_written,
+            r.units,
+            r.throttled_requests,
+            r.unprocessed_items,
+            r.requests_in_flight,
+            r.p99_ms
         )?;
-        for r in rows {
-            writeln!(
-                out,
-                "{},{},{},{},{},{},{:.3}",
-                r.second,
-                r.items_written,
-                r.units,
-                r.throttled_requests,
-                r.unprocessed_items,
-                r.requests_in_flight,
-                r.p99_ms
-            )?;
-        }
-        Ok(())
     }
+    Ok(())
 }

@@ -25,10 +25,11 @@ use std::time::Duration;
 use bson::{doc, Bson, Document};
 use dynaburst_input::{Format, InputSpec, Reader, Record};
 use dynaburst_loader::{
-    base_report, open_session, run_pipeline, Limits, LoadError, LoadResult, SinkItem, Snapshot, Tuning, MAX_CONCURRENCY,
+    load_report, open_session, run_pipeline, Limits, LoadError, LoadResult, MongoReport, MongoServerReport, Report,
+    SinkItem, Snapshot, TargetReport, Tuning, MAX_CONCURRENCY,
 };
 use mongodb::options::ClientOptions;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use tokio::sync::watch;
 
 pub use sink::{MongoItem, MongoMode, MongoSink};
@@ -320,32 +321,23 @@ pub async fn load(
         limits,
     });
     let preparer = Preparer { format: opts.input.format, id_field: opts.id_field.clone(), run_key: id_key };
-    let out = run_pipeline(
-        sink,
-        &session,
-        &tuning,
-        move |r: &Record| preparer.prepare(r).map_err(|e| e.to_string()),
-        progress,
-        stop,
-    )
-    .await?;
-    let mut report = Map::new();
-    report.insert("target".into(), json!(shown));
-    report.insert("database".into(), json!(database));
-    report.insert("collection".into(), json!(opts.collection));
-    report.insert(
-        "server".into(),
-        json!({
-            "product": server.product,
-            "max_bson_object_size": server.max_bson_object_size,
-            "max_message_size_bytes": server.max_message_size_bytes,
-            "max_write_batch_size": server.max_write_batch_size,
-        }),
-    );
-    report.insert("batch_size".into(), json!(max_items));
-    report.extend(base_report(&session, &tuning, opts.mode.command(), &out));
-    report.insert("notes".into(), json!(notes));
-    Ok(LoadResult::new(&session, &out, report))
+    let out = run_pipeline(sink, &session, &tuning, move |r: &Record| preparer.prepare(r).map_err(|e| e.to_string()), progress, stop)
+        .await?;
+    let target = MongoReport {
+        target: shown,
+        database,
+        collection: opts.collection.clone(),
+        server: MongoServerReport {
+            product: server.product.clone(),
+            max_bson_object_size: server.max_bson_object_size,
+            max_message_size_bytes: server.max_message_size_bytes,
+            max_write_batch_size: server.max_write_batch_size,
+        },
+        batch_size: max_items,
+        notes,
+    };
+    let load = load_report(&session, &tuning, opts.mode.command(), &out);
+    Ok(LoadResult::new(&session, &out, Report { target: TargetReport::MongoDb(target), load }))
 }
 
 /// `--dry-run`: converts and checks every record (JSON, Extended JSON, the

@@ -17,26 +17,37 @@
 //!   are capped, whatever the endpoint does.
 //!
 //! The pipeline knows nothing of the target: a `Sink` sends each request
-//! and says what became of each item.
+//! and says what became of each item; `decide` says what to do about it.
+//! It reads time only through its `Clock`, so it runs in virtual time too.
+//!
+//! Parts: `controller` (concurrency), `decide` (retry, split, reject,
+//! stop), `rejects` (the rejects file), and the run loop here.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
-use std::fs::{File, OpenOptions};
-use std::io::Write;
+mod controller;
+mod decide;
+mod rejects;
+
+pub use controller::Controller;
+pub use decide::{decide, Action, Decision, Fate, JobFacts, LoadFacts, Refusals, Signal};
+
+use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use dynaburst_input::{InputError, Record};
-use serde_json::json;
+use dynaburst_rng::{Backoff, Rng};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use crate::checkpoint::Checkpoint;
-use crate::convert::{HashMap128, HashSet128};
+use crate::clock::Clock;
+use crate::keys::{HashMap128, HashSet128};
 use crate::order::{Order, Orderer};
 use crate::report::Stats;
 use crate::target::{Limits, Outcome, Sink, SinkItem};
+use rejects::Rejects;
 
 /// Most requests in flight with `--concurrency auto`.
 pub const MAX_CONCURRENCY: usize = 64;
@@ -55,6 +66,8 @@ pub const SYSTEMIC_REFUSALS: u32 = 20;
 /// Retry backoff: base and cap (exponential, equal jitter).
 pub const BACKOFF_BASE: Duration = Duration::from_millis(50);
 pub const BACKOFF_CAP: Duration = Duration::from_secs(5);
+/// The pipeline's retry backoff.
+pub const BACKOFF: Backoff = Backoff { base: BACKOFF_BASE, cap: BACKOFF_CAP };
 /// Checkpoint and progress intervals.
 pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 pub const PROGRESS_EVERY: Duration = Duration::from_millis(200);
@@ -167,6 +180,20 @@ pub enum PipelineError {
     Io(String),
 }
 
+/// What the reader thread sends the pipeline.
+pub enum Intake<I> {
+    Record(Prepared<I>),
+    /// The input cannot be read on.
+    Failed(InputError),
+    /// The whole input was read. A channel that closes without it means
+    /// the reader died (a panic in parsing or conversion): the load must
+    /// not call itself complete.
+    End,
+}
+
+/// Why the input ended early when the reader thread died without a word.
+pub const READER_DIED: &str = "the input reader stopped before the end of the input";
+
 /// A record checked and converted off the pipeline's task (on the reader
 /// thread), so the per-record work runs beside the requests.
 pub struct Prepared<I> {
@@ -213,131 +240,7 @@ struct Job<I> {
     strikes: u32,
 }
 
-/// Below one request in flight, throttling slows the request rate: a gap
-/// between launches that doubles on each throttle (up to the cap) and
-/// shrinks on success.
-pub const PACE_MIN: Duration = Duration::from_millis(5);
-pub const PACE_MAX: Duration = Duration::from_millis(250);
-
-struct Controller {
-    limit: f64,
-    /// Most requests in flight (`--concurrency auto`).
-    max: f64,
-    fixed: bool,
-    last_decrease: Option<Instant>,
-    /// Gap between launches once concurrency is down to one.
-    pace: Duration,
-    /// Latency control: the least time per item in this window and the
-    /// last, and when this window started.
-    latency: Option<LatencyFloor>,
-}
-
-struct LatencyFloor {
-    current: Duration,
-    previous: Duration,
-    since: Instant,
-}
-
-impl Controller {
-    fn new(c: Concurrency, max: usize, latency_control: bool, now: Instant) -> Controller {
-        let max = max.max(1) as f64;
-        let latency =
-            latency_control.then(|| LatencyFloor { current: Duration::MAX, previous: Duration::MAX, since: now });
-        match c {
-            Concurrency::Auto => Controller {
-                limit: START_CONCURRENCY.min(max),
-                max,
-                fixed: false,
-                last_decrease: None,
-                pace: Duration::ZERO,
-                latency,
-            },
-            Concurrency::Fixed(n) => Controller {
-                limit: n.max(1) as f64,
-                max,
-                fixed: true,
-                last_decrease: None,
-                pace: Duration::ZERO,
-                latency: None,
-            },
-        }
-    }
-
-    fn allowed(&self) -> usize {
-        (self.limit.floor() as usize).max(1)
-    }
-
-    fn on_success(&mut self) {
-        if self.fixed {
-            return;
-        }
-        if self.pace > Duration::ZERO {
-            self.pace = self.pace.mul_f64(DECREASE_FACTOR);
-            if self.pace < PACE_MIN {
-                self.pace = Duration::ZERO;
-            }
-            return;
-        }
-        self.limit = (self.limit + 1.0 / self.limit).min(self.max);
-    }
-
-    /// A throttle signal of `severity` from 0 to 1: 1 for a refused
-    /// request, the unprocessed fraction for a partial batch (so a batch
-    /// that finds one hot partition among several slows the load a little,
-    /// not as if the whole table were full).
-    fn on_throttle(&mut self, now: Instant, severity: f64) {
-        if self.fixed || self.last_decrease.is_some_and(|t| now.duration_since(t) < DECREASE_INTERVAL) {
-            return;
-        }
-        if self.limit <= 1.0 && severity >= 0.5 {
-            self.pace = (self.pace * 2).clamp(PACE_MIN, PACE_MAX);
-        }
-        let factor = 1.0 - (1.0 - DECREASE_FACTOR) * severity.clamp(0.0, 1.0);
-        self.limit = (self.limit * factor).max(1.0);
-        self.last_decrease = Some(now);
-    }
-
-    /// A request answered in `latency` for `items` items. With latency
-    /// control on, a time per item well above the recent floor means the
-    /// endpoint is queueing requests rather than serving more of them: it
-    /// counts as a mild throttle. Returns whether it did.
-    fn on_latency(&mut self, now: Instant, latency: Duration, items: usize) -> bool {
-        let Some(floor) = self.latency.as_mut() else { return false };
-        let per_item = latency / items.max(1) as u32;
-        if now.duration_since(floor.since) >= LATENCY_FLOOR_WINDOW {
-            floor.previous = floor.current;
-            floor.current = Duration::MAX;
-            floor.since = now;
-        }
-        floor.current = floor.current.min(per_item);
-        let least = floor.current.min(floor.previous);
-        if per_item.as_secs_f64() > least.as_secs_f64() * LATENCY_SIGNAL_RATIO {
-            self.on_throttle(now, LATENCY_SIGNAL_SEVERITY);
-            return true;
-        }
-        false
-    }
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    /// Equal jitter: half the delay fixed, half random.
-    fn backoff(&mut self, attempts: u32) -> Duration {
-        let exp = BACKOFF_BASE.as_millis() as u64 * (1u64 << attempts.min(16));
-        let capped = exp.min(BACKOFF_CAP.as_millis() as u64).max(1);
-        Duration::from_millis(capped / 2 + self.next() % (capped / 2 + 1))
-    }
-}
-
-struct Pipeline<S: Sink> {
+struct Pipeline<S: Sink, C: Clock> {
     opts: PipelineOptions,
     sink: Arc<S>,
     limits: Limits,
@@ -356,15 +259,10 @@ struct Pipeline<S: Sink> {
     next_seq: u64,
     next_position: (u64, u64),
     controller: Controller,
+    clock: C,
+    /// Retry jitter (forked from the run's seed).
     rng: Rng,
-    rejects: Option<File>,
-    /// Length of the rejects file: every reject of a record below the
-    /// checkpoint, in input order.
-    rejects_bytes: u64,
-    /// Rejects not yet in the file: each waits until every record before
-    /// it is acknowledged, so the file never holds a reject of a record a
-    /// resumed load reads again (and the file is in input order).
-    pending_rejects: BTreeMap<u64, String>,
+    rejects: Rejects,
     rate_tokens: f64,
     rate_updated: Instant,
     last_progress: Instant,
@@ -374,12 +272,12 @@ struct Pipeline<S: Sink> {
     warned_run: bool,
     next_job_id: u64,
     fatal: Option<String>,
-    same_refusals: (String, u32),
+    refusals: Refusals,
 }
 
-impl<S: Sink> Pipeline<S> {
-    fn second(&self) -> u64 {
-        self.start.elapsed().as_secs()
+impl<S: Sink, C: Clock> Pipeline<S, C> {
+    fn second(&self, now: Instant) -> u64 {
+        now.saturating_duration_since(self.start).as_secs()
     }
 
     /// Adds a warning once.
@@ -395,17 +293,14 @@ impl<S: Sink> Pipeline<S> {
         if let Some((_, _, held)) = self.outstanding.remove(&seq) {
             self.held_bytes -= held;
         }
-        self.last_progress = Instant::now();
+        self.last_progress = self.clock.now();
     }
 
-    fn reject(&mut self, seq: u64, line: u64, raw: &str, error: &str) -> Result<(), PipelineError> {
-        let line_json = json!({ "line": line, "record": raw, "error": error }).to_string();
+    fn reject(&mut self, seq: u64, line: u64, raw: &str, error: &str) {
         // Held until written: it counts against the bound on memory.
-        self.held_bytes += line_json.len();
-        self.pending_rejects.insert(seq, line_json);
+        self.held_bytes += self.rejects.hold(seq, line, raw, error);
         self.stats.rejected += 1;
         self.acknowledge(seq);
-        Ok(())
     }
 
     /// The first record not yet acknowledged (everything before it is).
@@ -417,40 +312,17 @@ impl<S: Sink> Pipeline<S> {
     /// checkpoint (nothing to resume from) at the end, all of them.
     fn flush_rejects(&mut self, end: bool) -> Result<(), PipelineError> {
         let low = if end && self.opts.checkpoint.is_none() { u64::MAX } else { self.low_water_seq() };
-        if self.pending_rejects.first_key_value().is_none_or(|(seq, _)| *seq >= low) {
-            return Ok(());
-        }
-        if self.rejects.is_none() {
-            let f = OpenOptions::new().create(true).append(true).open(&self.opts.rejects).map_err(|e| {
-                PipelineError::Io(format!("cannot open rejects file {}: {e}", self.opts.rejects.display()))
-            })?;
-            self.rejects = Some(f);
-        }
-        let later = self.pending_rejects.split_off(&low);
-        let due = std::mem::replace(&mut self.pending_rejects, later);
-        let mut text = String::new();
-        for line_json in due.values() {
-            self.held_bytes -= line_json.len();
-            text.push_str(line_json);
-            text.push('\n');
-        }
-        if let Some(f) = self.rejects.as_mut() {
-            f.write_all(text.as_bytes()).map_err(|e| {
-                PipelineError::Io(format!("cannot write rejects file {}: {e}", self.opts.rejects.display()))
-            })?;
-        }
-        self.rejects_bytes += text.len() as u64;
+        self.held_bytes -= self.rejects.flush(low)?;
         Ok(())
     }
 
     /// Rejects a record that was in flight, and lets its key's next record go.
-    fn reject_pending(&mut self, p: Pending<S::Item>, error: &str) -> Result<(), PipelineError> {
-        self.reject(p.seq, p.line, &p.raw, error)?;
+    fn reject_pending(&mut self, p: Pending<S::Item>, error: &str) {
+        self.reject(p.seq, p.line, &p.raw, error);
         self.release_key(p.slot);
-        Ok(())
     }
 
-    fn intake(&mut self, rec: Prepared<S::Item>) -> Result<(), PipelineError> {
+    fn intake(&mut self, rec: Prepared<S::Item>) {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.stats.read += 1;
@@ -460,7 +332,8 @@ impl<S: Sink> Pipeline<S> {
             Ok(i) => i,
             Err(e) => {
                 self.outstanding.insert(seq, (rec.offset, rec.line, 0));
-                return self.reject(seq, rec.line, &rec.raw, &e);
+                self.reject(seq, rec.line, &rec.raw, &e);
+                return;
             }
         };
         let held = rec.raw.len() + item.bytes;
@@ -495,7 +368,6 @@ impl<S: Sink> Pipeline<S> {
             item: item.item,
         };
         self.orderer.push(item.partition, item.slot, pending);
-        Ok(())
     }
 
     /// Moves records from the window to `ready` (or `blocked` when their
@@ -557,17 +429,8 @@ impl<S: Sink> Pipeline<S> {
         Job { items, attempts, due, token, written_at_failure: None, strikes: 0 }
     }
 
+    /// Sends `items` again after a backoff for `attempts`.
     fn retry(
-        &mut self,
-        items: Vec<Pending<S::Item>>,
-        attempts: u32,
-        token: Option<String>,
-        written_at_failure: Option<u64>,
-    ) {
-        self.retry_struck(items, attempts, token, written_at_failure, 0);
-    }
-
-    fn retry_struck(
         &mut self,
         items: Vec<Pending<S::Item>>,
         attempts: u32,
@@ -575,155 +438,135 @@ impl<S: Sink> Pipeline<S> {
         written_at_failure: Option<u64>,
         strikes: u32,
     ) {
-        let due = Instant::now() + self.rng.backoff(attempts);
+        let due = self.clock.now() + BACKOFF.delay(attempts, &mut self.rng);
         self.stats.resent_items += items.len() as u64;
         self.retries.push(Job { items, attempts, due, token, written_at_failure, strikes });
     }
 
-    fn handle(&mut self, job: Job<S::Item>, outcome: Outcome, latency: Duration) -> Result<(), PipelineError> {
-        let now = Instant::now();
-        let second = self.second();
+    /// Applies what `decide` says about a request's answer.
+    fn handle(&mut self, job: Job<S::Item>, outcome: Outcome, latency: Duration) {
+        let now = self.clock.now();
+        let second = self.second(now);
         self.stats.requests += 1;
         self.stats.record_latency(self.sink.request_name(), latency);
-        match outcome {
-            Outcome::Written { unprocessed, rejected, units } => {
-                let total = job.items.len();
-                let left: HashSet<usize> = unprocessed.into_iter().filter(|i| *i < total).collect();
-                let refused: HashMap<usize, String> =
-                    rejected.into_iter().filter(|(i, _)| *i < total && !left.contains(i)).collect();
-                let written = total - left.len() - refused.len();
+        let facts = JobFacts {
+            items: job.items.len(),
+            attempts: job.attempts,
+            written_at_failure: job.written_at_failure,
+            strikes: job.strikes,
+        };
+        let load = LoadFacts {
+            written: self.stats.written,
+            outstanding: self.outstanding.len(),
+            idempotent: self.sink.idempotent_requests(),
+            refusals: &self.refusals,
+        };
+        let Decision { action, warning, refusals } = decide(outcome, &facts, &load);
+        if let Some(w) = warning {
+            self.warn(w);
+        }
+        if let Some(r) = refusals {
+            self.refusals = r;
+        }
+        match action {
+            Action::Answered { fates, written, unprocessed, units, again_attempts, signal } => {
                 self.stats.units += units;
                 self.stats.written += written as u64;
-                self.stats.unprocessed_items += left.len() as u64;
+                self.stats.unprocessed_items += unprocessed as u64;
                 let row = self.stats.row(second);
                 row.items_written += written as u64;
                 row.units += units;
-                row.unprocessed_items += left.len() as u64;
-                let fraction = left.len() as f64 / total.max(1) as f64;
-                if fraction > UNPROCESSED_SIGNAL {
-                    self.controller.on_throttle(now, fraction);
-                } else if !self.controller.on_latency(now, latency, total) {
-                    self.controller.on_success();
+                row.unprocessed_items += unprocessed as u64;
+                match signal {
+                    Signal::Throttle(severity) => self.controller.on_throttle(now, severity),
+                    Signal::Answered => {
+                        if !self.controller.on_latency(now, latency, facts.items) {
+                            self.controller.on_success();
+                        }
+                    }
                 }
-                let mut again = Vec::with_capacity(left.len());
-                if written > 0 {
-                    self.same_refusals.1 = 0;
-                }
-                for (i, p) in job.items.into_iter().enumerate() {
-                    if left.contains(&i) {
-                        again.push(p);
-                    } else if let Some(error) = refused.get(&i) {
-                        self.reject_pending(p, error)?;
-                    } else {
-                        self.finish_item(p);
+                let mut again = Vec::with_capacity(unprocessed);
+                for (p, fate) in job.items.into_iter().zip(fates) {
+                    match fate {
+                        Fate::Written => self.finish_item(p),
+                        Fate::Rejected(reason) => self.reject_pending(p, &reason),
+                        Fate::Again => again.push(p),
                     }
                 }
                 if !again.is_empty() {
-                    let attempts = if written > 0 { 0 } else { job.attempts + 1 };
-                    self.retry(again, attempts, job.token, None);
+                    self.retry(again, again_attempts, job.token, None, 0);
                 }
             }
-            Outcome::Throttled { code } => {
+            Action::Throttled { code, attempts } => {
                 self.stats.throttle_events += 1;
                 *self.stats.throttle_codes.entry(code).or_insert(0) += 1;
                 self.stats.row(second).throttled_requests += 1;
                 self.controller.on_throttle(now, 1.0);
-                self.retry(job.items, job.attempts + 1, job.token, None);
+                self.retry(job.items, attempts, job.token, None, 0);
             }
-            Outcome::Transient { message } => {
-                let attempts = job.attempts + 1;
-                // A strike: it failed alone after other records were written
-                // since its last failure, or it is the only record left, so
-                // there is nothing else to compare with.
-                let progressed = job.written_at_failure.is_some_and(|w| self.stats.written > w);
-                let alone_in_load = self.outstanding.len() == 1;
-                let strikes = if job.items.len() == 1 && (progressed || alone_in_load) { job.strikes + 1 } else { 0 };
-                let written_at_failure = Some(self.stats.written);
-                if attempts >= 3 {
-                    self.warn(format!("retrying after: {message}"));
-                }
-                if attempts >= POISON_ATTEMPTS && job.items.len() > 1 && !self.sink.idempotent_requests() {
-                    // A request that keeps failing may hold one record the
-                    // endpoint cannot take (some drop the connection on
-                    // it): halve it to find that record.
-                    // Suspicion is established: each half is split again
-                    // after `POISON_RESPLIT` more failures, not five.
-                    let mut items = job.items;
-                    let right = items.split_off(items.len() / 2);
-                    let attempts = POISON_ATTEMPTS - POISON_RESPLIT;
-                    self.retry(items, attempts, None, written_at_failure);
-                    self.retry(right, attempts, None, written_at_failure);
-                } else if attempts >= POISON_ATTEMPTS && job.items.len() == 1 && strikes >= POISON_RESPLIT {
-                    // It fails alone, again and again, while other records
-                    // are written in between: the record is the cause.
-                    let p = job.items.into_iter().next().expect("one item");
-                    self.reject_pending(
-                        p,
-                        &format!("failed {attempts} times alone while other records were written: {message}"),
-                    )?;
-                } else {
-                    self.retry_struck(job.items, attempts, job.token, written_at_failure, strikes);
-                }
+            Action::Retry { attempts, written_at_failure, strikes } => {
+                self.retry(job.items, attempts, job.token, written_at_failure, strikes);
             }
-            Outcome::Invalid { message } => {
-                if job.items.len() == 1 {
-                    // The same refusal for record after record, with nothing
-                    // written in between, is a problem with the requests
-                    // (or the endpoint), not the data: stop rather than
-                    // reject the whole input.
-                    if self.same_refusals.0 == message {
-                        self.same_refusals.1 += 1;
+            Action::Split { attempts, written_at_failure, backoff } => {
+                let mut items = job.items;
+                let right = items.split_off(items.len() / 2);
+                for half in [items, right] {
+                    if backoff {
+                        let token = self.new_token();
+                        self.retry(half, attempts, token, Some(written_at_failure), 0);
                     } else {
-                        self.same_refusals = (message.clone(), 1);
-                    }
-                    if self.same_refusals.1 >= SYSTEMIC_REFUSALS && self.stats.written == 0 {
-                        self.fatal.get_or_insert(format!(
-                            "the endpoint refused {SYSTEMIC_REFUSALS} records in a row, each alone, with: {message}"
-                        ));
-                        for p in job.items {
-                            self.busy.remove(&p.slot);
-                        }
-                        return Ok(());
-                    }
-                    let p = job.items.into_iter().next().expect("one item");
-                    self.reject_pending(p, &message)?;
-                } else {
-                    // Split to find the bad records; the good ones are written.
-                    // The halves are marked as failed, so that `next_job`
-                    // never merges them back into the request they came from.
-                    let mut items = job.items;
-                    let right = items.split_off(items.len() / 2);
-                    let mark = job.written_at_failure.unwrap_or(self.stats.written);
-                    for half in [items, right] {
-                        let mut j = self.job(half, job.attempts, now);
-                        j.written_at_failure = Some(mark);
+                        let mut j = self.job(half, attempts, now);
+                        j.written_at_failure = Some(written_at_failure);
                         self.retries.push(j);
                     }
                 }
             }
-            Outcome::Cancelled { reasons } => {
-                let bad: HashMap<usize, (String, String)> = reasons.into_iter().map(|(i, c, m)| (i, (c, m))).collect();
+            Action::Reject { reason } => {
+                for p in job.items {
+                    self.reject_pending(p, &reason);
+                }
+            }
+            Action::Cancelled { rejected, attempts } => {
+                let mut reasons: BTreeMap<usize, String> = rejected.into_iter().collect();
                 let mut again = Vec::new();
                 for (i, p) in job.items.into_iter().enumerate() {
-                    match bad.get(&i) {
-                        Some((code, message)) => self.reject_pending(p, &format!("{code}: {message}"))?,
+                    match reasons.remove(&i) {
+                        Some(reason) => self.reject_pending(p, &reason),
                         None => again.push(p),
                     }
                 }
                 if !again.is_empty() {
-                    let j = self.job(again, job.attempts, now);
+                    let j = self.job(again, attempts, now);
                     self.retries.push(j);
                 }
             }
-            Outcome::Fatal { message } => {
-                self.fatal.get_or_insert(message);
+            Action::Stop { reason } => {
+                self.fatal.get_or_insert(reason);
                 // Its records stay unacknowledged: below the checkpoint.
                 for p in job.items {
                     self.busy.remove(&p.slot);
                 }
             }
         }
+    }
+
+    /// One message from the reader.
+    fn take(&mut self, intake: Intake<S::Item>, input_done: &mut bool) -> Result<(), PipelineError> {
+        match intake {
+            Intake::Record(rec) => self.intake(rec),
+            Intake::Failed(e) => return Err(PipelineError::Input(e)),
+            Intake::End => *input_done = true,
+        }
         Ok(())
+    }
+
+    /// The channel closed before `Intake::End`: the reader died. The load
+    /// stops as on a fatal error (requests in flight are answered first),
+    /// incomplete, with the checkpoint at the first record not
+    /// acknowledged: never past one that was not read.
+    fn reader_died(&mut self, input_done: &mut bool) {
+        *input_done = true;
+        self.fatal.get_or_insert_with(|| READER_DIED.to_string());
     }
 
     /// Records read but not yet acknowledged may not exceed the window plus
@@ -747,7 +590,7 @@ impl<S: Sink> Pipeline<S> {
             table: self.opts.target.clone(),
             offset,
             line,
-            rejects_bytes: self.rejects_bytes,
+            rejects_bytes: self.rejects.bytes,
             complete,
             id_key: self.opts.id_key,
         }
@@ -767,7 +610,7 @@ impl<S: Sink> Pipeline<S> {
             throttle_events: self.stats.throttle_events,
             in_flight,
             limit: self.controller.allowed(),
-            elapsed: self.start.elapsed(),
+            elapsed: self.clock.now().saturating_duration_since(self.start),
             warnings: self.warnings.clone(),
         }
     }
@@ -852,33 +695,31 @@ impl<S: Sink> Pipeline<S> {
     }
 }
 
-/// Runs a load to its end. `records` delivers the input; `stop` turns true
-/// on SIGINT/SIGTERM.
-pub async fn run<S: Sink>(
+/// Runs a load to its end. `records` delivers the input (ending with
+/// `Intake::End`); `stop` turns true on SIGINT/SIGTERM; `clock` is the only
+/// source of time.
+pub async fn run<S: Sink, C: Clock>(
     sink: Arc<S>,
     opts: PipelineOptions,
-    mut records: mpsc::Receiver<Result<Prepared<S::Item>, InputError>>,
+    mut records: mpsc::Receiver<Intake<S::Item>>,
     total_bytes: Option<u64>,
     progress: watch::Sender<Snapshot>,
     mut stop: watch::Receiver<bool>,
+    clock: C,
 ) -> Result<Outcomes, PipelineError> {
-    let now = Instant::now();
-    let mut rejects_bytes = 0;
-    if let Some(keep) = opts.rejects_keep {
-        // Resume: records after the checkpoint are read again, so their
-        // rejects are dropped and written anew.
-        if let Ok(f) = OpenOptions::new().write(true).open(&opts.rejects) {
-            f.set_len(keep).map_err(|e| PipelineError::Io(format!("cannot trim {}: {e}", opts.rejects.display())))?;
-        }
-        rejects_bytes = keep;
-    }
+    let now = clock.now();
+    let rejects = Rejects::open(opts.rejects.clone(), opts.rejects_keep)?;
     let mut limits = sink.limits();
     limits.max_items = limits.max_items.max(1);
     limits.max_concurrency = limits.max_concurrency.max(1);
+    // One seed, printed by the run: the shuffle and the retry jitter each
+    // draw from their own fork of it.
+    let mut seeded = Rng::new(opts.tuning.seed);
     let mut p = Pipeline {
-        orderer: Orderer::new(opts.tuning.order, opts.tuning.window, opts.tuning.seed),
+        orderer: Orderer::new(opts.tuning.order, opts.tuning.window, seeded.fork()),
         controller: Controller::new(opts.tuning.concurrency, limits.max_concurrency, opts.tuning.latency_control, now),
-        rng: Rng(opts.tuning.seed | 1),
+        rng: seeded.fork(),
+        clock: clock.clone(),
         rate_tokens: opts.tuning.max_wcu.unwrap_or(0.0),
         opts,
         sink,
@@ -894,9 +735,7 @@ pub async fn run<S: Sink>(
         held_bytes: 0,
         next_seq: 0,
         next_position: (0, 1),
-        rejects: None,
-        rejects_bytes,
-        pending_rejects: BTreeMap::new(),
+        rejects,
         rate_updated: now,
         last_progress: now,
         warnings: Vec::new(),
@@ -905,7 +744,7 @@ pub async fn run<S: Sink>(
         warned_run: false,
         next_job_id: 0,
         fatal: None,
-        same_refusals: (String::new(), 0),
+        refusals: Refusals::default(),
     };
     let mut in_flight: JoinSet<(Job<S::Item>, Outcome, Duration)> = JoinSet::new();
     let mut input_done = false;
@@ -915,7 +754,7 @@ pub async fn run<S: Sink>(
     let mut next_progress = now;
     let mut next_launch = now;
     loop {
-        let now = Instant::now();
+        let now = clock.now();
         if (*stop.borrow() || p.fatal.is_some()) && !stopping {
             stopping = true;
             stopped_at = Some(now);
@@ -947,10 +786,9 @@ pub async fn run<S: Sink>(
         // Intake without waiting.
         while !stopping && !input_done && p.may_read() {
             match records.try_recv() {
-                Ok(Ok(rec)) => p.intake(rec)?,
-                Ok(Err(e)) => return Err(PipelineError::Input(e)),
+                Ok(intake) => p.take(intake, &mut input_done)?,
                 Err(mpsc::error::TryRecvError::Empty) => break,
-                Err(mpsc::error::TryRecvError::Disconnected) => input_done = true,
+                Err(mpsc::error::TryRecvError::Disconnected) => p.reader_died(&mut input_done),
             }
         }
         p.release(input_done || stopping);
@@ -982,19 +820,20 @@ pub async fn run<S: Sink>(
                 break;
             }
             let sink = Arc::clone(&p.sink);
+            let clock = clock.clone();
             in_flight.spawn(async move {
-                let started = Instant::now();
+                let started = clock.now();
                 // The job keeps its items for a retry; the sink copies
                 // what it needs into its request.
                 let outcome = {
                     let items: Vec<&S::Item> = job.items.iter().map(|i| &i.item).collect();
                     sink.write(&items, job.token.as_deref()).await
                 };
-                (job, outcome, started.elapsed())
+                (job, outcome, clock.now().saturating_duration_since(started))
             });
         }
         p.stats.peak_concurrency = p.stats.peak_concurrency.max(in_flight.len() as u64);
-        let second = p.second();
+        let second = p.second(now);
         let flying = in_flight.len() as u64;
         let row = p.stats.row(second);
         row.requests_in_flight = row.requests_in_flight.max(flying);
@@ -1013,7 +852,12 @@ pub async fn run<S: Sink>(
         }
         // Wait for something to happen.
         let mut wake = next_checkpoint.min(next_progress);
-        if let Some(d) = p.retries.iter().map(|j| j.due).min() {
+        // A due retry is a reason to wake only when it could go out: with
+        // every slot taken (or the rate or pace holding it) the next event
+        // is an answer or `rate_sleep`; waking for it would spin (for ever
+        // in virtual time, where time stands still while this task runs).
+        let can_launch = in_flight.len() < p.controller.allowed() && rate_sleep.is_none();
+        if let Some(d) = p.retries.iter().map(|j| j.due).min().filter(|_| can_launch) {
             wake = wake.min(d);
         }
         if let Some(w) = rate_sleep {
@@ -1026,17 +870,16 @@ pub async fn run<S: Sink>(
         tokio::select! {
             done = in_flight.join_next(), if !in_flight.is_empty() => {
                 if let Some(Ok((job, outcome, latency))) = done {
-                    p.handle(job, outcome, latency)?;
+                    p.handle(job, outcome, latency);
                 }
             }
             rec = records.recv(), if can_read => {
                 match rec {
-                    Some(Ok(r)) => p.intake(r)?,
-                    Some(Err(e)) => return Err(PipelineError::Input(e)),
-                    None => input_done = true,
+                    Some(intake) => p.take(intake, &mut input_done)?,
+                    None => p.reader_died(&mut input_done),
                 }
             }
-            _ = tokio::time::sleep_until(wake) => {}
+            _ = clock.sleep_until(wake) => {}
             _ = stop.changed(), if !stopping => {}
         }
     }
@@ -1056,83 +899,9 @@ pub async fn run<S: Sink>(
     };
     Ok(Outcomes {
         ending,
-        elapsed: p.start.elapsed(),
+        elapsed: clock.now().saturating_duration_since(p.start),
         warnings: p.warnings.clone(),
-        rejects_written: p.rejects.is_some(),
+        rejects_written: p.rejects.written(),
         stats: p.stats,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ms(n: u64) -> Duration {
-        Duration::from_millis(n)
-    }
-
-    #[test]
-    fn latency_well_above_the_floor_slows_an_auto_load_and_a_steady_one_grows() {
-        let t0 = Instant::now();
-        let mut c = Controller::new(Concurrency::Auto, 64, true, t0);
-        assert_eq!(c.allowed(), 4);
-        // 10 ms for 1,000 items sets the floor; answers near it let the
-        // limit grow additively.
-        for i in 0..20 {
-            let now = t0 + ms(200 * i);
-            assert!(!c.on_latency(now, ms(10), 1000), "answer {i} is at the floor");
-            c.on_success();
-        }
-        let grown = c.limit;
-        assert!(grown > 6.0 && grown < 8.0, "additive increase: {grown}");
-        // Three times the floor per item: the endpoint queues, so the limit
-        // drops by the latency signal's severity (0.3 of a full decrease).
-        let now = t0 + ms(5000);
-        assert!(c.on_latency(now, ms(30), 1000));
-        let expected = grown * (1.0 - (1.0 - DECREASE_FACTOR) * LATENCY_SIGNAL_SEVERITY);
-        assert!((c.limit - expected).abs() < 1e-9, "{} vs {expected}", c.limit);
-        // Per item, not per request: a request of twice the items in twice
-        // the time is not a signal.
-        assert!(!c.on_latency(now + ms(200), ms(20), 2000));
-    }
-
-    #[test]
-    fn the_floor_follows_a_slower_endpoint_after_two_windows() {
-        let t0 = Instant::now();
-        let mut c = Controller::new(Concurrency::Auto, 64, true, t0);
-        assert!(!c.on_latency(t0, ms(10), 100));
-        // The endpoint becomes 5x slower for good: at first that is a
-        // signal; two windows later the old floor is forgotten.
-        assert!(c.on_latency(t0 + ms(500), ms(50), 100));
-        let later = t0 + LATENCY_FLOOR_WINDOW + ms(600);
-        c.on_latency(later, ms(50), 100);
-        let much_later = later + LATENCY_FLOOR_WINDOW + ms(600);
-        assert!(!c.on_latency(much_later, ms(50), 100), "the floor is now 50 ms per 100 items");
-    }
-
-    #[test]
-    fn latency_is_ignored_without_latency_control_and_with_fixed_concurrency() {
-        let t0 = Instant::now();
-        let mut off = Controller::new(Concurrency::Auto, 64, false, t0);
-        assert!(!off.on_latency(t0, ms(1), 1));
-        assert!(!off.on_latency(t0 + ms(500), ms(1000), 1));
-        let mut fixed = Controller::new(Concurrency::Fixed(8), 64, true, t0);
-        fixed.on_latency(t0, ms(1), 1);
-        fixed.on_latency(t0 + ms(500), ms(1000), 1);
-        fixed.on_throttle(t0 + ms(600), 1.0);
-        assert_eq!(fixed.allowed(), 8);
-    }
-
-    #[test]
-    fn auto_concurrency_never_exceeds_the_sinks_maximum() {
-        let t0 = Instant::now();
-        let mut c = Controller::new(Concurrency::Auto, 3, false, t0);
-        assert_eq!(c.allowed(), 3, "starts at min(4, max)");
-        for _ in 0..1000 {
-            c.on_success();
-        }
-        assert_eq!(c.allowed(), 3);
-        c.on_throttle(t0, 1.0);
-        assert_eq!(c.allowed(), 2, "3 x 0.7 = 2.1");
-    }
 }

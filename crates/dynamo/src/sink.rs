@@ -7,10 +7,11 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use aws_config::BehaviorVersion;
+use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::config::ProvideCredentials;
-use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue as Av, BillingMode, KeySchemaElement, KeyType, ProvisionedThroughput, Put,
     PutRequest, ReturnConsumedCapacity, ScalarAttributeType, TableStatus, TransactWriteItem, WriteRequest,
@@ -21,10 +22,11 @@ use dynaburst_model::ScalarType;
 use dynaburst_input::Record;
 use dynaburst_model::{write_units, MAX_ITEM_BYTES};
 
-use crate::convert::{item_to_sdk, key_from_sdk, key_hashes, KeyId};
-use crate::pipeline::MAX_CONCURRENCY;
-use crate::schema::KeySchema;
-use crate::target::{Limits, Outcome, Sink, SinkItem};
+use dynaburst_loader::{key_hashes, KeyId, Limits, Outcome, Sink, SinkItem, MAX_CONCURRENCY};
+
+use crate::convert::{item_to_sdk, key_from_sdk};
+use crate::errors::{classify, classify_cancellation, DynamoError, ErrorClass};
+use crate::schema::{KeySchema, SpecError};
 
 /// Items in one BatchWriteItem.
 pub const BATCH_SIZE: usize = 25;
@@ -40,33 +42,6 @@ pub const MAX_TRANSACT_BYTES: usize = 4 * 1024 * 1024;
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long `--create-table` waits for the table to become ACTIVE.
 pub const CREATE_TABLE_WAIT: Duration = Duration::from_secs(120);
-
-/// Error codes that mean "slow down" (the SDKs' throttling list, E3/E14).
-const THROTTLING_CODES: &[&str] = &[
-    "ProvisionedThroughputExceededException",
-    "ThrottlingException",
-    "Throttling",
-    "ThrottledException",
-    "RequestThrottledException",
-    "RequestLimitExceeded",
-    "TooManyRequestsException",
-    "TransactionInProgressException",
-    "LimitExceededException",
-    "RequestThrottled",
-    "SlowDown",
-];
-
-/// Error codes after which going on cannot help.
-const FATAL_CODES: &[&str] = &[
-    "ResourceNotFoundException",
-    "AccessDeniedException",
-    "UnrecognizedClientException",
-    "MissingAuthenticationTokenException",
-    "InvalidSignatureException",
-    "ExpiredTokenException",
-    "IncompleteSignatureException",
-    "UnknownOperationException",
-];
 
 /// How records are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -136,40 +111,21 @@ pub async fn client(endpoint: &Endpoint) -> Client {
     Client::from_conf(builder.build())
 }
 
-/// An SDK error as a person should read it: the service's code and
-/// message when it answered, else the transport error with its causes.
-pub fn error_text<E: ProvideErrorMetadata + std::error::Error + 'static>(
-    err: &SdkError<E, aws_sdk_dynamodb::config::http::HttpResponse>,
-) -> String {
-    match err {
-        SdkError::ServiceError(e) => {
-            format!("{}: {}", e.err().code().unwrap_or("error"), e.err().message().unwrap_or("(no message)"))
+/// What an SDK error means for a load's request (the classification is
+/// `errors::classify`, shared with every other caller).
+fn outcome_of<E: ProvideErrorMetadata + std::error::Error + 'static>(err: &SdkError<E, HttpResponse>) -> Outcome {
+    let SdkError::ServiceError(e) = err else {
+        return Outcome::Transient { message: format!("{}", DisplayErrorContext(err)) };
+    };
+    let code = e.err().code().unwrap_or("").to_string();
+    let message = e.err().message().unwrap_or("");
+    match classify(err) {
+        ErrorClass::Throttling => Outcome::Throttled { code },
+        ErrorClass::Invalid => Outcome::Invalid { message: format!("{code}: {message}") },
+        ErrorClass::Fatal => Outcome::Fatal { message: format!("{code}: {message}") },
+        ErrorClass::Retryable => {
+            Outcome::Transient { message: format!("HTTP {} {code}: {message}", e.raw().status().as_u16()) }
         }
-        other => format!("{}", aws_sdk_dynamodb::error::DisplayErrorContext(other)),
-    }
-}
-
-fn classify<E: ProvideErrorMetadata + std::error::Error + 'static>(
-    err: &SdkError<E, aws_sdk_dynamodb::config::http::HttpResponse>,
-) -> Outcome {
-    match err {
-        SdkError::ServiceError(e) => {
-            let code = e.err().code().unwrap_or("").to_string();
-            let message = e.err().message().unwrap_or("").to_string();
-            let status = e.raw().status().as_u16();
-            if THROTTLING_CODES.contains(&code.as_str()) || status == 429 {
-                Outcome::Throttled { code }
-            } else if code == "ValidationException" || code == "SerializationException" {
-                Outcome::Invalid { message: format!("{code}: {message}") }
-            } else if FATAL_CODES.contains(&code.as_str()) {
-                Outcome::Fatal { message: format!("{code}: {message}") }
-            } else if status >= 500 {
-                Outcome::Transient { message: format!("HTTP {status} {code}: {message}") }
-            } else {
-                Outcome::Invalid { message: format!("{code}: {message}") }
-            }
-        }
-        other => Outcome::Transient { message: format!("{}", aws_sdk_dynamodb::error::DisplayErrorContext(other)) },
     }
 }
 
@@ -183,7 +139,7 @@ pub struct DynamoItem {
 /// (on the reader thread).
 pub fn prepare(rec: &Record, schema: &KeySchema) -> Result<SinkItem<DynamoItem>, String> {
     let item = rec.item.as_ref().map_err(|e| e.0.clone())?;
-    let (key, size) = schema.check(item)?;
+    let (key, size) = schema.check(item).map_err(|e| e.to_string())?;
     let (partition, slot) = key_hashes(&key);
     Ok(SinkItem {
         partition,
@@ -281,7 +237,7 @@ async fn write(
                     }
                     Outcome::Written { unprocessed, rejected: Vec::new(), units }
                 }
-                Err(e) => classify(&e),
+                Err(e) => outcome_of(&e),
             }
         }
         WriteMode::Put => {
@@ -297,7 +253,7 @@ async fn write(
                 Ok(out) => {
                     Outcome::all_written(out.consumed_capacity().and_then(|c| c.capacity_units()).unwrap_or(0.0))
                 }
-                Err(e) => classify(&e),
+                Err(e) => outcome_of(&e),
             }
         }
         WriteMode::Transact => {
@@ -331,13 +287,13 @@ async fn write(
                                     (code != "None").then(|| (i, code.to_string(), r.message().unwrap_or("").to_string()))
                                 })
                                 .collect();
-                            if reasons.iter().all(|(_, c, _)| c == "ThrottlingError" || c == "ProvisionedThroughputExceeded" || c == "TransactionConflict") {
+                            if classify_cancellation(reasons.iter().map(|r| r.1.as_str())) == ErrorClass::Throttling {
                                 return Outcome::Throttled { code: reasons.first().map(|r| r.1.clone()).unwrap_or_default() };
                             }
                             return Outcome::Cancelled { reasons };
                         }
                     }
-                    classify(&e)
+                    outcome_of(&e)
                 }
             }
         }
@@ -363,13 +319,6 @@ pub struct TableInfo {
     pub warm_write_units: Option<u64>,
 }
 
-/// Why the table cannot be used.
-#[derive(Debug)]
-pub enum TableError {
-    Missing(String),
-    Other(String),
-}
-
 fn scalar(t: &ScalarAttributeType) -> Option<ScalarType> {
     match t {
         ScalarAttributeType::S => Some(ScalarType::S),
@@ -380,15 +329,16 @@ fn scalar(t: &ScalarAttributeType) -> Option<ScalarType> {
 }
 
 /// Reads the table's key schema and capacity.
-pub async fn describe(client: &Client, table: &str) -> Result<TableInfo, TableError> {
+pub async fn describe(client: &Client, table: &str) -> Result<TableInfo, DynamoError> {
     let out = client.describe_table().table_name(table).send().await.map_err(|e| {
         if e.as_service_error().and_then(|s| s.code()) == Some("ResourceNotFoundException") {
-            TableError::Missing(table.to_string())
+            DynamoError::Missing { table: table.to_string() }
         } else {
-            TableError::Other(format!("DescribeTable {table}: {}", error_text(&e)))
+            DynamoError::request(format!("DescribeTable {table}"), &e)
         }
     })?;
-    let Some(t) = out.table() else { return Err(TableError::Other("DescribeTable returned no table".into())) };
+    let missing = |what| DynamoError::Description { table: table.to_string(), missing: what };
+    let Some(t) = out.table() else { return Err(missing("no table in the answer")) };
     let types: HashMap<&str, ScalarType> = t
         .attribute_definitions()
         .iter()
@@ -397,16 +347,13 @@ pub async fn describe(client: &Client, table: &str) -> Result<TableInfo, TableEr
     let mut hash = None;
     let mut range = None;
     for k in t.key_schema() {
-        let ty = types
-            .get(k.attribute_name())
-            .copied()
-            .ok_or_else(|| TableError::Other("key attribute without a type".into()))?;
+        let ty = types.get(k.attribute_name()).copied().ok_or_else(|| missing("a key attribute without a type"))?;
         match k.key_type() {
             KeyType::Hash => hash = Some((k.attribute_name().to_string(), ty)),
             _ => range = Some((k.attribute_name().to_string(), ty)),
         }
     }
-    let hash = hash.ok_or_else(|| TableError::Other(format!("table {table} has no partition key")))?;
+    let hash = hash.ok_or_else(|| missing("no partition key"))?;
     let on_demand = t.billing_mode_summary().and_then(|b| b.billing_mode()) == Some(&BillingMode::PayPerRequest);
     let provisioned_wcu = if on_demand {
         None
@@ -429,17 +376,17 @@ pub enum Billing {
 
 impl Billing {
     /// Parses `on-demand` or `provisioned:RCU:WCU`.
-    pub fn parse(text: &str) -> Result<Billing, String> {
+    pub fn parse(text: &str) -> Result<Billing, SpecError> {
         if text == "on-demand" || text == "pay-per-request" {
             return Ok(Billing::OnDemand);
         }
         let parts: Vec<&str> = text.split(':').collect();
         match parts.as_slice() {
             ["provisioned", r, w] => Ok(Billing::Provisioned {
-                read: r.parse().map_err(|_| format!("RCU '{r}' is not a whole number"))?,
-                write: w.parse().map_err(|_| format!("WCU '{w}' is not a whole number"))?,
+                read: r.parse().map_err(|_| SpecError::Capacity { what: "RCU", given: r.to_string() })?,
+                write: w.parse().map_err(|_| SpecError::Capacity { what: "WCU", given: w.to_string() })?,
             }),
-            _ => Err(format!("--billing takes on-demand or provisioned:RCU:WCU, not '{text}'")),
+            _ => Err(SpecError::Billing { given: text.to_string() }),
         }
     }
 }
@@ -453,24 +400,25 @@ fn sdk_scalar(t: ScalarType) -> ScalarAttributeType {
 }
 
 /// Creates the table and waits until it is ACTIVE.
-pub async fn create_table(client: &Client, table: &str, schema: &KeySchema, billing: Billing) -> Result<(), String> {
+pub async fn create_table(
+    client: &Client,
+    table: &str,
+    schema: &KeySchema,
+    billing: Billing,
+) -> Result<(), DynamoError> {
+    let build =
+        |e: aws_sdk_dynamodb::error::BuildError| DynamoError::Build { operation: "CreateTable", text: e.to_string() };
     let mut req = client.create_table().table_name(table);
     for (i, (name, ty)) in std::iter::once(&schema.hash).chain(schema.range.as_ref()).enumerate() {
         let key_type = if i == 0 { KeyType::Hash } else { KeyType::Range };
         req = req
-            .key_schema(
-                KeySchemaElement::builder()
-                    .attribute_name(name)
-                    .key_type(key_type)
-                    .build()
-                    .map_err(|e| e.to_string())?,
-            )
+            .key_schema(KeySchemaElement::builder().attribute_name(name).key_type(key_type).build().map_err(build)?)
             .attribute_definitions(
                 AttributeDefinition::builder()
                     .attribute_name(name)
                     .attribute_type(sdk_scalar(*ty))
                     .build()
-                    .map_err(|e| e.to_string())?,
+                    .map_err(build)?,
             );
     }
     req = match billing {
@@ -480,10 +428,10 @@ pub async fn create_table(client: &Client, table: &str, schema: &KeySchema, bill
                 .read_capacity_units(read as i64)
                 .write_capacity_units(write as i64)
                 .build()
-                .map_err(|e| e.to_string())?,
+                .map_err(build)?,
         ),
     };
-    req.send().await.map_err(|e| format!("CreateTable {table}: {}", error_text(&e)))?;
+    req.send().await.map_err(|e| DynamoError::request(format!("CreateTable {table}"), &e))?;
     let deadline = tokio::time::Instant::now() + CREATE_TABLE_WAIT;
     loop {
         let out = client.describe_table().table_name(table).send().await;
@@ -493,7 +441,7 @@ pub async fn create_table(client: &Client, table: &str, schema: &KeySchema, bill
             }
         }
         if tokio::time::Instant::now() > deadline {
-            return Err(format!("table {table} was not ACTIVE after {} s", CREATE_TABLE_WAIT.as_secs()));
+            return Err(DynamoError::NotActive { table: table.to_string(), waited_s: CREATE_TABLE_WAIT.as_secs() });
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }

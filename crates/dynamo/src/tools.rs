@@ -5,37 +5,25 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{AttributeValue as Av, DeleteRequest, Select, WriteRequest};
 use aws_sdk_dynamodb::Client;
+use dynaburst_rng::{Backoff, Rng};
 use tokio::task::JoinSet;
 
+use crate::errors::{classify, DynamoError};
 use crate::sink;
+use crate::BATCH_SIZE;
 
 /// Most parallel scan segments.
 pub const MAX_SEGMENTS: u32 = 64;
 /// Attempts for one page or batch that makes no progress.
 pub const MAX_ATTEMPTS: u32 = 20;
 
-fn backoff(attempt: u32, salt: u64) -> Duration {
-    let base = 50u64 << attempt.min(7);
-    Duration::from_millis(base / 2 + (salt.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 33) % (base / 2 + 1))
-}
-
-fn retryable(code: Option<&str>) -> bool {
-    matches!(
-        code,
-        Some(
-            "ProvisionedThroughputExceededException"
-                | "ThrottlingException"
-                | "RequestLimitExceeded"
-                | "InternalServerError"
-        )
-    )
-}
+/// Backoff between attempts of one page or batch.
+pub const BACKOFF: Backoff = Backoff { base: Duration::from_millis(100), cap: Duration::from_millis(6_400) };
 
 /// Counts the items of `table` with `segments` parallel scans.
-pub async fn count(client: &Client, table: &str, segments: u32) -> Result<u64, String> {
+pub async fn count(client: &Client, table: &str, segments: u32) -> Result<u64, DynamoError> {
     let segments = segments.clamp(1, MAX_SEGMENTS);
     let mut tasks = JoinSet::new();
     for segment in 0..segments {
@@ -45,6 +33,8 @@ pub async fn count(client: &Client, table: &str, segments: u32) -> Result<u64, S
             let mut total = 0u64;
             let mut start: Option<HashMap<String, Av>> = None;
             let mut attempt = 0;
+            // Jitter only spreads the segments' retries: any seed will do.
+            let mut rng = Rng::new(u64::from(segment));
             loop {
                 let resp = client
                     .scan()
@@ -64,31 +54,32 @@ pub async fn count(client: &Client, table: &str, segments: u32) -> Result<u64, S
                             _ => return Ok(total),
                         }
                     }
-                    Err(e) if retryable(e.code()) || e.as_service_error().is_none() => {
+                    Err(e) if classify(&e).is_retryable() => {
                         attempt += 1;
                         if attempt > MAX_ATTEMPTS {
-                            return Err(format!(
-                                "Scan segment {segment}: gave up after {MAX_ATTEMPTS} attempts: {}",
-                                sink::error_text(&e)
-                            ));
+                            return Err(DynamoError::GaveUp {
+                                operation: format!("Scan segment {segment}"),
+                                attempts: MAX_ATTEMPTS,
+                                last: crate::errors::error_text(&e),
+                            });
                         }
-                        tokio::time::sleep(backoff(attempt, u64::from(segment))).await;
+                        tokio::time::sleep(BACKOFF.delay(attempt - 1, &mut rng)).await;
                     }
-                    Err(e) => return Err(format!("Scan {table}: {}", sink::error_text(&e))),
+                    Err(e) => return Err(DynamoError::request(format!("Scan {table}"), &e)),
                 }
             }
         });
     }
     let mut sum = 0;
     while let Some(r) = tasks.join_next().await {
-        sum += r.map_err(|e| format!("a scan task failed: {e}"))??;
+        sum += r.map_err(|e| DynamoError::Task(e.to_string()))??;
     }
     Ok(sum)
 }
 
 /// Deletes every item of `table`; returns how many were deleted.
-pub async fn purge(client: &Client, table: &str, segments: u32) -> Result<u64, String> {
-    let info = sink::describe(client, table).await.map_err(|e| format!("{e:?}"))?;
+pub async fn purge(client: &Client, table: &str, segments: u32) -> Result<u64, DynamoError> {
+    let info = sink::describe(client, table).await?;
     let names: Vec<String> = info.schema.names().iter().map(|s| s.to_string()).collect();
     let segments = segments.clamp(1, MAX_SEGMENTS);
     let mut tasks = JoinSet::new();
@@ -103,6 +94,7 @@ pub async fn purge(client: &Client, table: &str, segments: u32) -> Result<u64, S
             let mut deleted = 0u64;
             let mut start: Option<HashMap<String, Av>> = None;
             let mut attempt = 0;
+            let mut rng = Rng::new(u64::from(segment));
             loop {
                 let resp = client
                     .scan()
@@ -116,22 +108,28 @@ pub async fn purge(client: &Client, table: &str, segments: u32) -> Result<u64, S
                     .await;
                 let out = match resp {
                     Ok(o) => o,
-                    Err(e) if retryable(e.code()) || e.as_service_error().is_none() => {
+                    Err(e) if classify(&e).is_retryable() => {
                         attempt += 1;
                         if attempt > MAX_ATTEMPTS {
-                            return Err(format!("Scan segment {segment}: gave up: {}", sink::error_text(&e)));
+                            return Err(DynamoError::GaveUp {
+                                operation: format!("Scan segment {segment}"),
+                                attempts: MAX_ATTEMPTS,
+                                last: crate::errors::error_text(&e),
+                            });
                         }
-                        tokio::time::sleep(backoff(attempt, u64::from(segment))).await;
+                        tokio::time::sleep(BACKOFF.delay(attempt - 1, &mut rng)).await;
                         continue;
                     }
-                    Err(e) => return Err(format!("Scan {table}: {}", sink::error_text(&e))),
+                    Err(e) => return Err(DynamoError::request(format!("Scan {table}"), &e)),
                 };
                 attempt = 0;
-                for chunk in out.items().chunks(25) {
+                for chunk in out.items().chunks(BATCH_SIZE) {
                     let mut pending: Vec<WriteRequest> = Vec::with_capacity(chunk.len());
                     for key in chunk {
-                        let d =
-                            DeleteRequest::builder().set_key(Some(key.clone())).build().map_err(|e| e.to_string())?;
+                        let d = DeleteRequest::builder()
+                            .set_key(Some(key.clone()))
+                            .build()
+                            .map_err(|e| DynamoError::Build { operation: "BatchWriteItem", text: e.to_string() })?;
                         pending.push(WriteRequest::builder().delete_request(d).build());
                     }
                     let mut tries = 0;
@@ -145,16 +143,18 @@ pub async fn purge(client: &Client, table: &str, segments: u32) -> Result<u64, S
                                 tries = if left.len() < n { 0 } else { tries + 1 };
                                 pending = left;
                             }
-                            Err(e) if retryable(e.code()) || e.as_service_error().is_none() => tries += 1,
-                            Err(e) => return Err(format!("BatchWriteItem {table}: {}", sink::error_text(&e))),
+                            Err(e) if classify(&e).is_retryable() => tries += 1,
+                            Err(e) => return Err(DynamoError::request(format!("BatchWriteItem {table}"), &e)),
                         }
                         if !pending.is_empty() {
                             if tries > MAX_ATTEMPTS {
-                                return Err(format!(
-                                    "purge of {table}: deletes made no progress after {MAX_ATTEMPTS} attempts"
-                                ));
+                                return Err(DynamoError::GaveUp {
+                                    operation: format!("purge of {table}"),
+                                    attempts: MAX_ATTEMPTS,
+                                    last: "deletes made no progress".to_string(),
+                                });
                             }
-                            tokio::time::sleep(backoff(tries, deleted)).await;
+                            tokio::time::sleep(BACKOFF.delay(tries.saturating_sub(1), &mut rng)).await;
                         }
                     }
                 }
@@ -167,7 +167,7 @@ pub async fn purge(client: &Client, table: &str, segments: u32) -> Result<u64, S
     }
     let mut sum = 0;
     while let Some(r) = tasks.join_next().await {
-        sum += r.map_err(|e| format!("a purge task failed: {e}"))??;
+        sum += r.map_err(|e| DynamoError::Task(e.to_string()))??;
     }
     Ok(sum)
 }

@@ -1,0 +1,272 @@
+//! The bench's own DynamoDB calls, typed: items are the data model's, the
+//! SDK stays in this crate. Retried calls back off with the one `Backoff`
+//! and retry what the one classification (`errors`) calls retryable.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{AttributeValue as Av, ConditionCheck, Put, PutRequest, TransactWriteItem, WriteRequest};
+use aws_sdk_dynamodb::Client;
+use dynaburst_model::{AttributeValue, Item, ScalarType};
+use dynaburst_rng::{Backoff, Rng};
+
+use crate::convert::{item_from_sdk, item_to_sdk, to_sdk};
+use crate::errors::{classify, classify_cancellation, DynamoError, ErrorClass};
+use crate::schema::KeySchema;
+use crate::sink::{self, Billing, Endpoint};
+
+/// Attempts of a retried call before it gives up.
+pub const BENCH_ATTEMPTS: u32 = 200;
+/// The bench's retry backoff: short steps, for a local server.
+pub const BENCH_BACKOFF: Backoff = Backoff { base: Duration::from_millis(10), cap: Duration::from_millis(500) };
+
+/// Why a bench call failed.
+pub type BenchError = DynamoError;
+
+/// An item converted for the SDK once, so a timed loop does not convert.
+#[derive(Clone, Debug)]
+pub struct BenchItem(HashMap<String, Av>);
+
+impl From<&Item> for BenchItem {
+    fn from(item: &Item) -> BenchItem {
+        BenchItem(item_to_sdk(item))
+    }
+}
+
+/// A client of one endpoint for the bench's scenarios.
+#[derive(Clone, Debug)]
+pub struct BenchClient {
+    client: Client,
+    /// Jitter for retries; seeded from the run's seed.
+    seed: u64,
+}
+
+impl BenchClient {
+    /// A client of `url` (region us-east-1), SDK retries off.
+    pub async fn connect(url: &str, seed: u64) -> BenchClient {
+        let endpoint = Endpoint { url: Some(url.to_string()), region: Some("us-east-1".into()), profile: None };
+        BenchClient { client: sink::client(&endpoint).await, seed }
+    }
+
+    fn rng(&self, salt: &str) -> Rng {
+        // Each call draws its own jitter, independent of scheduling.
+        let mut h = self.seed;
+        for b in salt.bytes() {
+            h = h.rotate_left(5) ^ u64::from(b);
+        }
+        Rng::new(h)
+    }
+
+    /// Creates a table (on-demand, or provisioned `(read, write)`) and
+    /// waits until it is ACTIVE.
+    pub async fn create_table(
+        &self,
+        name: &str,
+        keys: &[(&str, ScalarType)],
+        provisioned: Option<(u64, u64)>,
+    ) -> Result<(), BenchError> {
+        let mut names = keys.iter().map(|(n, t)| (n.to_string(), *t));
+        let hash = names.next().ok_or(DynamoError::Build { operation: "CreateTable", text: "no key".into() })?;
+        let schema = KeySchema { hash, range: names.next() };
+        let billing = match provisioned {
+            Some((read, write)) => Billing::Provisioned { read, write },
+            None => Billing::OnDemand,
+        };
+        sink::create_table(&self.client, name, &schema, billing).await
+    }
+
+    /// Deletes a table (not waiting for it to go).
+    pub async fn delete_table(&self, name: &str) -> Result<(), BenchError> {
+        self.client
+            .delete_table()
+            .table_name(name)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| DynamoError::request(format!("DeleteTable {name}"), &e))
+    }
+
+    /// Counts a table's items with parallel scans.
+    pub async fn count(&self, table: &str, segments: u32) -> Result<u64, BenchError> {
+        crate::tools::count(&self.client, table, segments).await
+    }
+
+    /// Deletes every item of a table.
+    pub async fn purge(&self, table: &str, segments: u32) -> Result<u64, BenchError> {
+        crate::tools::purge(&self.client, table, segments).await
+    }
+
+    /// One BatchWriteItem, re-sending what comes back unprocessed or
+    /// throttled until all is in.
+    pub async fn batch_all(&self, table: &str, items: &[BenchItem]) -> Result<(), BenchError> {
+        let mut pending = put_requests(items)?;
+        let mut rng = self.rng(table);
+        let mut attempt = 0;
+        while !pending.is_empty() {
+            match self.client.batch_write_item().request_items(table, pending.clone()).send().await {
+                Ok(o) => {
+                    let left = o.unprocessed_items().and_then(|m| m.get(table)).cloned().unwrap_or_default();
+                    if !left.is_empty() {
+                        tokio::time::sleep(BENCH_BACKOFF.delay(attempt, &mut rng)).await;
+                        attempt += 1;
+                    }
+                    pending = left;
+                }
+                Err(e) if classify(&e).is_retryable() => {
+                    tokio::time::sleep(BENCH_BACKOFF.delay(attempt, &mut rng)).await;
+                    attempt += 1;
+                }
+                Err(e) => return Err(DynamoError::request("BatchWriteItem", &e)),
+            }
+            if attempt > BENCH_ATTEMPTS {
+                return Err(gave_up("BatchWriteItem", "no progress"));
+            }
+        }
+        Ok(())
+    }
+
+    /// One PutItem, retried while retryable.
+    pub async fn put(&self, table: &str, item: &BenchItem) -> Result<(), BenchError> {
+        let mut rng = self.rng(table);
+        for attempt in 0..BENCH_ATTEMPTS {
+            match self.client.put_item().table_name(table).set_item(Some(item.0.clone())).send().await {
+                Ok(_) => return Ok(()),
+                Err(e) if classify(&e).is_retryable() => {
+                    tokio::time::sleep(BENCH_BACKOFF.delay(attempt, &mut rng)).await
+                }
+                Err(e) => return Err(DynamoError::request("PutItem", &e)),
+            }
+        }
+        Err(gave_up("PutItem", "throttled every time"))
+    }
+
+    /// One TransactWriteItems of puts, retried while retryable (a
+    /// cancellation for throttling or a conflict included).
+    pub async fn transact(&self, table: &str, items: &[BenchItem]) -> Result<(), BenchError> {
+        let actions = transact_puts(table, items)?;
+        let mut rng = self.rng(table);
+        for attempt in 0..BENCH_ATTEMPTS {
+            match self.client.transact_write_items().set_transact_items(Some(actions.clone())).send().await {
+                Ok(_) => return Ok(()),
+                Err(e) if transact_class(&e).is_retryable() => {
+                    tokio::time::sleep(BENCH_BACKOFF.delay(attempt, &mut rng)).await
+                }
+                Err(e) => return Err(DynamoError::request("TransactWriteItems", &e)),
+            }
+        }
+        Err(gave_up("TransactWriteItems", "throttled every time"))
+    }
+
+    /// One PutItem, once: whether it succeeded.
+    pub async fn put_once(&self, table: &str, item: &Item) -> bool {
+        self.client.put_item().table_name(table).set_item(Some(item_to_sdk(item))).send().await.is_ok()
+    }
+
+    /// One BatchWriteItem, once: how many items came back unprocessed, or
+    /// None when the request failed.
+    pub async fn batch_once(&self, table: &str, items: &[Item]) -> Option<u64> {
+        let requests: Vec<WriteRequest> = items
+            .iter()
+            .filter_map(|i| PutRequest::builder().set_item(Some(item_to_sdk(i))).build().ok())
+            .map(|p| WriteRequest::builder().put_request(p).build())
+            .collect();
+        let out = self.client.batch_write_item().request_items(table, requests).send().await.ok()?;
+        Some(out.unprocessed_items().and_then(|m| m.get(table)).map(|v| v.len() as u64).unwrap_or(0))
+    }
+
+    /// One TransactWriteItems of puts, once, with a condition check on
+    /// `(key attribute, value)` when given that cannot hold (the item is
+    /// never written): `Ok(true)` written, `Ok(false)` cancelled.
+    pub async fn transact_once(
+        &self,
+        table: &str,
+        items: &[Item],
+        failing_check: Option<(&str, &AttributeValue)>,
+    ) -> Result<bool, BenchError> {
+        let converted: Vec<BenchItem> = items.iter().map(BenchItem::from).collect();
+        let mut actions = transact_puts(table, &converted)?;
+        if let Some((name, value)) = failing_check {
+            let cc = ConditionCheck::builder()
+                .table_name(table)
+                .key(name, to_sdk(value))
+                .condition_expression(format!("attribute_exists({name})"))
+                .build()
+                .map_err(|e| DynamoError::Build { operation: "TransactWriteItems", text: e.to_string() })?;
+            actions.push(TransactWriteItem::builder().condition_check(cc).build());
+        }
+        match self.client.transact_write_items().set_transact_items(Some(actions)).send().await {
+            Ok(_) => Ok(true),
+            Err(e) if e.as_service_error().is_some_and(|s| s.is_transaction_canceled_exception()) => Ok(false),
+            Err(e) => Err(DynamoError::request("TransactWriteItems", &e)),
+        }
+    }
+
+    /// The item of partition `pk` with the greatest sort key `sk` at
+    /// most `upto` (a Query backwards with limit 1), if any.
+    pub async fn last_at_most(
+        &self,
+        table: &str,
+        (pk, pk_value): (&str, &AttributeValue),
+        (sk, upto): (&str, &AttributeValue),
+    ) -> Result<Option<Item>, BenchError> {
+        let out = self
+            .client
+            .query()
+            .table_name(table)
+            .key_condition_expression("#p = :p AND #s <= :a")
+            .expression_attribute_names("#p", pk)
+            .expression_attribute_names("#s", sk)
+            .expression_attribute_values(":p", to_sdk(pk_value))
+            .expression_attribute_values(":a", to_sdk(upto))
+            .scan_index_forward(false)
+            .limit(1)
+            .send()
+            .await
+            .map_err(|e| DynamoError::request("Query", &e))?;
+        Ok(out.items().first().and_then(item_from_sdk))
+    }
+}
+
+fn gave_up(operation: &str, last: &str) -> DynamoError {
+    DynamoError::GaveUp { operation: operation.to_string(), attempts: BENCH_ATTEMPTS, last: last.to_string() }
+}
+
+fn put_requests(items: &[BenchItem]) -> Result<Vec<WriteRequest>, DynamoError> {
+    items
+        .iter()
+        .map(|i| {
+            PutRequest::builder()
+                .set_item(Some(i.0.clone()))
+                .build()
+                .map(|p| WriteRequest::builder().put_request(p).build())
+        })
+        .collect::<Result<_, _>>()
+        .map_err(|e| DynamoError::Build { operation: "BatchWriteItem", text: e.to_string() })
+}
+
+fn transact_puts(table: &str, items: &[BenchItem]) -> Result<Vec<TransactWriteItem>, DynamoError> {
+    items
+        .iter()
+        .map(|i| {
+            Put::builder()
+                .table_name(table)
+                .set_item(Some(i.0.clone()))
+                .build()
+                .map(|p| TransactWriteItem::builder().put(p).build())
+        })
+        .collect::<Result<_, _>>()
+        .map_err(|e| DynamoError::Build { operation: "TransactWriteItems", text: e.to_string() })
+}
+
+/// A TransactWriteItems error's class: a cancellation by its reasons.
+fn transact_class(
+    e: &aws_sdk_dynamodb::error::SdkError<TransactWriteItemsError, aws_sdk_dynamodb::config::http::HttpResponse>,
+) -> ErrorClass {
+    match e.as_service_error() {
+        Some(TransactWriteItemsError::TransactionCanceledException(tc)) => {
+            classify_cancellation(tc.cancellation_reasons().iter().map(|r| r.code().unwrap_or("None")))
+        }
+        _ => classify(e),
+    }
+}

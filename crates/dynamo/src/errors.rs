@@ -1,0 +1,198 @@
+//! The one classification of DynamoDB errors, and the typed errors of this
+//! crate.
+//!
+//! Every caller (the load sink, `count` and `purge`, the bench's client)
+//! asks [`classify`] what an error answer means, so a code the loader backs
+//! off on is never one another caller gives up on:
+//!
+//! - **Throttling**: "slow down" (the SDKs' throttling list, E3/E14, and
+//!   any HTTP 429). Retried after a backoff; the load's controller lowers
+//!   its concurrency.
+//! - **Retryable**: no answer (network, timeout) or a server-side failure
+//!   (HTTP 5xx, `InternalServerError`). Retried after a backoff.
+//! - **Invalid**: the request was refused for what it holds (validation,
+//!   serialization, any other 4xx). Sending it again cannot help; a load
+//!   splits it to find the record at fault.
+//! - **Fatal**: going on cannot help anything (missing table, bad
+//!   credentials).
+
+use aws_sdk_dynamodb::config::http::HttpResponse;
+use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+
+/// Error codes that mean "slow down" (the SDKs' throttling list, E3/E14).
+pub const THROTTLING_CODES: &[&str] = &[
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "Throttling",
+    "ThrottledException",
+    "RequestThrottledException",
+    "RequestLimitExceeded",
+    "TooManyRequestsException",
+    "TransactionInProgressException",
+    "LimitExceededException",
+    "RequestThrottled",
+    "SlowDown",
+];
+
+/// Error codes after which going on cannot help.
+pub const FATAL_CODES: &[&str] = &[
+    "ResourceNotFoundException",
+    "AccessDeniedException",
+    "UnrecognizedClientException",
+    "MissingAuthenticationTokenException",
+    "InvalidSignatureException",
+    "ExpiredTokenException",
+    "IncompleteSignatureException",
+    "UnknownOperationException",
+];
+
+/// Cancellation reasons of a TransactWriteItems that mean "slow down"
+/// rather than "this item is refused".
+pub const THROTTLING_CANCELLATION_REASONS: &[&str] =
+    &["ThrottlingError", "ProvisionedThroughputExceeded", "TransactionConflict"];
+
+/// What an error answer means for whoever sent the request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorClass {
+    Throttling,
+    Retryable,
+    Invalid,
+    Fatal,
+}
+
+impl ErrorClass {
+    /// True when sending the same request again, later, can succeed.
+    pub fn is_retryable(self) -> bool {
+        matches!(self, ErrorClass::Throttling | ErrorClass::Retryable)
+    }
+}
+
+/// Classifies a service's error answer by its code and HTTP status.
+pub fn classify_code(code: &str, status: u16) -> ErrorClass {
+    if THROTTLING_CODES.contains(&code) || status == 429 {
+        ErrorClass::Throttling
+    } else if code == "ValidationException" || code == "SerializationException" {
+        ErrorClass::Invalid
+    } else if FATAL_CODES.contains(&code) {
+        ErrorClass::Fatal
+    } else if status >= 500 {
+        ErrorClass::Retryable
+    } else {
+        ErrorClass::Invalid
+    }
+}
+
+/// Classifies a TransactWriteItems cancellation by its reasons' codes
+/// ("None" for items that were fine): throttling when every reason is.
+pub fn classify_cancellation<'a>(mut codes: impl Iterator<Item = &'a str>) -> ErrorClass {
+    if codes.all(|c| c == "None" || THROTTLING_CANCELLATION_REASONS.contains(&c)) {
+        ErrorClass::Throttling
+    } else {
+        ErrorClass::Invalid
+    }
+}
+
+/// Classifies an SDK error: a service answer by its code and status, and
+/// anything without an answer (network, timeout) as retryable.
+pub fn classify<E: ProvideErrorMetadata>(err: &SdkError<E, HttpResponse>) -> ErrorClass {
+    match err {
+        SdkError::ServiceError(e) => classify_code(e.err().code().unwrap_or(""), e.raw().status().as_u16()),
+        _ => ErrorClass::Retryable,
+    }
+}
+
+/// An SDK error as a person should read it: the service's code and
+/// message when it answered, else the transport error with its causes.
+pub fn error_text<E: ProvideErrorMetadata + std::error::Error + 'static>(err: &SdkError<E, HttpResponse>) -> String {
+    match err {
+        SdkError::ServiceError(e) => {
+            format!("{}: {}", e.err().code().unwrap_or("error"), e.err().message().unwrap_or("(no message)"))
+        }
+        other => format!("{}", DisplayErrorContext(other)),
+    }
+}
+
+/// Why a DynamoDB call failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DynamoError {
+    /// The table does not exist.
+    Missing { table: String },
+    /// The endpoint answered with an error (or did not answer).
+    Request { operation: String, class: ErrorClass, text: String },
+    /// A retried call made no progress.
+    GaveUp { operation: String, attempts: u32, last: String },
+    /// A request could not be built from what was given.
+    Build { operation: &'static str, text: String },
+    /// The table did not become ACTIVE in time.
+    NotActive { table: String, waited_s: u64 },
+    /// DescribeTable's answer lacks what the loader needs.
+    Description { table: String, missing: &'static str },
+    /// A worker task failed (panicked or was cancelled).
+    Task(String),
+}
+
+impl DynamoError {
+    /// The error of an SDK call.
+    pub fn request<E>(operation: impl Into<String>, err: &SdkError<E, HttpResponse>) -> DynamoError
+    where
+        E: ProvideErrorMetadata + std::error::Error + 'static,
+    {
+        DynamoError::Request { operation: operation.into(), class: classify(err), text: error_text(err) }
+    }
+}
+
+impl std::fmt::Display for DynamoError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DynamoError::Missing { table } => write!(f, "table {table} does not exist"),
+            DynamoError::Request { operation, text, .. } => write!(f, "{operation}: {text}"),
+            DynamoError::GaveUp { operation, attempts, last } => {
+                write!(f, "{operation}: gave up after {attempts} attempts: {last}")
+            }
+            DynamoError::Build { operation, text } => write!(f, "{operation}: cannot build the request: {text}"),
+            DynamoError::NotActive { table, waited_s } => write!(f, "table {table} was not ACTIVE after {waited_s} s"),
+            DynamoError::Description { table, missing } => write!(f, "DescribeTable {table}: {missing}"),
+            DynamoError::Task(m) => write!(f, "a worker task failed: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for DynamoError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_classification_for_every_caller() {
+        // The codes the three former lists named all keep their meaning.
+        for code in ["ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"] {
+            assert_eq!(classify_code(code, 400), ErrorClass::Throttling, "{code}");
+        }
+        assert_eq!(classify_code("InternalServerError", 500), ErrorClass::Retryable);
+        assert_eq!(classify_code("ServiceUnavailable", 503), ErrorClass::Retryable);
+        assert_eq!(classify_code("", 429), ErrorClass::Throttling, "HTTP 429 whatever the code");
+        assert_eq!(classify_code("ValidationException", 400), ErrorClass::Invalid);
+        assert_eq!(classify_code("SerializationException", 400), ErrorClass::Invalid);
+        assert_eq!(classify_code("ConditionalCheckFailedException", 400), ErrorClass::Invalid);
+        assert_eq!(classify_code("ResourceNotFoundException", 400), ErrorClass::Fatal);
+        assert_eq!(classify_code("UnrecognizedClientException", 400), ErrorClass::Fatal);
+        assert!(ErrorClass::Throttling.is_retryable() && ErrorClass::Retryable.is_retryable());
+        assert!(!ErrorClass::Invalid.is_retryable() && !ErrorClass::Fatal.is_retryable());
+        for code in THROTTLING_CODES {
+            assert_eq!(classify_code(code, 400), ErrorClass::Throttling, "{code}");
+            assert!(!FATAL_CODES.contains(code));
+        }
+    }
+
+    #[test]
+    fn a_cancellation_throttles_only_when_every_reason_does() {
+        assert_eq!(classify_cancellation(["None", "ThrottlingError"].into_iter()), ErrorClass::Throttling);
+        assert_eq!(classify_cancellation(["TransactionConflict"].into_iter()), ErrorClass::Throttling);
+        assert_eq!(
+            classify_cancellation(["ThrottlingError", "ConditionalCheckFailed"].into_iter()),
+            ErrorClass::Invalid
+        );
+        assert_eq!(classify_cancellation(["ValidationError"].into_iter()), ErrorClass::Invalid);
+    }
+}

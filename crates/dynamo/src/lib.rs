@@ -1,0 +1,198 @@
+//! The DynamoDB target of `dynaburst load`: the AWS SDK client (built
+//! once, its retries off), the `DynamoSink`, the table's key schema and the
+//! checks each record passes, `count` and `purge`, the bench's typed
+//! client, and the one classification of DynamoDB errors (`errors`).
+//!
+//! Architecture invariant: the only crate that links the AWS SDK (besides
+//! the CLI's tests). The pipeline it runs is `dynaburst-loader`'s.
+
+mod bench;
+mod convert;
+pub mod errors;
+mod schema;
+mod sink;
+mod tools;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use dynaburst_input::{InputSpec, Reader, Record};
+use dynaburst_loader::{
+    load_report, open_session, run_pipeline, Concurrency, Cost, DynamoReport, LoadError, LoadResult, Order, Prices,
+    Report, Snapshot, TargetReport, Tuning, UnitRate,
+};
+use serde_json::{json, Value};
+use tokio::sync::watch;
+
+pub use bench::{BenchClient, BenchError, BenchItem, BENCH_ATTEMPTS, BENCH_BACKOFF};
+pub use convert::{from_sdk, item_from_sdk, item_to_sdk, key_from_sdk, to_sdk};
+pub use errors::{classify, classify_code, DynamoError, ErrorClass};
+pub use schema::{KeySchema, RecordError, SpecError, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
+pub use sink::{
+    client, create_table, describe, prepare, Billing, DynamoItem, DynamoSink, Endpoint, TableInfo, WriteMode,
+    BATCH_SIZE, MAX_BATCH_WRITE_BYTES, MAX_TRANSACT_BYTES, MAX_TRANSACT_SIZE,
+};
+pub use tools::{count, purge};
+
+/// What `dynaburst load` was asked to do.
+#[derive(Clone, Debug)]
+pub struct LoadOptions {
+    pub input: InputSpec,
+    pub table: String,
+    pub endpoint: Endpoint,
+    /// `--create-table`: the key schema and billing to create with.
+    pub create: Option<(KeySchema, Billing)>,
+    pub mode: WriteMode,
+    pub transact_size: usize,
+    pub concurrency: Concurrency,
+    pub max_wcu: Option<f64>,
+    pub order: Order,
+    pub window: usize,
+    pub seed: u64,
+    pub rejects: Option<PathBuf>,
+    pub checkpoint: Option<PathBuf>,
+    pub resume: bool,
+    pub stall_timeout: Duration,
+    pub prices: Prices,
+}
+
+/// Runs a load into DynamoDB. `progress` receives snapshots; `stop` turns
+/// true on a signal (the load then checkpoints and returns
+/// `Ending::Interrupted`).
+pub async fn load(
+    opts: LoadOptions,
+    progress: watch::Sender<Snapshot>,
+    stop: watch::Receiver<bool>,
+) -> Result<LoadResult, LoadError> {
+    if opts.mode == WriteMode::Transact && !(1..=MAX_TRANSACT_SIZE).contains(&opts.transact_size) {
+        return Err(LoadError::Usage(format!("--transact-size must be 1 to {MAX_TRANSACT_SIZE}")));
+    }
+    let session =
+        open_session(opts.input.clone(), &opts.table, opts.checkpoint.clone(), opts.rejects.clone(), opts.resume)?;
+    let client = sink::client(&opts.endpoint).await;
+    let table_error = |e: DynamoError| LoadError::Table(e.to_string());
+    let info = match sink::describe(&client, &opts.table).await {
+        Ok(info) => info,
+        Err(DynamoError::Missing { table: t }) => match &opts.create {
+            Some((schema, billing)) => {
+                sink::create_table(&client, &t, schema, *billing).await.map_err(table_error)?;
+                sink::describe(&client, &t).await.map_err(table_error)?
+            }
+            None => {
+                return Err(LoadError::Table(format!(
+                    "table {t} does not exist: create it, or pass --create-table --key NAME:TYPE[,NAME:TYPE]"
+                )))
+            }
+        },
+        Err(e) => return Err(table_error(e)),
+    };
+    if let Some((schema, _)) = &opts.create {
+        if *schema != info.schema {
+            return Err(LoadError::Usage(format!(
+                "table {} exists with key {:?}, not the --key given ({:?})",
+                opts.table, info.schema, schema
+            )));
+        }
+    }
+    let tuning = Tuning {
+        concurrency: opts.concurrency,
+        latency_control: false,
+        max_wcu: opts.max_wcu,
+        order: opts.order,
+        window: opts.window,
+        seed: opts.seed,
+        stall_timeout: opts.stall_timeout,
+    };
+    let sink = Arc::new(DynamoSink {
+        client,
+        table: opts.table.clone(),
+        schema: info.schema.clone(),
+        mode: opts.mode,
+        transact_size: opts.transact_size,
+    });
+    let schema = info.schema.clone();
+    let out =
+        run_pipeline(sink, &session, &tuning, move |r: &Record| sink::prepare(r, &schema), progress, stop).await?;
+    let s = &out.stats;
+    let secs = out.elapsed.as_secs_f64().max(1e-3);
+    let best_units = s.timeline.iter().map(|r| r.units).fold(0.0, f64::max);
+    let mean_units = s.units / secs;
+    let provisioned_wcu = info.provisioned_wcu.map(|w| w as f64).unwrap_or(mean_units.ceil());
+    let target = DynamoReport {
+        table: opts.table.clone(),
+        endpoint: opts.endpoint.url.clone(),
+        write_units: s.units,
+        units_per_s: UnitRate { mean: mean_units, best_second: best_units },
+        cost_usd: Cost {
+            on_demand: s.units / 1e6 * opts.prices.per_million_wru,
+            provisioned: provisioned_wcu * secs / 3600.0 * opts.prices.per_wcu_hour,
+            provisioned_wcu,
+            prices: opts.prices,
+        },
+    };
+    let load = load_report(&session, &tuning, opts.mode.request_name(), &out);
+    Ok(LoadResult::new(&session, &out, Report { target: TargetReport::DynamoDb(target), load }))
+}
+
+/// `--dry-run`: reads and checks every record, estimates units, cost and
+/// time, writes nothing. `schema` comes from `--key` or the table.
+pub fn dry_run(
+    spec: InputSpec,
+    schema: &KeySchema,
+    table_write_capacity: f64,
+    prices: Prices,
+) -> Result<Value, LoadError> {
+    let reader = Reader::open(spec).map_err(LoadError::Input)?;
+    let (mut read, mut valid, mut units) = (0u64, 0u64, 0.0f64);
+    let mut bytes = 0u64;
+    let mut per_partition_key: HashMap<dynaburst_model::KeyValue, f64> = HashMap::new();
+    let mut problems: Vec<Value> = Vec::new();
+    let mut rejected = 0u64;
+    for rec in reader {
+        let rec = rec.map_err(LoadError::Input)?;
+        read += 1;
+        let checked = rec.item.map_err(|e| e.0).and_then(|item| schema.check(&item).map_err(|e| e.to_string()));
+        match checked {
+            Ok((key, size)) => {
+                valid += 1;
+                bytes += size as u64;
+                let u = dynaburst_model::write_units(size);
+                units += u;
+                // Bounded: beyond a million distinct keys the hottest key
+                // is what matters, and a spread load is not key-bound.
+                if per_partition_key.len() < 1_000_000 || per_partition_key.contains_key(&key.0) {
+                    *per_partition_key.entry(key.0).or_insert(0.0) += u;
+                }
+            }
+            Err(e) => {
+                rejected += 1;
+                if problems.len() < 20 {
+                    problems.push(json!({ "line": rec.line, "error": e }));
+                }
+            }
+        }
+    }
+    let hottest = per_partition_key.values().cloned().fold(0.0, f64::max);
+    let capacity = table_write_capacity.max(1.0);
+    // One partition-key value lives on one partition: it cannot take more
+    // than 1,000 write units a second, however large the table.
+    let by_capacity = units / capacity;
+    let by_hot_key = hottest / 1000.0;
+    Ok(json!({
+        "records": { "read": read, "valid": valid, "rejected": rejected },
+        "item_bytes": bytes,
+        "write_units": units,
+        "distinct_partition_keys": per_partition_key.len(),
+        "hottest_partition_key_units": hottest,
+        "table_write_capacity": capacity,
+        "estimated_seconds": by_capacity.max(by_hot_key),
+        "estimated_seconds_bound_by": if by_hot_key > by_capacity { "hottest partition key (1,000 WCU per partition)" } else { "table capacity" },
+        "cost_usd": {
+            "on_demand": units / 1e6 * prices.per_million_wru,
+            "prices": { "per_million_wru": prices.per_million_wru, "per_wcu_hour": prices.per_wcu_hour },
+        },
+        "problems": problems,
+    }))
+}

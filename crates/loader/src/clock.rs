@@ -1,0 +1,34 @@
+//! The pipeline's one way to read time: a clock it is given.
+//!
+//! [`TokioClock`] reads tokio's clock, which a test (or a simulated load)
+//! can pause and advance (`tokio::time::pause`, `start_paused`): then the
+//! pipeline, its backoffs, checkpoints and stall timeout all run in virtual
+//! time, deterministically. Nothing in the pipeline reads the wall clock
+//! except through a `Clock`.
+
+use std::future::Future;
+
+use tokio::time::Instant;
+
+/// A source of time and of timed waits.
+pub trait Clock: Clone + Send + Sync + 'static {
+    /// The time now.
+    fn now(&self) -> Instant;
+
+    /// Waits until `deadline`.
+    fn sleep_until(&self, deadline: Instant) -> impl Future<Output = ()> + Send;
+}
+
+/// tokio's clock: real time, or virtual time when tokio's time is paused.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TokioClock;
+
+impl Clock for TokioClock {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+
+    fn sleep_until(&self, deadline: Instant) -> impl Future<Output = ()> + Send {
+        tokio::time::sleep_until(deadline)
+    }
+}
