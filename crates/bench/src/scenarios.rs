@@ -307,14 +307,7 @@ async fn doc_size_mongo(ctx: &Ctx, uri: &str) -> Result<Scenario<DocSize>, Scena
                     format!("{docs} documents of {fields} fields by {writers} writers: {written} written").into()
                 );
             }
-            Ok::<DocSizeRow, ScenarioError>(doc_size_row(
-                fields,
-                writers,
-                docs,
-                bytes,
-                wall,
-                report.peak_memory_bytes,
-            ))
+            Ok::<DocSizeRow, ScenarioError>(doc_size_row(fields, writers, docs, bytes, wall, report.peak_memory_bytes))
         }
     };
     for fields in [1usize, 10, 100] {

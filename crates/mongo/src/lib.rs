@@ -321,8 +321,15 @@ pub async fn load(
         limits,
     });
     let preparer = Preparer { format: opts.input.format, id_field: opts.id_field.clone(), run_key: id_key };
-    let out = run_pipeline(sink, &session, &tuning, move |r: &Record| preparer.prepare(r).map_err(|e| e.to_string()), progress, stop)
-        .await?;
+    let out = run_pipeline(
+        sink,
+        &session,
+        &tuning,
+        move |r: &Record| preparer.prepare(r).map_err(|e| e.to_string()),
+        progress,
+        stop,
+    )
+    .await?;
     let target = MongoReport {
         target: shown,
         database,
