@@ -201,7 +201,7 @@ async fn write(
     match mode {
         WriteMode::Batch => {
             let mut requests = Vec::with_capacity(items.len());
-            for DynamoItem { item, .. } in items.iter().copied() {
+            for DynamoItem { item, .. } in items {
                 match PutRequest::builder().set_item(Some(item.clone())).build() {
                     Ok(p) => requests.push(WriteRequest::builder().put_request(p).build()),
                     Err(e) => return Outcome::Invalid { message: e.to_string() },
@@ -258,7 +258,7 @@ async fn write(
         }
         WriteMode::Transact => {
             let mut actions = Vec::with_capacity(items.len());
-            for DynamoItem { item, .. } in items.iter().copied() {
+            for DynamoItem { item, .. } in items {
                 match Put::builder().table_name(table).set_item(Some(item.clone())).build() {
                     Ok(p) => actions.push(TransactWriteItem::builder().put(p).build()),
                     Err(e) => return Outcome::Invalid { message: e.to_string() },

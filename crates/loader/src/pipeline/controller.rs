@@ -42,7 +42,7 @@ impl Controller {
     pub fn new(c: Concurrency, max: usize, latency_control: bool, now: Instant) -> Controller {
         let max = max.max(1) as f64;
         let latency =
-            latency_control.then(|| LatencyFloor { current: Duration::MAX, previous: Duration::MAX, since: now });
+            latency_control.then_some(LatencyFloor { current: Duration::MAX, previous: Duration::MAX, since: now });
         match c {
             Concurrency::Auto => Controller {
                 limit: START_CONCURRENCY.min(max),
