@@ -169,7 +169,7 @@ impl Number {
         let n = self.digits.len();
         // Scientific exponent: value = d1.d2d3… × 10^sci.
         let sci = self.exp - 1;
-        let pad = if n % 2 == 0 && sci.rem_euclid(2) == 0 { 1 } else { 0 };
+        let pad = if n.is_multiple_of(2) && sci.rem_euclid(2) == 0 { 1 } else { 0 };
         1 + n.div_ceil(2) + pad + usize::from(self.negative)
     }
 
