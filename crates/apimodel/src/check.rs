@@ -77,7 +77,7 @@ pub(crate) fn boolean_text(s: &str) -> Option<bool> {
 /// and padding, then that the last character carries no stray bits.
 fn check_base64(s: &str) -> Result<(), String> {
     let len = s.chars().count();
-    if len % 4 != 0 {
+    if !len.is_multiple_of(4) {
         return Err(format!("Base64 encoded length is expected a multiple of 4 bytes but found: {len}"));
     }
     let bad = || "Invalid last non-pad Base64 character dectected".to_string();
@@ -731,7 +731,7 @@ pub(crate) fn constraints(op: &Operation, body: &Value, options: Options, longes
     let mut walk = Walk { out: Vec::new(), short_keys };
     // An invalid TableName stops the other members' checks (S87).
     if let Some(table) = members.iter().find(|m| m.name == "TableName") {
-        if op.name == "CreateTable" && map.get("TableName").map_or(true, Value::is_null) {
+        if op.name == "CreateTable" && map.get("TableName").is_none_or(Value::is_null) {
             return Err("The parameter 'TableName' is required but was not present in the request".into());
         }
         walk.member(table, map, &Path::Root);

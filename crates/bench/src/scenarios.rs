@@ -278,7 +278,6 @@ async fn doc_size_mongo(ctx: &Ctx, uri: &str) -> Result<Scenario<DocSize>, Scena
     let per_writer = ctx.n(5_000, 200);
     let mut rows = Vec::new();
     let cell = |fields: usize, writers: usize, docs: u64| {
-        let ctx = ctx;
         let uri = uri.to_string();
         let database = database.clone();
         async move {
@@ -840,7 +839,9 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Scenario<PartitionKeys>, Scenar
     // few dozen records per key, each key fits in a partition's burst and
     // load order stops mattering, which is not what seed 004 is about.
     let count = if modelled { ctx.n(300_000, 100_000) } else { ctx.n(300_000, 5_000) };
-    let cases: [(&str, &str, u64, bool, bool, Option<u64>); 4] = [
+    // (name, load, seed's units/s, one key, shuffled, provisioned WCU)
+    type Case<'a> = (&'a str, &'a str, u64, bool, bool, Option<u64>);
+    let cases: [Case; 4] = [
         ("single-key", "One partition-key value, new on-demand table", 1000, true, false, None),
         ("sorted", "First octet as partition key, sorted, new on-demand table", 1250, false, false, None),
         ("shuffled", "First octet as partition key, shuffled, new on-demand table", 3600, false, true, None),
@@ -875,13 +876,8 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Scenario<PartitionKeys>, Scenar
         } else {
             let c = client(ctx, &ctx.modelled_url).await;
             let table = unique(case, ctx.seed);
-            create_table(
-                &c,
-                &table,
-                &[("pk", ScalarType::N), ("sk", ScalarType::N)],
-                provisioned.map(|w| (1000, w as u64)),
-            )
-            .await?;
+            create_table(&c, &table, &[("pk", ScalarType::N), ("sk", ScalarType::N)], provisioned.map(|w| (1000, w)))
+                .await?;
             let path = ctx.out_dir.join(format!(".{case}.jsonl"));
             let mut f = std::io::BufWriter::new(std::fs::File::create(&path).map_err(|e| e.to_string())?);
             for i in &items {

@@ -571,7 +571,7 @@ fn heat_split_point(heat: &Heat, s: &CapacitySettings) -> Option<u128> {
     }
     // The weighted median of the keys seen: half the heat on each side.
     let mut keys: Vec<(u128, f64)> = heat.keys.iter().map(|(k, v)| (*k, *v)).collect();
-    keys.sort_by(|a, b| a.0.cmp(&b.0));
+    keys.sort_by_key(|a| a.0);
     let mut acc = 0.0;
     for (i, (_, w)) in keys.iter().enumerate() {
         acc += w;

@@ -58,37 +58,31 @@ impl Sink for PartitionSink {
         Limits { max_items: 25, max_bytes: 1 << 20, max_concurrency: 16 }
     }
 
-    fn write<'a>(
-        &'a self,
-        items: &'a [&'a TestItem],
-        _token: Option<&'a str>,
-    ) -> impl std::future::Future<Output = Outcome> + Send + 'a {
-        async move {
-            tokio::time::sleep(self.round_trip).await;
-            self.requests.fetch_add(1, Ordering::Relaxed);
-            let now = Instant::now();
-            let mut used = self.used.lock().unwrap();
-            let mut want: HashMap<u64, u64> = HashMap::new();
-            for i in items {
-                *want.entry(i.partition).or_default() += 1;
-            }
-            for (p, n) in &want {
-                let (since, count) = used.get(p).copied().unwrap_or((now, 0));
-                let count = if now.duration_since(since) >= self.window { 0 } else { count };
-                if count + n > self.per_partition {
-                    return Outcome::Throttled { code: "ProvisionedThroughputExceededException".into() };
-                }
-            }
-            for (p, n) in want {
-                let e = used.entry(p).or_insert((now, 0));
-                if now.duration_since(e.0) >= self.window {
-                    *e = (now, 0);
-                }
-                e.1 += n;
-            }
-            self.written.lock().unwrap().extend(items.iter().map(|i| i.line));
-            Outcome::all_written(items.len() as f64)
+    async fn write<'a>(&'a self, items: &'a [&'a TestItem], _token: Option<&'a str>) -> Outcome {
+        tokio::time::sleep(self.round_trip).await;
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        let now = Instant::now();
+        let mut used = self.used.lock().unwrap();
+        let mut want: HashMap<u64, u64> = HashMap::new();
+        for i in items {
+            *want.entry(i.partition).or_default() += 1;
         }
+        for (p, n) in &want {
+            let (since, count) = used.get(p).copied().unwrap_or((now, 0));
+            let count = if now.duration_since(since) >= self.window { 0 } else { count };
+            if count + n > self.per_partition {
+                return Outcome::Throttled { code: "ProvisionedThroughputExceededException".into() };
+            }
+        }
+        for (p, n) in want {
+            let e = used.entry(p).or_insert((now, 0));
+            if now.duration_since(e.0) >= self.window {
+                *e = (now, 0);
+            }
+            e.1 += n;
+        }
+        self.written.lock().unwrap().extend(items.iter().map(|i| i.line));
+        Outcome::all_written(items.len() as f64)
     }
 }
 

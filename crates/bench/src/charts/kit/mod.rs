@@ -145,7 +145,7 @@ pub(crate) fn wrap2(txt: Txt, s: &str, max: i32) -> Vec<String> {
         let a = words[..cut].join(" ");
         let b = words[cut..].join(" ");
         let widest = txt.width(&a).max(txt.width(&b));
-        if best.map_or(true, |(w, _)| widest < w) {
+        if best.is_none_or(|(w, _)| widest < w) {
             best = Some((widest, cut));
         }
     }
