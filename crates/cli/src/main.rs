@@ -140,7 +140,9 @@ fn main() -> ExitCode {
 /// first touch. Measured loading 300,000 items into `serve --capacity-model
 /// off`: the server spent 1.63 s of CPU with huge pages and 1.10 s without.
 /// A process-wide setting, so the binary makes it, for `serve` and for
-/// `bench` (whose servers are embedded). Harmless where unsupported.
+/// `bench` (whose servers are embedded). Harmless where unsupported. The
+/// workspace's one `unsafe` block.
+#[allow(unsafe_code)]
 fn no_transparent_huge_pages() {
     #[cfg(target_os = "linux")]
     // SAFETY: PR_SET_THP_DISABLE takes integer arguments only and changes
