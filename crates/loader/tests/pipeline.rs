@@ -1,6 +1,9 @@
 //! The pipeline end to end, in process and in virtual time (tokio's paused
 //! clock): a test sink scripts what the endpoint answers.
 
+// The test sink reads tokio's clock, which these tests pause (virtual time).
+#![allow(clippy::disallowed_methods)]
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};

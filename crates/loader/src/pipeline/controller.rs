@@ -120,6 +120,7 @@ impl Controller {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests run in tokio's paused time
 mod tests {
     use super::*;
 
