@@ -168,6 +168,10 @@ pub struct WriteApiRow {
     pub count_after: u64,
     /// The seed's published wall time.
     pub seed_wall_s: f64,
+    /// Write requests the API took, retries included (absent in results
+    /// written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u64>,
 }
 
 /// Seed 001: one row per document size and writer count.

@@ -134,6 +134,7 @@ pub async fn write_apis(ctx: &Ctx) -> Result<Scenario<WriteApis>, ScenarioError>
         c.purge(&table, 4).await.map_err(|e| e.to_string())?;
         reset_peak_memory();
         let cpu0 = thread_cpu_seconds();
+        let requests0 = c.requests_sent();
         let t0 = Instant::now();
         match api {
             "PutItem, serial" => {
@@ -175,6 +176,7 @@ pub async fn write_apis(ctx: &Ctx) -> Result<Scenario<WriteApis>, ScenarioError>
             peak_memory_bytes: dynaburst_loader::peak_memory_bytes(),
             count_after: counted,
             seed_wall_s: seed_wall,
+            requests: Some(c.requests_sent() - requests0),
         });
     }
     Ok(Scenario {

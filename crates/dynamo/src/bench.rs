@@ -3,6 +3,8 @@
 //! and retry what the one classification (`errors`) calls retryable.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
@@ -40,13 +42,23 @@ pub struct BenchClient {
     client: Client,
     /// Jitter for retries; seeded from the run's seed.
     seed: u64,
+    /// Write requests sent by `batch_all`, `put` and `transact`, retries
+    /// included (shared by clones).
+    sent: Arc<AtomicU64>,
 }
 
 impl BenchClient {
     /// A client of `url` (region us-east-1), SDK retries off.
     pub async fn connect(url: &str, seed: u64) -> BenchClient {
         let endpoint = Endpoint { url: Some(url.to_string()), region: Some("us-east-1".into()), profile: None };
-        BenchClient { client: sink::client(&endpoint).await, seed }
+        BenchClient { client: sink::client(&endpoint).await, seed, sent: Arc::default() }
+    }
+
+    /// Write requests sent so far by `batch_all`, `put` and `transact`,
+    /// retries included: what a write API costs in round trips, whatever
+    /// the machine's speed.
+    pub fn requests_sent(&self) -> u64 {
+        self.sent.load(Ordering::Relaxed)
     }
 
     fn rng(&self, salt: &str) -> Rng {
@@ -104,6 +116,7 @@ impl BenchClient {
         let mut rng = self.rng(table);
         let mut attempt = 0;
         while !pending.is_empty() {
+            self.sent.fetch_add(1, Ordering::Relaxed);
             match self.client.batch_write_item().request_items(table, pending.clone()).send().await {
                 Ok(o) => {
                     let left = o.unprocessed_items().and_then(|m| m.get(table)).cloned().unwrap_or_default();
@@ -130,6 +143,7 @@ impl BenchClient {
     pub async fn put(&self, table: &str, item: &BenchItem) -> Result<(), BenchError> {
         let mut rng = self.rng(table);
         for attempt in 0..BENCH_ATTEMPTS {
+            self.sent.fetch_add(1, Ordering::Relaxed);
             match self.client.put_item().table_name(table).set_item(Some(item.0.clone())).send().await {
                 Ok(_) => return Ok(()),
                 Err(e) if classify(&e).is_retryable() => {
@@ -147,6 +161,7 @@ impl BenchClient {
         let actions = transact_puts(table, items)?;
         let mut rng = self.rng(table);
         for attempt in 0..BENCH_ATTEMPTS {
+            self.sent.fetch_add(1, Ordering::Relaxed);
             match self.client.transact_write_items().set_transact_items(Some(actions.clone())).send().await {
                 Ok(_) => return Ok(()),
                 Err(e) if transact_class(&e).is_retryable() => {
