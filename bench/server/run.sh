@@ -449,12 +449,12 @@ w("CPU columns are in cores, averaged over the load generator's whole life (tabl
   "when the same server and mode has undisturbed ones.\n")
 if ratios:
     w("Ratios of items/s (medians of undisturbed runs):\n")
-    w("| Mode | dynaburst / dynoxide | dynaburst / DynamoDB Local |")
-    w("|---|---:|---:|")
+    peers = [p for p in ("baseline", "dynoxide", "ddblocal") if any(f"{m}: dynaburst/{p}" in ratios for m in modes)]
+    w("| Mode | " + " | ".join(f"dynaburst / {names[p]}" for p in peers) + " |")
+    w("|---|" + "---:|" * len(peers))
     for mode in modes:
-        a = ratios.get(f"{mode}: dynaburst/dynoxide")
-        b = ratios.get(f"{mode}: dynaburst/ddblocal")
-        w(f"| {mode} | {'' if a is None else f'{a:.2f}x'} | {'' if b is None else f'{b:.2f}x'} |")
+        cells = [ratios.get(f"{mode}: dynaburst/{p}") for p in peers]
+        w(f"| {mode} | " + " | ".join("" if c is None else f"{c:.2f}x" for c in cells) + " |")
     w("")
 if goals:
     w("Goals: " + "; ".join(f"{k}: {'met' if v else 'NOT met'}" for k, v in goals.items()) + ".\n")
