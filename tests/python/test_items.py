@@ -313,27 +313,20 @@ def test_number_trailing_zeros_do_not_count_as_digits(ddb, table):
     assert got["n"] == {"N": "12345678901234567890123456789012345678000"}
 
 
-def test_number_overflow(ddb, table):
+@pytest.mark.parametrize(
+    "number, message",
+    [
+        ("1E+126", "Number overflow. Attempting to store a number with magnitude larger than supported range"),
+        ("1E-131", "Number underflow. Attempting to store a number with magnitude smaller than supported range"),
+        ("abc", "A value provided cannot be converted into a number"),
+    ],
+    ids=["overflow", "underflow", "not-numeric"],
+)
+def test_number_rejected(ddb, table, number, message):
     expect_error(
-        lambda: ddb.put_item(TableName=table, Item={"pk": {"S": "o"}, "n": {"N": "1E+126"}}),
+        lambda: ddb.put_item(TableName=table, Item={"pk": {"S": "n"}, "n": {"N": number}}),
         "ValidationException",
-        "Number overflow. Attempting to store a number with magnitude larger than supported range",
-    )
-
-
-def test_number_underflow(ddb, table):
-    expect_error(
-        lambda: ddb.put_item(TableName=table, Item={"pk": {"S": "u"}, "n": {"N": "1E-131"}}),
-        "ValidationException",
-        "Number underflow. Attempting to store a number with magnitude smaller than supported range",
-    )
-
-
-def test_number_not_numeric(ddb, table):
-    expect_error(
-        lambda: ddb.put_item(TableName=table, Item={"pk": {"S": "nn"}, "n": {"N": "abc"}}),
-        "ValidationException",
-        "A value provided cannot be converted into a number",
+        message,
     )
 
 
