@@ -11,6 +11,7 @@ mod batch;
 mod control;
 mod engine;
 mod error;
+pub mod faults;
 mod item;
 mod read;
 pub mod store;

@@ -344,6 +344,33 @@ pub struct ReadInput {
     pub return_capacity: ReturnCapacity,
 }
 
+impl ReadInput {
+    /// A whole-table Scan of `table_name`: every other member at its
+    /// default (forward, eventually consistent, no limit, no expressions).
+    pub fn scan(table_name: impl Into<String>) -> ReadInput {
+        ReadInput {
+            table_name: table_name.into(),
+            index_name: None,
+            key_condition: None,
+            filter: None,
+            projection: None,
+            expr: ExprArgs::default(),
+            select: None,
+            limit: None,
+            exclusive_start_key: None,
+            forward: true,
+            consistent_read: false,
+            segment: None,
+            return_capacity: ReturnCapacity::None,
+        }
+    }
+
+    /// A Query of `table_name` with `key_condition`, otherwise as [`ReadInput::scan`].
+    pub fn query(table_name: impl Into<String>, key_condition: impl Into<String>) -> ReadInput {
+        ReadInput { key_condition: Some(key_condition.into()), ..ReadInput::scan(table_name) }
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct ReadOutput {
     /// Items returned (empty for Select COUNT).

@@ -593,38 +593,16 @@ fn run(engine: &Engine, op: &Op, range: impl Fn(usize) -> bool, now: Millis) -> 
                 values.insert(":s".into(), num(i64::from(*c)));
             }
             let input = ReadInput {
-                table_name: name(*table),
-                index_name: None,
-                key_condition: Some(kc),
-                filter: None,
-                projection: None,
                 expr: ExprArgs { names: None, values: Some(values) },
-                select: None,
                 limit: *limit,
-                exclusive_start_key: None,
                 forward: *forward,
                 consistent_read: true,
-                segment: None,
-                return_capacity: ReturnCapacity::None,
+                ..ReadInput::query(name(*table), kc)
             };
             pages(engine, input, now).map(Answer::Pages)
         }
         Op::Scan { table, limit, segments } => {
-            let input = |segment| ReadInput {
-                table_name: name(*table),
-                index_name: None,
-                key_condition: None,
-                filter: None,
-                projection: None,
-                expr: ExprArgs::default(),
-                select: None,
-                limit: *limit,
-                exclusive_start_key: None,
-                forward: true,
-                consistent_read: false,
-                segment,
-                return_capacity: ReturnCapacity::None,
-            };
+            let input = |segment| ReadInput { limit: *limit, segment, ..ReadInput::scan(name(*table)) };
             match segments {
                 None => pages(engine, input(None), now).map(Answer::Pages),
                 Some(n) => (0..*n)

@@ -4,12 +4,10 @@
 //! fails answers InternalServerError and changes nothing).
 
 use std::ops::{Bound, ControlFlow};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use dynaburst_engine::store::{
-    Direction, MemStorage, Storage, StoreError, StoreKey, TableMeta, TableStore, Visit, WriteBatch,
-};
+use dynaburst_engine::faults::FaultyStorage;
+use dynaburst_engine::store::{Direction, MemStorage, Storage, StoreError};
 use dynaburst_engine::*;
 use dynaburst_model::{item_size, AttributeValue, Item, Number, ScalarType};
 
@@ -402,100 +400,8 @@ fn an_engine_reopened_on_its_storage_finds_its_tables_and_items() {
 
 // ----- storage failures ------------------------------------------------
 
-/// A store that, once `fail` is set, lets `pass` writes through and fails
-/// the next one (then clears `fail`, so the undo of a commit succeeds).
-struct FlakyStore {
-    inner: Box<dyn TableStore>,
-    fail: Arc<AtomicBool>,
-    pass: Arc<AtomicUsize>,
-}
-
-impl TableStore for FlakyStore {
-    fn get(&self, key: &StoreKey) -> Result<Option<Arc<Item>>, StoreError> {
-        self.inner.get(key)
-    }
-
-    fn write(&mut self, key: StoreKey, item: Option<Arc<Item>>) -> Result<Option<Arc<Item>>, StoreError> {
-        if self.fail.load(Ordering::SeqCst) && self.pass.fetch_sub(1, Ordering::SeqCst) == 0 {
-            self.fail.store(false, Ordering::SeqCst);
-            return Err(StoreError::Io { operation: "write", kind: std::io::ErrorKind::Other });
-        }
-        self.inner.write(key, item)
-    }
-
-    fn range(
-        &self,
-        start: Bound<&StoreKey>,
-        end: Bound<&StoreKey>,
-        direction: Direction,
-        visit: Visit<'_>,
-    ) -> Result<(), StoreError> {
-        self.inner.range(start, end, direction, visit)
-    }
-}
-
-/// Memory storage whose commits fail while `fail_commit` is set, and whose
-/// stores fail their writes (after `pass` successes) while `fail_writes`
-/// is set.
-#[derive(Default)]
-struct FlakyStorage {
-    inner: MemStorage,
-    fail_commit: Arc<AtomicBool>,
-    fail_writes: Arc<AtomicBool>,
-    pass: Arc<AtomicUsize>,
-}
-
-impl Storage for FlakyStorage {
-    fn create_table(&self, meta: &TableMeta) -> Result<Box<dyn TableStore>, StoreError> {
-        let inner = self.inner.create_table(meta)?;
-        Ok(Box::new(FlakyStore { inner, fail: self.fail_writes.clone(), pass: self.pass.clone() }))
-    }
-    fn open_table(&self, name: &str) -> Result<Box<dyn TableStore>, StoreError> {
-        self.inner.open_table(name)
-    }
-    fn list_tables(&self) -> Result<Vec<TableMeta>, StoreError> {
-        self.inner.list_tables()
-    }
-    fn save_table_meta(&self, meta: &TableMeta) -> Result<(), StoreError> {
-        self.inner.save_table_meta(meta)
-    }
-    fn drop_table(&self, name: &str) -> Result<(), StoreError> {
-        self.inner.drop_table(name)
-    }
-    fn commit(
-        &self,
-        batch: WriteBatch,
-        stores: &mut [&mut dyn TableStore],
-    ) -> Result<Vec<Option<Arc<Item>>>, StoreError> {
-        if self.fail_commit.load(Ordering::SeqCst) {
-            return Err(StoreError::Io { operation: "commit", kind: std::io::ErrorKind::Other });
-        }
-        dynaburst_engine::store::apply_with_undo(batch, stores)
-    }
-}
-
 fn every_item(engine: &Engine, table: &str) -> Vec<Item> {
-    let mut out = engine
-        .read(
-            ReadInput {
-                table_name: table.into(),
-                index_name: None,
-                key_condition: None,
-                filter: None,
-                projection: None,
-                expr: ExprArgs::default(),
-                select: None,
-                limit: None,
-                exclusive_start_key: None,
-                forward: true,
-                consistent_read: true,
-                segment: None,
-                return_capacity: ReturnCapacity::None,
-            },
-            T0,
-        )
-        .unwrap()
-        .items;
+    let mut out = engine.read(ReadInput { consistent_read: true, ..ReadInput::scan(table) }, T0).unwrap().items;
     out.sort_by_key(|i| format!("{:?}", i.get("pk")));
     out
 }
@@ -544,7 +450,8 @@ fn every_write(engine: &Engine, arm: &dyn Fn()) -> Vec<(&'static str, bool)> {
 #[test]
 fn a_storage_failure_answers_internal_server_error_and_applies_nothing() {
     for capacity in [true, false] {
-        let storage = Arc::new(FlakyStorage::default());
+        let storage = Arc::new(FaultyStorage::new());
+        let faults = storage.faults();
         let mut config = EngineConfig::local();
         if !capacity {
             config.capacity = None;
@@ -555,11 +462,11 @@ fn a_storage_failure_answers_internal_server_error_and_applies_nothing() {
         put(&engine, "a", pad_item("x", 200), total()).unwrap();
         put(&engine, "b", pad_item("y", 400), total()).unwrap();
         let before = (every_item(&engine, "a"), every_item(&engine, "b"), stats(&engine, "a"), stats(&engine, "b"));
-        storage.fail_commit.store(true, Ordering::SeqCst);
+        faults.fail_commits(true);
         for (op, internal) in every_write(&engine, &|| {}) {
             assert!(internal, "{op} (capacity {capacity})");
         }
-        storage.fail_commit.store(false, Ordering::SeqCst);
+        faults.fail_commits(false);
         let after = (every_item(&engine, "a"), every_item(&engine, "b"), stats(&engine, "a"), stats(&engine, "b"));
         assert_eq!(after, before, "capacity {capacity}: nothing was applied");
     }
@@ -567,7 +474,8 @@ fn a_storage_failure_answers_internal_server_error_and_applies_nothing() {
 
 #[test]
 fn a_failed_second_write_leaves_batches_and_transactions_unapplied() {
-    let storage = Arc::new(FlakyStorage::default());
+    let storage = Arc::new(FaultyStorage::new());
+    let faults = storage.faults();
     let engine = Engine::open(EngineConfig::local(), storage.clone(), Millis(0)).unwrap();
     create(&engine, "a", BillingMode::PayPerRequest);
     create(&engine, "b", BillingMode::PayPerRequest);
@@ -575,11 +483,10 @@ fn a_failed_second_write_leaves_batches_and_transactions_unapplied() {
     put(&engine, "b", pad_item("y", 400), total()).unwrap();
     let before = (every_item(&engine, "a"), every_item(&engine, "b"), stats(&engine, "a"), stats(&engine, "b"));
     let arm_second_write = || {
-        storage.fail_writes.store(true, Ordering::SeqCst);
-        storage.pass.store(1, Ordering::SeqCst);
+        faults.fail_write_after(1);
     };
     let answers = every_write(&engine, &arm_second_write);
-    storage.fail_writes.store(false, Ordering::SeqCst);
+    faults.disarm_writes();
     // A single-item write has no second write: it succeeds. A batch or a
     // transaction fails whole, its first write undone.
     let internal: Vec<(&str, bool)> = answers;

@@ -304,20 +304,14 @@ fn write_output(out: WriteOutput) -> Value {
 
 /// PutItem.
 pub fn put_item(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
-    let req = Req::new(body)?;
-    req.reject_legacy(LEGACY_WRITE)?;
-    let table_name = req.table_name()?;
-    let item = req.item("Item", "item")?;
+    let (req, table_name, item) = Req::open_keyed(body, LEGACY_WRITE, "Item", "item")?;
     let out = engine.put_item(PutItemInput { table_name, item, options: req.write_options()? }, now)?;
     Ok(write_output(out))
 }
 
 /// GetItem.
 pub fn get_item(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
-    let req = Req::new(body)?;
-    req.reject_legacy(&["AttributesToGet"])?;
-    let table_name = req.table_name()?;
-    let key = req.item("Key", "key")?;
+    let (req, table_name, key) = Req::open_keyed(body, &["AttributesToGet"], "Key", "key")?;
     let out = engine.get_item(
         GetItemInput {
             table_name,
@@ -341,20 +335,15 @@ pub fn get_item(engine: &Engine, body: &Value, now: Millis) -> Result<Value, Api
 
 /// DeleteItem.
 pub fn delete_item(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
-    let req = Req::new(body)?;
-    req.reject_legacy(LEGACY_WRITE)?;
-    let table_name = req.table_name()?;
-    let key = req.item("Key", "key")?;
+    let (req, table_name, key) = Req::open_keyed(body, LEGACY_WRITE, "Key", "key")?;
     let out = engine.delete_item(DeleteItemInput { table_name, key, options: req.write_options()? }, now)?;
     Ok(write_output(out))
 }
 
 /// UpdateItem.
 pub fn update_item(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
-    let req = Req::new(body)?;
-    req.reject_legacy(&["Expected", "ConditionalOperator", "AttributeUpdates"])?;
-    let table_name = req.table_name()?;
-    let key = req.item("Key", "key")?;
+    let (req, table_name, key) =
+        Req::open_keyed(body, &["Expected", "ConditionalOperator", "AttributeUpdates"], "Key", "key")?;
     let out = engine.update_item(
         UpdateItemInput {
             table_name,

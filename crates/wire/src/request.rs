@@ -92,6 +92,22 @@ impl<'a> Req<'a> {
         }
     }
 
+    /// Opens a single-item request: the body as a map, the legacy
+    /// parameters refused, then TableName and the required item member
+    /// `name` (constraint path `member`), in DynamoDB's order.
+    pub fn open_keyed(
+        body: &'a Value,
+        legacy: &[&str],
+        name: &str,
+        member: &str,
+    ) -> Result<(Req<'a>, String, Item), ApiError> {
+        let req = Req::new(body)?;
+        req.reject_legacy(legacy)?;
+        let table_name = req.table_name()?;
+        let item = req.item(name, member)?;
+        Ok((req, table_name, item))
+    }
+
     /// The TableName member, validated.
     pub fn table_name(&self) -> Result<String, ApiError> {
         let mut violations = Violations::default();
@@ -162,25 +178,36 @@ impl<'a> Req<'a> {
 
     /// ExpressionAttributeNames.
     pub fn names(&self) -> Result<Option<HashMap<String, String>>, ApiError> {
-        let Some(v) = self.get("ExpressionAttributeNames") else { return Ok(None) };
-        let obj = v.as_object().ok_or_else(|| wrong_json_type(v, "Map"))?;
-        if obj.is_empty() {
-            return Err(ApiError::validation("ExpressionAttributeNames must not be empty"));
-        }
-        let mut out = HashMap::with_capacity(obj.len());
-        for (k, v) in obj {
-            if !is_placeholder(k, '#') {
-                return Err(ApiError::validation(format!(
-                    "ExpressionAttributeNames contains invalid key: Syntax error; key: \"{k}\""
-                )));
-            }
+        self.placeholders("ExpressionAttributeNames", '#', |k, v| {
             let name = v.as_str().ok_or_else(|| wrong_json_type(v, "String"))?;
             if name.is_empty() {
                 return Err(ApiError::validation(format!(
                     "ExpressionAttributeNames contains invalid value: Empty attribute name for key {k}"
                 )));
             }
-            out.insert(k.clone(), name.to_string());
+            Ok(name.to_string())
+        })
+    }
+
+    /// A map of placeholders (`#name` or `:value`) to what `parse` makes of
+    /// each value: absent is None, empty or a malformed key is refused.
+    fn placeholders<T>(
+        &self,
+        member: &str,
+        sigil: char,
+        parse: impl Fn(&str, &Value) -> Result<T, ApiError>,
+    ) -> Result<Option<HashMap<String, T>>, ApiError> {
+        let Some(v) = self.get(member) else { return Ok(None) };
+        let obj = v.as_object().ok_or_else(|| wrong_json_type(v, "Map"))?;
+        if obj.is_empty() {
+            return Err(ApiError::validation(format!("{member} must not be empty")));
+        }
+        let mut out = HashMap::with_capacity(obj.len());
+        for (k, v) in obj {
+            if !is_placeholder(k, sigil) {
+                return Err(ApiError::validation(format!("{member} contains invalid key: Syntax error; key: \"{k}\"")));
+            }
+            out.insert(k.clone(), parse(k, v)?);
         }
         Ok(Some(out))
     }
@@ -200,33 +227,15 @@ impl<'a> Req<'a> {
     /// ExpressionAttributeNames and ExpressionAttributeValues.
     pub fn expr_args(&self) -> Result<ExprArgs, ApiError> {
         let names = self.names()?;
-        let values = match self.get("ExpressionAttributeValues") {
-            None => None,
-            Some(v) => {
-                let obj = v.as_object().ok_or_else(|| wrong_json_type(v, "Map"))?;
-                if obj.is_empty() {
-                    return Err(ApiError::validation("ExpressionAttributeValues must not be empty"));
+        let values = self.placeholders("ExpressionAttributeValues", ':', |k, v| {
+            parse_value(v).map_err(|mut e| {
+                if e.kind == ErrorKind::Validation {
+                    let inner = e.message.take().unwrap_or_default();
+                    e.message = Some(format!("ExpressionAttributeValues contains invalid value: {inner} for key {k}"));
                 }
-                let mut out = HashMap::with_capacity(obj.len());
-                for (k, v) in obj {
-                    if !is_placeholder(k, ':') {
-                        return Err(ApiError::validation(format!(
-                            "ExpressionAttributeValues contains invalid key: Syntax error; key: \"{k}\""
-                        )));
-                    }
-                    let value = parse_value(v).map_err(|mut e| {
-                        if e.kind == ErrorKind::Validation {
-                            let inner = e.message.take().unwrap_or_default();
-                            e.message =
-                                Some(format!("ExpressionAttributeValues contains invalid value: {inner} for key {k}"));
-                        }
-                        e
-                    })?;
-                    out.insert(k.clone(), value);
-                }
-                Some(out)
-            }
-        };
+                e
+            })
+        })?;
         Ok(ExprArgs { names, values })
     }
 

@@ -3,38 +3,14 @@
 
 use std::sync::Arc;
 
-use dynaburst_engine::store::{MemStorage, Storage, StoreError, TableMeta, TableStore, WriteBatch};
+use dynaburst_engine::faults::FaultyStorage;
 use dynaburst_engine::{Engine, EngineConfig, Millis};
-use dynaburst_model::Item;
-
-/// Memory storage whose every commit fails.
-#[derive(Default)]
-struct CommitFails(MemStorage);
-
-impl Storage for CommitFails {
-    fn create_table(&self, meta: &TableMeta) -> Result<Box<dyn TableStore>, StoreError> {
-        self.0.create_table(meta)
-    }
-    fn open_table(&self, name: &str) -> Result<Box<dyn TableStore>, StoreError> {
-        self.0.open_table(name)
-    }
-    fn list_tables(&self) -> Result<Vec<TableMeta>, StoreError> {
-        self.0.list_tables()
-    }
-    fn save_table_meta(&self, meta: &TableMeta) -> Result<(), StoreError> {
-        self.0.save_table_meta(meta)
-    }
-    fn drop_table(&self, name: &str) -> Result<(), StoreError> {
-        self.0.drop_table(name)
-    }
-    fn commit(&self, _: WriteBatch, _: &mut [&mut dyn TableStore]) -> Result<Vec<Option<Arc<Item>>>, StoreError> {
-        Err(StoreError::Io { operation: "commit", kind: std::io::ErrorKind::Other })
-    }
-}
 
 #[test]
 fn a_failed_commit_is_an_internal_server_error() {
-    let engine = Engine::open(EngineConfig::local(), Arc::new(CommitFails::default()), Millis(0)).unwrap();
+    let storage = Arc::new(FaultyStorage::new());
+    storage.faults().fail_commits(true);
+    let engine = Engine::open(EngineConfig::local(), storage, Millis(0)).unwrap();
     let now = Millis(1_000);
     dynaburst_wire::handle(
         &engine,
