@@ -62,6 +62,11 @@ VALUES = {
 }
 
 
+def expect_condition_failed(fn):
+    """fn() must fail with ConditionalCheckFailedException and its exact message."""
+    return expect_error(fn, "ConditionalCheckFailedException", "The conditional request failed")
+
+
 @pytest.fixture
 def cond_table(ddb, table):
     ddb.put_item(TableName=table, Item=ITEM)
@@ -244,10 +249,8 @@ def test_condition_name_with_dot_via_placeholder(ddb, table):
 
 def test_put_if_not_exists_on_new_and_existing(ddb, table):
     ddb.put_item(TableName=table, Item={**KEY, "v": {"N": "1"}}, ConditionExpression="attribute_not_exists(pk)")
-    err = expect_error(
-        lambda: ddb.put_item(TableName=table, Item={**KEY, "v": {"N": "2"}}, ConditionExpression="attribute_not_exists(pk)"),
-        "ConditionalCheckFailedException",
-        "The conditional request failed",
+    err = expect_condition_failed(
+        lambda: ddb.put_item(TableName=table, Item={**KEY, "v": {"N": "2"}}, ConditionExpression="attribute_not_exists(pk)")
     )
     assert err.response["ResponseMetadata"]["HTTPStatusCode"] == 400
     assert "Item" not in err.response
@@ -255,64 +258,46 @@ def test_put_if_not_exists_on_new_and_existing(ddb, table):
 
 
 def test_condition_on_missing_item(ddb, table):
-    expect_error(
-        lambda: ddb.put_item(TableName=table, Item=KEY, ConditionExpression="attribute_exists(pk)"),
-        "ConditionalCheckFailedException",
-        "The conditional request failed",
-    )
-    expect_error(
+    expect_condition_failed(lambda: ddb.put_item(TableName=table, Item=KEY, ConditionExpression="attribute_exists(pk)"))
+    expect_condition_failed(
         lambda: ddb.put_item(
             TableName=table, Item=KEY, ConditionExpression="n = :one", ExpressionAttributeValues={":one": {"N": "1"}}
-        ),
-        "ConditionalCheckFailedException",
-        "The conditional request failed",
+        )
     )
 
 
 def test_update_condition_pass_and_fail(ddb, cond_table):
-    ddb.update_item(
+    # The same conditional increment twice: n is 5 the first time, 6 the second.
+    increment_if_five = dict(
         TableName=cond_table,
         Key=KEY,
         UpdateExpression="SET n = n + :one",
         ConditionExpression="n = :five",
         ExpressionAttributeValues={":one": {"N": "1"}, ":five": {"N": "5"}},
     )
-    expect_error(
-        lambda: ddb.update_item(
-            TableName=cond_table,
-            Key=KEY,
-            UpdateExpression="SET n = n + :one",
-            ConditionExpression="n = :five",
-            ExpressionAttributeValues={":one": {"N": "1"}, ":five": {"N": "5"}},
-        ),
-        "ConditionalCheckFailedException",
-        "The conditional request failed",
-    )
+    ddb.update_item(**increment_if_five)
+    expect_condition_failed(lambda: ddb.update_item(**increment_if_five))
     assert ddb.get_item(TableName=cond_table, Key=KEY, ConsistentRead=True)["Item"]["n"] == {"N": "6"}
 
 
 def test_update_condition_on_missing_item_does_not_create(ddb, table):
-    expect_error(
+    expect_condition_failed(
         lambda: ddb.update_item(
             TableName=table,
             Key=KEY,
             UpdateExpression="SET v = :one",
             ConditionExpression="attribute_exists(pk)",
             ExpressionAttributeValues={":one": {"N": "1"}},
-        ),
-        "ConditionalCheckFailedException",
-        "The conditional request failed",
+        )
     )
     assert "Item" not in ddb.get_item(TableName=table, Key=KEY, ConsistentRead=True)
 
 
 def test_delete_condition_pass_and_fail(ddb, cond_table):
-    expect_error(
+    expect_condition_failed(
         lambda: ddb.delete_item(
             TableName=cond_table, Key=KEY, ConditionExpression="s = :z", ExpressionAttributeValues={":z": {"S": "z"}}
-        ),
-        "ConditionalCheckFailedException",
-        "The conditional request failed",
+        )
     )
     assert "Item" in ddb.get_item(TableName=cond_table, Key=KEY, ConsistentRead=True)
     ddb.delete_item(
@@ -335,37 +320,26 @@ def test_return_values_on_condition_check_failure_all_old(ddb, cond_table, op):
         call = lambda: ddb.update_item(Key=KEY, UpdateExpression="SET n = :one", **common)  # noqa: E731
     else:
         call = lambda: ddb.delete_item(Key=KEY, **common)  # noqa: E731
-    err = expect_error(call, "ConditionalCheckFailedException", "The conditional request failed")
+    err = expect_condition_failed(call)
     got = err.response["Item"]
     assert got["n"] == {"N": "5"}
     assert got["s"] == {"S": "hello"}
     assert set(got) == set(ITEM)
 
 
-def test_return_values_on_condition_check_failure_none(ddb, cond_table):
-    err = expect_error(
+@pytest.mark.parametrize(
+    "table_fixture, condition, return_values",
+    [
+        pytest.param("cond_table", "attribute_not_exists(pk)", "NONE", id="NONE-on-existing-item"),
+        pytest.param("table", "attribute_exists(pk)", "ALL_OLD", id="ALL_OLD-on-missing-item"),
+    ],
+)
+def test_return_values_on_condition_check_failure_without_item(ddb, request, table_fixture, condition, return_values):
+    name = request.getfixturevalue(table_fixture)
+    err = expect_condition_failed(
         lambda: ddb.put_item(
-            TableName=cond_table,
-            Item=KEY,
-            ConditionExpression="attribute_not_exists(pk)",
-            ReturnValuesOnConditionCheckFailure="NONE",
-        ),
-        "ConditionalCheckFailedException",
-        "The conditional request failed",
-    )
-    assert "Item" not in err.response
-
-
-def test_return_values_on_condition_check_failure_missing_item(ddb, table):
-    err = expect_error(
-        lambda: ddb.put_item(
-            TableName=table,
-            Item=KEY,
-            ConditionExpression="attribute_exists(pk)",
-            ReturnValuesOnConditionCheckFailure="ALL_OLD",
-        ),
-        "ConditionalCheckFailedException",
-        "The conditional request failed",
+            TableName=name, Item=KEY, ConditionExpression=condition, ReturnValuesOnConditionCheckFailure=return_values
+        )
     )
     assert "Item" not in err.response
 
@@ -373,15 +347,13 @@ def test_return_values_on_condition_check_failure_missing_item(ddb, table):
 def test_in_with_100_operands_allowed_and_101_rejected(ddb, cond_table):
     values = {f":v{i}": {"N": str(i + 100)} for i in range(101)}
     hundred = ", ".join(f":v{i}" for i in range(100))
-    expect_error(
+    expect_condition_failed(
         lambda: ddb.put_item(
             TableName=cond_table,
             Item=ITEM,
             ConditionExpression=f"n IN ({hundred})",
             ExpressionAttributeValues={k: values[k] for k in list(values)[:100]},
-        ),
-        "ConditionalCheckFailedException",
-        "The conditional request failed",
+        )
     )
     all101 = ", ".join(f":v{i}" for i in range(101))
     expect_expr_error(
@@ -392,107 +364,70 @@ def test_in_with_100_operands_allowed_and_101_rejected(ddb, cond_table):
     )
 
 
-def test_between_bounds_reversed(ddb, cond_table):
-    # Live text continues with the operand values; assert the stable part.
-    expect_expr_error(
-        lambda: ddb.put_item(
-            TableName=cond_table,
-            Item=ITEM,
-            ConditionExpression="n BETWEEN :ten AND :one",
-            ExpressionAttributeValues={":ten": {"N": "10"}, ":one": {"N": "1"}},
+V = {":v": {"S": "v"}}
+
+
+def put_with_condition(ddb, table, expr, values=None):
+    """PutItem of ITEM with ConditionExpression `expr` (and `values`, if any)."""
+    kwargs = dict(TableName=table, Item=ITEM, ConditionExpression=expr)
+    if values is not None:
+        kwargs["ExpressionAttributeValues"] = values
+    return ddb.put_item(**kwargs)
+
+
+class Prefix(str):
+    """An expected message of which only this stable prefix is asserted: the live
+    text goes on with details (operand values, the list of valid types in an
+    order that differs between captures, the offending token)."""
+
+
+# Expected messages follow "Invalid ConditionExpression: ".
+@pytest.mark.parametrize(
+    "expr, values, message",
+    [
+        pytest.param("name = :v", V, "Attribute name is a reserved keyword; reserved keyword: name", id="reserved-word"),
+        pytest.param(
+            "s = :nope", None, "An expression attribute value used in expression is not defined; attribute value: :nope", id="undefined-value"
         ),
-        startswith="Invalid ConditionExpression: The BETWEEN operator requires upper bound to be greater than or equal to lower bound",
-    )
-
-
-def test_attribute_type_invalid_type_name(ddb, cond_table):
-    # The order of the "valid types" list differs between captures; assert the stable part.
-    expect_expr_error(
-        lambda: ddb.put_item(
-            TableName=cond_table,
-            Item=ITEM,
-            ConditionExpression="attribute_type(s, :t)",
-            ExpressionAttributeValues={":t": {"S": "XX"}},
+        pytest.param(
+            "attribute_exists(#nope)",
+            None,
+            "An expression attribute name used in the document path is not defined; attribute name: #nope",
+            id="undefined-name",
         ),
-        startswith="Invalid ConditionExpression: Invalid attribute type name found; type: XX, valid types: ",
-    )
-
-
-def test_reserved_word_in_condition(ddb, cond_table):
-    expect_expr_error(
-        lambda: ddb.put_item(
-            TableName=cond_table, Item=ITEM, ConditionExpression="name = :v", ExpressionAttributeValues={":v": {"S": "v"}}
+        pytest.param("((s = :v))", V, "The expression has redundant parentheses;", id="redundant-parentheses"),
+        pytest.param("nosuchfn(s, :v)", V, "Invalid function name; function: nosuchfn", id="unknown-function"),
+        pytest.param("", None, "The expression can not be empty;", id="empty"),
+        pytest.param("s = = :v", V, Prefix("Syntax error; token: "), id="syntax-error"),
+        pytest.param(
+            "n BETWEEN :ten AND :one",
+            {":ten": {"N": "10"}, ":one": {"N": "1"}},
+            Prefix("The BETWEEN operator requires upper bound to be greater than or equal to lower bound"),
+            id="between-bounds-reversed",
         ),
-        "Invalid ConditionExpression: Attribute name is a reserved keyword; reserved keyword: name",
-    )
-
-
-def test_undefined_value_in_condition(ddb, cond_table):
-    expect_expr_error(
-        lambda: ddb.put_item(
-            TableName=cond_table, Item=ITEM, ConditionExpression="s = :nope"
+        pytest.param(
+            "n BETWEEN :one AND :hello",
+            {":one": {"N": "1"}, ":hello": {"S": "hello"}},
+            Prefix("The BETWEEN operator requires same data type for lower and upper bounds"),
+            id="between-bounds-of-different-types",
         ),
-        "Invalid ConditionExpression: An expression attribute value used in expression is not defined; attribute value: :nope",
-    )
-
-
-def test_undefined_name_in_condition(ddb, cond_table):
-    expect_expr_error(
-        lambda: ddb.put_item(
-            TableName=cond_table, Item=ITEM, ConditionExpression="attribute_exists(#nope)"
+        pytest.param(
+            "attribute_type(s, :t)",
+            {":t": {"S": "XX"}},
+            Prefix("Invalid attribute type name found; type: XX, valid types: "),
+            id="attribute-type-invalid-type-name",
         ),
-        "Invalid ConditionExpression: An expression attribute name used in the document path is not defined; attribute name: #nope",
-    )
-
-
-def test_redundant_parentheses(ddb, cond_table):
-    expect_expr_error(
-        lambda: ddb.put_item(
-            TableName=cond_table, Item=ITEM, ConditionExpression="((s = :v))", ExpressionAttributeValues={":v": {"S": "v"}}
+        pytest.param(
+            "n = n",
+            None,
+            Prefix("The first operand must be distinct from the remaining operands for this operator or function;"),
+            id="operand-not-distinct",
         ),
-        "Invalid ConditionExpression: The expression has redundant parentheses;",
-    )
-
-
-def test_operand_must_be_distinct(ddb, cond_table):
-    expect_expr_error(
-        lambda: ddb.put_item(TableName=cond_table, Item=ITEM, ConditionExpression="n = n"),
-        startswith="Invalid ConditionExpression: The first operand must be distinct from the remaining operands for this operator or function;",
-    )
-
-
-def test_condition_syntax_error(ddb, cond_table):
-    expect_expr_error(
-        lambda: ddb.put_item(
-            TableName=cond_table, Item=ITEM, ConditionExpression="s = = :v", ExpressionAttributeValues={":v": {"S": "v"}}
-        ),
-        startswith="Invalid ConditionExpression: Syntax error; token: ",
-    )
-
-
-def test_unknown_function_in_condition(ddb, cond_table):
-    expect_expr_error(
-        lambda: ddb.put_item(
-            TableName=cond_table, Item=ITEM, ConditionExpression="nosuchfn(s, :v)", ExpressionAttributeValues={":v": {"S": "v"}}
-        ),
-        "Invalid ConditionExpression: Invalid function name; function: nosuchfn",
-    )
-
-
-def test_empty_condition_expression(ddb, cond_table):
-    expect_expr_error(
-        lambda: ddb.put_item(TableName=cond_table, Item=ITEM, ConditionExpression=""),
-        "Invalid ConditionExpression: The expression can not be empty;",
-    )
-
-
-def test_between_bounds_of_different_types(ddb, cond_table):
-    expect_expr_error(
-        lambda: ddb.put_item(
-            TableName=cond_table,
-            Item=ITEM,
-            ConditionExpression="n BETWEEN :one AND :hello",
-            ExpressionAttributeValues={":one": {"N": "1"}, ":hello": {"S": "hello"}},
-        ),
-        startswith="Invalid ConditionExpression: The BETWEEN operator requires same data type for lower and upper bounds",
-    )
+    ],
+)
+def test_condition_expression_error(ddb, cond_table, expr, values, message):
+    expected = "Invalid ConditionExpression: " + message
+    if isinstance(message, Prefix):
+        expect_expr_error(lambda: put_with_condition(ddb, cond_table, expr, values), startswith=expected)
+    else:
+        expect_expr_error(lambda: put_with_condition(ddb, cond_table, expr, values), expected)
