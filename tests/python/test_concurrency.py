@@ -7,6 +7,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 from botocore.exceptions import ClientError
 
 from conftest import THROTTLE_CODES, batch_put, retry_throttled
@@ -14,14 +15,22 @@ from conftest import THROTTLE_CODES, batch_put, retry_throttled
 KEY = {"pk": {"S": "counter"}}
 
 
-def test_concurrent_add_counter_is_exact(ddb, table):
-    threads, per_thread = 16, 25
+@pytest.mark.parametrize(
+    "initial, expr, threads, per_thread",
+    [
+        pytest.param(None, "ADD n :one", 16, 25, id="ADD-on-missing-item"),
+        pytest.param({"N": "0"}, "SET n = n + :one", 12, 20, id="SET-arithmetic"),
+    ],
+)
+def test_concurrent_counter_is_exact(ddb, table, initial, expr, threads, per_thread):
+    if initial is not None:
+        ddb.put_item(TableName=table, Item={**KEY, "n": initial})
 
     def work(_):
         for _ in range(per_thread):
             retry_throttled(
                 lambda: ddb.update_item(
-                    TableName=table, Key=KEY, UpdateExpression="ADD n :one", ExpressionAttributeValues={":one": {"N": "1"}}
+                    TableName=table, Key=KEY, UpdateExpression=expr, ExpressionAttributeValues={":one": {"N": "1"}}
                 )
             )
 
@@ -29,23 +38,6 @@ def test_concurrent_add_counter_is_exact(ddb, table):
         list(pool.map(work, range(threads)))
     item = ddb.get_item(TableName=table, Key=KEY, ConsistentRead=True)["Item"]
     assert item["n"] == {"N": str(threads * per_thread)}
-
-
-def test_concurrent_set_arithmetic_counter_is_exact(ddb, table):
-    ddb.put_item(TableName=table, Item={**KEY, "n": {"N": "0"}})
-    threads, per_thread = 12, 20
-
-    def work(_):
-        for _ in range(per_thread):
-            retry_throttled(
-                lambda: ddb.update_item(
-                    TableName=table, Key=KEY, UpdateExpression="SET n = n + :one", ExpressionAttributeValues={":one": {"N": "1"}}
-                )
-            )
-
-    with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(work, range(threads)))
-    assert ddb.get_item(TableName=table, Key=KEY, ConsistentRead=True)["Item"]["n"] == {"N": str(threads * per_thread)}
 
 
 def test_concurrent_conditional_create_has_one_winner(ddb, table):

@@ -174,13 +174,15 @@ def test_create_key_attribute_not_defined(ddb):
     )
 
 
-def test_describe_missing_table(ddb):
+def expect_table_not_found(fn, name):
+    """fn() must fail with ResourceNotFoundException naming table `name`."""
+    return expect_error(fn, "ResourceNotFoundException", f"Requested resource not found: Table: {name} not found")
+
+
+@pytest.mark.parametrize("operation", ["describe_table", "delete_table"])
+def test_missing_table(ddb, operation):
     name = unique_name("missing")
-    expect_error(
-        lambda: ddb.describe_table(TableName=name),
-        "ResourceNotFoundException",
-        f"Requested resource not found: Table: {name} not found",
-    )
+    expect_table_not_found(lambda: getattr(ddb, operation)(TableName=name), name)
 
 
 def test_delete_table_then_not_found(ddb, make_table):
@@ -190,26 +192,13 @@ def test_delete_table_then_not_found(ddb, make_table):
     assert td["TableName"] == name
     assert td["TableStatus"] == "DELETING"
     wait_gone(ddb, name)
-    expect_error(
-        lambda: ddb.describe_table(TableName=name),
-        "ResourceNotFoundException",
-        f"Requested resource not found: Table: {name} not found",
-    )
+    expect_table_not_found(lambda: ddb.describe_table(TableName=name), name)
     expect_error(
         lambda: ddb.get_item(TableName=name, Key={"pk": {"S": "a"}}),
         "ResourceNotFoundException",
         "Requested resource not found",
     )
     assert name not in list_all_tables(ddb)[0]
-
-
-def test_delete_missing_table(ddb):
-    name = unique_name("missing")
-    expect_error(
-        lambda: ddb.delete_table(TableName=name),
-        "ResourceNotFoundException",
-        f"Requested resource not found: Table: {name} not found",
-    )
 
 
 def test_table_can_be_recreated_after_delete(ddb, make_table):
@@ -324,25 +313,21 @@ def test_update_table_on_demand_to_provisioned(ddb, table):
     assert desc["ProvisionedThroughput"]["WriteCapacityUnits"] == 4
 
 
-def test_update_table_throughput_increase(ddb, make_table):
-    name = make_table(billing="PROVISIONED", rcu=5, wcu=5)
-    ddb.update_table(TableName=name, ProvisionedThroughput={"ReadCapacityUnits": 10, "WriteCapacityUnits": 20})
-    desc = wait_active(ddb, name)
-    pt = desc["ProvisionedThroughput"]
-    assert pt["ReadCapacityUnits"] == 10
-    assert pt["WriteCapacityUnits"] == 20
-    assert isinstance(pt["LastIncreaseDateTime"], dt.datetime)
-    assert pt["NumberOfDecreasesToday"] == 0
-
-
-def test_update_table_throughput_decrease_counts(ddb, make_table):
-    name = make_table(billing="PROVISIONED", rcu=10, wcu=10)
-    ddb.update_table(TableName=name, ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 10})
-    desc = wait_active(ddb, name)
-    pt = desc["ProvisionedThroughput"]
-    assert pt["ReadCapacityUnits"] == 5
-    assert pt["NumberOfDecreasesToday"] == 1
-    assert isinstance(pt["LastDecreaseDateTime"], dt.datetime)
+@pytest.mark.parametrize(
+    "before, after, decreases, stamp",
+    [
+        pytest.param(5, (10, 20), 0, "LastIncreaseDateTime", id="increase"),
+        pytest.param(10, (5, 10), 1, "LastDecreaseDateTime", id="decrease"),
+    ],
+)
+def test_update_table_throughput_change(ddb, make_table, before, after, decreases, stamp):
+    name = make_table(billing="PROVISIONED", rcu=before, wcu=before)
+    rcu, wcu = after
+    ddb.update_table(TableName=name, ProvisionedThroughput={"ReadCapacityUnits": rcu, "WriteCapacityUnits": wcu})
+    pt = wait_active(ddb, name)["ProvisionedThroughput"]
+    assert (pt["ReadCapacityUnits"], pt["WriteCapacityUnits"]) == after
+    assert pt["NumberOfDecreasesToday"] == decreases
+    assert isinstance(pt[stamp], dt.datetime)
 
 
 def test_update_table_unchanged_throughput(ddb, make_table):
