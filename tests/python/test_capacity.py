@@ -25,6 +25,21 @@ def total(resp, table):
     return units
 
 
+def put_units(ddb, table, item):
+    """Write units a PutItem of `item` consumed (ReturnConsumedCapacity=TOTAL)."""
+    return total(ddb.put_item(TableName=table, Item=item, ReturnConsumedCapacity="TOTAL"), table)
+
+
+def update_units(ddb, table, pk, expr, values=None, names=None):
+    """Write units an UpdateItem of item `pk` consumed (ReturnConsumedCapacity=TOTAL)."""
+    kwargs = dict(TableName=table, Key={"pk": {"S": pk}}, UpdateExpression=expr, ReturnConsumedCapacity="TOTAL")
+    if values:
+        kwargs["ExpressionAttributeValues"] = values
+    if names:
+        kwargs["ExpressionAttributeNames"] = names
+    return total(ddb.update_item(**kwargs), table)
+
+
 def per_table(resp):
     """ConsumedCapacity list (batch/transaction ops) -> {table: units}."""
     out = {}
@@ -43,8 +58,7 @@ def per_table(resp):
 )
 def test_put_item_write_units(ddb, table, size, units):
     item = padded_item("p", size)
-    resp = ddb.put_item(TableName=table, Item=item, ReturnConsumedCapacity="TOTAL")
-    assert total(resp, table) == units
+    assert put_units(ddb, table, item) == units
 
 
 def test_no_consumed_capacity_unless_requested(ddb, table):
@@ -70,19 +84,17 @@ def test_size_counts_utf8_bytes(ddb, table):
     # "é" is 2 bytes in UTF-8: 2 + 1 + 4 + 2*509 = 1025 bytes -> 2 units
     # (a character count would give 516 -> 1 unit).
     item = {"pk": {"S": "p"}, "data": {"S": "é" * 509}}
-    resp = ddb.put_item(TableName=table, Item=item, ReturnConsumedCapacity="TOTAL")
-    assert total(resp, table) == 2.0
+    assert put_units(ddb, table, item) == 2.0
     item = {"pk": {"S": "q"}, "data": {"S": "é" * 508 + "a"}}  # 1024 bytes, a different item
-    resp = ddb.put_item(TableName=table, Item=item, ReturnConsumedCapacity="TOTAL")
-    assert total(resp, table) == 1.0
+    assert put_units(ddb, table, item) == 1.0
 
 
 def test_size_counts_binary_raw_bytes(ddb, table):
     # pk(2) + "p"(1) + bin(3) + 1018 raw bytes = 1024; base64 text would be ~1360.
     item = {"pk": {"S": "p"}, "bin": {"B": b"\xff" * 1018}}
-    assert total(ddb.put_item(TableName=table, Item=item, ReturnConsumedCapacity="TOTAL"), table) == 1.0
+    assert put_units(ddb, table, item) == 1.0
     item = {"pk": {"S": "q"}, "bin": {"B": b"\xff" * 1019}}
-    assert total(ddb.put_item(TableName=table, Item=item, ReturnConsumedCapacity="TOTAL"), table) == 2.0
+    assert put_units(ddb, table, item) == 2.0
 
 
 @pytest.mark.parametrize("pad,units", [(1015, 1.0), (1016, 2.0)])
@@ -90,62 +102,31 @@ def test_map_size_overhead(ddb, table, pad, units):
     # B2: Map = 3 + number of keys + sum(key name + value).
     # pk(2) + "p"(1) + m(1) + [3 + 1 + a(1) + pad] = 9 + pad bytes.
     item = {"pk": {"S": "p"}, "m": {"M": {"a": {"S": "x" * pad}}}}
-    assert total(ddb.put_item(TableName=table, Item=item, ReturnConsumedCapacity="TOTAL"), table) == units
+    assert put_units(ddb, table, item) == units
 
 
 @pytest.mark.parametrize("pad,units", [(1016, 1.0), (1017, 2.0)])
 def test_list_size_overhead(ddb, table, pad, units):
     # B2: List = 3 + sum(1 + element). pk(2) + "p"(1) + l(1) + [3 + 1 + pad] = 8 + pad bytes.
     item = {"pk": {"S": "p"}, "l": {"L": [{"S": "x" * pad}]}}
-    assert total(ddb.put_item(TableName=table, Item=item, ReturnConsumedCapacity="TOTAL"), table) == units
+    assert put_units(ddb, table, item) == units
 
 
-def test_put_overwrite_charged_on_larger_old_image(ddb, table):
-    ddb.put_item(TableName=table, Item=padded_item("p", 3000))
-    resp = ddb.put_item(TableName=table, Item=padded_item("p", 100), ReturnConsumedCapacity="TOTAL")
-    assert total(resp, table) == 3.0
-
-
-def test_put_overwrite_charged_on_larger_new_image(ddb, table):
-    ddb.put_item(TableName=table, Item=padded_item("p", 100))
-    resp = ddb.put_item(TableName=table, Item=padded_item("p", 2100), ReturnConsumedCapacity="TOTAL")
-    assert total(resp, table) == 3.0
+@pytest.mark.parametrize("old_size, new_size", [(3000, 100), (100, 2100)], ids=["larger-old-image", "larger-new-image"])
+def test_put_overwrite_charged_on_larger_image(ddb, table, old_size, new_size):
+    ddb.put_item(TableName=table, Item=padded_item("p", old_size))
+    assert put_units(ddb, table, padded_item("p", new_size)) == 3.0
 
 
 def test_update_charged_on_larger_of_before_and_after(ddb, table):
     ddb.put_item(TableName=table, Item=padded_item("p", 2500))
-    resp = ddb.update_item(
-        TableName=table,
-        Key={"pk": {"S": "p"}},
-        UpdateExpression="SET small = :v",
-        ExpressionAttributeValues={":v": {"S": "x"}},
-        ReturnConsumedCapacity="TOTAL",
-    )
-    assert total(resp, table) == 3.0
-    resp = ddb.update_item(
-        TableName=table, Key={"pk": {"S": "p"}}, UpdateExpression="REMOVE #d", ExpressionAttributeNames={"#d": "data"},
-        ReturnConsumedCapacity="TOTAL",
-    )
-    assert total(resp, table) == 3.0
-    resp = ddb.update_item(
-        TableName=table,
-        Key={"pk": {"S": "p"}},
-        UpdateExpression="SET big = :v",
-        ExpressionAttributeValues={":v": {"S": "x" * 5000}},
-        ReturnConsumedCapacity="TOTAL",
-    )
-    assert total(resp, table) == 5.0
+    assert update_units(ddb, table, "p", "SET small = :v", {":v": {"S": "x"}}) == 3.0
+    assert update_units(ddb, table, "p", "REMOVE #d", names={"#d": "data"}) == 3.0
+    assert update_units(ddb, table, "p", "SET big = :v", {":v": {"S": "x" * 5000}}) == 5.0
 
 
 def test_update_new_item(ddb, table):
-    resp = ddb.update_item(
-        TableName=table,
-        Key={"pk": {"S": "new"}},
-        UpdateExpression="SET v = :v",
-        ExpressionAttributeValues={":v": {"N": "1"}},
-        ReturnConsumedCapacity="TOTAL",
-    )
-    assert total(resp, table) == 1.0
+    assert update_units(ddb, table, "new", "SET v = :v", {":v": {"N": "1"}}) == 1.0
 
 
 def test_delete_charged_on_deleted_item(ddb, table):
@@ -270,12 +251,13 @@ def ten_items(ddb, make_table):
     return name
 
 
-def qry(ddb, table, **kw):
+def qry(ddb, table, pk="q", **kw):
+    """Query partition `pk` (that of ten_items by default), ReturnConsumedCapacity=TOTAL unless given."""
+    kw.setdefault("ReturnConsumedCapacity", "TOTAL")
     return ddb.query(
         TableName=table,
         KeyConditionExpression="pk = :p",
-        ExpressionAttributeValues={":p": {"S": "q"}, **kw.pop("extra_values", {})},
-        ReturnConsumedCapacity="TOTAL",
+        ExpressionAttributeValues={":p": {"S": pk}, **kw.pop("extra_values", {})},
         **kw,
     )
 
@@ -305,13 +287,7 @@ def test_query_limit_charges_only_items_read(ddb, ten_items):
 
 @pytest.mark.parametrize("consistent,units", [(True, 1.0), (False, 0.5)])
 def test_query_matching_nothing_costs_minimum(ddb, ten_items, consistent, units):
-    resp = ddb.query(
-        TableName=ten_items,
-        KeyConditionExpression="pk = :p",
-        ExpressionAttributeValues={":p": {"S": "nobody"}},
-        ConsistentRead=consistent,
-        ReturnConsumedCapacity="TOTAL",
-    )
+    resp = qry(ddb, ten_items, pk="nobody", ConsistentRead=consistent)
     assert resp["Count"] == 0
     assert total(resp, ten_items) == units
 
@@ -332,13 +308,7 @@ def test_scan_charges_items_evaluated(ddb, ten_items):
 
 
 def test_query_indexes_mode(ddb, ten_items):
-    resp = ddb.query(
-        TableName=ten_items,
-        KeyConditionExpression="pk = :p",
-        ExpressionAttributeValues={":p": {"S": "q"}},
-        ConsistentRead=True,
-        ReturnConsumedCapacity="INDEXES",
-    )
+    resp = qry(ddb, ten_items, ConsistentRead=True, ReturnConsumedCapacity="INDEXES")
     cc = resp["ConsumedCapacity"]
     assert cc["CapacityUnits"] == 3.0
     assert cc["Table"]["CapacityUnits"] == 3.0
