@@ -20,6 +20,9 @@ def k(v):
     return {"pk": {"S": v}}
 
 
+HR_KEY = {"pk": {"S": "p"}, "sk": {"S": "1"}}
+
+
 def get(ddb, table, key):
     return ddb.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
 
@@ -97,21 +100,23 @@ def test_batch_write_empty_request_items(ddb_raw):
     )
 
 
-def test_batch_write_duplicate_puts(ddb, table):
+@pytest.mark.parametrize(
+    "table_fixture, writes",
+    [
+        pytest.param("table", [put_req(k("d")), put_req({**k("d"), "v": {"S": "2"}})], id="two-puts"),
+        pytest.param("table", [put_req(k("d")), del_req(k("d"))], id="put-and-delete"),
+        pytest.param("table_hr", [put_req(HR_KEY), del_req(HR_KEY)], id="put-and-delete-composite-key"),
+    ],
+)
+def test_batch_write_duplicate_keys(ddb, request, table_fixture, writes):
+    name = request.getfixturevalue(table_fixture)
     expect_error(
-        lambda: ddb.batch_write_item(RequestItems={table: [put_req(k("d")), put_req({**k("d"), "v": {"S": "2"}})]}),
+        lambda: ddb.batch_write_item(RequestItems={name: writes}),
         "ValidationException",
         "Provided list of item keys contains duplicates",
     )
-    assert get(ddb, table, k("d")) is None
-
-
-def test_batch_write_put_and_delete_same_key(ddb, table):
-    expect_error(
-        lambda: ddb.batch_write_item(RequestItems={table: [put_req(k("d")), del_req(k("d"))]}),
-        "ValidationException",
-        "Provided list of item keys contains duplicates",
-    )
+    # The first put (an item that is only its key) was not written either.
+    assert get(ddb, name, writes[0]["PutRequest"]["Item"]) is None
 
 
 def test_batch_write_same_hash_different_range_is_not_duplicate(ddb, table_hr):
@@ -127,15 +132,6 @@ def test_batch_write_same_hash_different_range_is_not_duplicate(ddb, table_hr):
     assert ddb.scan(TableName=table_hr)["Count"] == 2
 
 
-def test_batch_write_duplicate_composite_keys(ddb, table_hr):
-    item = {"pk": {"S": "p"}, "sk": {"S": "1"}}
-    expect_error(
-        lambda: ddb.batch_write_item(RequestItems={table_hr: [put_req(item), del_req(item)]}),
-        "ValidationException",
-        "Provided list of item keys contains duplicates",
-    )
-
-
 def test_batch_write_missing_table(ddb):
     expect_error(
         lambda: ddb.batch_write_item(RequestItems={unique_name("missing"): [put_req(k("a"))]}),
@@ -144,28 +140,27 @@ def test_batch_write_missing_table(ddb):
     )
 
 
-def test_batch_write_delete_key_mismatch(ddb, table):
-    expect_error(
-        lambda: ddb.batch_write_item(RequestItems={table: [del_req({"pk": {"N": "1"}})]}),
-        "ValidationException",
-        "The provided key element does not match the schema",
-    )
-
-
-def test_batch_write_put_missing_key(ddb, table_hr):
-    expect_error(
-        lambda: ddb.batch_write_item(RequestItems={table_hr: [put_req({"pk": {"S": "x"}})]}),
-        "ValidationException",
-        "One or more parameter values were invalid: Missing the key sk in the item",
-    )
-
-
-def test_batch_write_put_wrong_key_type(ddb, table):
-    expect_error(
-        lambda: ddb.batch_write_item(RequestItems={table: [put_req({"pk": {"N": "1"}})]}),
-        "ValidationException",
-        "One or more parameter values were invalid: Type mismatch for key pk expected: S actual: N",
-    )
+@pytest.mark.parametrize(
+    "table_fixture, write, message",
+    [
+        pytest.param("table", del_req({"pk": {"N": "1"}}), "The provided key element does not match the schema", id="delete-key-mismatch"),
+        pytest.param(
+            "table_hr",
+            put_req({"pk": {"S": "x"}}),
+            "One or more parameter values were invalid: Missing the key sk in the item",
+            id="put-missing-range-key",
+        ),
+        pytest.param(
+            "table",
+            put_req({"pk": {"N": "1"}}),
+            "One or more parameter values were invalid: Type mismatch for key pk expected: S actual: N",
+            id="put-wrong-key-type",
+        ),
+    ],
+)
+def test_batch_write_invalid_key(ddb, request, table_fixture, write, message):
+    name = request.getfixturevalue(table_fixture)
+    expect_error(lambda: ddb.batch_write_item(RequestItems={name: [write]}), "ValidationException", message)
 
 
 def test_batch_write_oversized_item_rejects_whole_batch(ddb, table):

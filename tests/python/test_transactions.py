@@ -21,22 +21,24 @@ def tx_put(table, item, **kw):
     return {"Put": {"TableName": table, "Item": item, **kw}}
 
 
-def tx_update(table, key, expr, values=None, **kw):
-    op = {"TableName": table, "Key": key, "UpdateExpression": expr, **kw}
+def tx_op(table, key, values=None, **fields):
+    """The body of a keyed action; ExpressionAttributeValues only when given."""
+    op = {"TableName": table, "Key": key, **fields}
     if values:
         op["ExpressionAttributeValues"] = values
-    return {"Update": op}
+    return op
+
+
+def tx_update(table, key, expr, values=None, **kw):
+    return {"Update": tx_op(table, key, values, UpdateExpression=expr, **kw)}
 
 
 def tx_delete(table, key, **kw):
-    return {"Delete": {"TableName": table, "Key": key, **kw}}
+    return {"Delete": tx_op(table, key, **kw)}
 
 
 def tx_check(table, key, cond, values=None, **kw):
-    op = {"TableName": table, "Key": key, "ConditionExpression": cond, **kw}
-    if values:
-        op["ExpressionAttributeValues"] = values
-    return {"ConditionCheck": op}
+    return {"ConditionCheck": tx_op(table, key, values, ConditionExpression=cond, **kw)}
 
 
 def test_transact_write_all_action_types(ddb, make_table):
@@ -151,25 +153,23 @@ def test_transaction_canceled_wire_body(endpoint, table):
     assert body["CancellationReasons"] == [{"Code": "ConditionalCheckFailed", "Message": "The conditional request failed"}]
 
 
-def test_multiple_operations_on_one_item(ddb, table):
-    expect_error(
-        lambda: ddb.transact_write_items(
-            TransactItems=[tx_put(table, {**k("same"), "v": {"S": "1"}}), tx_update(table, k("same"), "SET v = :v", {":v": {"S": "2"}})]
+@pytest.mark.parametrize(
+    "actions",
+    [
+        pytest.param(
+            lambda t: [tx_put(t, {**k("same"), "v": {"S": "1"}}), tx_update(t, k("same"), "SET v = :v", {":v": {"S": "2"}})],
+            id="put-and-update",
         ),
+        pytest.param(lambda t: [tx_check(t, k("same"), "attribute_not_exists(pk)"), tx_put(t, k("same"))], id="condition-check-and-put"),
+    ],
+)
+def test_multiple_operations_on_one_item(ddb, table, actions):
+    expect_error(
+        lambda: ddb.transact_write_items(TransactItems=actions(table)),
         "ValidationException",
         "Transaction request cannot include multiple operations on one item",
     )
     assert get(ddb, table, k("same")) is None
-
-
-def test_condition_check_and_write_on_same_item_rejected(ddb, table):
-    expect_error(
-        lambda: ddb.transact_write_items(
-            TransactItems=[tx_check(table, k("s"), "attribute_not_exists(pk)"), tx_put(table, k("s"))]
-        ),
-        "ValidationException",
-        "Transaction request cannot include multiple operations on one item",
-    )
 
 
 def test_same_key_in_different_tables_is_allowed(ddb, make_table):
