@@ -60,7 +60,16 @@ pub struct Second {
 #[derive(Clone, Debug)]
 pub struct SimLoad {
     pub written: u64,
+    /// Modelled milliseconds from the first request to the end of the
+    /// last round trip.
     pub elapsed_ms: u64,
+    /// Items written in each second of the load.
+    pub written_per_second: Vec<u64>,
+    /// Items that came back unprocessed or in a refused batch (and were re-sent).
+    pub resent: u64,
+    /// Requests refused whole with a throttling error.
+    pub throttled_requests: u64,
+    /// The table's consumption per second, from the capacity model.
     pub timeline: Vec<Second>,
 }
 
@@ -68,6 +77,12 @@ impl SimLoad {
     /// Items per second over the whole load.
     pub fn mean_rate(&self) -> f64 {
         self.written as f64 / (self.elapsed_ms.max(1) as f64 / 1000.0)
+    }
+
+    /// Mean items per second over whole seconds in `[from, to)`.
+    pub fn rate_between(&self, from: usize, to: usize) -> f64 {
+        let slice = &self.written_per_second[from..to.min(self.written_per_second.len())];
+        slice.iter().sum::<u64>() as f64 / slice.len().max(1) as f64
     }
 }
 
@@ -86,11 +101,29 @@ fn timeline(engine: &Engine, table: &str, now: u64) -> Vec<Second> {
 }
 
 /// Runs a closed-loop load until everything is written or `limit_ms`.
-pub fn closed_loop(engine: &Engine, table: &str, items: Vec<Item>, concurrency: usize, limit_ms: u64) -> SimLoad {
+/// A throttled batch is re-sent; any other error ends the load.
+pub fn closed_loop(
+    engine: &Engine,
+    table: &str,
+    items: Vec<Item>,
+    concurrency: usize,
+    limit_ms: u64,
+) -> Result<SimLoad, EngineError> {
     let mut queue: VecDeque<Item> = items.into();
-    let mut written = 0u64;
+    let mut load = SimLoad {
+        written: 0,
+        elapsed_ms: 0,
+        written_per_second: Vec::new(),
+        resent: 0,
+        throttled_requests: 0,
+        timeline: Vec::new(),
+    };
     let mut now = START_MS;
     while !queue.is_empty() && now - START_MS < limit_ms {
+        let second = ((now - START_MS) / 1000) as usize;
+        if load.written_per_second.len() <= second {
+            load.written_per_second.resize(second + 1, 0);
+        }
         for _ in 0..concurrency {
             if queue.is_empty() {
                 break;
@@ -109,16 +142,26 @@ pub fn closed_loop(engine: &Engine, table: &str, items: Vec<Item>, concurrency: 
                         WriteRequest::Put(i) | WriteRequest::Delete(i) => i,
                     })
                     .collect(),
-                Err(_) => batch,
+                // Nothing was admitted: the whole batch is re-sent.
+                Err(EngineError::Throttled { .. }) => {
+                    load.throttled_requests += 1;
+                    batch
+                }
+                Err(e) => return Err(e),
             };
-            written += (n - back.len()) as u64;
+            load.resent += back.len() as u64;
+            let written = (n - back.len()) as u64;
+            load.written += written;
+            load.written_per_second[second] += written;
             for i in back.into_iter().rev() {
                 queue.push_front(i);
             }
         }
         now += ROUND_TRIP_MS;
     }
-    SimLoad { written, elapsed_ms: now - START_MS, timeline: timeline(engine, table, now + 1000) }
+    load.elapsed_ms = now - START_MS;
+    load.timeline = timeline(engine, table, now + 1000);
+    Ok(load)
 }
 
 /// Sends every batch of 25 at the same instant and keeps nothing that

@@ -72,6 +72,37 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// Loads with `--report` into `d`, asserts success, and returns the report.
+fn load_ok(server: &Server, input: &Path, table: &str, d: &Path, extra: &[&str]) -> serde_json::Value {
+    let rep = d.join(format!("{table}.report.json"));
+    let mut args = extra.to_vec();
+    args.extend(["--report", rep.to_str().unwrap()]);
+    let out = load(server, input, table, &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    report(&rep)
+}
+
+/// [`load_ok`] with `--timeline`: also returns the write units of each second.
+fn load_with_timeline(
+    server: &Server,
+    input: &Path,
+    table: &str,
+    d: &Path,
+    extra: &[&str],
+) -> (serde_json::Value, Vec<f64>) {
+    let tl = d.join(format!("{table}.timeline.csv"));
+    let mut args = extra.to_vec();
+    args.extend(["--timeline", tl.to_str().unwrap()]);
+    let report = load_ok(server, input, table, d, &args);
+    let units = std::fs::read_to_string(&tl)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
+        .collect();
+    (report, units)
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
 }
@@ -139,15 +170,13 @@ fn heavy_throttling_loses_nothing_and_the_last_record_wins() {
     let input = d.join("dups.jsonl");
     // 600 keys written twice: 1,200 records into a 60 WCU table.
     let expected = write_rounds(&input, 600, 2, 50);
-    let rep = d.join("report.json");
-    let out = load(
+    let r = load_ok(
         &server,
         &input,
         "throttled",
-        &["--create-table", "--key", "id:S", "--billing", "provisioned:5:60", "--report", rep.to_str().unwrap()],
+        &d,
+        &["--create-table", "--key", "id:S", "--billing", "provisioned:5:60"],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let r = report(&rep);
     assert_eq!(r["records"], serde_json::json!({"read": 1200, "written": 1200, "rejected": 0}));
     assert!(
         r["throttle_events"].as_u64().unwrap() + r["unprocessed_items"].as_u64().unwrap() > 0,
@@ -223,10 +252,7 @@ fn kill_minus_9_then_resume_leaves_the_table_equal_to_the_input() {
     let again = load(&server, &input, "resumed", &args);
     assert_eq!(again.status.code(), Some(1));
     assert!(stderr(&again).contains("pass --resume"), "{}", stderr(&again));
-    let rep = d.join("report.json");
-    let resumed = load(&server, &input, "resumed", &["--resume", "--report", rep.to_str().unwrap()]);
-    assert!(resumed.status.success(), "{}", stderr(&resumed));
-    let r = report(&rep);
+    let r = load_ok(&server, &input, "resumed", &d, &["--resume"]);
     assert_eq!(r["resumed_from_line"], line);
     assert_eq!(r["records"]["read"].as_u64().unwrap(), 3000 - (line - 1));
     let items = scan_all(&server.url, "resumed");
@@ -304,26 +330,15 @@ fn interleave_loads_sorted_input_faster_than_as_is() {
     let mut resent = HashMap::new();
     let mut throttled = HashMap::new();
     for order in ["as-is", "interleave"] {
-        let rep = d.join(format!("{order}.json"));
         let table = format!("sorted-{order}");
-        let out = load(
+        let checkpoint = d.join(format!("{order}.ckpt"));
+        let r = load_ok(
             &server,
             &input,
             &table,
-            &[
-                "--create-table",
-                "--key",
-                "id:S,sk:N",
-                "--order",
-                order,
-                "--report",
-                rep.to_str().unwrap(),
-                "--checkpoint",
-                d.join(format!("{order}.ckpt")).to_str().unwrap(),
-            ],
+            &d,
+            &["--create-table", "--key", "id:S,sk:N", "--order", order, "--checkpoint", checkpoint.to_str().unwrap()],
         );
-        assert!(out.status.success(), "{}", stderr(&out));
-        let r = report(&rep);
         assert_eq!(r["records"]["written"], 10_000);
         secs.insert(order, r["duration_s"].as_f64().unwrap());
         resent.insert(order, r["items_resent"].as_u64().unwrap());
@@ -345,32 +360,8 @@ fn max_wcu_holds() {
     let d = dir("maxwcu");
     let input = d.join("flat.jsonl");
     write_rounds(&input, 3000, 1, 10);
-    let rep = d.join("r.json");
-    let tl = d.join("t.csv");
-    let out = load(
-        &server,
-        &input,
-        "capped",
-        &[
-            "--create-table",
-            "--key",
-            "id:S",
-            "--max-wcu",
-            "500",
-            "--report",
-            rep.to_str().unwrap(),
-            "--timeline",
-            tl.to_str().unwrap(),
-        ],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let r = report(&rep);
-    let rows: Vec<f64> = std::fs::read_to_string(&tl)
-        .unwrap()
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
-        .collect();
+    let (r, rows) =
+        load_with_timeline(&server, &input, "capped", &d, &["--create-table", "--key", "id:S", "--max-wcu", "500"]);
     // The timeline holds every unit written, so the per-second bound below
     // covers the whole load: 3,000 units at 500/s with one second's burst
     // take at least five seconds, whatever the machine.
@@ -396,39 +387,19 @@ fn a_provisioned_1000_wcu_table_is_loaded_at_90_percent_of_capacity() {
         writeln!(f, "{{\"id\": \"key-{k}\", \"pad\": \"{}\"}}", "x".repeat(990)).unwrap();
     }
     drop(f);
-    let rep = d.join("r.json");
-    let tl = d.join("t.csv");
-    let out = load(
+    let (r, rows) = load_with_timeline(
         &server,
         &input,
         "prov1000",
-        &[
-            "--create-table",
-            "--key",
-            "id:S",
-            "--billing",
-            "provisioned:5:1000",
-            "--order",
-            "shuffle",
-            "--report",
-            rep.to_str().unwrap(),
-            "--timeline",
-            tl.to_str().unwrap(),
-        ],
+        &d,
+        &["--create-table", "--key", "id:S", "--billing", "provisioned:5:1000", "--order", "shuffle"],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let rows: Vec<f64> = std::fs::read_to_string(&tl)
-        .unwrap()
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
-        .collect();
     // Whole seconds only: drop the first (ramp-up) and the last (partial).
     let steady = &rows[1..rows.len() - 1];
     let mean = steady.iter().sum::<f64>() / steady.len() as f64;
     println!("provisioned 1,000 WCU: {mean:.0} units/s over {} whole seconds", steady.len());
     assert!(mean >= 900.0, "{mean} units/s: {rows:?}");
-    assert_eq!(report(&rep)["records"]["written"], 12_000);
+    assert_eq!(r["records"]["written"], 12_000);
 }
 
 #[test]

@@ -21,7 +21,7 @@ use std::time::Duration;
 use dynaburst_input::{InputSpec, Reader, Record};
 use dynaburst_loader::{
     load_report, open_session, run_pipeline, Concurrency, Cost, DynamoReport, LoadError, LoadResult, Order, Prices,
-    Report, Snapshot, TargetReport, Tuning, UnitRate,
+    Report, Snapshot, TargetReport, TokioClock, Tuning, UnitRate,
 };
 use serde_json::{json, Value};
 use tokio::sync::watch;
@@ -114,7 +114,8 @@ pub async fn load(
     });
     let schema = info.schema.clone();
     let out =
-        run_pipeline(sink, &session, &tuning, move |r: &Record| sink::prepare(r, &schema), progress, stop).await?;
+        run_pipeline(sink, &session, &tuning, move |r: &Record| sink::prepare(r, &schema), progress, stop, TokioClock)
+            .await?;
     let s = &out.stats;
     let secs = out.elapsed.as_secs_f64().max(1e-3);
     let best_units = s.timeline.iter().map(|r| r.units).fold(0.0, f64::max);

@@ -141,14 +141,7 @@ impl Engine {
             }
             out.consumed.extend(consumed(input.return_capacity, &table.name, 0.0, units));
         }
-        if !admitted_any {
-            if let Some(e) = refusal {
-                for t in &throttled_tables {
-                    t.note_throttled_request(now);
-                }
-                return Err(e);
-            }
-        }
+        refuse_if_nothing_admitted(admitted_any, refusal, &throttled_tables, now)?;
         Ok(out)
     }
 
@@ -217,14 +210,27 @@ impl Engine {
             out.consumed.extend(consumed(input.return_capacity, &table.name, units, 0.0));
             out.responses.push((table.name.clone(), items));
         }
-        if !admitted_any {
-            if let Some(e) = refusal {
-                for t in &throttled_tables {
-                    t.note_throttled_request(now);
-                }
-                return Err(e);
-            }
-        }
+        refuse_if_nothing_admitted(admitted_any, refusal, &throttled_tables, now)?;
         Ok(out)
+    }
+}
+
+/// A batch of which no item was admitted fails whole with its first
+/// throttling error, each throttled table counting one throttled request;
+/// one that admitted anything succeeds, its refused items unprocessed.
+fn refuse_if_nothing_admitted(
+    admitted_any: bool,
+    refusal: Option<EngineError>,
+    throttled_tables: &[Arc<Table>],
+    now: Millis,
+) -> Result<(), EngineError> {
+    match refusal {
+        Some(e) if !admitted_any => {
+            for t in throttled_tables {
+                t.note_throttled_request(now);
+            }
+            Err(e)
+        }
+        _ => Ok(()),
     }
 }

@@ -1,6 +1,7 @@
 //! Single-item operations: PutItem, GetItem, DeleteItem, UpdateItem.
 
 use dynaburst_capacity::Op;
+use dynaburst_expr::Condition;
 use dynaburst_model::{item_size, read_units, Item};
 
 use crate::engine::{
@@ -8,6 +9,8 @@ use crate::engine::{
     parse_write_exprs, projected, read_kind, throttled, update_return_values, Engine, ITEM_TOO_BIG,
 };
 use crate::error::EngineError;
+use crate::store::StoreKey;
+use crate::table::Table;
 use crate::types::*;
 use crate::write::{self, Writes};
 
@@ -28,25 +31,7 @@ impl Engine {
         let exprs = parse_write_exprs(options.condition.as_deref(), None, &options.expr)?;
         let key = table.key_schema.key_of_item(&input.item)?;
         let new_size = check_item_size(&input.item, ITEM_TOO_BIG)?;
-        let mut data = table.data.write();
-        let old = data.store.get(&key)?;
-        let old_size = old.as_ref().map(|o| item_size(o)).unwrap_or(0);
-        let units = write::units(old_size, new_size);
-        write::admit_one(&table, key.hash, units, now)?;
-        if !condition_holds(&exprs.condition, old.as_deref())? {
-            return Err(condition_failed(old.as_deref(), options));
-        }
-        let mut writes = Writes::with_capacity(1);
-        writes.put(0, key, input.item, new_size, Some(old_size));
-        write::commit(&*self.storage, &[&table], &mut [&mut *data], writes, now)?;
-        drop(data);
-        Ok(WriteOutput {
-            attributes: match options.return_values {
-                ReturnValues::AllOld => old.map(|o| (*o).clone()),
-                _ => None,
-            },
-            consumed: consumed(options.return_capacity, &table.name, 0.0, units),
-        })
+        self.replace_one(&table, key, Some((input.item, new_size)), &exprs.condition, options, now)
     }
 
     /// GetItem.
@@ -70,18 +55,38 @@ impl Engine {
         let table = self.table(&input.table_name)?;
         let exprs = parse_write_exprs(options.condition.as_deref(), None, &options.expr)?;
         let key = table.key_schema.key_of_key(&input.key)?;
+        self.replace_one(&table, key, None, &exprs.condition, options, now)
+    }
+
+    /// PutItem's and DeleteItem's write: the item at `key` becomes `new`
+    /// (with its size), or is deleted when `new` is None. Admission comes
+    /// before the condition; the old item is returned for ALL_OLD.
+    fn replace_one(
+        &self,
+        table: &Table,
+        key: StoreKey,
+        new: Option<(Item, usize)>,
+        condition: &Option<Condition>,
+        options: &WriteOptions,
+        now: Millis,
+    ) -> Result<WriteOutput, EngineError> {
         let mut data = table.data.write();
         let old = data.store.get(&key)?;
         let old_size = old.as_ref().map(|o| item_size(o)).unwrap_or(0);
-        let units = write::units(old_size, 0);
-        write::admit_one(&table, key.hash, units, now)?;
-        if !condition_holds(&exprs.condition, old.as_deref())? {
+        let units = write::units(old_size, new.as_ref().map_or(0, |(_, size)| *size));
+        write::admit_one(table, key.hash, units, now)?;
+        if !condition_holds(condition, old.as_deref())? {
             return Err(condition_failed(old.as_deref(), options));
         }
-        if old.is_some() {
-            let mut writes = Writes::with_capacity(1);
-            writes.delete(0, key, Some(old_size));
-            write::commit(&*self.storage, &[&table], &mut [&mut *data], writes, now)?;
+        let mut writes = Writes::with_capacity(1);
+        match new {
+            Some((item, size)) => writes.put(0, key, item, size, Some(old_size)),
+            // Deleting what is not there writes nothing.
+            None if old.is_some() => writes.delete(0, key, Some(old_size)),
+            None => {}
+        }
+        if writes.len() > 0 {
+            write::commit(&*self.storage, &[table], &mut [&mut *data], writes, now)?;
         }
         drop(data);
         Ok(WriteOutput {

@@ -192,31 +192,15 @@ pub fn open_session(
 }
 
 /// Reads the session's input on its own thread, converting each record
-/// with `convert` there, and runs the pipeline into `sink` to its end, on
-/// tokio's clock.
-pub async fn run_pipeline<S, F>(
-    sink: Arc<S>,
-    session: &Session,
-    tuning: &Tuning,
-    convert: F,
-    progress: watch::Sender<Snapshot>,
-    stop: watch::Receiver<bool>,
-) -> Result<Outcomes, LoadError>
-where
-    S: Sink,
-    F: Fn(&Record) -> Result<SinkItem<S::Item>, String> + Send + 'static,
-{
-    run_pipeline_with(sink, session, tuning, convert, progress, stop, TokioClock).await
-}
-
-/// `run_pipeline` on a given clock (virtual time in tests and
+/// with `convert` there, and runs the pipeline into `sink` to its end on
+/// `clock` ([`TokioClock`] for real loads, virtual time in tests and
 /// simulations).
 ///
 /// A reader that fails (an error, or a panic in parsing or in `convert`)
 /// ends the load `Aborted`, never `Complete`: the reader says `End` only
 /// after the last record, and the checkpoint never passes a record that
 /// was not read.
-pub async fn run_pipeline_with<S, F, C>(
+pub async fn run_pipeline<S, F, C>(
     sink: Arc<S>,
     session: &Session,
     tuning: &Tuning,

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use dynaburst_input::{Compression, Format, InputSpec, Record};
 use dynaburst_loader::{
-    open_session, run_pipeline_with, Checkpoint, Concurrency, Ending, Limits, Order, Outcome, Outcomes, Session, Sink,
+    open_session, run_pipeline, Checkpoint, Concurrency, Ending, Limits, Order, Outcome, Outcomes, Session, Sink,
     SinkItem, Snapshot, TokioClock, Tuning, READER_DIED,
 };
 use tokio::sync::watch;
@@ -157,7 +157,7 @@ where
 {
     let (progress, _rx) = watch::channel(Snapshot::default());
     let (_stop_tx, stop) = watch::channel(false);
-    run_pipeline_with(sink, session, tuning, convert, progress, stop, TokioClock).await.unwrap()
+    run_pipeline(sink, session, tuning, convert, progress, stop, TokioClock).await.unwrap()
 }
 
 #[tokio::test(start_paused = true)]

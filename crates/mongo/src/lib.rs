@@ -26,7 +26,7 @@ use bson::{doc, Bson, Document};
 use dynaburst_input::{Format, InputSpec, Reader, Record};
 use dynaburst_loader::{
     load_report, open_session, run_pipeline, Limits, LoadError, LoadResult, MongoReport, MongoServerReport, Report,
-    SinkItem, Snapshot, TargetReport, Tuning, MAX_CONCURRENCY,
+    SinkItem, Snapshot, TargetReport, TokioClock, Tuning, MAX_CONCURRENCY,
 };
 use mongodb::options::ClientOptions;
 use serde_json::{json, Value};
@@ -328,6 +328,7 @@ pub async fn load(
         move |r: &Record| preparer.prepare(r).map_err(|e| e.to_string()),
         progress,
         stop,
+        TokioClock,
     )
     .await?;
     let target = MongoReport {

@@ -24,14 +24,6 @@ fn ip_items(count: u64, seed: u64, single_key: bool) -> Result<Vec<Item>, Scenar
     Ok(out)
 }
 
-fn shuffle<T>(v: &mut [T], seed: u64) {
-    let mut rng = dynaburst_datagen::Rng::new(seed);
-    for i in (1..v.len()).rev() {
-        let j = rng.below(i as u64 + 1) as usize;
-        v.swap(i, j);
-    }
-}
-
 fn write_timeline_csv(path: &Path, rows: &[TimelineSecond]) -> Result<(), ScenarioError> {
     let mut s = String::from("second,consumed_write_units,throttled_write_items\n");
     for r in rows {
@@ -65,7 +57,7 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Scenario<PartitionKeys>, Scenar
         ));
         let mut items = ip_items(count, ctx.seed, single)?;
         if shuffled {
-            shuffle(&mut items, ctx.seed);
+            dynaburst_datagen::Rng::new(ctx.seed).shuffle(&mut items);
         }
         let (rate, seconds, timeline) = if modelled {
             let e = sim::engine();
@@ -76,7 +68,7 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Scenario<PartitionKeys>, Scenar
             sim::create(&e, case, &[("pk", ScalarType::N), ("sk", ScalarType::N)], billing)
                 .map_err(|e| e.to_string())?;
             // Bounded: at most 10 modelled minutes.
-            let load = sim::closed_loop(&e, case, items, 16, 600_000);
+            let load = sim::closed_loop(&e, case, items, 16, 600_000).map_err(|e| e.to_string())?;
             let tl: Vec<TimelineSecond> = load
                 .timeline
                 .iter()

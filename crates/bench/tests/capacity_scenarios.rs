@@ -1,0 +1,139 @@
+//! Seed 002's and seed 004's load scenarios through the engine's real
+//! BatchWriteItem with the capacity model on, in virtual time: the
+//! modelled writer of `dynaburst_bench::sim` sends batches of 25
+//! one-kilobyte items, `concurrency` requests per 10 ms round trip, and
+//! re-sends what comes back unprocessed. Minutes of modelled load take
+//! seconds.
+
+use dynaburst_bench::sim;
+use dynaburst_datagen::Rng;
+use dynaburst_engine::*;
+use dynaburst_model::{AttributeValue, Item, Number, ScalarType};
+
+/// An item of exactly 1,024 bytes (one write unit).
+fn item(pk: &str, sk: u64) -> Item {
+    let mut i = Item::new();
+    i.insert("pk".into(), AttributeValue::S(pk.to_string()));
+    i.insert("sk".into(), AttributeValue::N(Number::from_i64(sk as i64)));
+    let used = dynaburst_model::item_size(&i) + "pad".len();
+    i.insert("pad".into(), AttributeValue::S("x".repeat(1024 - used)));
+    assert_eq!(dynaburst_model::item_size(&i), 1024);
+    i
+}
+
+/// A table keyed by pk (S) and sk (N).
+fn create(engine: &Engine, name: &str, billing: BillingMode) {
+    sim::create(engine, name, &[("pk", ScalarType::S), ("sk", ScalarType::N)], billing).unwrap();
+}
+
+/// ~200 partition-key values, like seed 004's first octets, each with
+/// `per_key` ranges, in sorted order.
+fn octet_dataset(per_key: u64) -> Vec<Item> {
+    let mut items = Vec::new();
+    for octet in 1..=200u64 {
+        for i in 0..per_key {
+            items.push(item(&octet.to_string(), i));
+        }
+    }
+    items
+}
+
+/// `items` in the order seed `seed` shuffles them into.
+fn shuffled(mut items: Vec<Item>, seed: u64) -> Vec<Item> {
+    Rng::new(seed).shuffle(&mut items);
+    items
+}
+
+#[test]
+fn seed004_single_partition_key_levels_off_at_1000_units() {
+    let engine = sim::engine();
+    create(&engine, "ipranges", BillingMode::PayPerRequest);
+    let items: Vec<Item> = (0..150_000).map(|i| item("0", i)).collect();
+    let load = sim::closed_loop(&engine, "ipranges", items, 4, 120_000).unwrap();
+    let rate = load.rate_between(0, 120);
+    println!("single key: {rate:.1} units/s over 120 s, {} unprocessed re-sent", load.resent);
+    assert!((950.0..=1050.0).contains(&rate), "rate {rate}");
+    assert!(load.resent > 100_000, "the rest is throttled: {}", load.resent);
+    // The throttle names the hot key range.
+    let err = engine
+        .put_item(
+            PutItemInput { table_name: "ipranges".into(), item: item("0", 999_999), options: WriteOptions::default() },
+            Millis(sim::START_MS + 119_990),
+        )
+        .unwrap_err();
+    assert_eq!(
+        err,
+        EngineError::Throttled {
+            provisioned: false,
+            reason: "TableWriteKeyRangeThroughputExceeded",
+            resource: "arn:aws:dynamodb:us-east-1:000000000000:table/ipranges".into()
+        }
+    );
+}
+
+#[test]
+fn seed004_sorted_partition_keys_stay_below_1500_units() {
+    let engine = sim::engine();
+    create(&engine, "sorted", BillingMode::PayPerRequest);
+    // Seed 004's dataset: hundreds of thousands of ranges over ~200 keys.
+    let load = sim::closed_loop(&engine, "sorted", octet_dataset(1500), 4, 900_000).unwrap();
+    let rate = load.mean_rate();
+    println!("sorted: {rate:.1} units/s over {} ms", load.elapsed_ms);
+    assert_eq!(load.written, 300_000);
+    assert!(rate <= 1500.0, "rate {rate}");
+    assert!(rate >= 900.0, "one partition at a time still runs near its maximum: {rate}");
+}
+
+#[test]
+fn seed004_shuffled_partition_keys_reach_3200_units() {
+    let engine = sim::engine();
+    create(&engine, "shuffled", BillingMode::PayPerRequest);
+    let load = sim::closed_loop(&engine, "shuffled", shuffled(octet_dataset(600), 4), 8, 600_000).unwrap();
+    let rate = load.mean_rate();
+    println!("shuffled: {rate:.1} units/s over {} ms", load.elapsed_ms);
+    assert_eq!(load.written, 120_000);
+    assert!(rate >= 3200.0, "rate {rate}");
+    assert!(rate <= 4000.0, "a new on-demand table takes at most 4,000 WRU: {rate}");
+}
+
+#[test]
+fn seed004_provisioned_10000_wcu_shuffled_reaches_6000_then_9000_with_many_keys() {
+    let engine = sim::engine();
+    create(&engine, "prov200", BillingMode::Provisioned { read: 1000, write: 10_000 });
+    let load = sim::closed_loop(&engine, "prov200", shuffled(octet_dataset(600), 4), 16, 600_000).unwrap();
+    let rate = load.mean_rate();
+    println!("provisioned, 200 keys: {rate:.1} units/s");
+    assert!(rate >= 6000.0, "rate {rate}");
+
+    create(&engine, "prov100k", BillingMode::Provisioned { read: 1000, write: 10_000 });
+    let items: Vec<Item> = (0..120_000u64).map(|i| item(&format!("k{}", i % 100_000), i)).collect();
+    let load = sim::closed_loop(&engine, "prov100k", shuffled(items, 9), 16, 600_000).unwrap();
+    let rate = load.mean_rate();
+    println!("provisioned, 100,000 keys: {rate:.1} units/s");
+    assert!(rate >= 9000.0, "rate {rate}");
+    // Never above the provisioned total since the table was created (one
+    // idle second before the load, banked as burst), plus the first
+    // second each partition holds at creation.
+    let allowed = 10_000.0 * (1.0 + load.elapsed_ms as f64 / 1000.0) + 10_000.0;
+    assert!(load.written as f64 <= allowed, "{} written, {allowed} allowed", load.written);
+}
+
+/// `calls` batches of 25 new items fired at one instant at a new
+/// on-demand table: (items left unprocessed or refused, items sent).
+fn fire_at_once(calls: usize) -> (u64, u64) {
+    let engine = sim::engine();
+    create(&engine, "burst", BillingMode::PayPerRequest);
+    let items: Vec<Item> = (0..calls * 25).map(|i| item(&format!("id{}-{}", i / 25, i % 25), 0)).collect();
+    let (written, lost) = sim::fire_and_forget(&engine, "burst", items);
+    (lost, written + lost)
+}
+
+#[test]
+fn seed002_batches_fired_at_once_leave_items_unprocessed() {
+    let (unprocessed, sent) = fire_at_once(400);
+    println!("400 calls: {unprocessed} of {sent} unprocessed");
+    assert!(unprocessed > 0 && unprocessed < sent, "some but not all: {unprocessed}/{sent}");
+    let (unprocessed, sent) = fire_at_once(4000);
+    println!("4,000 calls: {unprocessed} of {sent} unprocessed");
+    assert!(unprocessed * 2 > sent, "most: {unprocessed}/{sent}");
+}
