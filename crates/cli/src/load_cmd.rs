@@ -536,12 +536,12 @@ fn finish(args: &LoadArgs, result: dynaburst_loader::LoadResult) -> anyhow::Resu
     let r = &result.report.load;
     let ending = serde_json::to_value(r.ending)?;
     let ending = ending.as_str().unwrap_or("?");
-    let rejects = result.rejects_file.as_ref().map(|p| format!(" (see {})", p.display())).unwrap_or_default();
+    let rejects = r.rejects_file.as_ref().map(|p| format!(" (see {p})")).unwrap_or_default();
     eprintln!(
         "dynaburst load: {ending}: {} records read = {} written + {} rejected{rejects}",
-        human(result.read as f64),
-        human(result.written as f64),
-        human(result.rejected as f64)
+        human(r.records.read as f64),
+        human(r.records.written as f64),
+        human(r.records.rejected as f64)
     );
     let units = match &result.report.target {
         TargetReport::DynamoDb(d) => format!(", {} WCU/s", human(d.units_per_s.mean)),
@@ -586,11 +586,11 @@ fn finish(args: &LoadArgs, result: dynaburst_loader::LoadResult) -> anyhow::Resu
         }
     }
     Ok(match &result.ending {
-        Ending::Complete if result.rejected > 0 => {
+        Ending::Complete if r.records.rejected > 0 => {
             eprintln!(
                 "dynaburst load: {} records were rejected: fix them in {} and load that file",
-                result.rejected,
-                result.rejects_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
+                r.records.rejected,
+                r.rejects_file.as_deref().unwrap_or_default()
             );
             ExitCode::from(EXIT_REJECTED)
         }

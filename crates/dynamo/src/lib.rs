@@ -134,7 +134,7 @@ pub async fn load(
         },
     };
     let load = load_report(&session, &tuning, opts.mode.request_name(), &out);
-    Ok(LoadResult::new(&session, &out, Report { target: TargetReport::DynamoDb(target), load }))
+    Ok(LoadResult::new(&out, Report { target: TargetReport::DynamoDb(target), load }))
 }
 
 /// `--dry-run`: reads and checks every record, estimates units, cost and

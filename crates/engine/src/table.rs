@@ -151,9 +151,12 @@ fn key_param_value(key: &Item, attr: &KeyAttr, is_hash: bool) -> Result<KeyValue
 #[derive(Clone, Debug, PartialEq)]
 pub struct TableSettings {
     pub billing: BillingMode,
+    /// When provisioned throughput was last raised or lowered, and how
+    /// often it was lowered today.
     pub last_increase: Option<Millis>,
     pub last_decrease: Option<Millis>,
     pub decreases_today: u64,
+    /// Set when billing mode was last changed to PAY_PER_REQUEST.
     pub last_pay_per_request_switch: Option<Millis>,
 }
 
@@ -299,14 +302,10 @@ impl Table {
             status,
             key_schema: self.key_schema.pairs(),
             attribute_definitions: self.attribute_definitions.clone(),
-            billing: settings.billing,
+            settings,
             created_at: self.created_at,
             item_count,
             size_bytes,
-            last_increase: settings.last_increase,
-            last_decrease: settings.last_decrease,
-            decreases_today: settings.decreases_today,
-            last_pay_per_request_switch: settings.last_pay_per_request_switch,
             warm_throughput,
             partition_count,
         }

@@ -106,15 +106,11 @@ pub struct TableDescription {
     pub status: &'static str,
     pub key_schema: Vec<(String, KeyRole)>,
     pub attribute_definitions: Vec<(String, ScalarType)>,
-    pub billing: BillingMode,
+    /// Billing mode and the history of throughput changes.
+    pub settings: crate::table::TableSettings,
     pub created_at: Millis,
     pub item_count: u64,
     pub size_bytes: u64,
-    pub last_increase: Option<Millis>,
-    pub last_decrease: Option<Millis>,
-    pub decreases_today: u64,
-    /// Set when billing mode was last changed to PAY_PER_REQUEST.
-    pub last_pay_per_request_switch: Option<Millis>,
     /// (read, write) units per second the table takes at once, when the
     /// capacity model is on.
     pub warm_throughput: Option<(f64, f64)>,

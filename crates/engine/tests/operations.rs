@@ -389,8 +389,8 @@ fn an_engine_reopened_on_its_storage_finds_its_tables_and_items() {
     assert_eq!(after.table_id, before.table_id);
     assert_eq!(after.arn, before.arn);
     assert_eq!(after.created_at, before.created_at);
-    assert_eq!(after.billing, BillingMode::Provisioned { read: 7, write: 9 });
-    assert_eq!(after.last_pay_per_request_switch, Some(Millis(0)));
+    assert_eq!(after.settings.billing, BillingMode::Provisioned { read: 7, write: 9 });
+    assert_eq!(after.settings.last_pay_per_request_switch, Some(Millis(0)));
     assert_eq!((after.item_count, after.size_bytes), (2, 3_000));
     assert_eq!(get(&engine, "a", "y"), Some(pad_item("y", 2_000)));
     assert!(matches!(engine.describe_table("b"), Err(EngineError::ResourceNotFound(_))));

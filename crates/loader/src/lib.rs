@@ -64,16 +64,11 @@ impl std::fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
-/// What a load did.
+/// What a load did: how it ended (with an abort's message), its report
+/// (records, files, rates: schema in README.md, "Load report", and
+/// `report.rs`) and its per-second timeline.
 pub struct LoadResult {
     pub ending: Ending,
-    pub read: u64,
-    pub written: u64,
-    pub rejected: u64,
-    /// Where rejected records went (when any were).
-    pub rejects_file: Option<PathBuf>,
-    pub checkpoint_file: Option<PathBuf>,
-    /// The report (schema in README.md, "Load report", and `report.rs`).
     pub report: Report,
     pub timeline: Vec<SecondRow>,
 }
@@ -306,16 +301,7 @@ pub fn load_report(session: &Session, tuning: &Tuning, mode: &str, out: &Outcome
 
 impl LoadResult {
     /// A load's result from its pipeline's outcomes and its report.
-    pub fn new(session: &Session, out: &Outcomes, report: Report) -> LoadResult {
-        LoadResult {
-            ending: out.ending.clone(),
-            read: out.stats.read,
-            written: out.stats.written,
-            rejected: out.stats.rejected,
-            rejects_file: out.rejects_written.then(|| session.rejects.clone()),
-            checkpoint_file: session.checkpoint.clone(),
-            report,
-            timeline: out.stats.timeline.clone(),
-        }
+    pub fn new(out: &Outcomes, report: Report) -> LoadResult {
+        LoadResult { ending: out.ending.clone(), report, timeline: out.stats.timeline.clone() }
     }
 }

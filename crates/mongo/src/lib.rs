@@ -345,7 +345,7 @@ pub async fn load(
         notes,
     };
     let load = load_report(&session, &tuning, opts.mode.command(), &out);
-    Ok(LoadResult::new(&session, &out, Report { target: TargetReport::MongoDb(target), load }))
+    Ok(LoadResult::new(&out, Report { target: TargetReport::MongoDb(target), load }))
 }
 
 /// `--dry-run`: converts and checks every record (JSON, Extended JSON, the

@@ -59,23 +59,24 @@ fn key_role(r: KeyRole) -> &'static str {
 
 /// Renders a TableDescription.
 pub fn table_description_json(d: &TableDescription) -> Value {
-    let (mode, read, write) = match d.billing {
+    let settings = &d.settings;
+    let (mode, read, write) = match settings.billing {
         BillingMode::PayPerRequest => ("PAY_PER_REQUEST", 0, 0),
         BillingMode::Provisioned { read, write } => ("PROVISIONED", read, write),
     };
     let mut throughput = Map::new();
-    throughput.insert("NumberOfDecreasesToday".into(), json!(d.decreases_today));
+    throughput.insert("NumberOfDecreasesToday".into(), json!(settings.decreases_today));
     throughput.insert("ReadCapacityUnits".into(), json!(read));
     throughput.insert("WriteCapacityUnits".into(), json!(write));
-    if let Some(t) = d.last_increase {
+    if let Some(t) = settings.last_increase {
         throughput.insert("LastIncreaseDateTime".into(), secs(t));
     }
-    if let Some(t) = d.last_decrease {
+    if let Some(t) = settings.last_decrease {
         throughput.insert("LastDecreaseDateTime".into(), secs(t));
     }
     let mut billing = Map::new();
     billing.insert("BillingMode".into(), json!(mode));
-    if let (BillingMode::PayPerRequest, Some(t)) = (d.billing, d.last_pay_per_request_switch) {
+    if let (BillingMode::PayPerRequest, Some(t)) = (settings.billing, settings.last_pay_per_request_switch) {
         billing.insert("LastUpdateToPayPerRequestDateTime".into(), secs(t));
     }
     let mut out = json!({
@@ -373,16 +374,10 @@ pub fn write_requests_json(requests: &[(String, Vec<WriteRequest>)]) -> Value {
 /// BatchWriteItem.
 pub fn batch_write_item(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
     let req = Req::new(body)?;
-    let Some(items) = req.get("RequestItems") else { return Err(null_member("requestItems")) };
-    let obj = items.as_object().ok_or_else(|| wrong_json_type(items, "Map"))?;
     let mut violations = Violations::default();
-    if obj.is_empty() {
-        violations.add("'{}'", "requestItems", "Member must have length greater than or equal to 1");
-    }
-    let mut requests = Vec::with_capacity(obj.len());
+    let mut requests = Vec::new();
     let mut total = 0;
-    for (table, list) in obj {
-        check_table_name(Some(table), "requestItems.member.key", &mut violations);
+    for_each_request_item(&req, &mut violations, |table, list, violations| {
         let list = list.as_array().ok_or_else(|| wrong_json_type(list, "List"))?;
         if list.is_empty() || list.len() > MAX_BATCH_WRITE_ITEMS {
             violations.add(
@@ -409,8 +404,9 @@ pub fn batch_write_item(engine: &Engine, body: &Value, now: Millis) -> Result<Va
                 }
             }
         }
-        requests.push((table.clone(), parsed));
-    }
+        requests.push((table.to_string(), parsed));
+        Ok(())
+    })?;
     violations.finish()?;
     if total > MAX_BATCH_WRITE_ITEMS {
         return Err(ApiError::validation("Too many items requested for the BatchWriteItem call"));
@@ -422,6 +418,26 @@ pub fn batch_write_item(engine: &Engine, body: &Value, now: Millis) -> Result<Va
         m.insert("ConsumedCapacity".into(), Value::Array(out.consumed.iter().map(capacity_json).collect()));
     }
     Ok(Value::Object(m))
+}
+
+/// Visits each table of a batch request's RequestItems map, after checking
+/// that the map is there and not empty; each table's name is checked into
+/// `violations` just before `visit` sees its entry.
+fn for_each_request_item<'a>(
+    req: &Req<'a>,
+    violations: &mut Violations,
+    mut visit: impl FnMut(&'a str, &'a Value, &mut Violations) -> Result<(), ApiError>,
+) -> Result<(), ApiError> {
+    let Some(items) = req.get("RequestItems") else { return Err(null_member("requestItems")) };
+    let obj = items.as_object().ok_or_else(|| wrong_json_type(items, "Map"))?;
+    if obj.is_empty() {
+        violations.add("'{}'", "requestItems", "Member must have length greater than or equal to 1");
+    }
+    for (table, entry) in obj {
+        check_table_name(Some(table), "requestItems.member.key", violations);
+        visit(table, entry, violations)?;
+    }
+    Ok(())
 }
 
 fn summarize(n: usize) -> String {
@@ -451,15 +467,9 @@ pub fn unprocessed_keys_json(u: &[(String, KeysAndAttributes)]) -> Value {
 /// BatchGetItem.
 pub fn batch_get_item(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
     let req = Req::new(body)?;
-    let Some(items) = req.get("RequestItems") else { return Err(null_member("requestItems")) };
-    let obj = items.as_object().ok_or_else(|| wrong_json_type(items, "Map"))?;
     let mut violations = Violations::default();
-    if obj.is_empty() {
-        violations.add("'{}'", "requestItems", "Member must have length greater than or equal to 1");
-    }
-    let mut requests = Vec::with_capacity(obj.len());
-    for (table, spec) in obj {
-        check_table_name(Some(table), "requestItems.member.key", &mut violations);
+    let mut requests = Vec::new();
+    for_each_request_item(&req, &mut violations, |table, spec, violations| {
         let r = Req::new(spec)?;
         r.reject_legacy(&["AttributesToGet"])?;
         let keys_v = r.get("Keys").ok_or_else(|| null_member("requestItems.member.value.keys"))?;
@@ -473,7 +483,7 @@ pub fn batch_get_item(engine: &Engine, body: &Value, now: Millis) -> Result<Valu
         }
         let keys = list.iter().map(parse_item).collect::<Result<Vec<_>, _>>()?;
         requests.push((
-            table.clone(),
+            table.to_string(),
             KeysAndAttributes {
                 keys,
                 projection: r.opt_str("ProjectionExpression")?.map(str::to_string),
@@ -481,7 +491,8 @@ pub fn batch_get_item(engine: &Engine, body: &Value, now: Millis) -> Result<Valu
                 consistent_read: r.opt_bool("ConsistentRead")?.unwrap_or(false),
             },
         ));
-    }
+        Ok(())
+    })?;
     violations.finish()?;
     let rc = req.return_capacity()?;
     let out = engine.batch_get_item(BatchGetInput { requests, return_capacity: rc }, now)?;

@@ -152,14 +152,9 @@ async fn run_loader(
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
     let result = dynaburst_dynamo::load(opts, tx, stop).await.map_err(|e| e.to_string())?;
     let _ = std::fs::remove_file(ctx.out_dir.join(format!(".{table}.checkpoint")));
-    if result.rejected > 0 || result.ending != dynaburst_loader::Ending::Complete {
-        return Err(format!(
-            "loading {} into {table}: {:?}, {} rejected",
-            path.display(),
-            result.ending,
-            result.rejected
-        )
-        .into());
+    let rejected = result.report.load.records.rejected;
+    if rejected > 0 || result.ending != dynaburst_loader::Ending::Complete {
+        return Err(format!("loading {} into {table}: {:?}, {rejected} rejected", path.display(), result.ending).into());
     }
     Ok(result)
 }
