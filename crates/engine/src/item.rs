@@ -1,5 +1,7 @@
 //! Single-item operations: PutItem, GetItem, DeleteItem, UpdateItem.
 
+use std::sync::Arc;
+
 use dynaburst_capacity::Op;
 use dynaburst_expr::Condition;
 use dynaburst_model::{item_size, read_units, Item};
@@ -25,13 +27,10 @@ impl Engine {
     /// PutItem. A throttled write is refused before its condition is
     /// evaluated.
     pub fn put_item(&self, input: PutItemInput, now: Millis) -> Result<WriteOutput, EngineError> {
-        let options = &input.options;
-        check_put_return_values(options.return_values, "")?;
-        let table = self.table(&input.table_name)?;
-        let exprs = parse_write_exprs(options.condition.as_deref(), None, &options.expr)?;
+        let (table, condition) = self.open_replace(&input.table_name, &input.options)?;
         let key = table.key_schema.key_of_item(&input.item)?;
         let new_size = check_item_size(&input.item, ITEM_TOO_BIG)?;
-        self.replace_one(&table, key, Some((input.item, new_size)), &exprs.condition, options, now)
+        self.replace_one(&table, key, Some((input.item, new_size)), &condition, &input.options, now)
     }
 
     /// GetItem.
@@ -50,12 +49,22 @@ impl Engine {
     /// DeleteItem. A throttled write is refused before its condition is
     /// evaluated.
     pub fn delete_item(&self, input: DeleteItemInput, now: Millis) -> Result<WriteOutput, EngineError> {
-        let options = &input.options;
-        check_put_return_values(options.return_values, "")?;
-        let table = self.table(&input.table_name)?;
-        let exprs = parse_write_exprs(options.condition.as_deref(), None, &options.expr)?;
+        let (table, condition) = self.open_replace(&input.table_name, &input.options)?;
         let key = table.key_schema.key_of_key(&input.key)?;
-        self.replace_one(&table, key, None, &exprs.condition, options, now)
+        self.replace_one(&table, key, None, &condition, &input.options, now)
+    }
+
+    /// PutItem's and DeleteItem's checks before the key, in DynamoDB's
+    /// order: ReturnValues, the table, the condition expression.
+    fn open_replace(
+        &self,
+        table_name: &str,
+        options: &WriteOptions,
+    ) -> Result<(Arc<Table>, Option<Condition>), EngineError> {
+        check_put_return_values(options.return_values, "")?;
+        let table = self.table(table_name)?;
+        let exprs = parse_write_exprs(options.condition.as_deref(), None, &options.expr)?;
+        Ok((table, exprs.condition))
     }
 
     /// PutItem's and DeleteItem's write: the item at `key` becomes `new`

@@ -62,19 +62,6 @@ impl Comparator {
             Comparator::Ge => ">=",
         }
     }
-
-    /// The comparator a token stands for, if any.
-    fn from_token(kind: TokenKind) -> Option<Comparator> {
-        Some(match kind {
-            TokenKind::Eq => Comparator::Eq,
-            TokenKind::Ne => Comparator::Ne,
-            TokenKind::Lt => Comparator::Lt,
-            TokenKind::Le => Comparator::Le,
-            TokenKind::Gt => Comparator::Gt,
-            TokenKind::Ge => Comparator::Ge,
-            _ => return None,
-        })
-    }
 }
 
 /// A value-producing operand of a condition.
@@ -301,7 +288,7 @@ impl Parser<'_, '_, '_> {
         let Some(next) = self.peek() else {
             return Ok(Node::Operand(subject));
         };
-        if let Some(op) = Comparator::from_token(next) {
+        if let TokenKind::Compare(op) = next {
             self.bump();
             let right = self.parse_operand()?;
             return Ok(Node::condition(self.build_compare(subject, op, right)));

@@ -8,6 +8,8 @@
 //! the parser reports as a syntax error. One deliberate difference:
 //! identifiers may start with `_` as well as a letter.
 
+use crate::condition::Comparator;
+
 /// Words the lexer turns into keyword tokens, in any expression kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Keyword {
@@ -58,12 +60,8 @@ pub(crate) enum TokenKind {
     RBracket,
     Comma,
     Dot,
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
+    /// `=`, `<>`, `<`, `<=`, `>` or `>=`.
+    Compare(Comparator),
     Plus,
     Minus,
     /// A quoted string: never valid, but reported as one token.
@@ -123,17 +121,17 @@ pub(crate) fn tokenize(src: &str) -> Vec<Token> {
             b']' => (TokenKind::RBracket, pos + 1),
             b',' => (TokenKind::Comma, pos + 1),
             b'.' => (TokenKind::Dot, pos + 1),
-            b'=' => (TokenKind::Eq, pos + 1),
+            b'=' => (TokenKind::Compare(Comparator::Eq), pos + 1),
             b'+' => (TokenKind::Plus, pos + 1),
             b'-' => (TokenKind::Minus, pos + 1),
             b'<' => match bytes.get(pos + 1) {
-                Some(b'=') => (TokenKind::Le, pos + 2),
-                Some(b'>') => (TokenKind::Ne, pos + 2),
-                _ => (TokenKind::Lt, pos + 1),
+                Some(b'=') => (TokenKind::Compare(Comparator::Le), pos + 2),
+                Some(b'>') => (TokenKind::Compare(Comparator::Ne), pos + 2),
+                _ => (TokenKind::Compare(Comparator::Lt), pos + 1),
             },
             b'>' => match bytes.get(pos + 1) {
-                Some(b'=') => (TokenKind::Ge, pos + 2),
-                _ => (TokenKind::Gt, pos + 1),
+                Some(b'=') => (TokenKind::Compare(Comparator::Ge), pos + 2),
+                _ => (TokenKind::Compare(Comparator::Gt), pos + 1),
             },
             b'"' | b'\'' => match scan_string_literal(bytes, pos) {
                 Some(end) => (TokenKind::StringLiteral, end),
@@ -194,20 +192,20 @@ mod tests {
                 (LBracket, "["),
                 (Index, "10"),
                 (RBracket, "]"),
-                (Ne, "<>"),
+                (Compare(Comparator::Ne), "<>"),
                 (NamePlaceholder, "#n"),
                 (Keyword(super::Keyword::And), "and"),
                 (ValuePlaceholder, ":v_1"),
                 (LParen, "("),
-                (Le, "<="),
+                (Compare(Comparator::Le), "<="),
                 (Comma, ","),
-                (Ge, ">="),
+                (Compare(Comparator::Ge), ">="),
                 (RParen, ")"),
                 (Plus, "+"),
                 (Minus, "-"),
-                (Lt, "<"),
-                (Gt, ">"),
-                (Eq, "="),
+                (Compare(Comparator::Lt), "<"),
+                (Compare(Comparator::Gt), ">"),
+                (Compare(Comparator::Eq), "="),
                 (StringLiteral, "\"x y\""),
                 (Unknown, "é"),
             ]

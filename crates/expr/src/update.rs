@@ -18,6 +18,7 @@ use std::hash::Hash;
 
 use dynaburst_model::{AttributeValue, Item, NumberError};
 
+use crate::condition::Comparator;
 use crate::error::{ExprError, ExprKind};
 use crate::lexer::{Keyword, TokenKind};
 use crate::parser::{Call, Category, Grammar, ParsedOperand, Parser, Term};
@@ -186,7 +187,7 @@ impl Parser<'_, '_, '_> {
         let path = self.parse_path()?;
         match clause {
             Clause::Set => {
-                self.expect(TokenKind::Eq)?;
+                self.expect(TokenKind::Compare(Comparator::Eq))?;
                 let term = self.parse_set_value()?;
                 let value = self.set_value(term, operators);
                 Ok(UpdateAction::Set { path, value })
