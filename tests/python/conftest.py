@@ -18,7 +18,6 @@ import json
 import os
 import re
 import select
-import signal
 import subprocess
 import tempfile
 import threading
@@ -33,6 +32,8 @@ from botocore.awsrequest import AWSRequest
 from botocore.config import Config
 from botocore.credentials import Credentials
 from botocore.exceptions import ClientError
+
+from procutil import file_tail, stop_process
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REGION = "us-east-1"
@@ -98,22 +99,11 @@ class ServerProcess:
             pass
 
     def stderr_text(self):
-        try:
-            with open(self.stderr_file.name, "rb") as f:
-                return f.read().decode("utf-8", "replace")[-4000:]
-        except OSError:
-            return ""
+        return file_tail(self.stderr_file.name)
 
     def stop(self, timeout=10.0):
         """SIGTERM the server and return its exit code."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+        return stop_process(self.proc, timeout)
 
 
 @pytest.fixture(scope="session")
@@ -181,15 +171,19 @@ def client_config(**overrides):
     return Config(**base)
 
 
-def make_client(endpoint_url, **config_overrides):
-    return boto3.client(
-        "dynamodb",
+def boto_args(endpoint_url, **config_overrides):
+    """Keyword arguments for boto3.client / boto3.resource against a dynaburst server."""
+    return dict(
         endpoint_url=endpoint_url,
         region_name=REGION,
         aws_access_key_id=ACCESS_KEY,
         aws_secret_access_key=SECRET_KEY,
         config=client_config(**config_overrides),
     )
+
+
+def make_client(endpoint_url, **config_overrides):
+    return boto3.client("dynamodb", **boto_args(endpoint_url, **config_overrides))
 
 
 @pytest.fixture(scope="session")
@@ -208,14 +202,7 @@ def ddb_raw(endpoint):
 
 @pytest.fixture(scope="session")
 def ddb_resource(endpoint):
-    return boto3.resource(
-        "dynamodb",
-        endpoint_url=endpoint,
-        region_name=REGION,
-        aws_access_key_id=ACCESS_KEY,
-        aws_secret_access_key=SECRET_KEY,
-        config=client_config(),
-    )
+    return boto3.resource("dynamodb", **boto_args(endpoint))
 
 
 def unique_name(prefix="t"):

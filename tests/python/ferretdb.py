@@ -44,6 +44,8 @@ import threading
 import time
 from pathlib import Path
 
+from procutil import file_tail, stop_process
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 INSTALL_SCRIPT = REPO_ROOT / "scripts" / "install-ferretdb"
 STARTUP_TIMEOUT = 30.0
@@ -195,22 +197,11 @@ class FerretDBServer:
             time.sleep(0.1)
 
     def log_tail(self, limit: int = 4000) -> str:
-        try:
-            with open(self.log_path, "rb") as f:
-                return f.read().decode("utf-8", "replace")[-limit:]
-        except OSError:
-            return ""
+        return file_tail(self.log_path, limit)
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> int:
         """SIGTERM, then SIGKILL after `timeout` seconds; returns the exit code."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+        return stop_process(self.proc, timeout)
 
 
 def start_ferretdb(tmp_dir, **kwargs) -> tuple[str, FerretDBServer]:

@@ -12,26 +12,17 @@ import json
 import urllib.request
 import uuid
 
-import boto3
 import pytest
-from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from conftest import ACCESS_KEY, REGION, SECRET_KEY, ServerProcess
+from conftest import ServerProcess, make_client
 
 ARN_PREFIX = "arn:aws:dynamodb:us-east-1:000000000000:table/"
 
 
 def client(url):
-    return boto3.client(
-        "dynamodb",
-        endpoint_url=url,
-        region_name=REGION,
-        aws_access_key_id=ACCESS_KEY,
-        aws_secret_access_key=SECRET_KEY,
-        # No SDK retries: the test must see what the server answered.
-        config=Config(retries={"total_max_attempts": 1, "mode": "standard"}),
-    )
+    # No SDK retries: the test must see what the server answered.
+    return make_client(url, retries={"total_max_attempts": 1, "mode": "standard"})
 
 
 @pytest.fixture
