@@ -67,33 +67,33 @@ impl Engine {
             }
         }
         // Static validation: tables, keys, sizes, expressions, one action per item.
-        let (tables, slots) = self.tables_in_name_order(input.actions.iter().map(|a| a.table_name()))?;
+        let (tables, slots) = self.tables_in_name_order(input.actions.iter().map(|a| a.table_name.as_str()))?;
         let mut planned = Vec::with_capacity(input.actions.len());
         let mut seen: HashSet<(usize, StoreKey)> = HashSet::new();
         for (action, &slot) in input.actions.iter().zip(&slots) {
             let schema = &tables[slot].key_schema;
             let mut put_size = 0;
-            let (key, key_item, exprs) = match action {
-                TransactAction::Put { item, condition, expr, .. } => {
+            let (condition, expr) = (action.condition.as_deref(), &action.expr);
+            let (key, key_item, exprs) = match &action.op {
+                TransactOp::Put { item } => {
                     let key = schema.key_of_item(item)?;
                     put_size = check_item_size(item, ITEM_TOO_BIG)?;
-                    (key, schema.key_item(item), parse_write_exprs(condition.as_deref(), None, expr)?)
+                    (key, schema.key_item(item), parse_write_exprs(condition, None, expr)?)
                 }
-                TransactAction::Update { key, update, condition, expr, .. } => {
+                TransactOp::Update { key, update } => {
                     let k = schema.key_of_key(key)?;
-                    let exprs = parse_write_exprs(condition.as_deref(), Some(update), expr)?;
+                    let exprs = parse_write_exprs(condition, Some(update), expr)?;
                     if let Some(u) = &exprs.update {
                         check_update_spares_key(schema, u)?;
                     }
                     (k, key.clone(), exprs)
                 }
-                TransactAction::Delete { key, condition, expr, .. } => {
-                    let k = schema.key_of_key(key)?;
-                    (k, key.clone(), parse_write_exprs(condition.as_deref(), None, expr)?)
+                TransactOp::Delete { key } => {
+                    (schema.key_of_key(key)?, key.clone(), parse_write_exprs(condition, None, expr)?)
                 }
-                TransactAction::ConditionCheck { key, condition, expr, .. } => {
+                TransactOp::ConditionCheck { key } => {
                     let k = schema.key_of_key(key)?;
-                    (k, key.clone(), parse_write_exprs(Some(condition), None, expr)?)
+                    (k, key.clone(), parse_write_exprs(Some(condition.unwrap_or_default()), None, expr)?)
                 }
             };
             if !seen.insert((slot, key.clone())) {
@@ -113,12 +113,7 @@ impl Engine {
         for (plan, action) in planned.iter().zip(&input.actions) {
             let old = guards[plan.slot].store.get(&plan.key)?;
             let old_size = old.as_ref().map(|o| item_size(o)).unwrap_or(0);
-            let return_old = match action {
-                TransactAction::Put { return_old_on_failure, .. }
-                | TransactAction::Update { return_old_on_failure, .. }
-                | TransactAction::Delete { return_old_on_failure, .. }
-                | TransactAction::ConditionCheck { return_old_on_failure, .. } => *return_old_on_failure,
-            };
+            let return_old = action.return_old_on_failure;
             if !condition_holds(&plan.exprs.condition, old.as_deref())? {
                 failed = true;
                 reasons.push(CancellationReason {
@@ -132,11 +127,11 @@ impl Engine {
                 admissions[plan.slot].push((plan.key.hash, units));
                 continue;
             }
-            let (apply, new_size) = match action {
-                TransactAction::Put { item, .. } => (Apply::Put(item.clone(), plan.put_size), plan.put_size),
-                TransactAction::Delete { .. } => (Apply::Delete, 0),
-                TransactAction::ConditionCheck { .. } => (Apply::Nothing, 0),
-                TransactAction::Update { .. } => {
+            let (apply, new_size) = match &action.op {
+                TransactOp::Put { item } => (Apply::Put(item.clone(), plan.put_size), plan.put_size),
+                TransactOp::Delete { .. } => (Apply::Delete, 0),
+                TransactOp::ConditionCheck { .. } => (Apply::Nothing, 0),
+                TransactOp::Update { .. } => {
                     match apply_update(
                         &tables[plan.slot].key_schema,
                         &plan.key_item,

@@ -230,50 +230,27 @@ pub struct BatchGetOutput {
     pub consumed: Vec<ConsumedCapacity>,
 }
 
-/// One action of a TransactWriteItems.
+/// One action of TransactWriteItems: what it does to which item, and the
+/// members every kind shares.
 #[derive(Clone, Debug)]
-pub enum TransactAction {
-    Put {
-        table_name: String,
-        item: Item,
-        condition: Option<String>,
-        expr: ExprArgs,
-        return_old_on_failure: bool,
-    },
-    Update {
-        table_name: String,
-        key: Item,
-        update: String,
-        condition: Option<String>,
-        expr: ExprArgs,
-        return_old_on_failure: bool,
-    },
-    Delete {
-        table_name: String,
-        key: Item,
-        condition: Option<String>,
-        expr: ExprArgs,
-        return_old_on_failure: bool,
-    },
-    ConditionCheck {
-        table_name: String,
-        key: Item,
-        condition: String,
-        expr: ExprArgs,
-        return_old_on_failure: bool,
-    },
+pub struct TransactAction {
+    pub table_name: String,
+    pub op: TransactOp,
+    /// ConditionExpression; a ConditionCheck must have one (the wire layer
+    /// requires it; the engine reads a missing one as an empty expression).
+    pub condition: Option<String>,
+    pub expr: ExprArgs,
+    /// ReturnValuesOnConditionCheckFailure ALL_OLD.
+    pub return_old_on_failure: bool,
 }
 
-impl TransactAction {
-    /// The table this action targets.
-    pub fn table_name(&self) -> &str {
-        match self {
-            TransactAction::Put { table_name, .. }
-            | TransactAction::Update { table_name, .. }
-            | TransactAction::Delete { table_name, .. }
-            | TransactAction::ConditionCheck { table_name, .. } => table_name,
-        }
-    }
+/// What a [`TransactAction`] does.
+#[derive(Clone, Debug)]
+pub enum TransactOp {
+    Put { item: Item },
+    Update { key: Item, update: String },
+    Delete { key: Item },
+    ConditionCheck { key: Item },
 }
 
 #[derive(Clone, Debug)]

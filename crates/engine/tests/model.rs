@@ -532,49 +532,19 @@ fn run(engine: &Engine, op: &Op, range: impl Fn(usize) -> bool, now: Millis) -> 
                 .map(|(t, k, kind, cond)| {
                     let table_name = name(*t);
                     let r = range(*t);
-                    match kind {
-                        TxKind::Put(v) => {
-                            let (condition, expr) = condition_args(cond);
-                            TransactAction::Put {
-                                table_name,
-                                item: model_item(r, *k, *v),
-                                condition,
-                                expr,
-                                return_old_on_failure: false,
-                            }
-                        }
-                        TxKind::Update(d) => {
-                            let (condition, expr) = update_args(cond, *d);
-                            TransactAction::Update {
-                                table_name,
-                                key: key_item(r, *k),
-                                update: "ADD v :d".into(),
-                                condition,
-                                expr,
-                                return_old_on_failure: false,
-                            }
-                        }
-                        TxKind::Delete => {
-                            let (condition, expr) = condition_args(cond);
-                            TransactAction::Delete {
-                                table_name,
-                                key: key_item(r, *k),
-                                condition,
-                                expr,
-                                return_old_on_failure: false,
-                            }
-                        }
-                        TxKind::Check => {
-                            let (condition, expr) = condition_args(&effective_cond(kind, cond));
-                            TransactAction::ConditionCheck {
-                                table_name,
-                                key: key_item(r, *k),
-                                condition: condition.unwrap_or_default(),
-                                expr,
-                                return_old_on_failure: false,
-                            }
-                        }
-                    }
+                    let (op, (condition, expr)) = match kind {
+                        TxKind::Put(v) => (TransactOp::Put { item: model_item(r, *k, *v) }, condition_args(cond)),
+                        TxKind::Update(d) => (
+                            TransactOp::Update { key: key_item(r, *k), update: "ADD v :d".into() },
+                            update_args(cond, *d),
+                        ),
+                        TxKind::Delete => (TransactOp::Delete { key: key_item(r, *k) }, condition_args(cond)),
+                        TxKind::Check => (
+                            TransactOp::ConditionCheck { key: key_item(r, *k) },
+                            condition_args(&effective_cond(kind, cond)),
+                        ),
+                    };
+                    TransactAction { table_name, op, condition, expr, return_old_on_failure: false }
                 })
                 .collect();
             engine

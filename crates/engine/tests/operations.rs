@@ -279,9 +279,9 @@ fn a_batch_is_admitted_item_by_item_and_fails_only_when_nothing_was_admitted() {
 }
 
 fn tx_put(table: &str, item: Item, condition: Option<&str>) -> TransactAction {
-    TransactAction::Put {
+    TransactAction {
         table_name: table.into(),
-        item,
+        op: TransactOp::Put { item },
         condition: condition.map(str::to_string),
         expr: ExprArgs::default(),
         return_old_on_failure: false,

@@ -549,41 +549,25 @@ pub fn transact_write_items(engine: &Engine, body: &Value, now: Millis) -> Resul
         let condition = a.opt_str("ConditionExpression")?.map(str::to_string);
         let expr = a.expr_args()?;
         let return_old_on_failure = a.return_old_on_failure()?;
-        actions.push(match kind {
-            "Put" => TransactAction::Put {
-                table_name,
-                item: a.item("Item", "transactItems.member.put.item")?,
-                condition,
-                expr,
-                return_old_on_failure,
-            },
-            "Update" => TransactAction::Update {
-                table_name,
+        let op = match kind {
+            "Put" => TransactOp::Put { item: a.item("Item", "transactItems.member.put.item")? },
+            "Update" => TransactOp::Update {
                 key: a.item("Key", "transactItems.member.update.key")?,
                 update: a
                     .opt_str("UpdateExpression")?
                     .ok_or_else(|| null_member("transactItems.member.update.updateExpression"))?
                     .to_string(),
-                condition,
-                expr,
-                return_old_on_failure,
             },
-            "Delete" => TransactAction::Delete {
-                table_name,
-                key: a.item("Key", "transactItems.member.delete.key")?,
-                condition,
-                expr,
-                return_old_on_failure,
-            },
-            _ => TransactAction::ConditionCheck {
-                table_name,
-                key: a.item("Key", "transactItems.member.conditionCheck.key")?,
-                condition: condition
-                    .ok_or_else(|| null_member("transactItems.member.conditionCheck.conditionExpression"))?,
-                expr,
-                return_old_on_failure,
-            },
-        });
+            "Delete" => TransactOp::Delete { key: a.item("Key", "transactItems.member.delete.key")? },
+            _ => {
+                let key = a.item("Key", "transactItems.member.conditionCheck.key")?;
+                if condition.is_none() {
+                    return Err(null_member("transactItems.member.conditionCheck.conditionExpression"));
+                }
+                TransactOp::ConditionCheck { key }
+            }
+        };
+        actions.push(TransactAction { table_name, op, condition, expr, return_old_on_failure });
     }
     let client_token = match req.opt_str("ClientRequestToken")? {
         None => None,
