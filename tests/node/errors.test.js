@@ -15,101 +15,87 @@ const ctx = useServer(async () => {
   table = await createTable(ctx.client, { rangeType: "N" });
 });
 
+const KEY_SCHEMA = "The provided key element does not match the schema";
+
+/** UpdateItem of the item pk "k", sk 1 through the document client. */
+const updateItem = (UpdateExpression, ExpressionAttributeValues) =>
+  ctx.doc.send(new UpdateCommand({ TableName: table, Key: { pk: "k", sk: 1 }, UpdateExpression, ExpressionAttributeValues }));
+
 describe("errors", () => {
   test("GetItem with a wrong key name, a missing range key or a wrongly typed key -> key schema ValidationException", async () => {
-    const err = await expectError(() =>
-      ctx.doc.send(new GetCommand({ TableName: table, Key: { id: "x", sk: 1 } })),
+    const err = await expectError(
+      () => ctx.doc.send(new GetCommand({ TableName: table, Key: { id: "x", sk: 1 } })),
+      "ValidationException",
+      KEY_SCHEMA,
     );
-    assert.equal(err.name, "ValidationException");
-    assert.equal(err.message, "The provided key element does not match the schema");
     assert.equal(err.$metadata.httpStatusCode, 400);
     assert.equal(err.$fault, "client");
 
-    const missingRange = await expectError(() => ctx.doc.send(new GetCommand({ TableName: table, Key: { pk: "x" } })));
-    assert.equal(missingRange.name, "ValidationException");
-    assert.equal(missingRange.message, "The provided key element does not match the schema");
-
-    const wrongType = await expectError(() =>
-      ctx.client.send(new GetItemCommand({ TableName: table, Key: { pk: { S: "x" }, sk: { S: "1" } } })),
+    // missing range key
+    await expectError(() => ctx.doc.send(new GetCommand({ TableName: table, Key: { pk: "x" } })), "ValidationException", KEY_SCHEMA);
+    // wrongly typed range key
+    await expectError(
+      () => ctx.client.send(new GetItemCommand({ TableName: table, Key: { pk: { S: "x" }, sk: { S: "1" } } })),
+      "ValidationException",
+      KEY_SCHEMA,
     );
-    assert.equal(wrongType.name, "ValidationException");
-    assert.equal(wrongType.message, "The provided key element does not match the schema");
   });
 
   test("PutItem without the range key / with a wrongly typed key -> ValidationException", async () => {
-    const err = await expectError(() => ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "x", v: 1 } })));
-    assert.equal(err.name, "ValidationException");
-    assert.equal(err.message, "One or more parameter values were invalid: Missing the key sk in the item");
-
-    const err2 = await expectError(() =>
-      ctx.client.send(new PutItemCommand({ TableName: table, Item: { pk: { S: "x" }, sk: { S: "one" } } })),
+    await expectError(
+      () => ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "x", v: 1 } })),
+      "ValidationException",
+      "One or more parameter values were invalid: Missing the key sk in the item",
     );
-    assert.equal(err2.name, "ValidationException");
-    assert.equal(err2.message, "One or more parameter values were invalid: Type mismatch for key sk expected: N actual: S");
+    await expectError(
+      () => ctx.client.send(new PutItemCommand({ TableName: table, Item: { pk: { S: "x" }, sk: { S: "one" } } })),
+      "ValidationException",
+      "One or more parameter values were invalid: Type mismatch for key sk expected: N actual: S",
+    );
   });
 
   test("operations on a missing table -> ResourceNotFoundException", async () => {
     const name = tableName("nosuch");
-    const err = await expectError(() => ctx.doc.send(new PutCommand({ TableName: name, Item: { pk: "x" } })));
-    assert.equal(err.name, "ResourceNotFoundException");
+    const err = await expectError(
+      () => ctx.doc.send(new PutCommand({ TableName: name, Item: { pk: "x" } })),
+      "ResourceNotFoundException",
+      /^Requested resource not found/,
+    );
     assert.equal(err.$metadata.httpStatusCode, 400);
-    assert.match(err.message, /^Requested resource not found/);
 
-    const err2 = await expectError(() => ctx.doc.send(new GetCommand({ TableName: name, Key: { pk: "x" } })));
-    assert.equal(err2.name, "ResourceNotFoundException");
+    await expectError(() => ctx.doc.send(new GetCommand({ TableName: name, Key: { pk: "x" } })), "ResourceNotFoundException");
   });
 
   test("UpdateItem that sets a key attribute -> 'Cannot update attribute pk'", async () => {
-    const err = await expectError(() =>
-      ctx.doc.send(
-        new UpdateCommand({
-          TableName: table,
-          Key: { pk: "k", sk: 1 },
-          UpdateExpression: "SET pk = :v",
-          ExpressionAttributeValues: { ":v": "other" },
-        }),
-      ),
-    );
-    assert.equal(err.name, "ValidationException");
-    assert.equal(
-      err.message,
+    await expectError(
+      () => updateItem("SET pk = :v", { ":v": "other" }),
+      "ValidationException",
       "One or more parameter values were invalid: Cannot update attribute pk. This attribute is part of the key",
     );
   });
 
   test("expression errors: UpdateExpression syntax error, unused ExpressionAttributeValues", async () => {
-    const err = await expectError(() =>
-      ctx.doc.send(
-        new UpdateCommand({
-          TableName: table,
-          Key: { pk: "k", sk: 1 },
-          UpdateExpression: "SET = :v",
-          ExpressionAttributeValues: { ":v": 1 },
-        }),
-      ),
+    await expectError(() => updateItem("SET = :v", { ":v": 1 }), "ValidationException", /^Invalid UpdateExpression: /);
+    await expectError(
+      () =>
+        ctx.doc.send(
+          new PutCommand({
+            TableName: table,
+            Item: { pk: "k", sk: 1 },
+            ConditionExpression: "attribute_not_exists(pk)",
+            ExpressionAttributeValues: { ":unused": 1 },
+          }),
+        ),
+      "ValidationException",
+      "Value provided in ExpressionAttributeValues unused in expressions: keys: {:unused}",
     );
-    assert.equal(err.name, "ValidationException");
-    assert.match(err.message, /^Invalid UpdateExpression: /);
-
-    const err2 = await expectError(() =>
-      ctx.doc.send(
-        new PutCommand({
-          TableName: table,
-          Item: { pk: "k", sk: 1 },
-          ConditionExpression: "attribute_not_exists(pk)",
-          ExpressionAttributeValues: { ":unused": 1 },
-        }),
-      ),
-    );
-    assert.equal(err2.name, "ValidationException");
-    assert.equal(err2.message, "Value provided in ExpressionAttributeValues unused in expressions: keys: {:unused}");
   });
 
   test("an item over 400 KB -> 'Item size has exceeded the maximum allowed size'", async () => {
-    const err = await expectError(() =>
-      ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "huge", sk: 1, blob: "x".repeat(400 * 1024) } })),
+    await expectError(
+      () => ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "huge", sk: 1, blob: "x".repeat(400 * 1024) } })),
+      "ValidationException",
+      "Item size has exceeded the maximum allowed size",
     );
-    assert.equal(err.name, "ValidationException");
-    assert.equal(err.message, "Item size has exceeded the maximum allowed size");
   });
 });

@@ -210,17 +210,11 @@ describe("items through DynamoDBDocumentClient", () => {
 
   test("conditional put failure -> ConditionalCheckFailedException, item unchanged", async () => {
     await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "cond", v: 1 } }));
-    const err = await expectError(() =>
-      ctx.doc.send(
-        new PutCommand({
-          TableName: table,
-          Item: { pk: "cond", v: 2 },
-          ConditionExpression: "attribute_not_exists(pk)",
-        }),
-      ),
+    const err = await expectError(
+      () => ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "cond", v: 2 }, ConditionExpression: "attribute_not_exists(pk)" })),
+      "ConditionalCheckFailedException",
+      "The conditional request failed",
     );
-    assert.equal(err.name, "ConditionalCheckFailedException");
-    assert.equal(err.message, "The conditional request failed");
     assert.equal(err.$metadata.httpStatusCode, 400);
     assert.equal(err.Item, undefined, "no Item without ReturnValuesOnConditionCheckFailure");
 
@@ -230,19 +224,20 @@ describe("items through DynamoDBDocumentClient", () => {
 
   test("ReturnValuesOnConditionCheckFailure ALL_OLD puts the old item on the exception", async () => {
     await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "condold", v: 7, s: "x" } }));
-    const err = await expectError(() =>
-      ctx.doc.send(
-        new UpdateCommand({
-          TableName: table,
-          Key: { pk: "condold" },
-          UpdateExpression: "SET v = :n",
-          ConditionExpression: "v = :expected",
-          ExpressionAttributeValues: { ":n": 8, ":expected": 100 },
-          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
-        }),
-      ),
+    const err = await expectError(
+      () =>
+        ctx.doc.send(
+          new UpdateCommand({
+            TableName: table,
+            Key: { pk: "condold" },
+            UpdateExpression: "SET v = :n",
+            ConditionExpression: "v = :expected",
+            ExpressionAttributeValues: { ":n": 8, ":expected": 100 },
+            ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+          }),
+        ),
+      "ConditionalCheckFailedException",
     );
-    assert.equal(err.name, "ConditionalCheckFailedException");
     // The exception's Item is not unmarshalled by the document client.
     assert.deepEqual(err.Item, { pk: { S: "condold" }, v: { N: "7" }, s: { S: "x" } });
   });

@@ -41,6 +41,17 @@ const ctx = useServer(async () => {
   );
 });
 
+/** Query of qtable's partition "p1" (bound to ":p" beside `values`). */
+const queryP1 = (KeyConditionExpression, values, params) =>
+  ctx.doc.send(
+    new QueryCommand({
+      TableName: qtable,
+      KeyConditionExpression,
+      ExpressionAttributeValues: { ":p": "p1", ...values },
+      ...params,
+    }),
+  );
+
 describe("query", () => {
   test("paginateQuery with pageSize 3 yields pages of 3,3,3,1 in ascending numeric sort-key order", async () => {
     const pages = [];
@@ -73,14 +84,7 @@ describe("query", () => {
   });
 
   test("ScanIndexForward=false with BETWEEN returns descending order", async () => {
-    const out = await ctx.doc.send(
-      new QueryCommand({
-        TableName: qtable,
-        KeyConditionExpression: "pk = :p AND sk BETWEEN :lo AND :hi",
-        ExpressionAttributeValues: { ":p": "p1", ":lo": 1, ":hi": 20 },
-        ScanIndexForward: false,
-      }),
-    );
+    const out = await queryP1("pk = :p AND sk BETWEEN :lo AND :hi", { ":lo": 1, ":hi": 20 }, { ScanIndexForward: false });
     assert.deepEqual(
       out.Items.map((i) => i.sk),
       [20, 10, 7.5, 3, 2, 1],
@@ -90,16 +94,11 @@ describe("query", () => {
   });
 
   test("FilterExpression: Count counts matches, ScannedCount counts items read", async () => {
-    const out = await ctx.doc.send(
-      new QueryCommand({
-        TableName: qtable,
-        KeyConditionExpression: "pk = :p AND sk > :z",
-        FilterExpression: "odd = :t",
-        ExpressionAttributeValues: { ":p": "p1", ":z": 0, ":t": true },
-        ProjectionExpression: "sk, #l",
-        ExpressionAttributeNames: { "#l": "label" },
-      }),
-    );
+    const out = await queryP1("pk = :p AND sk > :z", { ":z": 0, ":t": true }, {
+      FilterExpression: "odd = :t",
+      ProjectionExpression: "sk, #l",
+      ExpressionAttributeNames: { "#l": "label" },
+    });
     // sk > 0: 1, 2, 3, 7.5, 10, 20, 33, 100 -> odd ones: 1, 3, 33
     assert.equal(out.ScannedCount, 8);
     assert.equal(out.Count, 3);
@@ -111,15 +110,7 @@ describe("query", () => {
   });
 
   test("Limit applies before the filter: a page can be empty and still carry LastEvaluatedKey", async () => {
-    const out = await ctx.doc.send(
-      new QueryCommand({
-        TableName: qtable,
-        KeyConditionExpression: "pk = :p",
-        FilterExpression: "sk > :big",
-        ExpressionAttributeValues: { ":p": "p1", ":big": 1000 },
-        Limit: 2,
-      }),
-    );
+    const out = await queryP1("pk = :p", { ":big": 1000 }, { FilterExpression: "sk > :big", Limit: 2 });
     assert.deepEqual(out.Items, []);
     assert.equal(out.Count, 0);
     assert.equal(out.ScannedCount, 2);
@@ -153,8 +144,7 @@ describe("scan", () => {
     );
 
     // Segment without TotalSegments is invalid.
-    const err = await expectError(() => ctx.doc.send(new ScanCommand({ TableName: stable, Segment: 1 })));
-    assert.equal(err.name, "ValidationException");
+    await expectError(() => ctx.doc.send(new ScanCommand({ TableName: stable, Segment: 1 })), "ValidationException");
   });
 
   test("Scan Select COUNT with a filter returns counts and no Items", async () => {

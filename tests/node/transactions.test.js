@@ -13,6 +13,19 @@ const ctx = useServer(async () => {
   table = await createTable(ctx.client);
 });
 
+/** A ConditionCheck action: item `pk` has state "open". */
+const stateIsOpen = (pk) => ({
+  ConditionCheck: {
+    TableName: table,
+    Key: { pk },
+    ConditionExpression: "#s = :open",
+    ExpressionAttributeNames: { "#s": "state" },
+    ExpressionAttributeValues: { ":open": "open" },
+  },
+});
+
+const transactWrite = (TransactItems, extra = {}) => ctx.doc.send(new TransactWriteCommand({ TransactItems, ...extra }));
+
 const get = async (pk) =>
   (await ctx.doc.send(new GetCommand({ TableName: table, Key: { pk }, ConsistentRead: true }))).Item;
 
@@ -22,31 +35,21 @@ describe("transactions", () => {
     await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "tx-counter", n: 10 } }));
     await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "tx-old", v: 1 } }));
 
-    const out = await ctx.doc.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            ConditionCheck: {
-              TableName: table,
-              Key: { pk: "tx-guard" },
-              ConditionExpression: "#s = :open",
-              ExpressionAttributeNames: { "#s": "state" },
-              ExpressionAttributeValues: { ":open": "open" },
-            },
+    const out = await transactWrite(
+      [
+        stateIsOpen("tx-guard"),
+        { Put: { TableName: table, Item: { pk: "tx-new", v: new Set(["a"]) } } },
+        {
+          Update: {
+            TableName: table,
+            Key: { pk: "tx-counter" },
+            UpdateExpression: "SET n = n - :d",
+            ExpressionAttributeValues: { ":d": 3 },
           },
-          { Put: { TableName: table, Item: { pk: "tx-new", v: new Set(["a"]) } } },
-          {
-            Update: {
-              TableName: table,
-              Key: { pk: "tx-counter" },
-              UpdateExpression: "SET n = n - :d",
-              ExpressionAttributeValues: { ":d": 3 },
-            },
-          },
-          { Delete: { TableName: table, Key: { pk: "tx-old" } } },
-        ],
-        ReturnConsumedCapacity: "TOTAL",
-      }),
+        },
+        { Delete: { TableName: table, Key: { pk: "tx-old" } } },
+      ],
+      { ReturnConsumedCapacity: "TOTAL" },
     );
     assert.equal(out.$metadata.httpStatusCode, 200);
     assert.ok(Array.isArray(out.ConsumedCapacity));
@@ -62,30 +65,12 @@ describe("transactions", () => {
 
   test("failing ConditionCheck -> TransactionCanceledException with reasons in request order, nothing applied", async () => {
     await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "cc-guard", state: "closed" } }));
-    const err = await expectError(() =>
-      ctx.doc.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            { Put: { TableName: table, Item: { pk: "cc-put", v: 1 } } },
-            {
-              ConditionCheck: {
-                TableName: table,
-                Key: { pk: "cc-guard" },
-                ConditionExpression: "#s = :open",
-                ExpressionAttributeNames: { "#s": "state" },
-                ExpressionAttributeValues: { ":open": "open" },
-              },
-            },
-          ],
-        }),
-      ),
-    );
-    assert.equal(err.name, "TransactionCanceledException");
-    assert.equal(err.$metadata.httpStatusCode, 400);
-    assert.equal(
-      err.message,
+    const err = await expectError(
+      () => transactWrite([{ Put: { TableName: table, Item: { pk: "cc-put", v: 1 } } }, stateIsOpen("cc-guard")]),
+      "TransactionCanceledException",
       "Transaction cancelled, please refer cancellation reasons for specific reasons [None, ConditionalCheckFailed]",
     );
+    assert.equal(err.$metadata.httpStatusCode, 400);
     assert.ok(Array.isArray(err.CancellationReasons), "CancellationReasons must be a list");
     assert.equal(err.CancellationReasons.length, 2);
     assert.deepEqual(err.CancellationReasons[0], { Code: "None" });
@@ -98,26 +83,23 @@ describe("transactions", () => {
 
   test("ReturnValuesOnConditionCheckFailure ALL_OLD puts the item in the cancellation reason", async () => {
     await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "rv-guard", n: 1 } }));
-    const err = await expectError(() =>
-      ctx.doc.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: table,
-                Key: { pk: "rv-guard" },
-                UpdateExpression: "SET n = :two",
-                ConditionExpression: "n = :zero",
-                ExpressionAttributeValues: { ":two": 2, ":zero": 0 },
-                ReturnValuesOnConditionCheckFailure: "ALL_OLD",
-              },
+    const err = await expectError(
+      () =>
+        transactWrite([
+          {
+            Update: {
+              TableName: table,
+              Key: { pk: "rv-guard" },
+              UpdateExpression: "SET n = :two",
+              ConditionExpression: "n = :zero",
+              ExpressionAttributeValues: { ":two": 2, ":zero": 0 },
+              ReturnValuesOnConditionCheckFailure: "ALL_OLD",
             },
-            { Put: { TableName: table, Item: { pk: "rv-other" } } },
-          ],
-        }),
-      ),
+          },
+          { Put: { TableName: table, Item: { pk: "rv-other" } } },
+        ]),
+      "TransactionCanceledException",
     );
-    assert.equal(err.name, "TransactionCanceledException");
     assert.deepEqual(
       err.CancellationReasons.map((r) => r.Code),
       ["ConditionalCheckFailed", "None"],
@@ -128,18 +110,15 @@ describe("transactions", () => {
   });
 
   test("two actions on the same item -> ValidationException", async () => {
-    const err = await expectError(() =>
-      ctx.doc.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            { Put: { TableName: table, Item: { pk: "same", v: 1 } } },
-            { Delete: { TableName: table, Key: { pk: "same" } } },
-          ],
-        }),
-      ),
+    await expectError(
+      () =>
+        transactWrite([
+          { Put: { TableName: table, Item: { pk: "same", v: 1 } } },
+          { Delete: { TableName: table, Key: { pk: "same" } } },
+        ]),
+      "ValidationException",
+      "Transaction request cannot include multiple operations on one item",
     );
-    assert.equal(err.name, "ValidationException");
-    assert.equal(err.message, "Transaction request cannot include multiple operations on one item");
   });
 
   test("TransactGetItems returns responses in request order, empty entry for a missing item", async () => {

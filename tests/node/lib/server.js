@@ -4,6 +4,7 @@
 // Each test file calls `useServer()` at the top level; node:test runs every
 // file in its own process, so each file gets its own server.
 
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
@@ -186,14 +187,20 @@ export async function createTable(client, { name = tableName(), hashType = "S", 
 }
 
 /**
- * Runs `fn`, asserts it rejects, and returns the error (for specific
- * assertions on name, message and fields).
+ * Runs `fn`, asserts it rejects, and returns the error (for further
+ * assertions on its fields). If given, the error's `name` must equal `name`,
+ * and its message must equal `message` (a string) or match it (a RegExp).
  */
-export async function expectError(fn) {
+export async function expectError(fn, name = undefined, message = undefined) {
+  let err;
   try {
     await fn();
-  } catch (err) {
-    return err;
+  } catch (e) {
+    err = e;
   }
-  throw new Error("expected the call to fail, but it succeeded");
+  if (err === undefined) throw new Error("expected the call to fail, but it succeeded");
+  if (name !== undefined) assert.equal(err.name, name);
+  if (message instanceof RegExp) assert.match(err.message, message);
+  else if (message !== undefined) assert.equal(err.message, message);
+  return err;
 }
