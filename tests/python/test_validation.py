@@ -233,20 +233,24 @@ def test_duplicate_set_members(ddb, table, set_value):
     [
         pytest.param(
             "put_item",
-            {"Item": {"pk": {"S": "a"}}, "ConditionExpression": "attribute_not_exists(pk)", "ExpressionAttributeValues": {":x": {"S": "x"}}},
+            dict(Item={"pk": {"S": "a"}}, ConditionExpression="attribute_not_exists(pk)", ExpressionAttributeValues={":x": {"S": "x"}}),
             "Value provided in ExpressionAttributeValues unused in expressions: keys: {:x}",
             id="put-unused-value",
         ),
         pytest.param(
             "update_item",
-            {"Key": {"pk": {"S": "a"}}, "UpdateExpression": "SET v = :v", "ExpressionAttributeNames": {"#unused": "zz"},
-             "ExpressionAttributeValues": {":v": {"S": "x"}}},
+            dict(
+                Key={"pk": {"S": "a"}},
+                UpdateExpression="SET v = :v",
+                ExpressionAttributeNames={"#unused": "zz"},
+                ExpressionAttributeValues={":v": {"S": "x"}},
+            ),
             "Value provided in ExpressionAttributeNames unused in expressions: keys: {#unused}",
             id="update-unused-name",
         ),
         pytest.param(
             "query",
-            {"KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "a"}}, "ExpressionAttributeNames": {"#n": "x"}},
+            dict(KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "a"}}, ExpressionAttributeNames={"#n": "x"}),
             "Value provided in ExpressionAttributeNames unused in expressions: keys: {#n}",
             id="query-unused-name",
         ),
