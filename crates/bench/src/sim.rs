@@ -39,7 +39,8 @@ pub fn create(
                     .collect(),
                 attribute_definitions: keys.iter().map(|(n, t)| (n.to_string(), *t)).collect(),
                 billing,
-                has_indexes: false,
+                global_indexes: None,
+                local_indexes: None,
             },
             Millis(0),
         )

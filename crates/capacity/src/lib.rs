@@ -16,7 +16,7 @@ mod table;
 
 pub use bucket::Bucket;
 pub use metrics::{Metrics, PartitionSecond, SecondMetrics, SplitEvent, SplitReason, MAX_METRIC_SECONDS};
-pub use table::{PartitionInfo, TableCapacity};
+pub use table::{Admission, PartitionInfo, TableCapacity};
 
 /// Read or write capacity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -162,6 +162,19 @@ fn provisioned_partitions(read: f64, write: f64, s: &CapacitySettings) -> usize 
     ((read / s.partition_read_max + write / s.partition_write_max).ceil() as usize).max(1)
 }
 
+/// Units [`TableCapacity::check_all`] found room for, to be taken by
+/// [`TableCapacity::consume`].
+#[derive(Debug)]
+#[must_use = "an admission consumes nothing until passed to consume"]
+pub struct Admission {
+    op: Op,
+    /// (partition index, units) in partition order.
+    per_partition: Vec<(usize, f64)>,
+    total: f64,
+    /// (hash, units) as asked, for the heat tracker.
+    items: Vec<(u128, f64)>,
+}
+
 impl TableCapacity {
     /// A new table's capacity state.
     pub fn new(mode: Mode, settings: CapacitySettings, now: Millis) -> TableCapacity {
@@ -270,6 +283,17 @@ impl TableCapacity {
     /// All-or-nothing admission of several items (a transaction): either
     /// every item is admitted, or none is and the first refusal is returned.
     pub fn admit_all(&mut self, op: Op, items: &[(u128, f64)], now: Millis) -> Result<(), Throttle> {
+        let admission = self.check_all(op, items, now)?;
+        self.consume(admission);
+        Ok(())
+    }
+
+    /// The check half of [`TableCapacity::admit_all`]: whether every item
+    /// would be admitted, consuming nothing (a refusal is recorded as
+    /// throttled items). Several models (a table and its global secondary
+    /// indexes) admit a write together by checking each, then consuming
+    /// each admission, with no other call on them in between.
+    pub fn check_all(&mut self, op: Op, items: &[(u128, f64)], now: Millis) -> Result<Admission, Throttle> {
         self.tick(now);
         // Sum per partition, in partition order.
         let mut per_partition: Vec<(usize, f64)> = Vec::with_capacity(items.len());
@@ -340,7 +364,14 @@ impl TableCapacity {
             self.metrics.total_throttled_items += items.len() as u64;
             return Err(t);
         }
-        // Commit.
+        Ok(Admission { op, per_partition, total, items: items.to_vec() })
+    }
+
+    /// Consumes what [`TableCapacity::check_all`] admitted.
+    pub fn consume(&mut self, admission: Admission) {
+        let Admission { op, per_partition, total, items } = admission;
+        let mode = self.mode;
+        let partition_max = self.settings.partition_max(op);
         for &(idx, units) in &per_partition {
             let p = &mut self.partitions[idx];
             p.max(op).take(units);
@@ -354,7 +385,7 @@ impl TableCapacity {
                 Op::Write => p.sec_write += units,
             }
         }
-        for &(hash, units) in items {
+        for &(hash, units) in &items {
             let idx = self.index_of(hash);
             self.partitions[idx].heat.observe(hash, units / partition_max);
         }
@@ -369,7 +400,6 @@ impl TableCapacity {
                 self.metrics.total_write_units += total;
             }
         }
-        Ok(())
     }
 
     /// Records a request answered with a throttling error.

@@ -10,6 +10,7 @@ use crate::engine::{
     check_item_size, consumed, parse_projection_only, projected, read_kind, Engine, ITEM_TOO_BIG, MAX_BATCH_GET_KEYS,
 };
 use crate::error::EngineError;
+use crate::index::IndexChange;
 use crate::store::StoreKey;
 use crate::table::{Table, TableData};
 use crate::types::*;
@@ -39,6 +40,8 @@ struct Handled {
     /// the batch, charged from the items they replace after commit.
     unmetered: Option<std::ops::Range<usize>>,
     unprocessed: Vec<WriteRequest>,
+    /// The index changes of the admitted writes, for ConsumedCapacity.
+    indexes: Vec<IndexChange>,
 }
 
 impl Engine {
@@ -74,6 +77,15 @@ impl Engine {
         drop(named);
         let total: usize = plan.iter().map(Vec::len).sum();
         let mut guards: Vec<_> = tables.iter().map(|t| t.data.write()).collect();
+        // Index key values are checked for the whole batch first: one bad
+        // item fails the request (S22, S31).
+        for ((_, requests), &slot) in input.requests.iter().zip(&slots) {
+            for request in requests {
+                if let WriteRequest::Put(item) = request {
+                    write::check_indexes(&guards[slot], item)?;
+                }
+            }
+        }
         // Each item is admitted on its own; what the capacity model refuses
         // comes back in UnprocessedItems. Only when nothing at all was
         // admitted does the request fail with the throttling error (A32).
@@ -83,14 +95,25 @@ impl Engine {
         let mut refusal: Option<EngineError> = None;
         for ((keys, (table_name, requests)), &slot) in plan.into_iter().zip(input.requests).zip(&slots) {
             let table = &tables[slot];
+            let data = &guards[slot];
             if table.capacity.lock().is_none() {
                 // No capacity model: nothing to admit, so each item is one
-                // store write, charged from the item it replaced.
+                // store write, charged from the item it replaced (read here
+                // only when indexes need it).
                 let start = writes.len();
+                let mut index_units: Vec<IndexChange> = Vec::new();
                 for ((key, new_size), request) in keys.into_iter().zip(requests) {
+                    let (old, changes) = if data.indexes.is_empty() {
+                        (None, Vec::new())
+                    } else {
+                        let old = data.store.get(&key)?;
+                        let changes = write::index_changes(table, data, &key, old.as_deref(), request.put_item());
+                        index_units.extend(changes.iter().cloned());
+                        (Some(old.map(|o| item_size(&o)).unwrap_or(0)), changes)
+                    };
                     match request {
-                        WriteRequest::Put(item) => writes.put(slot, key, item, new_size, None),
-                        WriteRequest::Delete(_) => writes.delete(slot, key, None),
+                        WriteRequest::Put(item) => writes.put(slot, key, item, new_size, old, changes),
+                        WriteRequest::Delete(_) => writes.delete(slot, key, old, changes),
                     }
                 }
                 admitted_any = true;
@@ -99,34 +122,38 @@ impl Engine {
                     units: 0.0,
                     unmetered: Some(start..writes.len()),
                     unprocessed: Vec::new(),
+                    indexes: index_units,
                 });
                 continue;
             }
-            let data = &guards[slot];
             let mut units = 0.0;
             let mut unprocessed = Vec::new();
+            let mut index_units: Vec<IndexChange> = Vec::new();
             for ((key, new_size), request) in keys.into_iter().zip(requests) {
-                let old_size = data.store.get(&key)?.map(|o| item_size(&o)).unwrap_or(0);
+                let old = data.store.get(&key)?;
+                let old_size = old.as_ref().map(|o| item_size(o)).unwrap_or(0);
                 let item_units = write::units(old_size, new_size);
-                if !write::admit_batch_item(table, key.hash, item_units, now, &mut refusal)? {
+                let changes = write::index_changes(table, data, &key, old.as_deref(), request.put_item());
+                let table_units = item_units + write::local_units(data, &changes);
+                if !write::admit_batch_item(table, data, key.hash, table_units, &changes, now, &mut refusal)? {
                     unprocessed.push(request);
                     continue;
                 }
                 admitted_any = true;
                 units += item_units;
+                index_units.extend(changes.iter().cloned());
                 match request {
-                    WriteRequest::Put(item) => writes.put(slot, key, item, new_size, Some(old_size)),
-                    WriteRequest::Delete(_) => writes.delete(slot, key, Some(old_size)),
+                    WriteRequest::Put(item) => writes.put(slot, key, item, new_size, Some(old_size), changes),
+                    WriteRequest::Delete(_) => writes.delete(slot, key, Some(old_size), changes),
                 }
                 writes.note_last(table, now);
             }
-            handled.push(Handled { table_name, units, unmetered: None, unprocessed });
+            handled.push(Handled { table_name, units, unmetered: None, unprocessed, indexes: index_units });
         }
         let table_refs: Vec<&Table> = tables.iter().map(|t| &**t).collect();
         let mut data: Vec<&mut TableData> = guards.iter_mut().map(|g| &mut **g).collect();
         let committed = write::commit(&*self.storage, &table_refs, &mut data, writes, now)?;
         drop(data);
-        drop(guards);
         let mut out = BatchWriteOutput::default();
         let mut throttled_tables = Vec::new();
         for (h, &slot) in handled.into_iter().zip(&slots) {
@@ -139,8 +166,11 @@ impl Engine {
                 throttled_tables.push(table.clone());
                 out.unprocessed.push((h.table_name, h.unprocessed));
             }
-            out.consumed.extend(consumed(input.return_capacity, &table.name, 0.0, units));
+            let mut c = consumed(input.return_capacity, &table.name, 0.0, units);
+            write::report_index_writes(&mut c, &guards[slot], &h.indexes);
+            out.consumed.extend(c);
         }
+        drop(guards);
         refuse_if_nothing_admitted(admitted_any, refusal, &throttled_tables, now)?;
         Ok(out)
     }

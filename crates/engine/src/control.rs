@@ -6,8 +6,14 @@ use std::ops::Bound;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use dynaburst_model::ScalarType;
+
 use crate::engine::{Engine, MAX_TABLES};
 use crate::error::EngineError;
+use crate::index::{
+    IndexDef, IndexKind, IndexProjection, IndexSchema, MAX_GLOBAL_INDEXES, MAX_KEY_COMPONENTS, MAX_LOCAL_INDEXES,
+    MAX_PROJECTED_ATTRIBUTES,
+};
 use crate::store::TableMeta;
 use crate::table::{capacity_mode, KeyAttr, KeySchema, Table, TableData, TableSettings};
 use crate::types::*;
@@ -15,11 +21,6 @@ use crate::types::*;
 impl Engine {
     /// CreateTable.
     pub fn create_table(&self, input: CreateTableInput, now: Millis) -> Result<TableDescription, EngineError> {
-        if input.has_indexes {
-            return Err(EngineError::validation(
-                "dynaburst does not support secondary indexes yet: remove GlobalSecondaryIndexes and LocalSecondaryIndexes",
-            ));
-        }
         let defs: HashMap<&str, _> = input.attribute_definitions.iter().map(|(n, t)| (n.as_str(), *t)).collect();
         if defs.len() != input.attribute_definitions.len() {
             return Err(EngineError::validation("Cannot have two attributes with the same name"));
@@ -64,7 +65,15 @@ impl Engine {
                 ));
             }
         }
-        if input.attribute_definitions.len() != input.key_schema.len() {
+        let key_schema = KeySchema { hash, range };
+        let indexes = index_defs(&input, &key_schema, &defs, now)?;
+        let mut used: Vec<&str> = key_schema.pairs_names();
+        for ix in &indexes {
+            used.extend(ix.schema.attrs().map(|a| a.name.as_str()));
+        }
+        used.sort_unstable();
+        used.dedup();
+        if input.attribute_definitions.len() != used.len() {
             return Err(EngineError::validation(
                 "One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions"
             ));
@@ -84,29 +93,30 @@ impl Engine {
             table_id: table_id(&input.table_name, now, counter),
             region: self.config.region.clone(),
             account_id: self.config.account_id.clone(),
-            key_schema: KeySchema { hash, range },
+            key_schema,
             attribute_definitions: input.attribute_definitions.clone(),
             settings: TableSettings::new(input.billing, now),
             created_at: now,
+            indexes,
         };
         let store = self.storage.create_table(&meta)?;
-        let data = TableData { store, size_bytes: 0, item_count: 0 };
+        let data = TableData::new(store, (0, 0), &meta.indexes, self.config.capacity.as_ref(), now);
         let table = Table::from_meta(meta, data, self.config.capacity.clone(), now);
         let table = Arc::new(table);
         tables.insert(input.table_name.clone(), table.clone());
         // DynamoDB answers CreateTable with CREATING; tables here are ready
         // at once, so DescribeTable says ACTIVE from the next call on.
-        Ok(table.describe("CREATING"))
+        Ok(table.describe("CREATING", now))
     }
 
     /// DescribeTable.
-    pub fn describe_table(&self, name: &str) -> Result<TableDescription, EngineError> {
+    pub fn describe_table(&self, name: &str, now: Millis) -> Result<TableDescription, EngineError> {
         let table = self.tables.read().get(name).cloned().ok_or_else(|| EngineError::table_not_found_named(name))?;
-        Ok(table.describe("ACTIVE"))
+        Ok(table.describe("ACTIVE", now))
     }
 
     /// DeleteTable.
-    pub fn delete_table(&self, name: &str) -> Result<TableDescription, EngineError> {
+    pub fn delete_table(&self, name: &str, now: Millis) -> Result<TableDescription, EngineError> {
         let mut tables = self.tables.write();
         if !tables.contains_key(name) {
             return Err(EngineError::table_not_found_named(name));
@@ -115,7 +125,7 @@ impl Engine {
         self.storage.drop_table(name)?;
         let table = tables.remove(name).ok_or_else(|| EngineError::table_not_found_named(name))?;
         drop(tables);
-        Ok(table.describe("DELETING"))
+        Ok(table.describe("DELETING", now))
     }
 
     /// ListTables.
@@ -147,6 +157,8 @@ impl Engine {
             .get(&input.table_name)
             .cloned()
             .ok_or_else(|| EngineError::table_not_found_named(&input.table_name))?;
+        // Read before the settings lock: the data lock comes first.
+        let index_defs = table.index_defs();
         {
             // Changed on a copy, which the catalog stores before the table
             // takes it.
@@ -170,13 +182,13 @@ impl Engine {
                     settings.last_pay_per_request_switch = Some(now);
                 }
                 let mode = capacity_mode(settings.billing);
-                self.storage.save_table_meta(&table.meta_with(settings.clone()))?;
+                self.storage.save_table_meta(&table.meta_with(settings.clone(), index_defs.clone()))?;
                 *guard = settings;
                 drop(guard);
                 if let Some(model) = table.capacity.lock().as_mut() {
                     model.set_mode(mode, now);
                 }
-                return Ok(table.describe("UPDATING"));
+                return Ok(table.describe("UPDATING", now));
             } else {
                 let Some((read, write)) = input.throughput else {
                     return Err(EngineError::validation(
@@ -200,15 +212,180 @@ impl Engine {
                 settings.billing = BillingMode::Provisioned { read, write };
             }
             let mode = capacity_mode(settings.billing);
-            self.storage.save_table_meta(&table.meta_with(settings.clone()))?;
+            self.storage.save_table_meta(&table.meta_with(settings.clone(), index_defs.clone()))?;
             *guard = settings;
             drop(guard);
             if let Some(model) = table.capacity.lock().as_mut() {
                 model.set_mode(mode, now);
             }
         }
-        Ok(table.describe("UPDATING"))
+        Ok(table.describe("UPDATING", now))
     }
+}
+
+fn invalid(message: impl std::fmt::Display) -> EngineError {
+    EngineError::validation(format!("One or more parameter values were invalid: {message}"))
+}
+
+/// The index definitions of a CreateTable, checked against the table's key
+/// and attribute definitions with DynamoDB's messages (S1-S18).
+fn index_defs(
+    input: &CreateTableInput,
+    table: &KeySchema,
+    defs: &HashMap<&str, ScalarType>,
+    now: Millis,
+) -> Result<Vec<IndexDef>, EngineError> {
+    let lists = [
+        (IndexKind::Global, &input.global_indexes, "GlobalSecondaryIndexes", MAX_GLOBAL_INDEXES),
+        (IndexKind::Local, &input.local_indexes, "LocalSecondaryIndexes", MAX_LOCAL_INDEXES),
+    ];
+    for (kind, list, member, max) in &lists {
+        let Some(list) = list else { continue };
+        if list.is_empty() {
+            return Err(invalid(format!("List of {member} is empty")));
+        }
+        if list.len() > *max {
+            return Err(invalid(match kind {
+                IndexKind::Global => format!("GlobalSecondaryIndex count exceeds the per-table limit of {max}"),
+                IndexKind::Local => format!("Number of LocalSecondaryIndexes exceeds per-table limit of {max}"),
+            }));
+        }
+    }
+    let mut out: Vec<IndexDef> = Vec::new();
+    let mut projected = 0usize;
+    for (kind, list, _, _) in lists {
+        for spec in list.iter().flatten() {
+            if out.iter().any(|d| d.name == spec.name) {
+                return Err(invalid(format!("Duplicate index name: {}", spec.name)));
+            }
+            let schema = index_schema(kind, spec, table, defs)?;
+            let projection = match (spec.projection_type, &spec.non_key_attributes) {
+                (None, _) => return Err(invalid("Unknown ProjectionType: null")),
+                (Some(ProjectionType::All), None) => IndexProjection::All,
+                (Some(ProjectionType::KeysOnly), None) => IndexProjection::KeysOnly,
+                (Some(ProjectionType::All), Some(_)) => {
+                    return Err(invalid("ProjectionType is ALL, but NonKeyAttributes is specified"))
+                }
+                (Some(ProjectionType::KeysOnly), Some(_)) => {
+                    return Err(invalid("ProjectionType is KEYS_ONLY, but NonKeyAttributes is specified"))
+                }
+                (Some(ProjectionType::Include), None) => {
+                    return Err(invalid("ProjectionType is INCLUDE, but NonKeyAttributes is not specified"))
+                }
+                (Some(ProjectionType::Include), Some(names)) => {
+                    let mut seen = std::collections::HashSet::new();
+                    if let Some(dup) = names.iter().find(|n| !seen.insert(n.as_str())) {
+                        return Err(invalid(format!("Duplicate attribute in NonKeyAttributes: {dup}")));
+                    }
+                    projected += names.len();
+                    IndexProjection::Include(names.clone())
+                }
+            };
+            let throughput = match (kind, input.billing, spec.throughput) {
+                (IndexKind::Local, _, _) => None,
+                (IndexKind::Global, BillingMode::PayPerRequest, Some(_)) => {
+                    return Err(invalid(format!(
+                    "ProvisionedThroughput should not be specified for index: {} when BillingMode is PAY_PER_REQUEST",
+                    spec.name
+                )))
+                }
+                (IndexKind::Global, BillingMode::PayPerRequest, None) => None,
+                (IndexKind::Global, BillingMode::Provisioned { .. }, None) => {
+                    return Err(invalid(format!("ProvisionedThroughput is not specified for index: {}", spec.name)))
+                }
+                (IndexKind::Global, BillingMode::Provisioned { .. }, Some(t)) => Some(t),
+            };
+            out.push(IndexDef {
+                name: spec.name.clone(),
+                kind,
+                schema,
+                projection,
+                throughput,
+                created_at: now,
+                backfilled_at: None,
+            });
+        }
+    }
+    if projected > MAX_PROJECTED_ATTRIBUTES {
+        return Err(invalid(format!(
+            "The sum of NonKeyAttributes across all secondary indexes exceeds the limit of {MAX_PROJECTED_ATTRIBUTES}"
+        )));
+    }
+    Ok(out)
+}
+
+/// An index's key schema, checked: defined attributes, HASH before RANGE,
+/// one of each for LSIs (sharing the table's HASH) and up to four of each
+/// for GSIs.
+fn index_schema(
+    kind: IndexKind,
+    spec: &IndexSpec,
+    table: &KeySchema,
+    defs: &HashMap<&str, ScalarType>,
+) -> Result<IndexSchema, EngineError> {
+    let names: Vec<&str> = spec.key_schema.iter().map(|(n, _)| n.as_str()).collect();
+    if names.iter().any(|n| !defs.contains_key(*n)) {
+        let mut def_names: Vec<&str> = defs.keys().copied().collect();
+        def_names.sort_unstable();
+        return Err(invalid(format!(
+            "Some index key attributes are not defined in AttributeDefinitions. Keys: [{}], AttributeDefinitions: [{}]",
+            names.join(", "),
+            def_names.join(", ")
+        )));
+    }
+    let mut schema = IndexSchema { hash: Vec::new(), range: Vec::new() };
+    for (name, role) in &spec.key_schema {
+        if schema.is_key_attribute(name) {
+            return Err(invalid(format!("Duplicate key attribute {name} in KeySchema of index: {}", spec.name)));
+        }
+        let attr = KeyAttr { name: name.clone(), ty: defs[name.as_str()] };
+        match role {
+            KeyRole::Hash if !schema.range.is_empty() => {
+                return Err(invalid(format!(
+                    "Invalid KeySchema: every HASH key attribute must precede the RANGE key attributes for index: {}",
+                    spec.name
+                )))
+            }
+            KeyRole::Hash => schema.hash.push(attr),
+            KeyRole::Range => schema.range.push(attr),
+        }
+    }
+    if schema.hash.is_empty() {
+        return Err(EngineError::validation("Invalid KeySchema: The first KeySchemaElement is not a HASH key type"));
+    }
+    match kind {
+        IndexKind::Global => {
+            if schema.hash.len() > MAX_KEY_COMPONENTS || schema.range.len() > MAX_KEY_COMPONENTS {
+                return Err(invalid(format!(
+                    "Index KeySchema of index {} has more than {MAX_KEY_COMPONENTS} HASH or {MAX_KEY_COMPONENTS} RANGE key attributes",
+                    spec.name
+                )));
+            }
+        }
+        IndexKind::Local => {
+            if table.range.is_none() {
+                return Err(invalid(
+                    "Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex",
+                ));
+            }
+            if schema.hash.len() != 1 || schema.range.len() > 1 {
+                return Err(invalid(format!(
+                    "Index KeySchema for a local secondary index must have exactly two elements, one HASH and one RANGE, for index: {}",
+                    spec.name
+                )));
+            }
+            if schema.hash[0].name != table.hash.name {
+                return Err(invalid(format!(
+                    "Index KeySchema does not have the same leading hash key as table KeySchema for index: {}. index hash key: {}, table hash key: {}",
+                    spec.name, schema.hash[0].name, table.hash.name
+                )));
+            }
+            if schema.range.is_empty() {
+                return Err(invalid(format!("Index KeySchema does not have a range key for index: {}", spec.name)));
+            }
+        }
+    }
+    Ok(schema)
 }
 
 /// A table id shaped like a UUID, derived from the name, the creation time

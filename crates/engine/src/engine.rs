@@ -16,6 +16,7 @@ use dynaburst_model::{item_size, Item, ReadKind, MAX_ITEM_BYTES};
 use parking_lot::{Mutex, RwLock};
 
 use crate::error::EngineError;
+use crate::index;
 use crate::store::{Direction, MemStorage, Storage};
 use crate::table::{KeySchema, Table, TableData};
 use crate::tokens::TokenCache;
@@ -95,20 +96,28 @@ impl Engine {
         let mut tables = BTreeMap::new();
         for meta in storage.list_tables()? {
             let store = storage.open_table(&meta.name)?;
-            // Statistics are not stored: count them once at start-up.
-            let (mut item_count, mut size_bytes) = (0u64, 0u64);
-            store.range(
+            // Statistics and index entries are not stored: rebuild them
+            // once at start-up.
+            let mut data = TableData::new(store, (0, 0), &meta.indexes, config.capacity.as_ref(), now);
+            let mut items = Vec::new();
+            data.store.range(
                 std::ops::Bound::Unbounded,
                 std::ops::Bound::Unbounded,
                 Direction::Forward,
-                &mut |_, item| {
-                    item_count += 1;
-                    size_bytes += item_size(item) as u64;
+                &mut |key, item| {
+                    items.push((key.clone(), item.clone()));
                     ControlFlow::Continue(())
                 },
             )?;
+            for (key, item) in items {
+                data.item_count += 1;
+                data.size_bytes += item_size(&item) as u64;
+                for change in index::changes(&data.indexes, &meta.key_schema, &key, None, Some(&item)) {
+                    let ix = change.index;
+                    index::apply(&mut data.indexes[ix], change);
+                }
+            }
             let name = meta.name.clone();
-            let data = TableData { store, size_bytes, item_count };
             tables.insert(name, Arc::new(Table::from_meta(meta, data, config.capacity.clone(), now)));
         }
         let counter = tables.len() as u64;
@@ -184,6 +193,7 @@ pub(crate) fn consumed(rc: ReturnCapacity, table: &str, read: f64, write: f64) -
             read_units: read,
             write_units: write,
             include_table_detail: rc == ReturnCapacity::Indexes,
+            indexes: Vec::new(),
         }),
     }
 }

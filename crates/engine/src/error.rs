@@ -41,6 +41,9 @@ pub enum EngineError {
     Internal(StoreError),
 }
 
+/// ThrottlingException's message when an on-demand GSI refused the write (A26).
+pub const INDEX_THROTTLING_MESSAGE: &str = "Throughput exceeds the current capacity for one or more global secondary indexes. DynamoDB is automatically scaling your index so please try again shortly.";
+
 impl EngineError {
     /// The message DynamoDB sends with this error.
     pub fn message(&self) -> String {
@@ -65,6 +68,9 @@ impl EngineError {
                 "Transaction is in progress with the same ClientRequestToken".to_string()
             }
             EngineError::Throttled { provisioned: true, .. } => PROVISIONED_EXCEEDED_MESSAGE.to_string(),
+            EngineError::Throttled { provisioned: false, reason, .. } if reason.starts_with("Index") => {
+                INDEX_THROTTLING_MESSAGE.to_string()
+            }
             EngineError::Throttled { provisioned: false, .. } => THROTTLING_MESSAGE.to_string(),
         }
     }

@@ -80,18 +80,24 @@ impl Engine {
         now: Millis,
     ) -> Result<WriteOutput, EngineError> {
         let mut data = table.data.write();
+        if let Some((item, _)) = &new {
+            write::check_indexes(&data, item)?;
+        }
         let old = data.store.get(&key)?;
         let old_size = old.as_ref().map(|o| item_size(o)).unwrap_or(0);
         let units = write::units(old_size, new.as_ref().map_or(0, |(_, size)| *size));
-        write::admit_one(table, key.hash, units, now)?;
+        let changes = write::index_changes(table, &data, &key, old.as_deref(), new.as_ref().map(|(i, _)| i));
+        write::admit_write(table, &data, key.hash, units + write::local_units(&data, &changes), &changes, now)?;
         if !condition_holds(condition, old.as_deref())? {
             return Err(condition_failed(old.as_deref(), options));
         }
+        let mut consumed = consumed(options.return_capacity, &table.name, 0.0, units);
+        write::report_index_writes(&mut consumed, &data, &changes);
         let mut writes = Writes::with_capacity(1);
         match new {
-            Some((item, size)) => writes.put(0, key, item, size, Some(old_size)),
+            Some((item, size)) => writes.put(0, key, item, size, Some(old_size), changes),
             // Deleting what is not there writes nothing.
-            None if old.is_some() => writes.delete(0, key, Some(old_size)),
+            None if old.is_some() => writes.delete(0, key, Some(old_size), changes),
             None => {}
         }
         if writes.len() > 0 {
@@ -103,7 +109,7 @@ impl Engine {
                 ReturnValues::AllOld => old.map(|o| (*o).clone()),
                 _ => None,
             },
-            consumed: consumed(options.return_capacity, &table.name, 0.0, units),
+            consumed,
         })
     }
 
@@ -118,17 +124,22 @@ impl Engine {
         let old = data.store.get(&key)?;
         let old_size = old.as_ref().map(|o| item_size(o)).unwrap_or(0);
         if !condition_holds(&exprs.condition, old.as_deref())? {
-            write::admit_one(&table, key.hash, write::units(old_size, 0), now)?;
+            // A failed condition is charged on the old item, to the table.
+            write::admit_write(&table, &data, key.hash, write::units(old_size, 0), &[], now)?;
             return Err(condition_failed(old.as_deref(), options));
         }
         let (new_item, new_size) = apply_update(&table.key_schema, &input.key, old.as_deref(), &exprs.update)?;
+        write::check_indexes(&data, &new_item)?;
         let units = write::units(old_size, new_size);
-        write::admit_one(&table, key.hash, units, now)?;
+        let changes = write::index_changes(&table, &data, &key, old.as_deref(), Some(&new_item));
+        write::admit_write(&table, &data, key.hash, units + write::local_units(&data, &changes), &changes, now)?;
         let attributes = update_return_values(options.return_values, old.as_deref(), &new_item, &exprs.update);
+        let mut consumed = consumed(options.return_capacity, &table.name, 0.0, units);
+        write::report_index_writes(&mut consumed, &data, &changes);
         let mut writes = Writes::with_capacity(1);
-        writes.put(0, key, new_item, new_size, Some(old_size));
+        writes.put(0, key, new_item, new_size, Some(old_size), changes);
         write::commit(&*self.storage, &[&table], &mut [&mut *data], writes, now)?;
         drop(data);
-        Ok(WriteOutput { attributes, consumed: consumed(options.return_capacity, &table.name, 0.0, units) })
+        Ok(WriteOutput { attributes, consumed })
     }
 }

@@ -12,6 +12,7 @@ mod control;
 mod engine;
 mod error;
 pub mod faults;
+pub mod index;
 mod item;
 mod read;
 pub mod store;

@@ -108,27 +108,54 @@ pub enum PrimarySlot {
     High,
 }
 
-/// The key of a secondary-index entry: the index key (hash of the index's
-/// partition key, partition key, sort slot) followed by the table's primary
-/// key. Index keys need not be unique; the primary key makes each entry
-/// distinct and orders entries with equal index keys by primary key, as
-/// DynamoDB orders them.
+/// The key of a secondary-index entry: the index key (the hash of its
+/// partition-key components, those components, its sort-key components)
+/// followed by the table's primary key. A single-attribute index key has
+/// one partition component and at most one sort component; a
+/// multi-attribute GSI key up to four of each, sorted component after
+/// component. Index keys need not be unique; the primary key makes each
+/// entry distinct and orders entries with equal index keys, as DynamoDB
+/// orders them.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct IndexKey {
-    pub index: StoreKey,
+    pub hash: u128,
+    pub partition: Vec<KeyValue>,
+    /// Sort components; `SortSlot::Low`/`High` as the last one bound a
+    /// query's range.
+    pub sort: Vec<SortSlot>,
     pub primary: PrimarySlot,
 }
 
+/// The partition hash of an index partition key: a single component
+/// hashes as a table's partition key does; several are folded in order.
+pub fn index_partition_hash(partition: &[KeyValue]) -> u128 {
+    match partition {
+        [one] => one.partition_hash(),
+        many => many.iter().fold(0u128, |h, v| h.rotate_left(29) ^ v.partition_hash()),
+    }
+}
+
 impl IndexKey {
-    /// The entry of the item with primary key `primary` under `index`.
-    pub fn new(index: StoreKey, primary: StoreKey) -> IndexKey {
-        IndexKey { index, primary: PrimarySlot::Key(primary) }
+    /// The entry of the item with primary key `primary` under index key
+    /// (`partition`, `sort`).
+    pub fn new(partition: Vec<KeyValue>, sort: Vec<KeyValue>, primary: StoreKey) -> IndexKey {
+        IndexKey {
+            hash: index_partition_hash(&partition),
+            partition,
+            sort: sort.into_iter().map(SortSlot::Value).collect(),
+            primary: PrimarySlot::Key(primary),
+        }
     }
 
-    /// Inclusive bounds of every entry whose index key is `index` (a query
-    /// bound built from `SortSlot::Low`/`High` keeps those sentinels).
-    pub fn bounds_of(index: StoreKey) -> (IndexKey, IndexKey) {
-        (IndexKey { index: index.clone(), primary: PrimarySlot::Low }, IndexKey { index, primary: PrimarySlot::High })
+    /// A bound in index partition `partition` at sort position `sort`, before
+    /// (`Low`) or after (`High`) every primary key there.
+    pub fn bound(hash: u128, partition: &[KeyValue], sort: Vec<SortSlot>, primary: PrimarySlot) -> IndexKey {
+        IndexKey { hash, partition: partition.to_vec(), sort, primary }
+    }
+
+    /// The least key with this partition hash (for parallel-scan segments).
+    pub fn hash_floor(hash: u128) -> IndexKey {
+        IndexKey { hash, partition: Vec::new(), sort: Vec::new(), primary: PrimarySlot::Low }
     }
 }
 
@@ -219,6 +246,9 @@ pub struct TableMeta {
     /// Billing mode and the history UpdateTable keeps.
     pub settings: TableSettings,
     pub created_at: Millis,
+    /// Secondary index definitions (their entries are rebuilt from the
+    /// items when the table is opened).
+    pub indexes: Vec<crate::index::IndexDef>,
 }
 
 impl TableMeta {
@@ -556,7 +586,19 @@ mod tests {
     }
 
     fn index_key(ipk: &str, isk: i64, pk: &str) -> IndexKey {
-        IndexKey::new(key(ipk, isk), StoreKey::new(KeyValue::S(pk.into()), None))
+        IndexKey::new(
+            vec![KeyValue::S(ipk.into())],
+            vec![KeyValue::N(Number::from_i64(isk))],
+            StoreKey::new(KeyValue::S(pk.into()), None),
+        )
+    }
+
+    /// Bounds of every entry of index partition `ipk` whose sort key is `isk`.
+    fn bounds_of(ipk: &str, isk: i64) -> (IndexKey, IndexKey) {
+        let p = [KeyValue::S(ipk.into())];
+        let h = index_partition_hash(&p);
+        let sort = vec![SortSlot::Value(KeyValue::N(Number::from_i64(isk)))];
+        (IndexKey::bound(h, &p, sort.clone(), PrimarySlot::Low), IndexKey::bound(h, &p, sort, PrimarySlot::High))
     }
 
     #[test]
@@ -568,7 +610,7 @@ mod tests {
         }
         ix.insert(index_key("g", 8, "a"), item(8));
         assert_eq!(ix.len(), 4);
-        let (lo, hi) = IndexKey::bounds_of(key("g", 7));
+        let (lo, hi) = bounds_of("g", 7);
         let mut seen = vec![];
         ix.range(Bound::Included(&lo), Bound::Included(&hi), Direction::Forward, &mut |k, _| {
             if let PrimarySlot::Key(p) = &k.primary {
@@ -584,7 +626,7 @@ mod tests {
         assert_eq!(seen, expected.iter().map(|k| k.partition.clone()).collect::<Vec<_>>());
         // Backward, and paging: resume after the first entry seen.
         let mut back = vec![];
-        let after = IndexKey::new(key("g", 7), expected[2].clone());
+        let after = IndexKey { primary: PrimarySlot::Key(expected[2].clone()), ..lo.clone() };
         ix.range(Bound::Included(&lo), Bound::Excluded(&after), Direction::Backward, &mut |k, _| {
             if let PrimarySlot::Key(p) = &k.primary {
                 back.push(p.partition.clone());
@@ -601,14 +643,46 @@ mod tests {
         });
         assert_eq!(left, 2);
         // The whole index partition ("g", Low..High) spans both index keys.
-        let all_lo = IndexKey { index: StoreKey { sort: SortSlot::Low, ..key("g", 0) }, primary: PrimarySlot::Low };
-        let all_hi = IndexKey { index: StoreKey { sort: SortSlot::High, ..key("g", 0) }, primary: PrimarySlot::High };
+        let p = [KeyValue::S("g".into())];
+        let h = index_partition_hash(&p);
+        let all_lo = IndexKey::bound(h, &p, vec![SortSlot::Low], PrimarySlot::Low);
+        let all_hi = IndexKey::bound(h, &p, vec![SortSlot::High], PrimarySlot::High);
         let mut all = 0;
         ix.range(Bound::Included(&all_lo), Bound::Included(&all_hi), Direction::Forward, &mut |_, _| {
             all += 1;
             ControlFlow::Continue(())
         });
         assert_eq!(all, 3);
+    }
+
+    #[test]
+    fn multi_attribute_sort_keys_order_component_after_component() {
+        let p = [KeyValue::S("g".into()), KeyValue::N(Number::from_i64(1))];
+        let entry = |a: &str, b: i64| {
+            IndexKey::new(
+                p.to_vec(),
+                vec![KeyValue::S(a.into()), KeyValue::N(Number::from_i64(b))],
+                StoreKey::new(KeyValue::S(format!("{a}{b}")), None),
+            )
+        };
+        let mut ix = MemIndex::new();
+        for (a, b) in [("y", 1), ("x", 3), ("x", 1), ("z", 0)] {
+            ix.insert(entry(a, b), item(b));
+        }
+        // `a = "x"` then everything: a prefix of the sort components.
+        let h = index_partition_hash(&p);
+        let x = SortSlot::Value(KeyValue::S("x".into()));
+        let lo = IndexKey::bound(h, &p, vec![x.clone(), SortSlot::Low], PrimarySlot::Low);
+        let hi = IndexKey::bound(h, &p, vec![x, SortSlot::High], PrimarySlot::High);
+        let mut seen = vec![];
+        ix.range(Bound::Included(&lo), Bound::Included(&hi), Direction::Forward, &mut |k, _| {
+            seen.push(k.sort.clone());
+            ControlFlow::Continue(())
+        });
+        let n = |v: i64| SortSlot::Value(KeyValue::N(Number::from_i64(v)));
+        let xs = SortSlot::Value(KeyValue::S("x".into()));
+        assert_eq!(seen, vec![vec![xs.clone(), n(1)], vec![xs, n(3)]]);
+        assert_ne!(index_partition_hash(&p), index_partition_hash(&[p[1].clone(), p[0].clone()]), "order matters");
     }
 
     fn meta(name: &str) -> TableMeta {
@@ -618,6 +692,7 @@ mod tests {
             region: "us-east-1".into(),
             account_id: "000000000000".into(),
             key_schema: KeySchema { hash: KeyAttr { name: "pk".into(), ty: ScalarType::S }, range: None },
+            indexes: Vec::new(),
             attribute_definitions: vec![("pk".into(), ScalarType::S)],
             settings: TableSettings::new(BillingMode::PayPerRequest, Millis(5)),
             created_at: Millis(5),

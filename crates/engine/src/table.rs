@@ -5,8 +5,9 @@ use dynaburst_model::{Item, KeyValue, Millis, ScalarType};
 use parking_lot::{Mutex, RwLock};
 
 use crate::error::EngineError;
+use crate::index::{IndexData, IndexDef, IndexKind};
 use crate::store::{StoreKey, TableMeta, TableStore};
-use crate::types::{BillingMode, KeyRole, TableDescription};
+use crate::types::{BillingMode, IndexDescription, KeyRole, TableDescription};
 
 /// Largest partition-key value, in bytes.
 pub const MAX_PARTITION_KEY_BYTES: usize = 2048;
@@ -68,6 +69,11 @@ impl KeySchema {
             }
         }
         key
+    }
+
+    /// The key attribute names, partition key first.
+    pub fn pairs_names(&self) -> Vec<&str> {
+        std::iter::once(self.hash.name.as_str()).chain(self.range.as_ref().map(|r| r.name.as_str())).collect()
     }
 
     /// The key schema as (name, role) pairs.
@@ -182,6 +188,48 @@ pub struct TableData {
     pub store: Box<dyn TableStore>,
     pub size_bytes: u64,
     pub item_count: u64,
+    /// The secondary indexes, in definition order (GSIs, then LSIs).
+    pub indexes: Vec<IndexData>,
+}
+
+impl TableData {
+    /// A table's data: `store` holding `item_count` items of `size_bytes`,
+    /// and empty indexes for `defs` (GSI capacity models, when `capacity`
+    /// is set, start at `now`).
+    pub fn new(
+        store: Box<dyn TableStore>,
+        (item_count, size_bytes): (u64, u64),
+        defs: &[IndexDef],
+        capacity: Option<&CapacitySettings>,
+        now: Millis,
+    ) -> TableData {
+        let indexes = defs.iter().map(|d| IndexData::new(d.clone(), index_capacity(d, capacity, now))).collect();
+        TableData { store, size_bytes, item_count, indexes }
+    }
+
+    /// The position of the index named `name`.
+    pub fn index_position(&self, name: &str) -> Option<usize> {
+        self.indexes.iter().position(|i| i.def.name == name)
+    }
+}
+
+/// A GSI's capacity model: its own partitions, on its own throughput (or
+/// on demand). LSIs use the table's.
+pub(crate) fn index_capacity(
+    def: &IndexDef,
+    capacity: Option<&CapacitySettings>,
+    now: Millis,
+) -> Option<TableCapacity> {
+    match (def.kind, capacity) {
+        (IndexKind::Global, Some(settings)) => {
+            let mode = match def.throughput {
+                Some((read, write)) => Mode::Provisioned { read: read as f64, write: write as f64 },
+                None => Mode::OnDemand,
+            };
+            Some(TableCapacity::new(mode, settings.clone(), now))
+        }
+        _ => None,
+    }
 }
 
 /// The capacity model's mode for a billing mode.
@@ -231,8 +279,13 @@ impl Table {
         }
     }
 
-    /// The catalog entry of this table with `settings`.
-    pub fn meta_with(&self, settings: TableSettings) -> TableMeta {
+    /// The definitions of the table's indexes.
+    pub fn index_defs(&self) -> Vec<IndexDef> {
+        self.data.read().indexes.iter().map(|i| i.def.clone()).collect()
+    }
+
+    /// The catalog entry of this table with `settings` and `indexes`.
+    pub fn meta_with(&self, settings: TableSettings, indexes: Vec<IndexDef>) -> TableMeta {
         TableMeta {
             name: self.name.clone(),
             table_id: self.table_id.clone(),
@@ -242,10 +295,11 @@ impl Table {
             attribute_definitions: self.attribute_definitions.clone(),
             settings,
             created_at: self.created_at,
+            indexes,
         }
     }
 
-    fn throttle_error(&self, t: Throttle) -> EngineError {
+    pub(crate) fn throttle_error(&self, t: Throttle) -> EngineError {
         let provisioned = matches!(self.settings.lock().billing, BillingMode::Provisioned { .. });
         EngineError::Throttled { provisioned, reason: t.reason(), resource: self.arn.clone() }
     }
@@ -285,15 +339,27 @@ impl Table {
     }
 
     /// A snapshot for DescribeTable.
-    pub fn describe(&self, status: &'static str) -> TableDescription {
+    pub fn describe(&self, status: &'static str, now: Millis) -> TableDescription {
         let settings = self.settings.lock().clone();
         let (warm_throughput, partition_count) = match self.capacity.lock().as_ref() {
             Some(m) => (Some(m.warm_throughput()), Some(m.partition_count())),
             None => (None, None),
         };
-        let (item_count, size_bytes) = {
+        let (item_count, size_bytes, indexes) = {
             let data = self.data.read();
-            (data.item_count, data.size_bytes)
+            let indexes = data
+                .indexes
+                .iter()
+                .map(|ix| IndexDescription {
+                    def: ix.def.clone(),
+                    arn: ix.def.arn(&self.arn),
+                    status: if ix.def.is_active(now) { "ACTIVE" } else { "CREATING" },
+                    item_count: ix.item_count,
+                    size_bytes: ix.size_bytes,
+                    warm_throughput: ix.capacity.lock().as_ref().map(|m| m.warm_throughput()),
+                })
+                .collect();
+            (data.item_count, data.size_bytes, indexes)
         };
         TableDescription {
             table_name: self.name.clone(),
@@ -308,6 +374,7 @@ impl Table {
             size_bytes,
             warm_throughput,
             partition_count,
+            indexes,
         }
     }
 }

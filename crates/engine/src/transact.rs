@@ -11,6 +11,7 @@ use crate::engine::{
     parse_write_exprs, projected, throttle_cancellation, Engine, WriteExprs, ITEM_TOO_BIG,
 };
 use crate::error::EngineError;
+use crate::index::{IndexChange, IndexKind};
 use crate::store::StoreKey;
 use crate::table::{Table, TableData};
 use crate::types::*;
@@ -109,6 +110,8 @@ impl Engine {
         let mut applies: Vec<(Apply, usize)> = Vec::with_capacity(planned.len());
         let mut units_per_table = vec![0.0; tables.len()];
         let mut admissions: Vec<Vec<(u128, f64)>> = vec![Vec::new(); tables.len()];
+        let mut index_changes: Vec<Vec<IndexChange>> = vec![Vec::new(); tables.len()];
+        let mut per_action_changes: Vec<Vec<IndexChange>> = Vec::with_capacity(planned.len());
         let mut failed = false;
         for (plan, action) in planned.iter().zip(&input.actions) {
             let old = guards[plan.slot].store.get(&plan.key)?;
@@ -122,22 +125,27 @@ impl Engine {
                     item: if return_old { old.map(|o| (*o).clone()) } else { None },
                 });
                 applies.push((Apply::Nothing, old_size));
+                per_action_changes.push(Vec::new());
                 let units = write::transactional_units(old_size, 0);
                 units_per_table[plan.slot] += units;
                 admissions[plan.slot].push((plan.key.hash, units));
                 continue;
             }
             let (apply, new_size) = match &action.op {
-                TransactOp::Put { item } => (Apply::Put(item.clone(), plan.put_size), plan.put_size),
+                TransactOp::Put { item } => {
+                    write::check_indexes(&guards[plan.slot], item)?;
+                    (Apply::Put(item.clone(), plan.put_size), plan.put_size)
+                }
                 TransactOp::Delete { .. } => (Apply::Delete, 0),
                 TransactOp::ConditionCheck { .. } => (Apply::Nothing, 0),
                 TransactOp::Update { .. } => {
-                    match apply_update(
-                        &tables[plan.slot].key_schema,
-                        &plan.key_item,
-                        old.as_deref(),
-                        &plan.exprs.update,
-                    ) {
+                    let updated =
+                        apply_update(&tables[plan.slot].key_schema, &plan.key_item, old.as_deref(), &plan.exprs.update);
+                    let updated = updated.and_then(|(item, size)| {
+                        write::check_indexes(&guards[plan.slot], &item)?;
+                        Ok((item, size))
+                    });
+                    match updated {
                         Ok((new_item, size)) => (Apply::Put(new_item, size), size),
                         // What only shows when applied (a type mismatch, a
                         // missing operand, an item grown too big) cancels
@@ -151,6 +159,7 @@ impl Engine {
                                 item: None,
                             });
                             applies.push((Apply::Nothing, old_size));
+                            per_action_changes.push(Vec::new());
                             continue;
                         }
                         Err(e) => return Err(e),
@@ -158,25 +167,52 @@ impl Engine {
                 }
             };
             let units = write::transactional_units(old_size, new_size);
+            let new_item = match &apply {
+                Apply::Put(item, _) => Some(item),
+                Apply::Delete => None,
+                Apply::Nothing => old.as_deref(),
+            };
+            let table = &tables[plan.slot];
+            let changes = write::index_changes(table, &guards[plan.slot], &plan.key, old.as_deref(), new_item);
+            let local = write::local_units(&guards[plan.slot], &changes);
             units_per_table[plan.slot] += units;
-            admissions[plan.slot].push((plan.key.hash, units));
+            admissions[plan.slot].push((plan.key.hash, units + local));
+            index_changes[plan.slot].extend(changes.iter().cloned());
+            per_action_changes.push(changes);
             reasons.push(CancellationReason { code: "None", message: None, item: None });
             applies.push((apply, old_size));
         }
         // Capacity: a transaction the model cannot admit is cancelled whole
         // (A34); cancelled transactions are charged too.
-        write::admit_transaction(&tables, &admissions, planned.len(), now)?;
+        {
+            let data: Vec<&TableData> = guards.iter().map(|g| &**g).collect();
+            write::admit_transaction(&tables, &data, &admissions, &index_changes, planned.len(), now)?;
+        }
         if failed {
             return Err(EngineError::TransactionCanceled { reasons });
         }
         let mut writes = Writes::with_capacity(planned.len());
-        for (plan, (apply, old_size)) in planned.into_iter().zip(applies) {
+        for ((plan, (apply, old_size)), changes) in planned.into_iter().zip(applies).zip(per_action_changes) {
             match apply {
-                Apply::Put(item, size) => writes.put(plan.slot, plan.key, item, size, Some(old_size)),
-                Apply::Delete => writes.delete(plan.slot, plan.key, Some(old_size)),
+                Apply::Put(item, size) => writes.put(plan.slot, plan.key, item, size, Some(old_size), changes),
+                Apply::Delete => writes.delete(plan.slot, plan.key, Some(old_size), changes),
                 Apply::Nothing => {}
             }
         }
+        // (index name, global, write units) per table, for ConsumedCapacity.
+        let index_reports: Vec<Vec<(String, bool, f64)>> = index_changes
+            .iter()
+            .zip(&guards)
+            .map(|(changes, data)| {
+                changes
+                    .iter()
+                    .map(|c| {
+                        let def = &data.indexes[c.index].def;
+                        (def.name.clone(), def.kind == IndexKind::Global, c.units)
+                    })
+                    .collect()
+            })
+            .collect();
         let table_refs: Vec<&Table> = tables.iter().map(|t| &**t).collect();
         let mut data: Vec<&mut TableData> = guards.iter_mut().map(|g| &mut **g).collect();
         write::commit(&*self.storage, &table_refs, &mut data, writes, now)?;
@@ -194,7 +230,16 @@ impl Engine {
             consumed: tables
                 .iter()
                 .zip(units_per_table)
-                .filter_map(|(t, units)| consumed(input.return_capacity, &t.name, 0.0, units))
+                .zip(&index_reports)
+                .filter_map(|((t, units), report)| {
+                    let mut c = consumed(input.return_capacity, &t.name, 0.0, units);
+                    if let Some(c) = c.as_mut() {
+                        for (name, global, w) in report {
+                            c.add_index(name, *global, 0.0, *w);
+                        }
+                    }
+                    c
+                })
                 .collect(),
         })
     }

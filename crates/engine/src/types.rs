@@ -63,12 +63,55 @@ pub struct ConsumedCapacity {
     pub write_units: f64,
     /// With INDEXES: the per-table breakdown is included.
     pub include_table_detail: bool,
+    /// Units spent on each secondary index (LSI units are billed to the
+    /// table but reported apart, S58).
+    pub indexes: Vec<IndexCapacity>,
+}
+
+/// The units one request spent on one secondary index.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexCapacity {
+    pub name: String,
+    pub global: bool,
+    pub read_units: f64,
+    pub write_units: f64,
 }
 
 impl ConsumedCapacity {
-    /// Read plus write units.
+    /// Read plus write units, the table's and every index's (S57).
     pub fn total(&self) -> f64 {
+        self.total_read() + self.total_write()
+    }
+
+    /// Read units, the table's and every index's.
+    pub fn total_read(&self) -> f64 {
+        self.read_units + self.indexes.iter().map(|i| i.read_units).sum::<f64>()
+    }
+
+    /// Write units, the table's and every index's.
+    pub fn total_write(&self) -> f64 {
+        self.write_units + self.indexes.iter().map(|i| i.write_units).sum::<f64>()
+    }
+
+    /// The table's own units.
+    pub fn table_total(&self) -> f64 {
         self.read_units + self.write_units
+    }
+
+    /// Adds units spent on index `name`.
+    pub fn add_index(&mut self, name: &str, global: bool, read: f64, write: f64) {
+        match self.indexes.iter_mut().find(|i| i.name == name) {
+            Some(i) => {
+                i.read_units += read;
+                i.write_units += write;
+            }
+            None => self.indexes.push(IndexCapacity {
+                name: name.to_string(),
+                global,
+                read_units: read,
+                write_units: write,
+            }),
+        }
     }
 }
 
@@ -85,8 +128,43 @@ pub struct CreateTableInput {
     pub key_schema: Vec<(String, KeyRole)>,
     pub attribute_definitions: Vec<(String, ScalarType)>,
     pub billing: BillingMode,
-    /// True when the request named secondary indexes (not yet supported).
-    pub has_indexes: bool,
+    /// GlobalSecondaryIndexes (None when absent: an empty list is refused).
+    pub global_indexes: Option<Vec<IndexSpec>>,
+    /// LocalSecondaryIndexes, likewise.
+    pub local_indexes: Option<Vec<IndexSpec>>,
+}
+
+/// ProjectionType.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProjectionType {
+    All,
+    KeysOnly,
+    Include,
+}
+
+/// One index of a CreateTable (or an UpdateTable Create), as sent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexSpec {
+    pub name: String,
+    pub key_schema: Vec<(String, KeyRole)>,
+    /// None when the Projection has no ProjectionType.
+    pub projection_type: Option<ProjectionType>,
+    pub non_key_attributes: Option<Vec<String>>,
+    /// A GSI's ProvisionedThroughput (read, write).
+    pub throughput: Option<(u64, u64)>,
+}
+
+/// An index as DescribeTable shows it.
+#[derive(Clone, Debug)]
+pub struct IndexDescription {
+    pub def: crate::index::IndexDef,
+    pub arn: String,
+    /// CREATING while a backfill runs, else ACTIVE.
+    pub status: &'static str,
+    pub item_count: u64,
+    pub size_bytes: u64,
+    /// A GSI's (read, write) warm throughput, when the capacity model is on.
+    pub warm_throughput: Option<(f64, f64)>,
 }
 
 #[derive(Clone, Debug)]
@@ -116,6 +194,8 @@ pub struct TableDescription {
     pub warm_throughput: Option<(f64, f64)>,
     /// Current partition count, when the capacity model is on.
     pub partition_count: Option<usize>,
+    /// The secondary indexes, GSIs then LSIs, in definition order.
+    pub indexes: Vec<IndexDescription>,
 }
 
 #[derive(Clone, Debug)]
@@ -193,6 +273,16 @@ pub struct UpdateItemInput {
 pub enum WriteRequest {
     Put(Item),
     Delete(Item),
+}
+
+impl WriteRequest {
+    /// The item a PutRequest writes.
+    pub fn put_item(&self) -> Option<&Item> {
+        match self {
+            WriteRequest::Put(item) => Some(item),
+            WriteRequest::Delete(_) => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -9,10 +9,12 @@
 //!   and [`commit`] applies them as one atomic [`WriteBatch`], then keeps
 //!   the table's statistics and the capacity model's partition sizes.
 //!
-//! Hook point for what comes next: secondary-index entries and stream
-//! change records are derived from each write's `(table, key, old, new)`
-//! in [`commit`], added to the same `WriteBatch`, and so commit (durably,
-//! on a disk backend) with the items they describe.
+//! Secondary indexes hook in here: operations check a new item against
+//! every index ([`check_indexes`]), derive each write's index changes from
+//! its `(key, old, new)` ([`index_changes`]), admit the write on the table
+//! and on every GSI it touches at once ([`admit_write`]), and [`commit`]
+//! applies the changes to the index entries in the same step as the items,
+//! under the table's lock. Stream change records will hook in the same way.
 
 use std::sync::Arc;
 
@@ -21,9 +23,10 @@ use dynaburst_model::{item_size, transactional_write_units, write_units, Item};
 
 use crate::engine::{throttle_cancellation, throttled};
 use crate::error::EngineError;
+use crate::index::{self, IndexChange, IndexKind};
 use crate::store::{Mutation, Storage, StoreKey, TableStore, WriteBatch};
 use crate::table::{Table, TableData};
-use crate::types::Millis;
+use crate::types::{ConsumedCapacity, Millis};
 
 /// Write units of replacing an item of `old` bytes by one of `new` bytes
 /// (0 for an absent item).
@@ -36,10 +39,113 @@ pub(crate) fn transactional_units(old: usize, new: usize) -> f64 {
     transactional_write_units(old.max(new))
 }
 
-/// Admits one write of a single-item operation; a refusal is counted as a
-/// throttled request.
-pub(crate) fn admit_one(table: &Table, hash: u128, units: f64, now: Millis) -> Result<(), EngineError> {
-    throttled(table, now, table.admit(Op::Write, hash, units, now))
+/// Refuses a new item whose index key values an index cannot hold (S31-S33).
+pub(crate) fn check_indexes(data: &TableData, item: &Item) -> Result<(), EngineError> {
+    data.indexes.iter().try_for_each(|ix| ix.def.check_item(item))
+}
+
+/// What replacing `old` by `new` at `key` does to the table's indexes
+/// (nothing for a table without indexes).
+pub(crate) fn index_changes(
+    table: &Table,
+    data: &TableData,
+    key: &StoreKey,
+    old: Option<&Item>,
+    new: Option<&Item>,
+) -> Vec<IndexChange> {
+    if data.indexes.is_empty() {
+        return Vec::new();
+    }
+    index::changes(&data.indexes, &table.key_schema, key, old, new)
+}
+
+/// Write units LSI changes add to the table's (B10: LSI writes are
+/// charged to the table).
+pub(crate) fn local_units(data: &TableData, changes: &[IndexChange]) -> f64 {
+    changes.iter().filter(|c| data.indexes[c.index].def.kind == IndexKind::Local).map(|c| c.units).sum()
+}
+
+/// Reports index write units of `changes` in `consumed`.
+pub(crate) fn report_index_writes(consumed: &mut Option<ConsumedCapacity>, data: &TableData, changes: &[IndexChange]) {
+    let Some(c) = consumed.as_mut() else { return };
+    for change in changes {
+        let def = &data.indexes[change.index].def;
+        c.add_index(&def.name, def.kind == IndexKind::Global, 0.0, change.units);
+    }
+}
+
+/// Admits a write of `items` on the table and `changes` on each GSI they
+/// touch, all or nothing (A30: a base-table write needs capacity on the
+/// table and on every affected GSI). Nothing is consumed on a refusal,
+/// which is not yet counted as a throttled request.
+fn admit_set(
+    table: &Table,
+    data: &TableData,
+    items: &[(u128, f64)],
+    changes: &[IndexChange],
+    now: Millis,
+) -> Result<(), EngineError> {
+    let mut capacity = table.capacity.lock();
+    let Some(model) = capacity.as_mut() else { return Ok(()) };
+    let admitted = match model.check_all(Op::Write, items, now) {
+        Ok(a) => a,
+        Err(t) => {
+            drop(capacity);
+            return Err(table.throttle_error(t));
+        }
+    };
+    let mut on_indexes = Vec::new();
+    for change in changes {
+        let ix = &data.indexes[change.index];
+        let mut gsi = ix.capacity.lock();
+        let Some(gsi_model) = gsi.as_mut() else { continue };
+        match gsi_model.check_all(Op::Write, &change.admissions(), now) {
+            Ok(a) => on_indexes.push((change.index, a)),
+            Err(t) => {
+                gsi_model.note_throttled_request(now);
+                return Err(EngineError::Throttled {
+                    provisioned: ix.def.throughput.is_some(),
+                    reason: index_reason(t.reason()),
+                    resource: ix.def.arn(&table.arn),
+                });
+            }
+        }
+    }
+    model.consume(admitted);
+    drop(capacity);
+    for (i, a) in on_indexes {
+        if let Some(m) = data.indexes[i].capacity.lock().as_mut() {
+            m.consume(a);
+        }
+    }
+    Ok(())
+}
+
+/// The index form of a table throttling reason (A28).
+pub(crate) fn index_reason(table_reason: &'static str) -> &'static str {
+    match table_reason {
+        "TableReadKeyRangeThroughputExceeded" => "IndexReadKeyRangeThroughputExceeded",
+        "TableWriteKeyRangeThroughputExceeded" => "IndexWriteKeyRangeThroughputExceeded",
+        "TableReadProvisionedThroughputExceeded" => "IndexReadProvisionedThroughputExceeded",
+        "TableWriteProvisionedThroughputExceeded" => "IndexWriteProvisionedThroughputExceeded",
+        "TableReadAccountLimitExceeded" => "IndexReadAccountLimitExceeded",
+        "TableWriteAccountLimitExceeded" => "IndexWriteAccountLimitExceeded",
+        other => other,
+    }
+}
+
+/// Admits one write of a single-item operation: `units` on the table
+/// (LSI units included) and `changes` on the GSIs; a refusal is counted as
+/// a throttled request.
+pub(crate) fn admit_write(
+    table: &Table,
+    data: &TableData,
+    hash: u128,
+    units: f64,
+    changes: &[IndexChange],
+    now: Millis,
+) -> Result<(), EngineError> {
+    throttled(table, now, admit_set(table, data, &[(hash, units)], changes, now))
 }
 
 /// Admits one item of a batch: `Ok(false)` when the model refuses it (the
@@ -47,12 +153,14 @@ pub(crate) fn admit_one(table: &Table, hash: u128, units: f64, now: Millis) -> R
 /// request fails).
 pub(crate) fn admit_batch_item(
     table: &Table,
+    data: &TableData,
     hash: u128,
     units: f64,
+    changes: &[IndexChange],
     now: Millis,
     refusal: &mut Option<EngineError>,
 ) -> Result<bool, EngineError> {
-    match table.admit(Op::Write, hash, units, now) {
+    match admit_set(table, data, &[(hash, units)], changes, now) {
         Ok(()) => Ok(true),
         Err(e @ EngineError::Throttled { .. }) => {
             refusal.get_or_insert(e);
@@ -62,16 +170,21 @@ pub(crate) fn admit_batch_item(
     }
 }
 
-/// Admits a transaction's writes all or nothing, table by table; a refusal
-/// cancels the whole transaction (A34) with `actions` throttling reasons.
+/// Admits a transaction's writes all or nothing, table by table (each
+/// with its GSI changes); a refusal cancels the whole transaction (A34)
+/// with `actions` throttling reasons.
 pub(crate) fn admit_transaction(
     tables: &[Arc<Table>],
+    data: &[&TableData],
     admissions: &[Vec<(u128, f64)>],
+    changes: &[Vec<IndexChange>],
     actions: usize,
     now: Millis,
 ) -> Result<(), EngineError> {
-    for (table, items) in tables.iter().zip(admissions) {
-        if let Err(e) = table.admit_all(Op::Write, items, now) {
+    for (slot, table) in tables.iter().enumerate() {
+        let (Some(items), Some(d)) = (admissions.get(slot), data.get(slot)) else { continue };
+        let changes = changes.get(slot).map(Vec::as_slice).unwrap_or_default();
+        if let Err(e) = admit_set(table, d, items, changes, now) {
             table.note_throttled_request(now);
             return Err(throttle_cancellation(&e, actions));
         }
@@ -92,6 +205,8 @@ struct Sizes {
     /// True when the capacity model was already told of the size change
     /// (batches tell it at admission, as each item is admitted).
     noted: bool,
+    /// What the write does to the table's indexes.
+    changes: Vec<IndexChange>,
 }
 
 impl Sizes {
@@ -114,14 +229,22 @@ impl Writes {
 
     /// Puts `item` (of `size` bytes) under `key` in table slot `slot`;
     /// `old` is the replaced item's size when the caller read it.
-    pub(crate) fn put(&mut self, slot: usize, key: StoreKey, item: Item, size: usize, old: Option<usize>) {
-        self.sizes.push(Sizes { slot, hash: key.hash, old, new: size, put: true, noted: false });
+    pub(crate) fn put(
+        &mut self,
+        slot: usize,
+        key: StoreKey,
+        item: Item,
+        size: usize,
+        old: Option<usize>,
+        changes: Vec<IndexChange>,
+    ) {
+        self.sizes.push(Sizes { slot, hash: key.hash, old, new: size, put: true, noted: false, changes });
         self.batch.mutations.push(Mutation { table: slot, key, item: Some(Arc::new(item)) });
     }
 
     /// Deletes `key` in table slot `slot`.
-    pub(crate) fn delete(&mut self, slot: usize, key: StoreKey, old: Option<usize>) {
-        self.sizes.push(Sizes { slot, hash: key.hash, old, new: 0, put: false, noted: false });
+    pub(crate) fn delete(&mut self, slot: usize, key: StoreKey, old: Option<usize>, changes: Vec<IndexChange>) {
+        self.sizes.push(Sizes { slot, hash: key.hash, old, new: 0, put: false, noted: false, changes });
         self.batch.mutations.push(Mutation { table: slot, key, item: None });
     }
 
@@ -185,6 +308,11 @@ pub(crate) fn commit(
         if let Some(d) = data.get_mut(s.slot) {
             d.size_bytes = (d.size_bytes + s.new as u64).saturating_sub(old as u64);
             d.item_count = (d.item_count + u64::from(s.put)).saturating_sub(u64::from(old_item.is_some()));
+            for change in std::mem::take(&mut s.changes) {
+                if let Some(ix) = d.indexes.get_mut(change.index) {
+                    index::apply(ix, change);
+                }
+            }
         }
     }
     drop(replaced);

@@ -448,13 +448,14 @@ fn run(engine: &Engine, op: &Op, range: impl Fn(usize) -> bool, now: Millis) -> 
                         key_schema,
                         attribute_definitions: defs,
                         billing: BillingMode::PayPerRequest,
-                        has_indexes: false,
+                        global_indexes: None,
+                        local_indexes: None,
                     },
                     now,
                 )
                 .map(|_| Answer::Ok)
         }
-        Op::Drop { table } => engine.delete_table(&name(*table)).map(|_| Answer::Ok),
+        Op::Drop { table } => engine.delete_table(&name(*table), Millis(0)).map(|_| Answer::Ok),
         Op::Put { table, key, v, cond } => {
             let (c, expr) = condition_args(cond);
             engine
@@ -629,7 +630,7 @@ fn check_sequence(ops: &[Op]) -> Result<(), TestCaseError> {
         }
         // The table statistics follow the items.
         for (t, m) in &model.tables {
-            let d = engine.describe_table(TABLES[*t]).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let d = engine.describe_table(TABLES[*t], Millis(0)).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert_eq!(d.item_count, m.items.len() as u64, "item count of {} after op {}", TABLES[*t], i);
             let size: u64 = m.items.values().map(|i| dynaburst_model::item_size(i) as u64).sum();
             prop_assert_eq!(d.size_bytes, size, "size of {} after op {}", TABLES[*t], i);

@@ -36,7 +36,8 @@ fn create(engine: &Engine, name: &str, billing: BillingMode) {
                 key_schema: vec![("pk".into(), KeyRole::Hash)],
                 attribute_definitions: vec![("pk".into(), ScalarType::S)],
                 billing,
-                has_indexes: false,
+                global_indexes: None,
+                local_indexes: None,
             },
             Millis(0),
         )
@@ -75,7 +76,7 @@ fn write_units_consumed(out: &WriteOutput) -> f64 {
 /// (item count, bytes) DescribeTable reports, and the bytes the capacity
 /// model's partitions hold.
 fn stats(engine: &Engine, table: &str) -> (u64, u64, u64) {
-    let d = engine.describe_table(table).unwrap();
+    let d = engine.describe_table(table, Millis(0)).unwrap();
     let model: u64 = engine
         .capacity_reports(T0)
         .into_iter()
@@ -231,9 +232,9 @@ fn batch_units_are_summed_per_table_with_and_without_the_capacity_model() {
         assert!(out.unprocessed.is_empty());
         let consumed: Vec<(String, f64)> = out.consumed.iter().map(|c| (c.table_name.clone(), c.write_units)).collect();
         assert_eq!(consumed, [("b".to_string(), 2.0), ("a".to_string(), 3.0 + 3.0 + 1.0)]);
-        assert_eq!(engine.describe_table("a").unwrap().item_count, 2);
-        assert_eq!(engine.describe_table("a").unwrap().size_bytes, 2_110);
-        assert_eq!(engine.describe_table("b").unwrap().size_bytes, 1_100);
+        assert_eq!(engine.describe_table("a", Millis(0)).unwrap().item_count, 2);
+        assert_eq!(engine.describe_table("a", Millis(0)).unwrap().size_bytes, 2_110);
+        assert_eq!(engine.describe_table("b", Millis(0)).unwrap().size_bytes, 1_100);
     }
 }
 
@@ -261,7 +262,7 @@ fn a_batch_is_admitted_item_by_item_and_fails_only_when_nothing_was_admitted() {
     }
     let Some((round, admitted, unprocessed)) = partial else { panic!("the model never refused a write") };
     assert!(admitted > 0, "round {round}: some of the batch was admitted");
-    assert_eq!(engine.describe_table("t").unwrap().item_count, written as u64);
+    assert_eq!(engine.describe_table("t", Millis(0)).unwrap().item_count, written as u64);
     // What was admitted is written; what came back is not.
     let present = (0..25).filter(|i| get(&engine, "t", &format!("k{round}-{i}")).is_some()).count();
     assert_eq!(present, admitted);
@@ -275,7 +276,7 @@ fn a_batch_is_admitted_item_by_item_and_fails_only_when_nothing_was_admitted() {
     let again = batch(&engine, vec![("t", vec![WriteRequest::Put(pad_item("late", 300_000))])], now);
     assert!(matches!(again, Err(EngineError::Throttled { provisioned: true, .. })), "{again:?}");
     assert_eq!(get(&engine, "t", "late"), None);
-    assert_eq!(engine.describe_table("t").unwrap().item_count, written as u64);
+    assert_eq!(engine.describe_table("t", Millis(0)).unwrap().item_count, written as u64);
 }
 
 fn tx_put(table: &str, item: Item, condition: Option<&str>) -> TransactAction {
@@ -350,8 +351,8 @@ fn a_throttled_transaction_is_cancelled_whole() {
                 assert!(reasons.iter().all(|r| r.code == "ProvisionedThroughputExceeded"), "{reasons:?}");
                 // Nothing of it was written, in either table.
                 assert_eq!(get(&engine, "b", &format!("x{round}")), None);
-                assert_eq!(engine.describe_table("a").unwrap().item_count, 4 * round);
-                assert_eq!(engine.describe_table("b").unwrap().item_count, round);
+                assert_eq!(engine.describe_table("a", Millis(0)).unwrap().item_count, 4 * round);
+                assert_eq!(engine.describe_table("b", Millis(0)).unwrap().item_count, round);
                 return;
             }
             Err(e) => panic!("round {round}: {e:?}"),
@@ -379,13 +380,13 @@ fn an_engine_reopened_on_its_storage_finds_its_tables_and_items() {
             Millis(500),
         )
         .unwrap();
-    engine.delete_table("b").unwrap();
-    let before = engine.describe_table("a").unwrap();
+    engine.delete_table("b", Millis(0)).unwrap();
+    let before = engine.describe_table("a", Millis(0)).unwrap();
     drop(engine);
     assert_eq!(storage.list_tables().unwrap().iter().map(|m| m.name.as_str()).collect::<Vec<_>>(), ["a"]);
 
     let engine = Engine::open(config, storage, Millis(2_000)).unwrap();
-    let after = engine.describe_table("a").unwrap();
+    let after = engine.describe_table("a", Millis(0)).unwrap();
     assert_eq!(after.table_id, before.table_id);
     assert_eq!(after.arn, before.arn);
     assert_eq!(after.created_at, before.created_at);
@@ -393,7 +394,7 @@ fn an_engine_reopened_on_its_storage_finds_its_tables_and_items() {
     assert_eq!(after.settings.last_pay_per_request_switch, Some(Millis(0)));
     assert_eq!((after.item_count, after.size_bytes), (2, 3_000));
     assert_eq!(get(&engine, "a", "y"), Some(pad_item("y", 2_000)));
-    assert!(matches!(engine.describe_table("b"), Err(EngineError::ResourceNotFound(_))));
+    assert!(matches!(engine.describe_table("b", Millis(0)), Err(EngineError::ResourceNotFound(_))));
     let names = engine.list_tables(ListTablesInput { exclusive_start: None, limit: 10 }).names;
     assert_eq!(names, ["a"]);
 }

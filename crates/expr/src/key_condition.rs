@@ -52,8 +52,10 @@ pub enum KeyOp {
     BeginsWith(AttributeValue),
 }
 
-/// The most parts a key condition can have (partition key and sort key).
-const MAX_KEY_PARTS: usize = 2;
+/// The most parts a key condition can have: every component of a
+/// multi-attribute GSI key (four partition-key and four sort-key
+/// components, S19). A table's key allows two; the engine checks that.
+pub const MAX_KEY_PARTS: usize = 8;
 
 /// Parses a KeyConditionExpression.
 pub fn parse_key_condition(text: &str, ph: &mut Placeholders) -> Result<KeyCondition, ExprError> {

@@ -87,8 +87,8 @@ pub fn handle(engine: &Engine, operation: &str, body: &[u8], now: Millis) -> Out
 fn dispatch(engine: &Engine, operation: &str, request: &Value, now: Millis) -> Result<Vec<u8>, ApiError> {
     let response = match operation {
         "CreateTable" => ops::create_table(engine, request, now)?,
-        "DescribeTable" => ops::describe_table(engine, request)?,
-        "DeleteTable" => ops::delete_table(engine, request)?,
+        "DescribeTable" => ops::describe_table(engine, request, now)?,
+        "DeleteTable" => ops::delete_table(engine, request, now)?,
         "ListTables" => ops::list_tables(engine, request)?,
         "UpdateTable" => ops::update_table(engine, request, now)?,
         "PutItem" => ops::put_item(engine, request, now)?,

@@ -2,6 +2,7 @@
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
+use dynaburst_engine::index::{IndexKind, IndexProjection};
 use dynaburst_engine::*;
 use dynaburst_model::ScalarType;
 use serde_json::{json, Map, Value};
@@ -26,26 +27,40 @@ fn secs(m: Millis) -> Value {
     json!(m.0 as f64 / 1000.0)
 }
 
+/// A `Capacity` object: CapacityUnits, and the read and write parts that
+/// are not zero.
+fn units_json(read: f64, write: f64) -> Map<String, Value> {
+    let mut t = Map::new();
+    t.insert("CapacityUnits".into(), json!(read + write));
+    if read > 0.0 {
+        t.insert("ReadCapacityUnits".into(), json!(read));
+    }
+    if write > 0.0 {
+        t.insert("WriteCapacityUnits".into(), json!(write));
+    }
+    t
+}
+
 fn capacity_json(c: &ConsumedCapacity) -> Value {
     let mut m = Map::new();
     m.insert("TableName".into(), json!(c.table_name));
-    m.insert("CapacityUnits".into(), json!(c.total()));
-    if c.read_units > 0.0 {
-        m.insert("ReadCapacityUnits".into(), json!(c.read_units));
-    }
-    if c.write_units > 0.0 {
-        m.insert("WriteCapacityUnits".into(), json!(c.write_units));
-    }
+    m.extend(units_json(c.total_read(), c.total_write()));
     if c.include_table_detail {
-        let mut t = Map::new();
-        t.insert("CapacityUnits".into(), json!(c.total()));
-        if c.read_units > 0.0 {
-            t.insert("ReadCapacityUnits".into(), json!(c.read_units));
+        // An index read reports only that index (S58).
+        if c.table_total() > 0.0 || c.indexes.is_empty() {
+            m.insert("Table".into(), Value::Object(units_json(c.read_units, c.write_units)));
         }
-        if c.write_units > 0.0 {
-            t.insert("WriteCapacityUnits".into(), json!(c.write_units));
+        for (global, member) in [(true, "GlobalSecondaryIndexes"), (false, "LocalSecondaryIndexes")] {
+            let parts: Map<String, Value> = c
+                .indexes
+                .iter()
+                .filter(|i| i.global == global)
+                .map(|i| (i.name.clone(), Value::Object(units_json(i.read_units, i.write_units))))
+                .collect();
+            if !parts.is_empty() {
+                m.insert(member.into(), Value::Object(parts));
+            }
         }
-        m.insert("Table".into(), Value::Object(t));
     }
     Value::Object(m)
 }
@@ -103,7 +118,57 @@ pub fn table_description_json(d: &TableDescription) -> Value {
         // A dynaburst extension: DynamoDB does not show partitions.
         m.insert("PartitionCount".into(), json!(n));
     }
+    if let Value::Object(m) = &mut out {
+        for (kind, member) in
+            [(IndexKind::Global, "GlobalSecondaryIndexes"), (IndexKind::Local, "LocalSecondaryIndexes")]
+        {
+            let list: Vec<Value> =
+                d.indexes.iter().filter(|i| i.def.kind == kind).map(index_description_json).collect();
+            if !list.is_empty() {
+                m.insert(member.into(), Value::Array(list));
+            }
+        }
+    }
     out
+}
+
+fn index_description_json(i: &IndexDescription) -> Value {
+    let def = &i.def;
+    let mut projection = Map::new();
+    projection.insert("ProjectionType".into(), json!(def.projection.type_name()));
+    if let IndexProjection::Include(names) = &def.projection {
+        projection.insert("NonKeyAttributes".into(), json!(names));
+    }
+    let mut m = Map::new();
+    m.insert("IndexName".into(), json!(def.name));
+    m.insert(
+        "KeySchema".into(),
+        Value::Array(
+            def.schema.pairs().iter().map(|(n, r)| json!({"AttributeName": n, "KeyType": key_role(*r)})).collect(),
+        ),
+    );
+    m.insert("Projection".into(), Value::Object(projection));
+    m.insert("IndexSizeBytes".into(), json!(i.size_bytes));
+    m.insert("ItemCount".into(), json!(i.item_count));
+    m.insert("IndexArn".into(), json!(i.arn));
+    if def.kind == IndexKind::Global {
+        m.insert("IndexStatus".into(), json!(i.status));
+        if def.backfilled_at.is_some() {
+            m.insert("Backfilling".into(), json!(i.status == "CREATING"));
+        }
+        let (read, write) = def.throughput.unwrap_or((0, 0));
+        m.insert(
+            "ProvisionedThroughput".into(),
+            json!({"NumberOfDecreasesToday": 0, "ReadCapacityUnits": read, "WriteCapacityUnits": write}),
+        );
+        if let Some((read, write)) = i.warm_throughput {
+            m.insert(
+                "WarmThroughput".into(),
+                json!({"ReadUnitsPerSecond": read as u64, "WriteUnitsPerSecond": write as u64, "Status": "ACTIVE"}),
+            );
+        }
+    }
+    Value::Object(m)
 }
 
 fn parse_throughput(v: &Value, violations: &mut Violations) -> Result<(u64, u64), ApiError> {
@@ -124,51 +189,148 @@ fn parse_throughput(v: &Value, violations: &mut Violations) -> Result<(u64, u64)
     Ok((read.unwrap_or(0).max(0) as u64, write.unwrap_or(0).max(0) as u64))
 }
 
+/// Most KeySchema elements of a table or an LSI.
+const TABLE_KEY_ELEMENTS: usize = 2;
+/// Most KeySchema elements of a GSI (four HASH and four RANGE, S19).
+const GSI_KEY_ELEMENTS: usize = 8;
+
+/// A KeySchema list at `path`, its constraint violations added.
+fn parse_key_schema(
+    v: Option<&Value>,
+    path: &str,
+    max: usize,
+    violations: &mut Violations,
+) -> Result<Vec<(String, KeyRole)>, ApiError> {
+    let mut key_schema = Vec::new();
+    let Some(v) = v else {
+        violations.add("null", path, "Member must not be null");
+        return Ok(key_schema);
+    };
+    let list = v.as_array().ok_or_else(|| wrong_json_type(v, "List"))?;
+    if list.is_empty() || list.len() > max {
+        violations.add(
+            &format!("'{}'", list.len()),
+            path,
+            &if list.is_empty() {
+                "Member must have length greater than or equal to 1".to_string()
+            } else {
+                format!("Member must have length less than or equal to {max}")
+            },
+        );
+    }
+    for e in list {
+        let r = Req::new(e)?;
+        let n = r.opt_str("AttributeName")?.unwrap_or_default().to_string();
+        let role = match r.opt_str("KeyType")? {
+            Some("HASH") => KeyRole::Hash,
+            Some("RANGE") => KeyRole::Range,
+            Some(other) => {
+                violations.add(
+                    &format!("'{other}'"),
+                    &format!("{path}.member.keyType"),
+                    "Member must satisfy enum value set: [HASH, RANGE]",
+                );
+                KeyRole::Hash
+            }
+            None => {
+                violations.add("null", &format!("{path}.member.keyType"), "Member must not be null");
+                KeyRole::Hash
+            }
+        };
+        key_schema.push((n, role));
+    }
+    Ok(key_schema)
+}
+
+/// GlobalSecondaryIndexes or LocalSecondaryIndexes of a CreateTable.
+fn parse_indexes(
+    req: &Req<'_>,
+    member: &str,
+    max_key_elements: usize,
+    violations: &mut Violations,
+) -> Result<Option<Vec<IndexSpec>>, ApiError> {
+    let Some(v) = req.get(member) else { return Ok(None) };
+    let list = v.as_array().ok_or_else(|| wrong_json_type(v, "List"))?;
+    let lower = format!("{}{}", member[..1].to_lowercase(), &member[1..]);
+    let mut out = Vec::with_capacity(list.len());
+    for (i, e) in list.iter().enumerate() {
+        let path = format!("{lower}.{}.member", i + 1);
+        let r = Req::new(e)?;
+        let name = r.opt_str("IndexName")?;
+        check_table_name(name, &format!("{path}.indexName"), violations);
+        let key_schema =
+            parse_key_schema(r.get("KeySchema"), &format!("{path}.keySchema"), max_key_elements, violations)?;
+        let (projection_type, non_key_attributes) = match r.get("Projection") {
+            None => {
+                violations.add("null", &format!("{path}.projection"), "Member must not be null");
+                (None, None)
+            }
+            Some(p) => {
+                let p = Req::new(p)?;
+                let ty = match p.opt_str("ProjectionType")? {
+                    None => None,
+                    Some("ALL") => Some(ProjectionType::All),
+                    Some("KEYS_ONLY") => Some(ProjectionType::KeysOnly),
+                    Some("INCLUDE") => Some(ProjectionType::Include),
+                    Some(other) => {
+                        violations.add(
+                            &format!("'{other}'"),
+                            &format!("{path}.projection.projectionType"),
+                            "Member must satisfy enum value set: [ALL, INCLUDE, KEYS_ONLY]",
+                        );
+                        None
+                    }
+                };
+                let names = match p.get("NonKeyAttributes") {
+                    None => None,
+                    Some(v) => {
+                        let names = v.as_array().ok_or_else(|| wrong_json_type(v, "List"))?;
+                        if names.is_empty() || names.len() > MAX_NON_KEY_ATTRIBUTES {
+                            violations.add(
+                                &format!("'{}'", names.len()),
+                                &format!("{path}.projection.nonKeyAttributes"),
+                                &if names.is_empty() {
+                                    "Member must have length greater than or equal to 1".to_string()
+                                } else {
+                                    format!("Member must have length less than or equal to {MAX_NON_KEY_ATTRIBUTES}")
+                                },
+                            );
+                        }
+                        let names = names
+                            .iter()
+                            .map(|n| n.as_str().map(str::to_string).ok_or_else(|| wrong_json_type(n, "String")))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        Some(names)
+                    }
+                };
+                (ty, names)
+            }
+        };
+        let throughput = match r.get("ProvisionedThroughput") {
+            Some(v) => Some(parse_throughput(v, violations)?),
+            None => None,
+        };
+        out.push(IndexSpec {
+            name: name.unwrap_or_default().to_string(),
+            key_schema,
+            projection_type,
+            non_key_attributes,
+            throughput,
+        });
+    }
+    Ok(Some(out))
+}
+
+/// NonKeyAttributes of one index (S18).
+const MAX_NON_KEY_ATTRIBUTES: usize = 20;
+
 /// CreateTable.
 pub fn create_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
     let req = Req::new(body)?;
     let mut violations = Violations::default();
     let name = req.opt_str("TableName")?;
     check_table_name(name, "tableName", &mut violations);
-    let mut key_schema = Vec::new();
-    match req.get("KeySchema") {
-        None => violations.add("null", "keySchema", "Member must not be null"),
-        Some(v) => {
-            let list = v.as_array().ok_or_else(|| wrong_json_type(v, "List"))?;
-            if list.is_empty() || list.len() > 2 {
-                violations.add(
-                    &format!("'{}'", list.len()),
-                    "keySchema",
-                    if list.is_empty() {
-                        "Member must have length greater than or equal to 1"
-                    } else {
-                        "Member must have length less than or equal to 2"
-                    },
-                );
-            }
-            for e in list {
-                let r = Req::new(e)?;
-                let n = r.opt_str("AttributeName")?.unwrap_or_default().to_string();
-                let role = match r.opt_str("KeyType")? {
-                    Some("HASH") => KeyRole::Hash,
-                    Some("RANGE") => KeyRole::Range,
-                    Some(other) => {
-                        violations.add(
-                            &format!("'{other}'"),
-                            "keySchema.member.keyType",
-                            "Member must satisfy enum value set: [HASH, RANGE]",
-                        );
-                        KeyRole::Hash
-                    }
-                    None => {
-                        violations.add("null", "keySchema.member.keyType", "Member must not be null");
-                        KeyRole::Hash
-                    }
-                };
-                key_schema.push((n, role));
-            }
-        }
-    }
+    let key_schema = parse_key_schema(req.get("KeySchema"), "keySchema", TABLE_KEY_ELEMENTS, &mut violations)?;
     let mut defs = Vec::new();
     match req.get("AttributeDefinitions") {
         None => violations.add("null", "attributeDefinitions", "Member must not be null"),
@@ -192,6 +354,8 @@ pub fn create_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value,
         Some(v) => Some(parse_throughput(v, &mut violations)?),
         None => None,
     };
+    let global_indexes = parse_indexes(&req, "GlobalSecondaryIndexes", GSI_KEY_ELEMENTS, &mut violations)?;
+    let local_indexes = parse_indexes(&req, "LocalSecondaryIndexes", TABLE_KEY_ELEMENTS, &mut violations)?;
     violations.finish()?;
     let billing = match (mode, throughput) {
         (Some("PAY_PER_REQUEST"), None) => BillingMode::PayPerRequest,
@@ -213,14 +377,14 @@ pub fn create_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value,
             BillingMode::PayPerRequest
         }
     };
-    let has_indexes = req.get("GlobalSecondaryIndexes").is_some() || req.get("LocalSecondaryIndexes").is_some();
     let d = engine.create_table(
         CreateTableInput {
             table_name: name.unwrap_or_default().to_string(),
             key_schema,
             attribute_definitions: defs,
             billing,
-            has_indexes,
+            global_indexes,
+            local_indexes,
         },
         now,
     )?;
@@ -228,15 +392,15 @@ pub fn create_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value,
 }
 
 /// DescribeTable.
-pub fn describe_table(engine: &Engine, body: &Value) -> Result<Value, ApiError> {
+pub fn describe_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
     let name = Req::new(body)?.table_name()?;
-    Ok(json!({ "Table": table_description_json(&engine.describe_table(&name)?) }))
+    Ok(json!({ "Table": table_description_json(&engine.describe_table(&name, now)?) }))
 }
 
 /// DeleteTable.
-pub fn delete_table(engine: &Engine, body: &Value) -> Result<Value, ApiError> {
+pub fn delete_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
     let name = Req::new(body)?.table_name()?;
-    Ok(json!({ "TableDescription": table_description_json(&engine.delete_table(&name)?) }))
+    Ok(json!({ "TableDescription": table_description_json(&engine.delete_table(&name, now)?) }))
 }
 
 /// ListTables.

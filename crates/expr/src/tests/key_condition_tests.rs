@@ -72,7 +72,10 @@ fn rejected_shapes() {
         ("pk.x = :v", "KeyConditionExpressions cannot have conditions on nested attributes"),
         ("pk[0] = :v", "KeyConditionExpressions cannot have conditions on nested attributes"),
         ("pk = :v AND pk = :v", "KeyConditionExpressions must only contain one condition per key"),
-        ("pk = :v AND sk = :a AND other_key = :b", "Query key condition not supported"),
+        (
+            "a = :v AND b = :v AND c = :v AND d = :v AND e = :v AND f = :v AND g = :v AND h = :v AND i = :v",
+            "Query key condition not supported",
+        ),
         (
             "pk = :v AND begins_with(:p, sk)",
             "Invalid condition in KeyConditionExpression: begins_with operator must have the key attribute as its first operand",

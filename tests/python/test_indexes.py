@@ -1,0 +1,453 @@
+"""Secondary indexes through boto3: CreateTable with GSIs and LSIs,
+DescribeTable, index maintenance by every write, Query and Scan on indexes
+(projections, Select, paging, sparse indexes), multi-attribute GSI keys,
+index key validation, ConsumedCapacity INDEXES and GSI back-pressure.
+Facts and messages: docs/reference/dynamodb-api-surface.md, section 1."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import batch_put, expect_error, unique_name
+
+S = lambda v: {"S": v}  # noqa: E731
+N = lambda v: {"N": str(v)}  # noqa: E731
+
+
+def gsi(name, keys, projection=None, **extra):
+    return {
+        "IndexName": name,
+        "KeySchema": [{"AttributeName": a, "KeyType": t} for a, t in keys],
+        "Projection": {"ProjectionType": "ALL"} if projection is None else projection,
+        **extra,
+    }
+
+
+@pytest.fixture
+def orders(ddb, make_table):
+    """pk/sk table; GSI by_status (status, amount), KEYS_ONLY GSI by_customer
+    (customer), INCLUDE LSI by_amount (pk, amount) projecting note."""
+    return make_table(
+        range_key=("sk", "S"),
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+            {"AttributeName": "status", "AttributeType": "S"},
+            {"AttributeName": "amount", "AttributeType": "N"},
+            {"AttributeName": "customer", "AttributeType": "S"},
+        ],
+        GlobalSecondaryIndexes=[
+            gsi("by_status", [("status", "HASH"), ("amount", "RANGE")]),
+            gsi("by_customer", [("customer", "HASH")], {"ProjectionType": "KEYS_ONLY"}),
+        ],
+        LocalSecondaryIndexes=[
+            gsi(
+                "by_amount",
+                [("pk", "HASH"), ("amount", "RANGE")],
+                {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["note"]},
+            )
+        ],
+    )
+
+
+def order(sk, status=None, amount=None, customer=None, note=None, pk="u1"):
+    item = {"pk": S(pk), "sk": S(sk)}
+    if status is not None:
+        item["status"] = S(status)
+    if amount is not None:
+        item["amount"] = N(amount)
+    if customer is not None:
+        item["customer"] = S(customer)
+    if note is not None:
+        item["note"] = S(note)
+    item["extra"] = S("x")
+    return item
+
+
+def sks(resp):
+    return [i["sk"]["S"] for i in resp["Items"]]
+
+
+def by_status(ddb, table, status, **kw):
+    return ddb.query(
+        TableName=table,
+        IndexName="by_status",
+        KeyConditionExpression="#s = :s",
+        ExpressionAttributeNames={"#s": "status"},
+        ExpressionAttributeValues={":s": S(status)},
+        **kw,
+    )
+
+
+def test_describe_table_lists_every_index(ddb, orders):
+    for i in range(3):
+        ddb.put_item(TableName=orders, Item=order(f"o{i}", "open", 10 + i, "c1"))
+    ddb.put_item(TableName=orders, Item=order("o9", customer="c2"))  # in by_customer only
+    t = ddb.describe_table(TableName=orders)["Table"]
+    gsis = {g["IndexName"]: g for g in t["GlobalSecondaryIndexes"]}
+    assert set(gsis) == {"by_status", "by_customer"}
+    st = gsis["by_status"]
+    assert st["KeySchema"] == [
+        {"AttributeName": "status", "KeyType": "HASH"},
+        {"AttributeName": "amount", "KeyType": "RANGE"},
+    ]
+    assert st["Projection"] == {"ProjectionType": "ALL"}
+    assert st["IndexStatus"] == "ACTIVE"
+    assert st["IndexArn"] == t["TableArn"] + "/index/by_status"
+    assert st["ItemCount"] == 3
+    assert "Backfilling" not in st
+    assert st["ProvisionedThroughput"]["ReadCapacityUnits"] == 0
+    assert gsis["by_customer"]["ItemCount"] == 4
+    assert gsis["by_customer"]["Projection"] == {"ProjectionType": "KEYS_ONLY"}
+    [lsi] = t["LocalSecondaryIndexes"]
+    assert lsi["IndexName"] == "by_amount"
+    assert lsi["Projection"] == {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["note"]}
+    assert lsi["ItemCount"] == 3
+    assert "IndexStatus" not in lsi
+
+
+def test_every_write_keeps_the_gsi_in_step_and_items_without_its_key_stay_out(ddb, orders):
+    ddb.put_item(TableName=orders, Item=order("a", "open", 30))
+    ddb.put_item(TableName=orders, Item=order("b", "open", 10))
+    ddb.put_item(TableName=orders, Item=order("c", amount=5))  # no status: sparse
+    ddb.batch_write_item(RequestItems={orders: [{"PutRequest": {"Item": order("d", "open", 20)}}]})
+    assert sks(by_status(ddb, orders, "open")) == ["b", "d", "a"], "ordered by amount"
+    assert sks(by_status(ddb, orders, "open", ScanIndexForward=False)) == ["a", "d", "b"]
+    # UpdateItem moves "a" from open to shipped.
+    ddb.update_item(
+        TableName=orders,
+        Key={"pk": S("u1"), "sk": S("a")},
+        UpdateExpression="SET #s = :s",
+        ExpressionAttributeNames={"#s": "status"},
+        ExpressionAttributeValues={":s": S("shipped")},
+    )
+    assert sks(by_status(ddb, orders, "open")) == ["b", "d"]
+    assert sks(by_status(ddb, orders, "shipped")) == ["a"]
+    # REMOVE of the key attribute takes the item out of the index.
+    ddb.update_item(TableName=orders, Key={"pk": S("u1"), "sk": S("d")}, UpdateExpression="REMOVE amount")
+    assert sks(by_status(ddb, orders, "open")) == ["b"]
+    # DeleteItem and a transaction.
+    ddb.delete_item(TableName=orders, Key={"pk": S("u1"), "sk": S("b")})
+    ddb.transact_write_items(
+        TransactItems=[
+            {"Put": {"TableName": orders, "Item": order("e", "open", 1)}},
+            {"Delete": {"TableName": orders, "Key": {"pk": S("u1"), "sk": S("a")}}},
+        ]
+    )
+    assert sks(by_status(ddb, orders, "open")) == ["e"]
+    assert sks(by_status(ddb, orders, "shipped")) == []
+    scanned = ddb.scan(TableName=orders, IndexName="by_status")
+    assert sks(scanned) == ["e"] and scanned["ScannedCount"] == 1
+
+
+def test_projections_keys_only_and_include_and_select_rules(ddb, orders):
+    ddb.put_item(TableName=orders, Item=order("a", "open", 7, "c1", note="fragile"))
+    keys_only = ddb.query(
+        TableName=orders,
+        IndexName="by_customer",
+        KeyConditionExpression="customer = :c",
+        ExpressionAttributeValues={":c": S("c1")},
+    )
+    assert keys_only["Items"] == [{"pk": S("u1"), "sk": S("a"), "customer": S("c1")}]
+    lsi = ddb.query(
+        TableName=orders,
+        IndexName="by_amount",
+        KeyConditionExpression="pk = :p AND amount > :a",
+        ExpressionAttributeValues={":p": S("u1"), ":a": N(5)},
+    )
+    assert lsi["Items"] == [{"pk": S("u1"), "sk": S("a"), "amount": N(7), "note": S("fragile")}]
+    # An LSI fetches what it does not project from the table ...
+    whole = ddb.query(
+        TableName=orders,
+        IndexName="by_amount",
+        KeyConditionExpression="pk = :p",
+        ExpressionAttributeValues={":p": S("u1")},
+        Select="ALL_ATTRIBUTES",
+    )
+    assert whole["Items"] == [order("a", "open", 7, "c1", note="fragile")]
+    # ... a GSI refuses to.
+    expect_error(
+        lambda: ddb.query(
+            TableName=orders,
+            IndexName="by_customer",
+            KeyConditionExpression="customer = :c",
+            ExpressionAttributeValues={":c": S("c1")},
+            Select="ALL_ATTRIBUTES",
+        ),
+        "ValidationException",
+        "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global "
+        "secondary index by_customer because its projection type is not ALL",
+    )
+    expect_error(
+        lambda: ddb.query(
+            TableName=orders,
+            KeyConditionExpression="pk = :p",
+            ExpressionAttributeValues={":p": S("u1")},
+            Select="ALL_PROJECTED_ATTRIBUTES",
+        ),
+        "ValidationException",
+        "1 validation error detected: ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName",
+    )
+
+
+def test_index_read_errors(ddb, orders):
+    expect_error(
+        lambda: by_status(ddb, orders, "open", ConsistentRead=True),
+        "ValidationException",
+        "Consistent reads are not supported on global secondary indexes",
+    )
+    expect_error(
+        lambda: ddb.scan(TableName=orders, IndexName="nope"),
+        "ValidationException",
+        "The table does not have the specified index: nope",
+    )
+    # LSIs allow strongly consistent reads.
+    ddb.query(
+        TableName=orders,
+        IndexName="by_amount",
+        KeyConditionExpression="pk = :p",
+        ExpressionAttributeValues={":p": S("u1")},
+        ConsistentRead=True,
+    )
+
+
+@pytest.mark.parametrize(
+    "value,actual",
+    [(N(1), "N"), ({"NULL": True}, "NULL")],
+    ids=["number", "null"],
+)
+def test_a_wrong_typed_index_key_refuses_the_whole_write(ddb, orders, value, actual):
+    item = order("a", amount=1)
+    item["status"] = value
+    expected = (
+        "One or more parameter values were invalid: Type mismatch for Index Key status Expected: S "
+        f"Actual: {actual} IndexName: by_status"
+    )
+    expect_error(lambda: ddb.put_item(TableName=orders, Item=item), "ValidationException", expected)
+    expect_error(
+        lambda: ddb.batch_write_item(
+            RequestItems={orders: [{"PutRequest": {"Item": order("ok", "open", 1)}}, {"PutRequest": {"Item": item}}]}
+        ),
+        "ValidationException",
+        expected,
+    )
+    assert ddb.scan(TableName=orders)["Items"] == [], "nothing reached the table"
+
+
+def test_an_empty_string_index_key_is_refused(ddb, orders):
+    expect_error(
+        lambda: ddb.put_item(TableName=orders, Item=order("a", "", 1)),
+        "ValidationException",
+        "One or more parameter values are not valid. A value specified for a secondary index key is not supported. "
+        "The AttributeValue for a key attribute cannot contain an empty string value. IndexName: by_status, "
+        "IndexKey: status",
+    )
+
+
+def test_paging_through_an_index_resumes_at_the_index_and_table_key(ddb, orders):
+    batch_put(ddb, orders, [order(f"o{i:02d}", "open", i % 4) for i in range(10)])
+    whole = sks(by_status(ddb, orders, "open"))
+    assert len(whole) == 10
+    seen, start, pages = [], None, 0
+    while True:
+        kw = {"Limit": 3}
+        if start:
+            kw["ExclusiveStartKey"] = start
+        page = by_status(ddb, orders, "open", **kw)
+        seen += sks(page)
+        pages += 1
+        start = page.get("LastEvaluatedKey")
+        if not start:
+            break
+        assert set(start) == {"pk", "sk", "status", "amount"}
+    assert seen == whole and pages == 4
+    expect_error(
+        lambda: by_status(ddb, orders, "open", ExclusiveStartKey={"pk": S("u1"), "sk": S("o01")}),
+        "ValidationException",
+        "The provided starting key is invalid",
+    )
+
+
+def test_consumed_capacity_indexes_reports_each_index(ddb, orders):
+    out = ddb.put_item(TableName=orders, Item=order("a", "open", 1, "c1"), ReturnConsumedCapacity="INDEXES")
+    c = out["ConsumedCapacity"]
+    assert c["Table"] == {"CapacityUnits": 1.0, "WriteCapacityUnits": 1.0}
+    assert c["GlobalSecondaryIndexes"] == {
+        "by_status": {"CapacityUnits": 1.0, "WriteCapacityUnits": 1.0},
+        "by_customer": {"CapacityUnits": 1.0, "WriteCapacityUnits": 1.0},
+    }
+    assert c["LocalSecondaryIndexes"] == {"by_amount": {"CapacityUnits": 1.0, "WriteCapacityUnits": 1.0}}
+    assert c["CapacityUnits"] == 4.0
+    # Moving the item to another index key costs a delete and a put there.
+    out = ddb.put_item(TableName=orders, Item=order("a", "shipped", 1, "c1"), ReturnConsumedCapacity="INDEXES")
+    assert out["ConsumedCapacity"]["GlobalSecondaryIndexes"] == {
+        "by_status": {"CapacityUnits": 2.0, "WriteCapacityUnits": 2.0}
+    }
+    assert ddb.put_item(TableName=orders, Item=order("b"), ReturnConsumedCapacity="TOTAL")["ConsumedCapacity"] == {
+        "TableName": orders,
+        "CapacityUnits": 1.0,
+        "WriteCapacityUnits": 1.0,
+    }
+    q = by_status(ddb, orders, "shipped", ReturnConsumedCapacity="INDEXES")["ConsumedCapacity"]
+    assert q["GlobalSecondaryIndexes"] == {"by_status": {"CapacityUnits": 0.5, "ReadCapacityUnits": 0.5}}
+    assert "Table" not in q, "an index read reports only that index"
+
+
+@pytest.fixture
+def tournament(make_table):
+    """Multi-attribute GSI: partition key (region, season), sort key (round, score)."""
+    return make_table(
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "region", "AttributeType": "S"},
+            {"AttributeName": "season", "AttributeType": "N"},
+            {"AttributeName": "round", "AttributeType": "S"},
+            {"AttributeName": "score", "AttributeType": "N"},
+        ],
+        GlobalSecondaryIndexes=[
+            gsi("games", [("region", "HASH"), ("season", "HASH"), ("round", "RANGE"), ("score", "RANGE")])
+        ],
+    )
+
+
+def test_multi_attribute_gsi_keys_sort_component_by_component(ddb, tournament):
+    rows = [("g1", "final", 50), ("g2", "semi", 70), ("g3", "final", 90), ("g4", "semi", 10), ("g5", "final", 70)]
+    for pk, rnd, score in rows:
+        ddb.put_item(
+            TableName=tournament,
+            Item={"pk": S(pk), "region": S("eu"), "season": N(2026), "round": S(rnd), "score": N(score)},
+        )
+    ddb.put_item(TableName=tournament, Item={"pk": S("g9"), "region": S("eu"), "season": N(2026)})  # sparse
+    vals = {":r": S("eu"), ":s": N(2026)}
+    cond = "#r = :r AND season = :s"
+    names = {"#r": "region"}
+
+    def games(extra_cond="", extra_vals=None, **kw):
+        resp = ddb.query(
+            TableName=tournament,
+            IndexName="games",
+            KeyConditionExpression=cond + extra_cond,
+            ExpressionAttributeNames={**names, **({"#rd": "round"} if "#rd" in extra_cond else {})},
+            ExpressionAttributeValues={**vals, **(extra_vals or {})},
+            **kw,
+        )
+        return [i["pk"]["S"] for i in resp["Items"]]
+
+    assert games() == ["g1", "g5", "g3", "g4", "g2"]
+    assert games(" AND #rd = :f AND score > :x", {":f": S("final"), ":x": N(50)}) == ["g5", "g3"]
+    assert games(" AND #rd = :f AND score BETWEEN :a AND :b", {":f": S("semi"), ":a": N(0), ":b": N(20)}) == ["g4"]
+    expect_error(
+        lambda: games(" AND score > :x", {":x": N(50)}),
+        "ValidationException",
+        "RANGE key attributes round must have equality conditions specified in the query because a condition is "
+        "present on key attribute score",
+    )
+    expect_error(
+        lambda: ddb.query(
+            TableName=tournament,
+            IndexName="games",
+            KeyConditionExpression="#r = :r",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues={":r": S("eu")},
+        ),
+        "ValidationException",
+        "Query condition missed key schema element: season",
+    )
+    t = ddb.describe_table(TableName=tournament)["Table"]
+    assert [k["KeyType"] for k in t["GlobalSecondaryIndexes"][0]["KeySchema"]] == ["HASH", "HASH", "RANGE", "RANGE"]
+    assert t["GlobalSecondaryIndexes"][0]["ItemCount"] == 5
+
+
+def create_error(ddb_raw, message, **kw):
+    base = dict(
+        TableName=unique_name(),
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "g", "AttributeType": "S"},
+        ],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    base.update(kw)
+    expect_error(lambda: ddb_raw.create_table(**base), "ValidationException", message)
+
+
+P = "One or more parameter values were invalid: "
+
+
+@pytest.mark.parametrize(
+    "message,kw",
+    [
+        (P + "List of GlobalSecondaryIndexes is empty", dict(GlobalSecondaryIndexes=[])),
+        (
+            P + "Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex",
+            dict(LocalSecondaryIndexes=[gsi("lsi", [("pk", "HASH"), ("g", "RANGE")])]),
+        ),
+        (
+            P + "Duplicate index name: idx",
+            dict(GlobalSecondaryIndexes=[gsi("idx", [("g", "HASH")]), gsi("idx", [("g", "HASH")])]),
+        ),
+        (P + "Unknown ProjectionType: null", dict(GlobalSecondaryIndexes=[gsi("idx", [("g", "HASH")], {})])),
+        (
+            P + "ProjectionType is INCLUDE, but NonKeyAttributes is not specified",
+            dict(GlobalSecondaryIndexes=[gsi("idx", [("g", "HASH")], {"ProjectionType": "INCLUDE"})]),
+        ),
+        (
+            P + "ProjectionType is ALL, but NonKeyAttributes is specified",
+            dict(
+                GlobalSecondaryIndexes=[
+                    gsi("idx", [("g", "HASH")], {"ProjectionType": "ALL", "NonKeyAttributes": ["x"]})
+                ]
+            ),
+        ),
+        (
+            P + "Number of attributes in KeySchema does not exactly match number of attributes defined in "
+            "AttributeDefinitions",
+            dict(),
+        ),
+        (
+            P + "ProvisionedThroughput should not be specified for index: idx when BillingMode is PAY_PER_REQUEST",
+            dict(
+                GlobalSecondaryIndexes=[
+                    gsi("idx", [("g", "HASH")], ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1})
+                ]
+            ),
+        ),
+    ],
+    ids=["empty-gsi-list", "lsi-without-range", "duplicate-name", "no-projection-type", "include-without-names",
+         "all-with-names", "unused-definition", "gsi-throughput-on-demand"],
+)
+def test_create_table_index_validation(ddb_raw, message, kw):
+    create_error(ddb_raw, message, **kw)
+
+
+def test_a_provisioned_gsi_throttles_base_table_writes_it_cannot_absorb(ddb, make_table):
+    table = make_table(
+        billing="PROVISIONED",
+        rcu=100,
+        wcu=1000,
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "g", "AttributeType": "S"},
+        ],
+        GlobalSecondaryIndexes=[
+            gsi("narrow", [("g", "HASH")], ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1})
+        ],
+    )
+    arn = ddb.describe_table(TableName=table)["Table"]["TableArn"]
+    # Items without g never touch the GSI: the table's 1,000 WCU absorb them.
+    for i in range(50):
+        ddb.put_item(TableName=table, Item={"pk": S(f"free{i}")})
+    err = None
+    for i in range(400):
+        try:
+            ddb.put_item(TableName=table, Item={"pk": S(f"k{i}"), "g": S("hot")})
+        except ddb.exceptions.ProvisionedThroughputExceededException as e:
+            err = e
+            break
+    assert err is not None, "a 1 WCU GSI cannot take 400 writes at once"
+    assert err.response["ThrottlingReasons"] == [
+        {"reason": "IndexWriteProvisionedThroughputExceeded", "resource": arn + "/index/narrow"}
+    ]
+    # The refused write is not in the table.
+    assert "Item" not in ddb.get_item(TableName=table, Key={"pk": S(f"k{i}")})
