@@ -505,22 +505,20 @@ fn plan_index_query(def: &IndexDef, kc: dynaburst_expr::KeyCondition) -> Result<
     let mut sort = None;
     let mut prefix = None;
     if let Some(last) = last_named {
-        for i in 0..=last {
-            let attr = &schema.range[i];
-            match (&range[i], i == last) {
-                (None, _) | (Some(_), false) if !matches!(range[i], Some(KeyOp::Eq(_))) => {
-                    return Err(EngineError::validation(format!(
-                        "RANGE key attributes {} must have equality conditions specified in the query because a condition is present on key attribute {}",
-                        attr.name, schema.range[last].name
-                    )))
-                }
+        for (i, (attr, op)) in schema.range.iter().zip(&range).enumerate().take(last + 1) {
+            match (op, i == last) {
                 (Some(KeyOp::Eq(v)), false) => equal.push(typed_key(attr, v)?),
                 (Some(op), true) => {
                     let (r, p) = sort_range(attr, op)?;
                     sort = Some(r);
                     prefix = p;
                 }
-                _ => {}
+                _ => {
+                    return Err(EngineError::validation(format!(
+                        "RANGE key attributes {} must have equality conditions specified in the query because a condition is present on key attribute {}",
+                        attr.name, schema.range[last].name
+                    )))
+                }
             }
         }
     }
