@@ -522,3 +522,94 @@ fn a_failed_second_write_leaves_batches_and_transactions_unapplied() {
         .unwrap();
     assert_eq!(seen, 2);
 }
+
+// ----- secondary indexes -------------------------------------------------
+
+/// A table keyed by pk with GSI `by_g` on g (S), projecting everything.
+fn create_indexed(engine: &Engine, name: &str) {
+    engine
+        .create_table(
+            CreateTableInput {
+                table_name: name.to_string(),
+                key_schema: vec![("pk".into(), KeyRole::Hash)],
+                attribute_definitions: vec![("pk".into(), ScalarType::S), ("g".into(), ScalarType::S)],
+                billing: BillingMode::PayPerRequest,
+                global_indexes: Some(vec![IndexSpec {
+                    name: "by_g".into(),
+                    key_schema: vec![("g".into(), KeyRole::Hash)],
+                    projection_type: Some(ProjectionType::All),
+                    non_key_attributes: None,
+                    throughput: None,
+                }]),
+                local_indexes: None,
+            },
+            Millis(0),
+        )
+        .unwrap();
+}
+
+/// The pk of every entry of `by_g` under g = `g`, in index order.
+fn index_entries(engine: &Engine, table: &str, g: &str) -> Vec<String> {
+    let values = std::collections::HashMap::from([(":g".to_string(), AttributeValue::S(g.into()))]);
+    let out = engine
+        .read(
+            ReadInput {
+                index_name: Some("by_g".into()),
+                expr: ExprArgs { names: None, values: Some(values) },
+                ..ReadInput::query(table, "g = :g")
+            },
+            T0,
+        )
+        .unwrap();
+    out.items.iter().map(|i| format!("{:?}", i.get("pk"))).collect()
+}
+
+fn with_g(pk: &str, g: Option<&str>) -> Item {
+    let mut i = key(pk);
+    if let Some(g) = g {
+        i.insert("g".into(), AttributeValue::S(g.into()));
+    }
+    i
+}
+
+#[test]
+fn index_entries_follow_every_write_and_are_rebuilt_when_the_storage_is_reopened() {
+    let storage = Arc::new(MemStorage::new());
+    let engine = Engine::open(EngineConfig::local(), storage.clone(), Millis(0)).unwrap();
+    create_indexed(&engine, "t");
+    for (pk, g) in [("a", Some("x")), ("b", Some("x")), ("c", None), ("d", Some("y"))] {
+        put(&engine, "t", with_g(pk, g), WriteOptions::default()).unwrap();
+    }
+    // Moved, deleted, and a failed condition that changes nothing.
+    put(&engine, "t", with_g("b", Some("y")), WriteOptions::default()).unwrap();
+    engine
+        .delete_item(DeleteItemInput { table_name: "t".into(), key: key("d"), options: WriteOptions::default() }, T0)
+        .unwrap();
+    let refused = WriteOptions { condition: Some("attribute_not_exists(pk)".into()), ..WriteOptions::default() };
+    assert!(matches!(
+        put(&engine, "t", with_g("a", Some("z")), refused),
+        Err(EngineError::ConditionalCheckFailed { .. })
+    ));
+    let expected = (
+        vec![format!("{:?}", Some(AttributeValue::S("a".into())))],
+        vec![format!("{:?}", Some(AttributeValue::S("b".into())))],
+    );
+    assert_eq!((index_entries(&engine, "t", "x"), index_entries(&engine, "t", "y")), expected);
+    assert_eq!(index_entries(&engine, "t", "z"), Vec::<String>::new());
+    let described = engine.describe_table("t", T0).unwrap();
+    assert_eq!((described.indexes[0].item_count, described.item_count), (2, 3), "c has no g");
+    // A wrong-typed index key is refused and nothing changes.
+    let mut bad = key("e");
+    bad.insert("g".into(), AttributeValue::N(Number::from_i64(1)));
+    assert_eq!(
+        put(&engine, "t", bad, WriteOptions::default()).unwrap_err(),
+        EngineError::Validation(
+            "One or more parameter values were invalid: Type mismatch for Index Key g Expected: S Actual: N IndexName: by_g".into()
+        )
+    );
+    // The same storage opened again rebuilds the entries from the items.
+    drop(engine);
+    let reopened = Engine::open(EngineConfig::local(), storage, Millis(0)).unwrap();
+    assert_eq!((index_entries(&reopened, "t", "x"), index_entries(&reopened, "t", "y")), expected);
+    assert_eq!(reopened.describe_table("t", T0).unwrap().indexes[0].item_count, 2);
+}
