@@ -451,3 +451,86 @@ def test_a_provisioned_gsi_throttles_base_table_writes_it_cannot_absorb(ddb, mak
     ]
     # The refused write is not in the table.
     assert "Item" not in ddb.get_item(TableName=table, Key={"pk": S(f"k{i}")})
+
+
+def test_update_table_adds_a_gsi_with_a_backfill_then_deletes_it(ddb, make_table):
+    table = make_table()
+    batch_put(ddb, table, [{"pk": S(f"k{i}"), "team": S("red" if i % 2 else "blue")} for i in range(6)])
+    ddb.put_item(TableName=table, Item={"pk": S("odd"), "team": N(7)})  # wrong type: skipped by the backfill
+    out = ddb.update_table(
+        TableName=table,
+        AttributeDefinitions=[{"AttributeName": "team", "AttributeType": "S"}],
+        GlobalSecondaryIndexUpdates=[{"Create": gsi("by_team", [("team", "HASH")])}],
+    )["TableDescription"]
+    [created] = out["GlobalSecondaryIndexes"]
+    assert (created["IndexName"], created["IndexStatus"], created["Backfilling"]) == ("by_team", "CREATING", True)
+    assert {"AttributeName": "team", "AttributeType": "S"} in out["AttributeDefinitions"]
+    # A second online index change waits for this one.
+    expect_error(
+        lambda: ddb.update_table(
+            TableName=table,
+            AttributeDefinitions=[{"AttributeName": "other", "AttributeType": "S"}],
+            GlobalSecondaryIndexUpdates=[{"Create": gsi("by_other", [("other", "HASH")])}],
+        ),
+        "ResourceInUseException",
+        f"Attempt to change a resource which is still in use: Index is being updated.  Table: {table} Index: by_team",
+    )
+    desc = wait_index_active(ddb, table, "by_team")
+    assert (desc["IndexStatus"], desc["Backfilling"], desc["ItemCount"]) == ("ACTIVE", False, 6)
+    resp = ddb.query(
+        TableName=table,
+        IndexName="by_team",
+        KeyConditionExpression="team = :t",
+        ExpressionAttributeValues={":t": S("red")},
+    )
+    assert sorted(i["pk"]["S"] for i in resp["Items"]) == ["k1", "k3", "k5"]
+    # Now a wrong-typed write is refused.
+    expect_error(
+        lambda: ddb.put_item(TableName=table, Item={"pk": S("odd2"), "team": N(1)}),
+        "ValidationException",
+        "One or more parameter values were invalid: Type mismatch for Index Key team Expected: S Actual: N "
+        "IndexName: by_team",
+    )
+    expect_error(
+        lambda: ddb.update_table(TableName=table, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "nope"}}]),
+        "ResourceNotFoundException",
+        "Requested resource not found: Index: nope not found",
+    )
+    expect_error(
+        lambda: ddb.update_table(
+            TableName=table,
+            AttributeDefinitions=[{"AttributeName": "a", "AttributeType": "S"}, {"AttributeName": "b", "AttributeType": "S"}],
+            GlobalSecondaryIndexUpdates=[
+                {"Create": gsi("by_aaa", [("a", "HASH")])},
+                {"Create": gsi("by_bbb", [("b", "HASH")])},
+            ],
+        ),
+        "LimitExceededException",
+        "Subscriber limit exceeded: Only 1 online index can be created or deleted simultaneously per table",
+    )
+    out = ddb.update_table(TableName=table, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "by_team"}}])
+    assert "GlobalSecondaryIndexes" not in out["TableDescription"]
+    ddb.put_item(TableName=table, Item={"pk": S("odd2"), "team": N(1)})  # no index constrains team any more
+    expect_error(
+        lambda: ddb.query(
+            TableName=table,
+            IndexName="by_team",
+            KeyConditionExpression="team = :t",
+            ExpressionAttributeValues={":t": S("red")},
+        ),
+        "ValidationException",
+        "The table does not have the specified index: by_team",
+    )
+
+
+def wait_index_active(ddb, table, name, polls=200):
+    """DescribeTable until index `name` is ACTIVE (bounded: a backfill of a
+    few items takes well under a second)."""
+    import time
+
+    for _ in range(polls):
+        [desc] = [g for g in ddb.describe_table(TableName=table)["Table"]["GlobalSecondaryIndexes"] if g["IndexName"] == name]
+        if desc["IndexStatus"] == "ACTIVE":
+            return desc
+        time.sleep(0.05)
+    raise AssertionError(f"index {name} still {desc['IndexStatus']} after {polls} polls")

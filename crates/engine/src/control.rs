@@ -11,11 +11,11 @@ use dynaburst_model::ScalarType;
 use crate::engine::{Engine, MAX_TABLES};
 use crate::error::EngineError;
 use crate::index::{
-    IndexDef, IndexKind, IndexProjection, IndexSchema, MAX_GLOBAL_INDEXES, MAX_KEY_COMPONENTS, MAX_LOCAL_INDEXES,
-    MAX_PROJECTED_ATTRIBUTES,
+    self, IndexData, IndexDef, IndexKind, IndexProjection, IndexSchema, MAX_GLOBAL_INDEXES, MAX_KEY_COMPONENTS,
+    MAX_LOCAL_INDEXES, MAX_PROJECTED_ATTRIBUTES,
 };
 use crate::store::TableMeta;
-use crate::table::{capacity_mode, KeyAttr, KeySchema, Table, TableData, TableSettings};
+use crate::table::{capacity_mode, index_capacity, KeyAttr, KeySchema, Table, TableData, TableSettings};
 use crate::types::*;
 
 impl Engine {
@@ -157,6 +157,13 @@ impl Engine {
             .get(&input.table_name)
             .cloned()
             .ok_or_else(|| EngineError::table_not_found_named(&input.table_name))?;
+        let index_changed = match &input.index_updates {
+            Some(updates) => {
+                self.update_indexes(&table, updates, &input.attribute_definitions, now)?;
+                true
+            }
+            None => false,
+        };
         // Read before the settings lock: the data lock comes first.
         let index_defs = table.index_defs();
         {
@@ -167,9 +174,11 @@ impl Engine {
             let currently_ppr = matches!(settings.billing, BillingMode::PayPerRequest);
             let want_ppr = input.billing_mode_pay_per_request.unwrap_or(currently_ppr);
             if input.billing_mode_pay_per_request.is_none() && input.throughput.is_none() {
-                return Err(EngineError::validation(
-                    "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required",
-                ));
+                drop(guard);
+                if index_changed {
+                    return Ok(table.describe("UPDATING", now));
+                }
+                return Err(EngineError::validation(NOTHING_TO_UPDATE));
             }
             if want_ppr {
                 if input.throughput.is_some() {
@@ -223,6 +232,167 @@ impl Engine {
     }
 }
 
+/// UpdateTable's answer when it was asked to change nothing (S39).
+const NOTHING_TO_UPDATE: &str = "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required";
+
+/// Write units per second a backfill runs at when the capacity model is
+/// off (an on-demand GSI's initial write throughput).
+const BACKFILL_UNITS_PER_SECOND: f64 = 4_000.0;
+
+impl Engine {
+    /// UpdateTable's GlobalSecondaryIndexUpdates (S37-S42): creates (with
+    /// a backfill), throughput updates and deletes of GSIs.
+    fn update_indexes(
+        &self,
+        table: &Table,
+        updates: &[IndexUpdate],
+        definitions: &[(String, ScalarType)],
+        now: Millis,
+    ) -> Result<(), EngineError> {
+        if updates.is_empty() {
+            return Err(EngineError::validation(NOTHING_TO_UPDATE));
+        }
+        let online = updates.iter().filter(|u| !matches!(u, IndexUpdate::Update { .. })).count();
+        if online > 1 {
+            return Err(EngineError::LimitExceeded(
+                "Subscriber limit exceeded: Only 1 online index can be created or deleted simultaneously per table"
+                    .into(),
+            ));
+        }
+        for (i, u) in updates.iter().enumerate() {
+            if updates[..i].iter().any(|v| v.index_name() == u.index_name()) {
+                return Err(invalid(format!(
+                    "Only one global secondary index update per index is allowed simultaneously. Index: {}",
+                    u.index_name()
+                )));
+            }
+        }
+        let mut data = table.data.write();
+        if let Some(busy) = data.indexes.iter().find(|ix| !ix.def.is_active(now)) {
+            if online > 0 {
+                return Err(EngineError::ResourceInUse(format!(
+                    "Attempt to change a resource which is still in use: Index is being updated.  Table: {} Index: {}",
+                    table.name, busy.def.name
+                )));
+            }
+        }
+        let billing = table.settings.lock().billing;
+        for update in updates {
+            match update {
+                IndexUpdate::Create(spec) => {
+                    if data.index_position(&spec.name).is_some() {
+                        return Err(invalid(format!("Index {} already exists", spec.name)));
+                    }
+                    let globals = data.indexes.iter().filter(|i| i.def.kind == IndexKind::Global).count();
+                    if globals >= MAX_GLOBAL_INDEXES {
+                        return Err(invalid(format!(
+                            "GlobalSecondaryIndex count exceeds the per-table limit of {MAX_GLOBAL_INDEXES}"
+                        )));
+                    }
+                    let defs: HashMap<&str, ScalarType> = definitions.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+                    // An attribute keeps the type it has elsewhere (S11).
+                    for (name, ty) in definitions {
+                        let existing = table.key_schema.pairs_names().contains(&name.as_str()).then(|| {
+                            if table.key_schema.hash.name == *name {
+                                table.key_schema.hash.ty
+                            } else {
+                                table.key_schema.range.as_ref().map_or(*ty, |r| r.ty)
+                            }
+                        });
+                        let existing = existing.or_else(|| {
+                            data.indexes.iter().flat_map(|i| i.def.schema.attrs()).find(|a| a.name == *name).map(|a| a.ty)
+                        });
+                        if existing.is_some_and(|t| t != *ty) {
+                            return Err(invalid(format!(
+                                "Attributes cannot be redefined. Please check that your attribute has the same type as previously defined. Existing schema: {name}:{} New schema: {name}:{}",
+                                existing.map(|t| t.descriptor()).unwrap_or_default(),
+                                ty.descriptor()
+                            )));
+                        }
+                    }
+                    let schema = index_schema(IndexKind::Global, spec, &table.key_schema, &defs)?;
+                    let mut def = index_def(IndexKind::Global, spec, schema, billing, now)?;
+                    // The backfill: every item's entry is computed now; the
+                    // index turns ACTIVE once its write capacity would have
+                    // written them (at least one allocation step later).
+                    let mut ix = IndexData::new(def.clone(), index_capacity(&def, self.config.capacity.as_ref(), now));
+                    let mut items = Vec::new();
+                    data.store.range(
+                        std::ops::Bound::Unbounded,
+                        std::ops::Bound::Unbounded,
+                        crate::store::Direction::Forward,
+                        &mut |key, item| {
+                            items.push((key.clone(), item.clone()));
+                            std::ops::ControlFlow::Continue(())
+                        },
+                    )?;
+                    let mut units = 0.0;
+                    for (key, item) in items {
+                        // Items an index cannot hold are skipped (S35).
+                        if def.check_item(&item).is_err() {
+                            continue;
+                        }
+                        for change in index::changes(std::slice::from_ref(&ix), &table.key_schema, &key, None, Some(&item)) {
+                            units += change.units;
+                            index::apply(&mut ix, change);
+                        }
+                    }
+                    let rate = match def.throughput {
+                        Some((_, write)) => write as f64,
+                        None => BACKFILL_UNITS_PER_SECOND,
+                    };
+                    let ms = (units / rate.max(1.0) * 1000.0).ceil() as u64;
+                    def.backfilled_at = Some(Millis(now.0 + ms.max(BACKFILL_MIN_MS)));
+                    ix.def = def;
+                    data.indexes.push(ix);
+                }
+                IndexUpdate::Update { name, throughput } => {
+                    let Some(position) = data.index_position(name) else {
+                        return Err(EngineError::ResourceNotFound(format!(
+                            "Requested resource not found: Index: {name} not found"
+                        )));
+                    };
+                    if matches!(billing, BillingMode::PayPerRequest) {
+                        return Err(invalid(format!(
+                            "ProvisionedThroughput should not be specified for index: {name} when BillingMode is PAY_PER_REQUEST"
+                        )));
+                    }
+                    let ix = &mut data.indexes[position];
+                    ix.def.throughput = Some(*throughput);
+                    if let Some(model) = ix.capacity.lock().as_mut() {
+                        model.set_mode(
+                            dynaburst_capacity::Mode::Provisioned {
+                                read: throughput.0 as f64,
+                                write: throughput.1 as f64,
+                            },
+                            now,
+                        );
+                    }
+                }
+                IndexUpdate::Delete { name } => {
+                    let Some(position) = data.index_position(name) else {
+                        return Err(EngineError::ResourceNotFound(format!(
+                            "Requested resource not found: Index: {name} not found"
+                        )));
+                    };
+                    if data.indexes[position].def.kind == IndexKind::Local {
+                        return Err(invalid(format!("Cannot delete a local secondary index: {name}")));
+                    }
+                    data.indexes.remove(position);
+                }
+            }
+        }
+        let defs: Vec<IndexDef> = data.indexes.iter().map(|i| i.def.clone()).collect();
+        let settings = table.settings.lock().clone();
+        self.storage.save_table_meta(&table.meta_with(settings, defs))?;
+        Ok(())
+    }
+}
+
+/// The shortest a GSI stays CREATING after UpdateTable adds it, in
+/// milliseconds: long enough for a client to see the backfill.
+const BACKFILL_MIN_MS: u64 = 500;
+
 fn invalid(message: impl std::fmt::Display) -> EngineError {
     EngineError::validation(format!("One or more parameter values were invalid: {message}"))
 }
@@ -259,51 +429,11 @@ fn index_defs(
                 return Err(invalid(format!("Duplicate index name: {}", spec.name)));
             }
             let schema = index_schema(kind, spec, table, defs)?;
-            let projection = match (spec.projection_type, &spec.non_key_attributes) {
-                (None, _) => return Err(invalid("Unknown ProjectionType: null")),
-                (Some(ProjectionType::All), None) => IndexProjection::All,
-                (Some(ProjectionType::KeysOnly), None) => IndexProjection::KeysOnly,
-                (Some(ProjectionType::All), Some(_)) => {
-                    return Err(invalid("ProjectionType is ALL, but NonKeyAttributes is specified"))
-                }
-                (Some(ProjectionType::KeysOnly), Some(_)) => {
-                    return Err(invalid("ProjectionType is KEYS_ONLY, but NonKeyAttributes is specified"))
-                }
-                (Some(ProjectionType::Include), None) => {
-                    return Err(invalid("ProjectionType is INCLUDE, but NonKeyAttributes is not specified"))
-                }
-                (Some(ProjectionType::Include), Some(names)) => {
-                    let mut seen = std::collections::HashSet::new();
-                    if let Some(dup) = names.iter().find(|n| !seen.insert(n.as_str())) {
-                        return Err(invalid(format!("Duplicate attribute in NonKeyAttributes: {dup}")));
-                    }
-                    projected += names.len();
-                    IndexProjection::Include(names.clone())
-                }
-            };
-            let throughput = match (kind, input.billing, spec.throughput) {
-                (IndexKind::Local, _, _) => None,
-                (IndexKind::Global, BillingMode::PayPerRequest, Some(_)) => {
-                    return Err(invalid(format!(
-                    "ProvisionedThroughput should not be specified for index: {} when BillingMode is PAY_PER_REQUEST",
-                    spec.name
-                )))
-                }
-                (IndexKind::Global, BillingMode::PayPerRequest, None) => None,
-                (IndexKind::Global, BillingMode::Provisioned { .. }, None) => {
-                    return Err(invalid(format!("ProvisionedThroughput is not specified for index: {}", spec.name)))
-                }
-                (IndexKind::Global, BillingMode::Provisioned { .. }, Some(t)) => Some(t),
-            };
-            out.push(IndexDef {
-                name: spec.name.clone(),
-                kind,
-                schema,
-                projection,
-                throughput,
-                created_at: now,
-                backfilled_at: None,
-            });
+            let def = index_def(kind, spec, schema, input.billing, now)?;
+            if let IndexProjection::Include(names) = &def.projection {
+                projected += names.len();
+            }
+            out.push(def);
         }
     }
     if projected > MAX_PROJECTED_ATTRIBUTES {
@@ -312,6 +442,53 @@ fn index_defs(
         )));
     }
     Ok(out)
+}
+
+/// An index's definition from its spec and checked key schema: its
+/// projection and throughput, checked (S16-S18).
+fn index_def(
+    kind: IndexKind,
+    spec: &IndexSpec,
+    schema: IndexSchema,
+    billing: BillingMode,
+    now: Millis,
+) -> Result<IndexDef, EngineError> {
+    let projection = match (spec.projection_type, &spec.non_key_attributes) {
+        (None, _) => return Err(invalid("Unknown ProjectionType: null")),
+        (Some(ProjectionType::All), None) => IndexProjection::All,
+        (Some(ProjectionType::KeysOnly), None) => IndexProjection::KeysOnly,
+        (Some(ProjectionType::All), Some(_)) => {
+            return Err(invalid("ProjectionType is ALL, but NonKeyAttributes is specified"))
+        }
+        (Some(ProjectionType::KeysOnly), Some(_)) => {
+            return Err(invalid("ProjectionType is KEYS_ONLY, but NonKeyAttributes is specified"))
+        }
+        (Some(ProjectionType::Include), None) => {
+            return Err(invalid("ProjectionType is INCLUDE, but NonKeyAttributes is not specified"))
+        }
+        (Some(ProjectionType::Include), Some(names)) => {
+            let mut seen = std::collections::HashSet::new();
+            if let Some(dup) = names.iter().find(|n| !seen.insert(n.as_str())) {
+                return Err(invalid(format!("Duplicate attribute in NonKeyAttributes: {dup}")));
+            }
+            IndexProjection::Include(names.clone())
+        }
+    };
+    let throughput = match (kind, billing, spec.throughput) {
+        (IndexKind::Local, _, _) => None,
+        (IndexKind::Global, BillingMode::PayPerRequest, Some(_)) => {
+            return Err(invalid(format!(
+                "ProvisionedThroughput should not be specified for index: {} when BillingMode is PAY_PER_REQUEST",
+                spec.name
+            )))
+        }
+        (IndexKind::Global, BillingMode::PayPerRequest, None) => None,
+        (IndexKind::Global, BillingMode::Provisioned { .. }, None) => {
+            return Err(invalid(format!("ProvisionedThroughput is not specified for index: {}", spec.name)))
+        }
+        (IndexKind::Global, BillingMode::Provisioned { .. }, Some(t)) => Some(t),
+    };
+    Ok(IndexDef { name: spec.name.clone(), kind, schema, projection, throughput, created_at: now, backfilled_at: None })
 }
 
 /// An index's key schema, checked: defined attributes, HASH before RANGE,

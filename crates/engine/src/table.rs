@@ -347,7 +347,7 @@ impl Table {
         };
         let (item_count, size_bytes, indexes) = {
             let data = self.data.read();
-            let indexes = data
+            let indexes: Vec<IndexDescription> = data
                 .indexes
                 .iter()
                 .map(|ix| IndexDescription {
@@ -361,13 +361,23 @@ impl Table {
                 .collect();
             (data.item_count, data.size_bytes, indexes)
         };
+        // The definitions of the key attributes in use: the table's, then
+        // those of indexes added later (S40), each once.
+        let mut attribute_definitions: Vec<(String, ScalarType)> = self.attribute_definitions.clone();
+        for ix in &indexes {
+            for attr in ix.def.schema.attrs() {
+                if !attribute_definitions.iter().any(|(n, _)| *n == attr.name) {
+                    attribute_definitions.push((attr.name.clone(), attr.ty));
+                }
+            }
+        }
         TableDescription {
             table_name: self.name.clone(),
             table_id: self.table_id.clone(),
             arn: self.arn.clone(),
             status,
             key_schema: self.key_schema.pairs(),
-            attribute_definitions: self.attribute_definitions.clone(),
+            attribute_definitions,
             settings,
             created_at: self.created_at,
             item_count,

@@ -173,6 +173,30 @@ pub struct UpdateTableInput {
     /// `Some(true)` for PAY_PER_REQUEST, `Some(false)` for PROVISIONED.
     pub billing_mode_pay_per_request: Option<bool>,
     pub throughput: Option<(u64, u64)>,
+    /// AttributeDefinitions sent with the update (the key attributes of a
+    /// GSI it creates must be among them, S40).
+    pub attribute_definitions: Vec<(String, ScalarType)>,
+    /// GlobalSecondaryIndexUpdates (None when absent).
+    pub index_updates: Option<Vec<IndexUpdate>>,
+}
+
+/// One GlobalSecondaryIndexUpdate.
+#[derive(Clone, Debug, PartialEq)]
+pub enum IndexUpdate {
+    Create(IndexSpec),
+    /// New provisioned (read, write) units of a GSI.
+    Update { name: String, throughput: (u64, u64) },
+    Delete { name: String },
+}
+
+impl IndexUpdate {
+    /// The index it names.
+    pub fn index_name(&self) -> &str {
+        match self {
+            IndexUpdate::Create(spec) => &spec.name,
+            IndexUpdate::Update { name, .. } | IndexUpdate::Delete { name } => name,
+        }
+    }
 }
 
 /// A snapshot of a table for DescribeTable and friends.

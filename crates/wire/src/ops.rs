@@ -255,70 +255,144 @@ fn parse_indexes(
     let mut out = Vec::with_capacity(list.len());
     for (i, e) in list.iter().enumerate() {
         let path = format!("{lower}.{}.member", i + 1);
-        let r = Req::new(e)?;
-        let name = r.opt_str("IndexName")?;
-        check_table_name(name, &format!("{path}.indexName"), violations);
-        let key_schema =
-            parse_key_schema(r.get("KeySchema"), &format!("{path}.keySchema"), max_key_elements, violations)?;
-        let (projection_type, non_key_attributes) = match r.get("Projection") {
-            None => {
-                violations.add("null", &format!("{path}.projection"), "Member must not be null");
-                (None, None)
-            }
-            Some(p) => {
-                let p = Req::new(p)?;
-                let ty = match p.opt_str("ProjectionType")? {
-                    None => None,
-                    Some("ALL") => Some(ProjectionType::All),
-                    Some("KEYS_ONLY") => Some(ProjectionType::KeysOnly),
-                    Some("INCLUDE") => Some(ProjectionType::Include),
-                    Some(other) => {
-                        violations.add(
-                            &format!("'{other}'"),
-                            &format!("{path}.projection.projectionType"),
-                            "Member must satisfy enum value set: [ALL, INCLUDE, KEYS_ONLY]",
-                        );
-                        None
-                    }
-                };
-                let names = match p.get("NonKeyAttributes") {
-                    None => None,
-                    Some(v) => {
-                        let names = v.as_array().ok_or_else(|| wrong_json_type(v, "List"))?;
-                        if names.is_empty() || names.len() > MAX_NON_KEY_ATTRIBUTES {
-                            violations.add(
-                                &format!("'{}'", names.len()),
-                                &format!("{path}.projection.nonKeyAttributes"),
-                                &if names.is_empty() {
-                                    "Member must have length greater than or equal to 1".to_string()
-                                } else {
-                                    format!("Member must have length less than or equal to {MAX_NON_KEY_ATTRIBUTES}")
-                                },
-                            );
-                        }
-                        let names = names
-                            .iter()
-                            .map(|n| n.as_str().map(str::to_string).ok_or_else(|| wrong_json_type(n, "String")))
-                            .collect::<Result<Vec<_>, _>>()?;
-                        Some(names)
-                    }
-                };
-                (ty, names)
-            }
-        };
-        let throughput = match r.get("ProvisionedThroughput") {
-            Some(v) => Some(parse_throughput(v, violations)?),
-            None => None,
-        };
-        out.push(IndexSpec {
-            name: name.unwrap_or_default().to_string(),
-            key_schema,
-            projection_type,
-            non_key_attributes,
-            throughput,
-        });
+        out.push(parse_index_spec(&Req::new(e)?, &path, max_key_elements, violations)?);
     }
     Ok(Some(out))
+}
+
+/// An AttributeDefinitions list.
+fn parse_definitions(v: &Value, violations: &mut Violations) -> Result<Vec<(String, ScalarType)>, ApiError> {
+    let mut defs = Vec::new();
+    for e in v.as_array().ok_or_else(|| wrong_json_type(v, "List"))? {
+        let r = Req::new(e)?;
+        let n = r.opt_str("AttributeName")?.unwrap_or_default().to_string();
+        match r.opt_str("AttributeType")?.and_then(ScalarType::from_descriptor) {
+            Some(t) => defs.push((n, t)),
+            None => violations.add(
+                &format!("'{}'", r.opt_str("AttributeType")?.unwrap_or("null")),
+                "attributeDefinitions.member.attributeType",
+                "Member must satisfy enum value set: [B, N, S]",
+            ),
+        }
+    }
+    Ok(defs)
+}
+
+/// UpdateTable's GlobalSecondaryIndexUpdates: each element exactly one of
+/// Create, Update or Delete (S37).
+fn parse_index_updates(v: &Value, violations: &mut Violations) -> Result<Vec<IndexUpdate>, ApiError> {
+    let list = v.as_array().ok_or_else(|| wrong_json_type(v, "List"))?;
+    let mut out = Vec::with_capacity(list.len());
+    for (i, e) in list.iter().enumerate() {
+        let r = Req::new(e)?;
+        let path = format!("globalSecondaryIndexUpdates.{}.member", i + 1);
+        let actions: Vec<&str> = ["Create", "Update", "Delete"].into_iter().filter(|k| r.get(k).is_some()).collect();
+        let action = match actions.as_slice() {
+            [one] => *one,
+            [] => {
+                return Err(ApiError::validation(
+                    "One or more parameter values were invalid: One of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Delete must not be null",
+                ))
+            }
+            _ => {
+                return Err(ApiError::validation(
+                    "One or more parameter values were invalid: Only one of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Delete can be specified",
+                ))
+            }
+        };
+        let a = Req::new(r.get(action).unwrap_or(&Value::Null))?;
+        let member = format!("{path}.{}", action.to_lowercase());
+        out.push(match action {
+            "Create" => IndexUpdate::Create(parse_index_spec(&a, &member, GSI_KEY_ELEMENTS, violations)?),
+            "Update" => {
+                let name = a.opt_str("IndexName")?;
+                check_table_name(name, &format!("{member}.indexName"), violations);
+                let throughput = match a.get("ProvisionedThroughput") {
+                    Some(v) => parse_throughput(v, violations)?,
+                    None => {
+                        violations.add("null", &format!("{member}.provisionedThroughput"), "Member must not be null");
+                        (0, 0)
+                    }
+                };
+                IndexUpdate::Update { name: name.unwrap_or_default().to_string(), throughput }
+            }
+            _ => {
+                let name = a.opt_str("IndexName")?;
+                check_table_name(name, &format!("{member}.indexName"), violations);
+                IndexUpdate::Delete { name: name.unwrap_or_default().to_string() }
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// One index of a CreateTable or an UpdateTable Create, at `path`.
+fn parse_index_spec(
+    r: &Req<'_>,
+    path: &str,
+    max_key_elements: usize,
+    violations: &mut Violations,
+) -> Result<IndexSpec, ApiError> {
+    let name = r.opt_str("IndexName")?;
+    check_table_name(name, &format!("{path}.indexName"), violations);
+    let key_schema = parse_key_schema(r.get("KeySchema"), &format!("{path}.keySchema"), max_key_elements, violations)?;
+    let (projection_type, non_key_attributes) = match r.get("Projection") {
+        None => {
+            violations.add("null", &format!("{path}.projection"), "Member must not be null");
+            (None, None)
+        }
+        Some(p) => {
+            let p = Req::new(p)?;
+            let ty = match p.opt_str("ProjectionType")? {
+                None => None,
+                Some("ALL") => Some(ProjectionType::All),
+                Some("KEYS_ONLY") => Some(ProjectionType::KeysOnly),
+                Some("INCLUDE") => Some(ProjectionType::Include),
+                Some(other) => {
+                    violations.add(
+                        &format!("'{other}'"),
+                        &format!("{path}.projection.projectionType"),
+                        "Member must satisfy enum value set: [ALL, INCLUDE, KEYS_ONLY]",
+                    );
+                    None
+                }
+            };
+            let names = match p.get("NonKeyAttributes") {
+                None => None,
+                Some(v) => {
+                    let names = v.as_array().ok_or_else(|| wrong_json_type(v, "List"))?;
+                    if names.is_empty() || names.len() > MAX_NON_KEY_ATTRIBUTES {
+                        violations.add(
+                            &format!("'{}'", names.len()),
+                            &format!("{path}.projection.nonKeyAttributes"),
+                            &if names.is_empty() {
+                                "Member must have length greater than or equal to 1".to_string()
+                            } else {
+                                format!("Member must have length less than or equal to {MAX_NON_KEY_ATTRIBUTES}")
+                            },
+                        );
+                    }
+                    let names = names
+                        .iter()
+                        .map(|n| n.as_str().map(str::to_string).ok_or_else(|| wrong_json_type(n, "String")))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    Some(names)
+                }
+            };
+            (ty, names)
+        }
+    };
+    let throughput = match r.get("ProvisionedThroughput") {
+        Some(v) => Some(parse_throughput(v, violations)?),
+        None => None,
+    };
+    Ok(IndexSpec {
+        name: name.unwrap_or_default().to_string(),
+        key_schema,
+        projection_type,
+        non_key_attributes,
+        throughput,
+    })
 }
 
 /// NonKeyAttributes of one index (S18).
@@ -331,24 +405,13 @@ pub fn create_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value,
     let name = req.opt_str("TableName")?;
     check_table_name(name, "tableName", &mut violations);
     let key_schema = parse_key_schema(req.get("KeySchema"), "keySchema", TABLE_KEY_ELEMENTS, &mut violations)?;
-    let mut defs = Vec::new();
-    match req.get("AttributeDefinitions") {
-        None => violations.add("null", "attributeDefinitions", "Member must not be null"),
-        Some(v) => {
-            for e in v.as_array().ok_or_else(|| wrong_json_type(v, "List"))? {
-                let r = Req::new(e)?;
-                let n = r.opt_str("AttributeName")?.unwrap_or_default().to_string();
-                match r.opt_str("AttributeType")?.and_then(ScalarType::from_descriptor) {
-                    Some(t) => defs.push((n, t)),
-                    None => violations.add(
-                        &format!("'{}'", r.opt_str("AttributeType")?.unwrap_or("null")),
-                        "attributeDefinitions.member.attributeType",
-                        "Member must satisfy enum value set: [B, N, S]",
-                    ),
-                }
-            }
+    let defs = match req.get("AttributeDefinitions") {
+        None => {
+            violations.add("null", "attributeDefinitions", "Member must not be null");
+            Vec::new()
         }
-    }
+        Some(v) => parse_definitions(v, &mut violations)?,
+    };
     let mode = req.opt_str("BillingMode")?;
     let throughput = match req.get("ProvisionedThroughput") {
         Some(v) => Some(parse_throughput(v, &mut violations)?),
@@ -450,9 +513,25 @@ pub fn update_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value,
         Some(v) => Some(parse_throughput(v, &mut violations)?),
         None => None,
     };
+    let attribute_definitions = match req.get("AttributeDefinitions") {
+        Some(v) => parse_definitions(v, &mut violations)?,
+        None => Vec::new(),
+    };
+    let index_updates = match req.get("GlobalSecondaryIndexUpdates") {
+        Some(v) => Some(parse_index_updates(v, &mut violations)?),
+        None => None,
+    };
     violations.finish()?;
-    let d = engine
-        .update_table(UpdateTableInput { table_name: name, billing_mode_pay_per_request: mode, throughput }, now)?;
+    let d = engine.update_table(
+        UpdateTableInput {
+            table_name: name,
+            billing_mode_pay_per_request: mode,
+            throughput,
+            attribute_definitions,
+            index_updates,
+        },
+        now,
+    )?;
     Ok(json!({ "TableDescription": table_description_json(&d) }))
 }
 
