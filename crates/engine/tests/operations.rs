@@ -376,6 +376,8 @@ fn an_engine_reopened_on_its_storage_finds_its_tables_and_items() {
                 table_name: "a".into(),
                 billing_mode_pay_per_request: Some(false),
                 throughput: Some((7, 9)),
+                attribute_definitions: Vec::new(),
+                index_updates: None,
             },
             Millis(500),
         )
