@@ -164,9 +164,10 @@ impl Engine {
             };
             if !h.unprocessed.is_empty() {
                 throttled_tables.push(table.clone());
-                out.unprocessed.push((h.table_name, h.unprocessed));
+                out.unprocessed.push((h.table_name.clone(), h.unprocessed));
             }
-            let mut c = consumed(input.return_capacity, &table.name, 0.0, units);
+            // Keyed as the caller named the table (its name or ARN, S165).
+            let mut c = consumed(input.return_capacity, &h.table_name, 0.0, units);
             write::report_index_writes(&mut c, &guards[slot], &h.indexes);
             out.consumed.extend(c);
         }
@@ -194,13 +195,14 @@ impl Engine {
                 }
                 keys.push(key);
             }
-            plan.push((table, projection, keys, request));
+            plan.push((table_name, table, projection, keys, request));
         }
         let mut out = BatchGetOutput::default();
         let mut admitted_any = false;
         let mut refusal: Option<EngineError> = None;
         let mut throttled_tables = Vec::new();
-        for (table, projection, keys, request) in plan {
+        // Answers are keyed as the caller named each table (name or ARN, S165).
+        for (sent, table, projection, keys, request) in plan {
             let mut units = 0.0;
             let mut items = Vec::new();
             let mut unprocessed = Vec::new();
@@ -228,7 +230,7 @@ impl Engine {
             if !unprocessed.is_empty() {
                 throttled_tables.push(table.clone());
                 out.unprocessed.push((
-                    table.name.clone(),
+                    sent.clone(),
                     KeysAndAttributes {
                         keys: unprocessed,
                         projection: request.projection.clone(),
@@ -237,8 +239,8 @@ impl Engine {
                     },
                 ));
             }
-            out.consumed.extend(consumed(input.return_capacity, &table.name, units, 0.0));
-            out.responses.push((table.name.clone(), items));
+            out.consumed.extend(consumed(input.return_capacity, sent, units, 0.0));
+            out.responses.push((sent.clone(), items));
         }
         refuse_if_nothing_admitted(admitted_any, refusal, &throttled_tables, now)?;
         Ok(out)

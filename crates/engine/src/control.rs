@@ -111,12 +111,14 @@ impl Engine {
 
     /// DescribeTable.
     pub fn describe_table(&self, name: &str, now: Millis) -> Result<TableDescription, EngineError> {
+        let name = self.resolve_name(name)?;
         let table = self.tables.read().get(name).cloned().ok_or_else(|| EngineError::table_not_found_named(name))?;
         Ok(table.describe("ACTIVE", now))
     }
 
     /// DeleteTable.
     pub fn delete_table(&self, name: &str, now: Millis) -> Result<TableDescription, EngineError> {
+        let name = self.resolve_name(name)?;
         let mut tables = self.tables.write();
         if !tables.contains_key(name) {
             return Err(EngineError::table_not_found_named(name));
@@ -151,12 +153,9 @@ impl Engine {
 
     /// UpdateTable: billing mode and provisioned throughput.
     pub fn update_table(&self, input: UpdateTableInput, now: Millis) -> Result<TableDescription, EngineError> {
-        let table = self
-            .tables
-            .read()
-            .get(&input.table_name)
-            .cloned()
-            .ok_or_else(|| EngineError::table_not_found_named(&input.table_name))?;
+        let name = self.resolve_name(&input.table_name)?;
+        let table =
+            self.tables.read().get(name).cloned().ok_or_else(|| EngineError::table_not_found_named(name))?;
         let index_changed = match &input.index_updates {
             Some(updates) => {
                 self.update_indexes(&table, updates, &input.attribute_definitions, now)?;

@@ -136,7 +136,29 @@ impl Engine {
     }
 
     pub(crate) fn table(&self, name: &str) -> Result<Arc<Table>, EngineError> {
+        let name = self.resolve_name(name)?;
         self.tables.read().get(name).cloned().ok_or_else(EngineError::table_not_found)
+    }
+
+    /// A table name as given, or the name inside the table's ARN: DynamoDB
+    /// accepts a same-account, same-region table ARN wherever it takes a
+    /// TableName (S163, S164); an index, stream or malformed ARN is refused,
+    /// and another region's ARN too (S168).
+    pub fn resolve_name<'a>(&self, name: &'a str) -> Result<&'a str, EngineError> {
+        let Some(rest) = name.strip_prefix("arn:") else { return Ok(name) };
+        let malformed = || EngineError::validation(format!("Invalid TableArn: Invalid ResourceArn provided as input {name}"));
+        let parts: Vec<&str> = rest.splitn(5, ':').collect();
+        let [_partition, "dynamodb", region, account, resource] = parts.as_slice() else { return Err(malformed()) };
+        let Some(table) = resource.strip_prefix("table/").filter(|t| !t.is_empty() && !t.contains('/')) else {
+            return Err(malformed());
+        };
+        if *region != self.config.region {
+            return Err(EngineError::validation(format!("Invalid AWS region in '{name}'")));
+        }
+        if *account != self.config.account_id {
+            return Err(EngineError::table_not_found());
+        }
+        Ok(table)
     }
 
     /// The named table, if it exists (for layers that keep per-table state).

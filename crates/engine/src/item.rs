@@ -30,7 +30,7 @@ impl Engine {
         let (table, condition) = self.open_replace(&input.table_name, &input.options)?;
         let key = table.key_schema.key_of_item(&input.item)?;
         let new_size = check_item_size(&input.item, ITEM_TOO_BIG)?;
-        self.replace_one(&table, key, Some((input.item, new_size)), &condition, &input.options, now)
+        self.replace_one(&input.table_name, &table, key, Some((input.item, new_size)), &condition, &input.options, now)
     }
 
     /// GetItem.
@@ -43,7 +43,7 @@ impl Engine {
         let units = read_units(size, read_kind(input.consistent_read));
         throttled(&table, now, table.admit(Op::Read, key.hash, units, now))?;
         let item = found.map(|i| projected(&i, &projection));
-        Ok(GetItemOutput { item, consumed: consumed(input.return_capacity, &table.name, units, 0.0) })
+        Ok(GetItemOutput { item, consumed: consumed(input.return_capacity, &input.table_name, units, 0.0) })
     }
 
     /// DeleteItem. A throttled write is refused before its condition is
@@ -51,7 +51,7 @@ impl Engine {
     pub fn delete_item(&self, input: DeleteItemInput, now: Millis) -> Result<WriteOutput, EngineError> {
         let (table, condition) = self.open_replace(&input.table_name, &input.options)?;
         let key = table.key_schema.key_of_key(&input.key)?;
-        self.replace_one(&table, key, None, &condition, &input.options, now)
+        self.replace_one(&input.table_name, &table, key, None, &condition, &input.options, now)
     }
 
     /// PutItem's and DeleteItem's checks before the key, in DynamoDB's
@@ -72,6 +72,7 @@ impl Engine {
     /// before the condition; the old item is returned for ALL_OLD.
     fn replace_one(
         &self,
+        sent_name: &str,
         table: &Table,
         key: StoreKey,
         new: Option<(Item, usize)>,
@@ -91,7 +92,7 @@ impl Engine {
         if !condition_holds(condition, old.as_deref())? {
             return Err(condition_failed(old.as_deref(), options));
         }
-        let mut consumed = consumed(options.return_capacity, &table.name, 0.0, units);
+        let mut consumed = consumed(options.return_capacity, sent_name, 0.0, units);
         write::report_index_writes(&mut consumed, &data, &changes);
         let mut writes = Writes::with_capacity(1);
         match new {
@@ -134,7 +135,7 @@ impl Engine {
         let changes = write::index_changes(&table, &data, &key, old.as_deref(), Some(&new_item));
         write::admit_write(&table, &data, key.hash, units + write::local_units(&data, &changes), &changes, now)?;
         let attributes = update_return_values(options.return_values, old.as_deref(), &new_item, &exprs.update);
-        let mut consumed = consumed(options.return_capacity, &table.name, 0.0, units);
+        let mut consumed = consumed(options.return_capacity, &input.table_name, 0.0, units);
         write::report_index_writes(&mut consumed, &data, &changes);
         let mut writes = Writes::with_capacity(1);
         writes.put(0, key, new_item, new_size, Some(old_size), changes);

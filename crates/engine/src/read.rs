@@ -186,7 +186,7 @@ impl Engine {
             read_by_hash.iter().map(|(h, b)| (*h, units * *b as f64 / bytes as f64)).collect()
         };
         throttled(&table, now, table.admit_all(Op::Read, &admissions, now))?;
-        out.consumed = consumed(input.return_capacity, &table.name, units, 0.0);
+        out.consumed = consumed(input.return_capacity, &input.table_name, units, 0.0);
         Ok(out)
     }
 }
@@ -442,7 +442,7 @@ impl Engine {
             }
             throttled(table, now, table.admit_all(Op::Read, &all, now))?;
         }
-        let mut consumed = consumed(input.return_capacity, &table.name, fetch_units, 0.0);
+        let mut consumed = consumed(input.return_capacity, &input.table_name, fetch_units, 0.0);
         if let Some(c) = consumed.as_mut() {
             c.add_index(&def.name, global, units, 0.0);
         }

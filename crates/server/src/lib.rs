@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use dynaburst_engine::Engine;
+use dynaburst_engine::{Engine, EngineConfig};
 use dynaburst_rng::Rng;
 use dynaburst_wire::{ApiError, CONTENT_TYPE as JSON_CONTENT_TYPE, CONTENT_TYPES, TARGET_PREFIX};
 use http_body_util::{BodyExt, Full, Limited};
@@ -44,7 +44,10 @@ pub const HEALTH_ANSWER: &[u8] = b"healthy: dynamodb.us-east-1.amazonaws.com ";
 
 /// Shared state of a running server.
 pub struct Server {
+    /// The engine of the region the server was started for; requests signed
+    /// for another region go to that region's engine (S166).
     engine: Arc<Engine>,
+    others: std::sync::RwLock<std::collections::BTreeMap<String, Arc<Engine>>>,
     request_ids: RequestIds,
     latency: Option<latency::LatencyModel>,
     clock: Arc<dyn Clock>,
@@ -53,7 +56,13 @@ pub struct Server {
 impl Server {
     /// A server over `engine` on the wall clock; `seed` decides its request ids.
     pub fn new(engine: Arc<Engine>, seed: u64) -> Server {
-        Server { engine, request_ids: RequestIds::new(seed), latency: None, clock: Arc::new(SystemClock::new()) }
+        Server {
+            engine,
+            others: Default::default(),
+            request_ids: RequestIds::new(seed),
+            latency: None,
+            clock: Arc::new(SystemClock::new()),
+        }
     }
 
     /// Answers each request after a delay drawn from `model`.
@@ -68,9 +77,43 @@ impl Server {
         self
     }
 
-    /// The engine behind this server.
+    /// The engine of the server's own region.
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine
+    }
+
+    /// The engine of `region` (the credential scope's region of a signed
+    /// request): tables are separate per region, as in DynamoDB. A region
+    /// seen for the first time gets an empty in-memory engine with the
+    /// server's settings; at most [`MAX_REGIONS`] regions are served.
+    pub fn engine_for(&self, region: Option<&str>) -> Result<Arc<Engine>, ApiError> {
+        let home = &self.engine.config().region;
+        let Some(region) = region.filter(|r| *r != home.as_str()) else { return Ok(self.engine.clone()) };
+        if let Some(e) = self.others.read().unwrap_or_else(|p| p.into_inner()).get(region) {
+            return Ok(e.clone());
+        }
+        if !is_region_name(region) {
+            return Err(ApiError::unrecognized_client(format!(
+                "The security token included in the request is invalid: unknown region '{region}'"
+            )));
+        }
+        let mut others = self.others.write().unwrap_or_else(|p| p.into_inner());
+        if others.len() + 1 >= MAX_REGIONS && !others.contains_key(region) {
+            return Err(ApiError::unrecognized_client(format!(
+                "dynaburst serves at most {MAX_REGIONS} regions; sign requests for one of the regions in use"
+            )));
+        }
+        let engine = others.entry(region.to_string()).or_insert_with(|| {
+            let config = EngineConfig { region: region.to_string(), ..self.engine.config().clone() };
+            Arc::new(Engine::new(config))
+        });
+        Ok(engine.clone())
+    }
+
+    /// Every region's engine, the server's own first.
+    fn engines(&self) -> Vec<Arc<Engine>> {
+        let others = self.others.read().unwrap_or_else(|p| p.into_inner());
+        std::iter::once(self.engine.clone()).chain(others.values().cloned()).collect()
     }
 }
 
@@ -139,7 +182,7 @@ where
     if request.method() == Method::GET {
         let path = request.uri().path();
         if path == "/metrics" {
-            let reports = server.engine.capacity_reports(arrived.millis());
+            let reports: Vec<_> = server.engines().iter().flat_map(|e| e.capacity_reports(arrived.millis())).collect();
             return text_response(server, "text/plain; version=0.0.4", prometheus_text(&reports).into_bytes());
         }
         if path == "/metrics.json" {
@@ -148,7 +191,7 @@ where
                 .query()
                 .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("since=")))
                 .and_then(|v| v.parse::<u64>().ok());
-            let reports = server.engine.capacity_reports(arrived.millis());
+            let reports: Vec<_> = server.engines().iter().flat_map(|e| e.capacity_reports(arrived.millis())).collect();
             return text_response(server, "application/json", metrics_json(&reports, since));
         }
         return respond(server, StatusCode::OK, HEALTH_ANSWER.to_vec());
@@ -161,9 +204,13 @@ where
     if declared.is_some_and(|n| n > MAX_REQUEST_BYTES as u64) {
         return too_large(server);
     }
-    if !request.headers().contains_key(hyper::header::AUTHORIZATION) {
+    let Some(authorization) = request.headers().get(hyper::header::AUTHORIZATION) else {
         return error_response(server, ApiError::missing_authentication());
-    }
+    };
+    let engine = match server.engine_for(authorization.to_str().ok().and_then(credential_region)) {
+        Ok(e) => e,
+        Err(e) => return error_response(server, e),
+    };
     let operation = request
         .headers()
         .get("x-amz-target")
@@ -187,7 +234,7 @@ where
             return error_response(server, ApiError::serialization(format!("cannot read request body: {e}")));
         }
     };
-    let outcome = dynaburst_wire::handle(&server.engine, &operation, &body, arrived.millis());
+    let outcome = dynaburst_wire::handle(&engine, &operation, &body, arrived.millis());
     if let Some(model) = &server.latency {
         let delay = model.delay(&operation, outcome.items, outcome.cancelled());
         // The modelled service time includes our own processing.
@@ -197,6 +244,25 @@ where
         Ok(body) => respond(server, StatusCode::OK, body),
         Err(e) => error_response(server, e),
     }
+}
+
+/// Regions one server serves at most (AWS has about 35).
+pub const MAX_REGIONS: usize = 64;
+
+/// The region of a SigV4 Authorization header's credential scope
+/// (`Credential=<key>/<date>/<region>/dynamodb/aws4_request`).
+fn credential_region(authorization: &str) -> Option<&str> {
+    let credential = authorization.split("Credential=").nth(1)?;
+    let scope = credential.split([',', ' ']).next()?;
+    scope.split('/').nth(2).filter(|r| !r.is_empty())
+}
+
+/// A plausible region name: lower-case letters, digits and dashes, as
+/// `us-east-1` or `eu-central-2`, at most 32 characters.
+fn is_region_name(region: &str) -> bool {
+    region.len() <= 32
+        && region.contains('-')
+        && region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 /// Serves connections from `listener` until `shutdown` completes, then

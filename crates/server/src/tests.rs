@@ -198,3 +198,52 @@ async fn metrics_are_served_as_prometheus_text_and_json() {
         later["tables"][0]["seconds"].as_array().unwrap().iter().map(|s| s["second"].as_u64().unwrap()).collect();
     assert_eq!(seconds, [second + 1], "only the seconds at or after `since`");
 }
+
+fn in_region(region: &str, target: &str, body: Value) -> Request<Full<Bytes>> {
+    let mut req = request(target, body);
+    let auth = format!(
+        "AWS4-HMAC-SHA256 Credential=x/20260101/{region}/dynamodb/aws4_request, SignedHeaders=host, Signature=0"
+    );
+    req.headers_mut().insert("authorization", auth.parse().unwrap());
+    req
+}
+
+#[tokio::test]
+async fn each_region_of_the_credential_scope_has_its_own_tables() {
+    let (server, _) = server(1);
+    let mut create = create_table("t-regional");
+    create.headers_mut().insert(
+        "authorization",
+        "AWS4-HMAC-SHA256 Credential=x/20260101/eu-west-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0"
+            .parse()
+            .unwrap(),
+    );
+    let (status, _, body) = send(&server, create).await;
+    assert_eq!(status, StatusCode::OK, "{body:?}");
+    let created: Value = serde_json::from_slice(&body).unwrap();
+    let arn = created["TableDescription"]["TableArn"].as_str().unwrap().to_string();
+    assert_eq!(arn, "arn:aws:dynamodb:eu-west-1:000000000000:table/t-regional");
+    let names = |body: &Bytes| serde_json::from_slice::<Value>(body).unwrap()["TableNames"].clone();
+    let (_, _, home) = send(&server, request("ListTables", json!({}))).await;
+    assert_eq!(names(&home), json!([]), "us-east-1 does not see eu-west-1's table");
+    let (_, _, eu) = send(&server, in_region("eu-west-1", "ListTables", json!({}))).await;
+    assert_eq!(names(&eu), json!(["t-regional"]));
+    // The table's ARN works as its name, in its own region only.
+    let (status, _, _) = send(&server, in_region("eu-west-1", "DescribeTable", json!({"TableName": arn}))).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _, body) = send(&server, request("DescribeTable", json!({"TableName": arn}))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let err: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(err["message"], format!("Invalid AWS region in '{arn}'"));
+    let index_arn = format!("{arn}/index/i");
+    let (_, _, body) = send(&server, in_region("eu-west-1", "DescribeTable", json!({"TableName": index_arn}))).await;
+    let err: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(err["message"], format!("Invalid TableArn: Invalid ResourceArn provided as input {index_arn}"));
+    // Not a region: refused, and no engine is made for it.
+    let (status, _, body) = send(&server, in_region("Not_A_Region", "ListTables", json!({}))).await;
+    assert_eq!(
+        (status, error_type(&body)),
+        (StatusCode::BAD_REQUEST, "com.amazon.coral.service#UnrecognizedClientException".to_string())
+    );
+    assert_eq!(server.engines().len(), 2);
+}

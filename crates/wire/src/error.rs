@@ -31,6 +31,8 @@ pub enum ErrorKind {
     Serialization,
     UnknownOperation,
     MissingAuthenticationToken,
+    /// The credentials name nothing this server serves.
+    UnrecognizedClient,
     /// HTTP 500.
     InternalServerError,
     ResourceNotFound,
@@ -57,9 +59,10 @@ impl ErrorKind {
     pub fn namespace(&self) -> &'static str {
         match self {
             ErrorKind::Validation => NS_VALIDATE,
-            ErrorKind::Serialization | ErrorKind::UnknownOperation | ErrorKind::MissingAuthenticationToken => {
-                NS_SERVICE
-            }
+            ErrorKind::Serialization
+            | ErrorKind::UnknownOperation
+            | ErrorKind::MissingAuthenticationToken
+            | ErrorKind::UnrecognizedClient => NS_SERVICE,
             ErrorKind::Throttling(_) => NS_AVAILABILITY,
             _ => NS_DYNAMODB,
         }
@@ -72,6 +75,7 @@ impl ErrorKind {
             ErrorKind::Serialization => "SerializationException",
             ErrorKind::UnknownOperation => "UnknownOperationException",
             ErrorKind::MissingAuthenticationToken => "MissingAuthenticationTokenException",
+            ErrorKind::UnrecognizedClient => "UnrecognizedClientException",
             ErrorKind::InternalServerError => "InternalServerError",
             ErrorKind::ResourceNotFound => "ResourceNotFoundException",
             ErrorKind::ResourceInUse => "ResourceInUseException",
@@ -126,6 +130,11 @@ impl ApiError {
     /// MissingAuthenticationTokenException.
     pub fn missing_authentication() -> ApiError {
         ApiError::new(ErrorKind::MissingAuthenticationToken, "Request is missing Authentication Token")
+    }
+
+    /// UnrecognizedClientException.
+    pub fn unrecognized_client(message: impl Into<String>) -> ApiError {
+        ApiError::new(ErrorKind::UnrecognizedClient, message)
     }
 
     /// InternalServerError (HTTP 500).

@@ -8,7 +8,7 @@ use dynaburst_model::ScalarType;
 use serde_json::{json, Map, Value};
 
 use crate::error::ApiError;
-use crate::request::{check_table_name, null_member, Req, Violations};
+use crate::request::{check_table_name, check_table_name_or_arn, null_member, Req, Violations};
 use crate::value::{item_to_json, parse_item, wrong_json_type};
 
 pub use dynaburst_ddbjson::MAX_BATCH_WRITE_ITEMS;
@@ -677,7 +677,7 @@ fn for_each_request_item<'a>(
         violations.add("'{}'", "requestItems", "Member must have length greater than or equal to 1");
     }
     for (table, entry) in obj {
-        check_table_name(Some(table), "requestItems.member.key", violations);
+        check_table_name_or_arn(Some(table), "requestItems.member.key", violations);
         visit(table, entry, violations)?;
     }
     Ok(())

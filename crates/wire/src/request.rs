@@ -112,7 +112,7 @@ impl<'a> Req<'a> {
     pub fn table_name(&self) -> Result<String, ApiError> {
         let mut violations = Violations::default();
         let name = self.opt_str("TableName")?;
-        check_table_name(name, "tableName", &mut violations);
+        check_table_name_or_arn(name, "tableName", &mut violations);
         violations.finish()?;
         Ok(name.unwrap_or_default().to_string())
     }
@@ -273,6 +273,26 @@ fn enum_violation(value: &str, member: &str, set: &str) -> ApiError {
 }
 
 /// Checks a table name's length and characters.
+/// Longest table ARN given as a TableName (the model's `TableArn` shape).
+pub const MAX_TABLE_ARN: usize = 1024;
+
+/// A TableName member, which may also be the table's ARN (S163): an ARN is
+/// only held to the `TableArn` length, a name to the name's rules.
+pub fn check_table_name_or_arn(name: Option<&str>, member: &str, violations: &mut Violations) {
+    match name {
+        Some(arn) if arn.starts_with("arn:") => {
+            if arn.len() > MAX_TABLE_ARN {
+                violations.add(
+                    &format!("'{arn}'"),
+                    member,
+                    &format!("Member must have length less than or equal to {MAX_TABLE_ARN}"),
+                );
+            }
+        }
+        _ => check_table_name(name, member, violations),
+    }
+}
+
 pub fn check_table_name(name: Option<&str>, member: &str, violations: &mut Violations) {
     let Some(name) = name else {
         violations.add("null", member, "Member must not be null");
