@@ -154,8 +154,7 @@ impl Engine {
     /// UpdateTable: billing mode and provisioned throughput.
     pub fn update_table(&self, input: UpdateTableInput, now: Millis) -> Result<TableDescription, EngineError> {
         let name = self.resolve_name(&input.table_name)?;
-        let table =
-            self.tables.read().get(name).cloned().ok_or_else(|| EngineError::table_not_found_named(name))?;
+        let table = self.tables.read().get(name).cloned().ok_or_else(|| EngineError::table_not_found_named(name))?;
         let index_changed = match &input.index_updates {
             Some(updates) => {
                 self.update_indexes(&table, updates, &input.attribute_definitions, now)?;
@@ -299,7 +298,11 @@ impl Engine {
                             }
                         });
                         let existing = existing.or_else(|| {
-                            data.indexes.iter().flat_map(|i| i.def.schema.attrs()).find(|a| a.name == *name).map(|a| a.ty)
+                            data.indexes
+                                .iter()
+                                .flat_map(|i| i.def.schema.attrs())
+                                .find(|a| a.name == *name)
+                                .map(|a| a.ty)
                         });
                         if existing.is_some_and(|t| t != *ty) {
                             return Err(invalid(format!(
@@ -331,7 +334,9 @@ impl Engine {
                         if def.check_item(&item).is_err() {
                             continue;
                         }
-                        for change in index::changes(std::slice::from_ref(&ix), &table.key_schema, &key, None, Some(&item)) {
+                        for change in
+                            index::changes(std::slice::from_ref(&ix), &table.key_schema, &key, None, Some(&item))
+                        {
                             units += change.units;
                             index::apply(&mut ix, change);
                         }

@@ -146,7 +146,8 @@ impl Engine {
     /// and another region's ARN too (S168).
     pub fn resolve_name<'a>(&self, name: &'a str) -> Result<&'a str, EngineError> {
         let Some(rest) = name.strip_prefix("arn:") else { return Ok(name) };
-        let malformed = || EngineError::validation(format!("Invalid TableArn: Invalid ResourceArn provided as input {name}"));
+        let malformed =
+            || EngineError::validation(format!("Invalid TableArn: Invalid ResourceArn provided as input {name}"));
         let parts: Vec<&str> = rest.splitn(5, ':').collect();
         let [_partition, "dynamodb", region, account, resource] = parts.as_slice() else { return Err(malformed()) };
         let Some(table) = resource.strip_prefix("table/").filter(|t| !t.is_empty() && !t.contains('/')) else {

@@ -23,6 +23,14 @@ fn condition_failed(old: Option<&Item>, options: &WriteOptions) -> EngineError {
     }
 }
 
+/// The item a single-item write targets: its table (as the caller named
+/// it, and resolved) and its key.
+struct Target<'a> {
+    sent_name: &'a str,
+    table: &'a Table,
+    key: StoreKey,
+}
+
 impl Engine {
     /// PutItem. A throttled write is refused before its condition is
     /// evaluated.
@@ -30,7 +38,8 @@ impl Engine {
         let (table, condition) = self.open_replace(&input.table_name, &input.options)?;
         let key = table.key_schema.key_of_item(&input.item)?;
         let new_size = check_item_size(&input.item, ITEM_TOO_BIG)?;
-        self.replace_one(&input.table_name, &table, key, Some((input.item, new_size)), &condition, &input.options, now)
+        let target = Target { sent_name: &input.table_name, table: &table, key };
+        self.replace_one(target, Some((input.item, new_size)), &condition, &input.options, now)
     }
 
     /// GetItem.
@@ -51,7 +60,13 @@ impl Engine {
     pub fn delete_item(&self, input: DeleteItemInput, now: Millis) -> Result<WriteOutput, EngineError> {
         let (table, condition) = self.open_replace(&input.table_name, &input.options)?;
         let key = table.key_schema.key_of_key(&input.key)?;
-        self.replace_one(&input.table_name, &table, key, None, &condition, &input.options, now)
+        self.replace_one(
+            Target { sent_name: &input.table_name, table: &table, key },
+            None,
+            &condition,
+            &input.options,
+            now,
+        )
     }
 
     /// PutItem's and DeleteItem's checks before the key, in DynamoDB's
@@ -72,14 +87,13 @@ impl Engine {
     /// before the condition; the old item is returned for ALL_OLD.
     fn replace_one(
         &self,
-        sent_name: &str,
-        table: &Table,
-        key: StoreKey,
+        target: Target<'_>,
         new: Option<(Item, usize)>,
         condition: &Option<Condition>,
         options: &WriteOptions,
         now: Millis,
     ) -> Result<WriteOutput, EngineError> {
+        let Target { sent_name, table, key } = target;
         let mut data = table.data.write();
         if let Some((item, _)) = &new {
             write::check_indexes(&data, item)?;

@@ -185,8 +185,13 @@ pub struct UpdateTableInput {
 pub enum IndexUpdate {
     Create(IndexSpec),
     /// New provisioned (read, write) units of a GSI.
-    Update { name: String, throughput: (u64, u64) },
-    Delete { name: String },
+    Update {
+        name: String,
+        throughput: (u64, u64),
+    },
+    Delete {
+        name: String,
+    },
 }
 
 impl IndexUpdate {
