@@ -10,15 +10,23 @@ by PynamoDB itself and deleted afterwards."""
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from types import SimpleNamespace
 
 import pytest
 from pynamodb.attributes import (
+    BinaryAttribute,
+    BinarySetAttribute,
+    BooleanAttribute,
+    DiscriminatorAttribute,
+    JSONAttribute,
     ListAttribute,
+    MapAttribute,
     NumberAttribute,
     NumberSetAttribute,
     UnicodeAttribute,
     UnicodeSetAttribute,
+    UTCDateTimeAttribute,
     VersionAttribute,
 )
 from pynamodb.connection import Connection
@@ -113,6 +121,52 @@ def make_models(endpoint):
         stock = NumberAttribute(default=0)
         sizes = NumberSetAttribute(null=True)
 
+    class ByOwner(GlobalSecondaryIndex):
+        class Meta:
+            index_name = "by_owner"
+            projection = AllProjection()
+
+        owner = UnicodeAttribute(hash_key=True)
+        sk = UnicodeAttribute(range_key=True)
+
+    class Entry(Model):
+        """Single-table polymorphism: one table, subclasses told apart by `kind`."""
+
+        class Meta(BaseMeta):
+            table_name = unique_name("pynamodb-entry")
+
+        pk = UnicodeAttribute(hash_key=True)
+        sk = UnicodeAttribute(range_key=True)
+        kind = DiscriminatorAttribute()
+        owner = UnicodeAttribute(null=True)
+        by_owner = ByOwner()
+
+    class Note(Entry, discriminator="note"):
+        text = UnicodeAttribute()
+
+    class Photo(Entry, discriminator="photo"):
+        url = UnicodeAttribute()
+        size = NumberAttribute()
+
+    class Address(MapAttribute):
+        city = UnicodeAttribute()
+        zip = UnicodeAttribute(null=True)
+
+    class Profile(Model):
+        class Meta(BaseMeta):
+            table_name = unique_name("pynamodb-profile")
+
+        user = UnicodeAttribute(hash_key=True)
+        address = Address(null=True)
+        avatar = BinaryAttribute(null=True, legacy_encoding=False)
+        keys = BinarySetAttribute(null=True, legacy_encoding=False)
+        active = BooleanAttribute(null=True)
+        settings = JSONAttribute(null=True)
+        joined = UTCDateTimeAttribute(null=True)
+        scores = NumberSetAttribute(null=True)
+        history = ListAttribute(null=True)
+        logins = NumberAttribute(null=True)
+
     connection = Connection(
         host=endpoint,
         region=REGION,
@@ -121,21 +175,43 @@ def make_models(endpoint):
         max_retry_attempts=0,
     )
     return SimpleNamespace(
-        Order=Order, Product=Product, ByStatus=ByStatus, ByRegion=ByRegion, ByPlaced=ByPlaced, connection=connection
+        Order=Order,
+        Product=Product,
+        ByStatus=ByStatus,
+        ByRegion=ByRegion,
+        ByPlaced=ByPlaced,
+        Entry=Entry,
+        Note=Note,
+        Photo=Photo,
+        Profile=Profile,
+        Address=Address,
+        connection=connection,
     )
 
 
-@pytest.fixture
-def models(endpoint):
+def created(endpoint, *names):
+    """The models, with the named ones' tables created by PynamoDB; the
+    tables are deleted afterwards."""
     m = make_models(endpoint)
-    m.Order.create_table(wait=True)
-    m.Product.create_table(wait=True)
+    tables = [getattr(m, n) for n in names]
+    for model in tables:
+        model.create_table(wait=True)
     yield m
-    for model in (m.Order, m.Product):
+    for model in tables:
         try:
             model.delete_table()
         except Exception:
             pass
+
+
+@pytest.fixture
+def models(endpoint):
+    yield from created(endpoint, "Order", "Product")
+
+
+@pytest.fixture
+def more_models(endpoint):
+    yield from created(endpoint, "Entry", "Profile")
 
 
 # customer, order_id, status, total, placed_at, region, note
@@ -689,3 +765,108 @@ def test_delete_table(models):
     # the ORM can create it again, empty
     Product.create_table(wait=True)
     assert list(Product.scan()) == []
+
+
+# --- attribute types, nested updates, polymorphism --------------------------------------
+
+
+def test_attribute_types_round_trip_and_nested_updates(more_models):
+    Profile, Address = more_models.Profile, more_models.Address
+    joined = datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=timezone.utc)
+    Profile(
+        "u1",
+        address=Address(city="Oslo"),
+        avatar=b"\x00\xffpng",
+        keys={b"k1", b"\x00"},
+        active=True,
+        settings={"theme": "dark", "sizes": [1, 2.5], "beta": None},
+        joined=joined,
+        scores={1, 2.5, -3},
+        history=["a", 1, {"k": "v"}, [True]],
+    ).save()
+    got = Profile.get("u1")
+    assert got.address.as_dict() == {"city": "Oslo"}
+    assert got.avatar == b"\x00\xffpng"
+    assert got.keys == {b"k1", b"\x00"}
+    assert got.active is True
+    assert got.settings == {"theme": "dark", "sizes": [1, 2.5], "beta": None}
+    assert got.joined == joined
+    assert got.scores == {1, 2.5, -3}
+    assert got.history == ["a", 1, {"k": "v"}, [True]]
+    assert got.logins is None
+
+    got.update(
+        actions=[
+            Profile.address.city.set("Bergen"),
+            Profile.address.zip.set("5003"),
+            Profile.history[0].remove(),
+            Profile.logins.set(Profile.logins | 10),  # if_not_exists
+            Profile.active.set(False),
+            Profile.keys.delete({b"\x00"}),
+        ]
+    )
+    got.update(actions=[Profile.logins.set(Profile.logins | 99)], condition=Profile.address.city == "Bergen")  # exists: kept
+    got.update(actions=[Profile.logins.add(1)])
+    got = Profile.get("u1")
+    assert got.address.as_dict() == {"city": "Bergen", "zip": "5003"}
+    assert got.history == [1, {"k": "v"}, [True]]
+    assert got.logins == 11
+    assert got.active is False
+    assert got.keys == {b"k1"}
+
+    # conditions on nested paths and on types
+    with pytest.raises(UpdateError) as err:
+        got.update(actions=[Profile.logins.add(1)], condition=Profile.address.zip.startswith("6"))
+    assert err.value.cause_response_code == "ConditionalCheckFailedException"
+    got.update(actions=[Profile.logins.add(1)], condition=Profile.address.zip.startswith("5"))
+    assert Profile.get("u1").logins == 12
+    assert [p.user for p in Profile.scan(Profile.address.city == "Bergen")] == ["u1"]
+    assert [p.user for p in Profile.scan(Profile.scores.contains(2.5) & (Profile.history[0] == 1))] == ["u1"]
+    assert list(Profile.scan(Profile.address.zip.does_not_exist())) == []
+
+
+def test_polymorphic_models_share_a_table_and_an_index(more_models):
+    Entry, Note, Photo = more_models.Entry, more_models.Note, more_models.Photo
+    Note("u1", "2026-01-01", text="hello", owner="ann").save()
+    Photo("u1", "2026-01-02", url="a.png", size=10, owner="bob").save()
+    Note("u1", "2026-01-03", text="again", owner="ann").save()
+    Photo("u2", "2026-01-04", url="b.png", size=20, owner="ann").save()
+
+    mixed = list(Entry.query("u1"))
+    assert [(type(e).__name__, e.sk) for e in mixed] == [("Note", "2026-01-01"), ("Photo", "2026-01-02"), ("Note", "2026-01-03")]
+    assert [n.text for n in Note.query("u1")] == ["hello", "again"]
+    assert [p.url for p in Photo.query("u1")] == ["a.png"]
+    assert Note.count("u1") == 2
+    assert Entry.count("u1") == 3
+
+    # the GSI holds every kind; a subclass query filters on the discriminator
+    anns = list(Entry.by_owner.query("ann"))
+    assert [(type(e).__name__, e.pk, e.sk) for e in anns] == [
+        ("Note", "u1", "2026-01-01"),
+        ("Note", "u1", "2026-01-03"),
+        ("Photo", "u2", "2026-01-04"),
+    ]
+    assert [p.size for p in Photo.by_owner.query("ann")] == [20]
+    assert [n.sk for n in Note.by_owner.query("ann", Entry.sk > "2026-01-01")] == ["2026-01-03"]
+    assert sorted(type(e).__name__ for e in Entry.scan()) == ["Note", "Note", "Photo", "Photo"]
+    assert sorted(p.url for p in Photo.scan()) == ["a.png", "b.png"]
+
+    photo = Photo.get("u1", "2026-01-02")
+    assert isinstance(photo, Photo)
+    assert Entry.get("u2", "2026-01-04").url == "b.png"
+
+
+def test_scan_and_query_counts(models):
+    Product = models.Product
+    with Product.batch_write() as batch:
+        for i in range(60):
+            batch.save(Product(f"sku-{i:03d}", price=i, stock=i % 4))
+    it = Product.scan(Product.stock == 1, page_size=25)
+    assert sorted(p.price for p in it) == list(range(1, 60, 4))
+    # ScannedCount counts items read before the filter, Count those after
+    assert it.total_count == 15
+    assert it.page_iter.total_scanned_count == 60
+    # a rate-limited scan reads ConsumedCapacity from every page
+    limited = Product.scan(rate_limit=1000, page_size=30)
+    assert len(list(limited)) == 60
+    assert limited.page_iter.total_scanned_count == 60
