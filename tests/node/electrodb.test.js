@@ -430,6 +430,62 @@ describe(`electrodb ${ELECTRODB_VERSION}`, () => {
     assert.equal((await app.task.get(key).go()).data.points, 1);
   });
 
+  test("upsert, the data() update DSL, and put with a where condition", async () => {
+    const app = await freshApp();
+    const key = { task: "u1", project: "apollo", employee: "e1" };
+
+    // upsert creates the item, then updates it; ifNotExists keeps a first value
+    await app.task.upsert({ ...key, points: 3, description: "first" }).go();
+    assert.deepEqual((await app.task.get(key).go()).data, { ...key, points: 3, description: "first", status: "open" });
+    await app.task
+      .upsert({ ...key, points: 5 })
+      .ifNotExists({ description: "ignored" })
+      .add({ tags: ["x"] })
+      .go();
+    assert.deepEqual((await app.task.get(key).go()).data, { ...key, points: 5, description: "first", status: "open", tags: ["x"] });
+
+    // data(): the same operations written as a callback
+    await app.task
+      .update(key)
+      .data(({ points, comments, description, tags }, { add, set, append, remove, del }) => {
+        add(points, 10);
+        set(comments, []);
+        append(comments, ["c1"]);
+        remove(description);
+        del(tags, ["x"]);
+      })
+      .go()
+      .then(
+        () => assert.fail("SET and list_append of one path overlap"),
+        (e) => assert.equal(e.cause.name, "ValidationException"),
+      );
+    await app.task
+      .update(key)
+      .data(({ points, comments, description, tags }, { add, append, remove, del }) => {
+        add(points, 10);
+        append(comments, ["c1"]);
+        remove(description);
+        del(tags, ["x"]);
+      })
+      .go();
+    assert.deepEqual((await app.task.get(key).go()).data, { ...key, points: 15, status: "open", comments: ["c1"] });
+
+    // put with a where condition
+    await app.task
+      .put({ ...key, points: 1 })
+      .where(({ points }, { gt }) => gt(points, 100))
+      .go()
+      .then(
+        () => assert.fail("the condition must fail"),
+        (e) => assert.equal(e.cause.name, "ConditionalCheckFailedException"),
+      );
+    await app.task
+      .put({ ...key, points: 1 })
+      .where(({ points }, { eq }) => eq(points, 15))
+      .go();
+    assert.deepEqual((await app.task.get(key).go()).data, { ...key, points: 1, status: "open" });
+  });
+
   test("delete and remove: delete returns the old item on request, remove needs the item", async () => {
     const app = await freshApp();
     await seed(app);
@@ -652,6 +708,10 @@ describe(`electrodb ${ELECTRODB_VERSION}`, () => {
       ["$task_1#task_t1", "$task_1#task_t3", "$task_1#task_t5", "$task_1#task_t6"],
     );
 
+    // hydrate: the KEYS_ONLY query's keys are fetched in full (a batch get) from the table
+    const hydrated = await app.task.query.statusKeys({ status: "open" }).go({ hydrate: true });
+    assert.deepEqual(hydrated.data, [TASKS[0], TASKS[2], TASKS[4], TASKS[5]]);
+
     // scanning an index: only the items that are in it. (ElectroDB 3.9.3
     // cannot scan a `type: "composite"` index: it sends the filter
     // "begins_with(#, :)" with the name "#", which DynamoDB refuses.)
@@ -661,6 +721,19 @@ describe(`electrodb ${ELECTRODB_VERSION}`, () => {
     assert.deepEqual(payrollScan.data.map((e) => e.salary).sort(), [100, 110]);
     const closedKeys = await app.task.scan.statusKeys.go({ data: "raw" });
     assert.equal(closedKeys.data.Items.length, 6);
+  });
+
+  test("match and find: ElectroDB picks an index and filters on the other attributes", async () => {
+    const app = await freshApp();
+    await seed(app);
+    const found = await app.employee.find({ office: "london", team: "core" }).go();
+    assert.deepEqual(ids(found.data, "employee"), ["e1", "e2"]);
+    const matched = await app.employee.match({ team: "infra", title: "engineer" }).go();
+    assert.deepEqual(ids(matched.data, "employee"), ["e4", "e3"]); // the teams index: by dateHired
+    const byTask = await app.task.match({ task: "t3", description: "planner" }).go();
+    assert.deepEqual(byTask.data, [TASKS[2]]);
+    const none = await app.task.match({ task: "t3", description: "lexer" }).go();
+    assert.deepEqual(none.data, []);
   });
 
   test("collections: a service query returns every entity of the collection", async () => {
