@@ -41,6 +41,7 @@ pub fn create(
                 billing,
                 global_indexes: None,
                 local_indexes: None,
+                tags: Vec::new(),
             },
             Millis(0),
         )

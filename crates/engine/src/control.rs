@@ -98,7 +98,9 @@ impl Engine {
             settings: TableSettings::new(input.billing, now),
             created_at: now,
             indexes,
+            tags: Vec::new(),
         };
+        let meta = TableMeta { tags: checked_tags(&meta.arn(), Vec::new(), &input.tags)?, ..meta };
         let store = self.storage.create_table(&meta)?;
         let data = TableData::new(store, (0, 0), &meta.indexes, self.config.capacity.as_ref(), now);
         let table = Table::from_meta(meta, data, self.config.capacity.clone(), now);
@@ -229,6 +231,99 @@ impl Engine {
         Ok(table.describe("UPDATING", now))
     }
 }
+
+/// User tags a resource carries at most (S145).
+pub const MAX_TAGS: usize = 50;
+
+/// `current` with `added` set (re-tagging a key overwrites it), checked
+/// (S145, S146).
+fn checked_tags(
+    arn: &str,
+    mut current: Vec<(String, String)>,
+    added: &[(String, String)],
+) -> Result<Vec<(String, String)>, EngineError> {
+    let allowed = |s: &str| s.chars().all(|c| c.is_alphanumeric() || c.is_whitespace() || "+-=._:/@".contains(c));
+    for (key, value) in added {
+        if !allowed(key) || !allowed(value) {
+            return Err(invalid(format!("Invalid tag: the allowed characters are letters, white space, numbers and + - = . _ : / @ (resource {arn})")));
+        }
+        match current.iter_mut().find(|(k, _)| k == key) {
+            Some(slot) => slot.1 = value.clone(),
+            None => current.push((key.clone(), value.clone())),
+        }
+    }
+    let user = current.iter().filter(|(k, _)| !k.starts_with("aws:")).count();
+    if user > MAX_TAGS {
+        return Err(invalid(format!("The number of tags on a resource exceeds the limit of {MAX_TAGS}")));
+    }
+    Ok(current)
+}
+
+impl Engine {
+    /// The table a resource ARN names, for the tag operations (S147).
+    fn tagged_table(&self, arn: &str, operation: &str, not_found: String) -> Result<Arc<Table>, EngineError> {
+        if !arn.starts_with("arn:") {
+            return Err(EngineError::AccessDenied(format!(
+                "User: arn:aws:iam::{}:root is not authorized to perform: dynamodb:{operation} on resource: {arn}",
+                self.config.account_id
+            )));
+        }
+        let name = self.resolve_name(arn)?;
+        self.tables.read().get(name).cloned().ok_or(EngineError::ResourceNotFound(not_found))
+    }
+
+    /// TagResource.
+    pub fn tag_resource(&self, arn: &str, tags: &[(String, String)]) -> Result<(), EngineError> {
+        let table = self.tagged_table(
+            arn,
+            "TagResource",
+            format!("Requested resource not found: ResourcArn: {arn} not found"),
+        )?;
+        let settings = table.settings.lock().clone();
+        let base = table.meta_with(settings, table.index_defs());
+        let mut guard = table.tags.lock();
+        let updated = checked_tags(arn, guard.clone(), tags)?;
+        self.storage.save_table_meta(&TableMeta { tags: updated.clone(), ..base })?;
+        *guard = updated;
+        Ok(())
+    }
+
+    /// UntagResource.
+    pub fn untag_resource(&self, arn: &str, keys: &[String]) -> Result<(), EngineError> {
+        let table = self.tagged_table(arn, "UntagResource", "Requested resource not found".to_string())?;
+        let settings = table.settings.lock().clone();
+        let base = table.meta_with(settings, table.index_defs());
+        let mut guard = table.tags.lock();
+        let updated: Vec<(String, String)> = guard.iter().filter(|(k, _)| !keys.contains(k)).cloned().collect();
+        self.storage.save_table_meta(&TableMeta { tags: updated.clone(), ..base })?;
+        *guard = updated;
+        Ok(())
+    }
+
+    /// ListTagsOfResource: a page of tags after position `start` (the
+    /// NextToken, a decimal offset), and the next page's token.
+    pub fn list_tags(&self, arn: &str, start: Option<&str>) -> Result<TagPage, EngineError> {
+        let table = self.tagged_table(
+            arn,
+            "ListTagsOfResource",
+            format!("Requested resource not found: ResourcArn: {arn} not found"),
+        )?;
+        let tags = table.tags.lock().clone();
+        let offset = match start {
+            None => 0,
+            Some(t) => t.parse::<usize>().map_err(|_| EngineError::validation(format!("Invalid NextToken: {t}")))?,
+        };
+        let page: Vec<(String, String)> = tags.iter().skip(offset).take(TAGS_PAGE).cloned().collect();
+        let next = (offset + page.len() < tags.len()).then(|| (offset + page.len()).to_string());
+        Ok((page, next))
+    }
+}
+
+/// One ListTagsOfResource page: (key, value) pairs and the next page's token.
+pub type TagPage = (Vec<(String, String)>, Option<String>);
+
+/// Tags one ListTagsOfResource page holds.
+const TAGS_PAGE: usize = 10;
 
 /// UpdateTable's answer when it was asked to change nothing (S39).
 const NOTHING_TO_UPDATE: &str = "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required";

@@ -24,6 +24,8 @@ pub enum EngineError {
     ResourceInUse(String),
     /// LimitExceededException.
     LimitExceeded(String),
+    /// AccessDeniedException (a resource ARN this account cannot touch).
+    AccessDenied(String),
     /// ConditionalCheckFailedException, with the old item when asked for.
     ConditionalCheckFailed { item: Option<Item> },
     /// TransactionCanceledException, reasons in request order.
@@ -51,7 +53,8 @@ impl EngineError {
             EngineError::Validation(m)
             | EngineError::ResourceNotFound(m)
             | EngineError::ResourceInUse(m)
-            | EngineError::LimitExceeded(m) => m.clone(),
+            | EngineError::LimitExceeded(m)
+            | EngineError::AccessDenied(m) => m.clone(),
             EngineError::Internal(e) => format!("Internal server error: {e}"),
             EngineError::ConditionalCheckFailed { .. } => "The conditional request failed".to_string(),
             EngineError::TransactionCanceled { reasons } => {

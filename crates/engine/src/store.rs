@@ -249,6 +249,8 @@ pub struct TableMeta {
     /// Secondary index definitions (their entries are rebuilt from the
     /// items when the table is opened).
     pub indexes: Vec<crate::index::IndexDef>,
+    /// The table's tags, in the order they were first set.
+    pub tags: Vec<(String, String)>,
 }
 
 impl TableMeta {
@@ -693,6 +695,7 @@ mod tests {
             account_id: "000000000000".into(),
             key_schema: KeySchema { hash: KeyAttr { name: "pk".into(), ty: ScalarType::S }, range: None },
             indexes: Vec::new(),
+            tags: Vec::new(),
             attribute_definitions: vec![("pk".into(), ScalarType::S)],
             settings: TableSettings::new(BillingMode::PayPerRequest, Millis(5)),
             created_at: Millis(5),

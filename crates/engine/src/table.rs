@@ -251,6 +251,8 @@ pub struct Table {
     pub attribute_definitions: Vec<(String, ScalarType)>,
     pub created_at: Millis,
     pub settings: Mutex<TableSettings>,
+    /// Tags, in the order they were first set (locked after `data`).
+    pub tags: Mutex<Vec<(String, String)>>,
     pub data: RwLock<TableData>,
     /// The capacity model's state; None when the model is off. Locked after
     /// `data` when both are held.
@@ -274,6 +276,7 @@ impl Table {
             attribute_definitions: meta.attribute_definitions,
             created_at: meta.created_at,
             settings: Mutex::new(meta.settings),
+            tags: Mutex::new(meta.tags),
             data: RwLock::new(data),
             capacity: Mutex::new(capacity.map(|settings| TableCapacity::new(mode, settings, now))),
         }
@@ -296,6 +299,7 @@ impl Table {
             settings,
             created_at: self.created_at,
             indexes,
+            tags: self.tags.lock().clone(),
         }
     }
 

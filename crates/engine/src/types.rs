@@ -132,6 +132,8 @@ pub struct CreateTableInput {
     pub global_indexes: Option<Vec<IndexSpec>>,
     /// LocalSecondaryIndexes, likewise.
     pub local_indexes: Option<Vec<IndexSpec>>,
+    /// Tags (key, value).
+    pub tags: Vec<(String, String)>,
 }
 
 /// ProjectionType.

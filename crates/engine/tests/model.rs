@@ -450,6 +450,7 @@ fn run(engine: &Engine, op: &Op, range: impl Fn(usize) -> bool, now: Millis) -> 
                         billing: BillingMode::PayPerRequest,
                         global_indexes: None,
                         local_indexes: None,
+                        tags: Vec::new(),
                     },
                     now,
                 )

@@ -38,6 +38,7 @@ fn create(engine: &Engine, name: &str, billing: BillingMode) {
                 billing,
                 global_indexes: None,
                 local_indexes: None,
+                tags: Vec::new(),
             },
             Millis(0),
         )
@@ -544,6 +545,7 @@ fn create_indexed(engine: &Engine, name: &str) {
                     throughput: None,
                 }]),
                 local_indexes: None,
+                tags: Vec::new(),
             },
             Millis(0),
         )

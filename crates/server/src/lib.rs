@@ -204,6 +204,7 @@ where
     if declared.is_some_and(|n| n > MAX_REQUEST_BYTES as u64) {
         return too_large(server);
     }
+    let host = request.headers().get(hyper::header::HOST).and_then(|h| h.to_str().ok()).map(str::to_string);
     let Some(authorization) = request.headers().get(hyper::header::AUTHORIZATION) else {
         return error_response(server, ApiError::missing_authentication());
     };
@@ -234,7 +235,7 @@ where
             return error_response(server, ApiError::serialization(format!("cannot read request body: {e}")));
         }
     };
-    let outcome = dynaburst_wire::handle(&engine, &operation, &body, arrived.millis());
+    let outcome = dynaburst_wire::handle(&engine, &operation, &body, arrived.millis(), host.as_deref());
     if let Some(model) = &server.latency {
         let delay = model.delay(&operation, outcome.items, outcome.cancelled());
         // The modelled service time includes our own processing.

@@ -33,6 +33,8 @@ pub enum ErrorKind {
     MissingAuthenticationToken,
     /// The credentials name nothing this server serves.
     UnrecognizedClient,
+    /// A resource this account may not touch.
+    AccessDenied,
     /// HTTP 500.
     InternalServerError,
     ResourceNotFound,
@@ -62,7 +64,8 @@ impl ErrorKind {
             ErrorKind::Serialization
             | ErrorKind::UnknownOperation
             | ErrorKind::MissingAuthenticationToken
-            | ErrorKind::UnrecognizedClient => NS_SERVICE,
+            | ErrorKind::UnrecognizedClient
+            | ErrorKind::AccessDenied => NS_SERVICE,
             ErrorKind::Throttling(_) => NS_AVAILABILITY,
             _ => NS_DYNAMODB,
         }
@@ -76,6 +79,7 @@ impl ErrorKind {
             ErrorKind::UnknownOperation => "UnknownOperationException",
             ErrorKind::MissingAuthenticationToken => "MissingAuthenticationTokenException",
             ErrorKind::UnrecognizedClient => "UnrecognizedClientException",
+            ErrorKind::AccessDenied => "AccessDeniedException",
             ErrorKind::InternalServerError => "InternalServerError",
             ErrorKind::ResourceNotFound => "ResourceNotFoundException",
             ErrorKind::ResourceInUse => "ResourceInUseException",
@@ -156,7 +160,8 @@ impl ApiError {
     /// "message" for every other error.
     pub fn message_key(&self) -> &'static str {
         match self.kind {
-            ErrorKind::TransactionCanceled { .. } => "Message",
+            // S83: these spell it with a capital M.
+            ErrorKind::TransactionCanceled { .. } | ErrorKind::AccessDenied => "Message",
             _ => "message",
         }
     }
@@ -179,6 +184,7 @@ impl From<EngineError> for ApiError {
             EngineError::ResourceNotFound(_) => ErrorKind::ResourceNotFound,
             EngineError::ResourceInUse(_) => ErrorKind::ResourceInUse,
             EngineError::LimitExceeded(_) => ErrorKind::LimitExceeded,
+            EngineError::AccessDenied(_) => ErrorKind::AccessDenied,
             EngineError::ConditionalCheckFailed { item } => ErrorKind::ConditionalCheckFailed { item },
             EngineError::TransactionCanceled { reasons } => ErrorKind::TransactionCanceled { reasons },
             EngineError::IdempotentParameterMismatch => ErrorKind::IdempotentParameterMismatch,

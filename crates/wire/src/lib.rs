@@ -24,6 +24,9 @@ pub use ops::{
 pub use request::{MAX_TABLE_NAME, MIN_TABLE_NAME};
 pub use value::{item_to_json, parse_item, parse_value, value_to_json, MAX_NESTING_DEPTH};
 
+/// DescribeEndpoints' address when the request named no host.
+pub const DEFAULT_ENDPOINT_HOST: &str = "localhost";
+
 /// Every operation this server answers.
 pub const OPERATIONS: &[&str] = &[
     "BatchGetItem",
@@ -36,11 +39,14 @@ pub const OPERATIONS: &[&str] = &[
     "DescribeTable",
     "GetItem",
     "ListTables",
+    "ListTagsOfResource",
     "PutItem",
     "Query",
+    "TagResource",
     "Scan",
     "TransactGetItems",
     "TransactWriteItems",
+    "UntagResource",
     "UpdateItem",
     "UpdateTable",
 ];
@@ -64,8 +70,9 @@ impl Outcome {
 }
 
 /// Handles one request: `operation` is the part of `X-Amz-Target` after
-/// the prefix, `body` the raw request body.
-pub fn handle(engine: &Engine, operation: &str, body: &[u8], now: Millis) -> Outcome {
+/// the prefix, `body` the raw request body, `host` the address the client
+/// used (for DescribeEndpoints).
+pub fn handle(engine: &Engine, operation: &str, body: &[u8], now: Millis, host: Option<&str>) -> Outcome {
     if !OPERATIONS.contains(&operation) {
         return Outcome { result: Err(ApiError::unknown_operation()), items: 1 };
     }
@@ -81,10 +88,16 @@ pub fn handle(engine: &Engine, operation: &str, body: &[u8], now: Millis) -> Out
         }
     };
     let items = item_count(operation, &request);
-    Outcome { result: dispatch(engine, operation, &request, now), items }
+    Outcome { result: dispatch(engine, operation, &request, now, host), items }
 }
 
-fn dispatch(engine: &Engine, operation: &str, request: &Value, now: Millis) -> Result<Vec<u8>, ApiError> {
+fn dispatch(
+    engine: &Engine,
+    operation: &str,
+    request: &Value,
+    now: Millis,
+    host: Option<&str>,
+) -> Result<Vec<u8>, ApiError> {
     let response = match operation {
         "CreateTable" => ops::create_table(engine, request, now)?,
         "DescribeTable" => ops::describe_table(engine, request, now)?,
@@ -102,7 +115,10 @@ fn dispatch(engine: &Engine, operation: &str, request: &Value, now: Millis) -> R
         "Query" => ops::read(engine, request, now, true)?,
         "Scan" => ops::read(engine, request, now, false)?,
         "DescribeLimits" => ops::describe_limits(),
-        "DescribeEndpoints" => ops::describe_endpoints("localhost"),
+        "DescribeEndpoints" => ops::describe_endpoints(host.unwrap_or(DEFAULT_ENDPOINT_HOST)),
+        "TagResource" => ops::tag_resource(engine, request)?,
+        "UntagResource" => ops::untag_resource(engine, request)?,
+        "ListTagsOfResource" => ops::list_tags_of_resource(engine, request)?,
         _ => return Err(ApiError::unknown_operation()),
     };
     serde_json::to_vec(&response).map_err(|e| ApiError::internal(format!("cannot render response: {e}")))
@@ -135,17 +151,17 @@ mod tests {
     }
 
     fn call(engine: &Engine, operation: &str, body: Value) -> Outcome {
-        handle(engine, operation, body.to_string().as_bytes(), Millis(1_000))
+        handle(engine, operation, body.to_string().as_bytes(), Millis(1_000), None)
     }
 
     #[test]
     fn protocol_errors_come_before_the_body_is_read() {
         let e = engine();
-        let unknown = handle(&e, "Frobnicate", b"{}", Millis(0));
+        let unknown = handle(&e, "Frobnicate", b"{}", Millis(0), None);
         assert_eq!(unknown.result, Err(ApiError::unknown_operation()));
-        let empty = handle(&e, "ListTables", b"", Millis(0)).result.unwrap_err();
+        let empty = handle(&e, "ListTables", b"", Millis(0), None).result.unwrap_err();
         assert_eq!(empty.kind, ErrorKind::Serialization);
-        let malformed = handle(&e, "BatchWriteItem", b"{\"RequestItems\":", Millis(0));
+        let malformed = handle(&e, "BatchWriteItem", b"{\"RequestItems\":", Millis(0), None);
         assert_eq!(malformed.items, 1);
         assert_eq!(malformed.result.unwrap_err().kind, ErrorKind::Serialization);
     }

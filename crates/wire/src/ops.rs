@@ -419,6 +419,7 @@ pub fn create_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value,
     };
     let global_indexes = parse_indexes(&req, "GlobalSecondaryIndexes", GSI_KEY_ELEMENTS, &mut violations)?;
     let local_indexes = parse_indexes(&req, "LocalSecondaryIndexes", TABLE_KEY_ELEMENTS, &mut violations)?;
+    let tags = parse_tags(&req, &mut violations)?.unwrap_or_default();
     violations.finish()?;
     let billing = match (mode, throughput) {
         (Some("PAY_PER_REQUEST"), None) => BillingMode::PayPerRequest,
@@ -448,6 +449,7 @@ pub fn create_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value,
             billing,
             global_indexes,
             local_indexes,
+            tags,
         },
         now,
     )?;
@@ -998,7 +1000,127 @@ pub fn describe_limits() -> Value {
     })
 }
 
-/// DescribeEndpoints: this server is its own endpoint.
+/// DescribeEndpoints: this server is its own endpoint, at the address the
+/// client used (host and port, no scheme, S160).
 pub fn describe_endpoints(host: &str) -> Value {
     json!({ "Endpoints": [{ "Address": host, "CachePeriodInMinutes": 1440 }] })
+}
+
+/// Longest ResourceArn of the tag operations.
+const MAX_RESOURCE_ARN: usize = 1283;
+/// Longest tag key and value, in characters (S145).
+const MAX_TAG_KEY: usize = 128;
+const MAX_TAG_VALUE: usize = 256;
+
+/// The ResourceArn member, checked.
+fn resource_arn<'a>(req: &Req<'a>, violations: &mut Violations) -> Result<&'a str, ApiError> {
+    let arn = req.opt_str("ResourceArn")?;
+    match arn {
+        None => violations.add("null", "resourceArn", "Member must not be null"),
+        Some(a) if a.is_empty() || a.len() > MAX_RESOURCE_ARN => violations.add(
+            &format!("'{a}'"),
+            "resourceArn",
+            if a.is_empty() {
+                "Member must have length greater than or equal to 1"
+            } else {
+                "Member must have length less than or equal to 1283"
+            },
+        ),
+        Some(_) => {}
+    }
+    Ok(arn.unwrap_or_default())
+}
+
+/// A Tags list (CreateTable, TagResource), checked; None when absent.
+fn parse_tags(req: &Req<'_>, violations: &mut Violations) -> Result<Option<Vec<(String, String)>>, ApiError> {
+    let Some(v) = req.get("Tags") else { return Ok(None) };
+    let list = v.as_array().ok_or_else(|| wrong_json_type(v, "List"))?;
+    let mut tags = Vec::with_capacity(list.len());
+    for (i, e) in list.iter().enumerate() {
+        let t = Req::new(e)?;
+        let path = format!("tags.{}.member", i + 1);
+        let key = t.opt_str("Key")?;
+        let value = t.opt_str("Value")?;
+        match key {
+            None => violations.add("null", &format!("{path}.key"), "Member must not be null"),
+            Some(k) if k.is_empty() || k.chars().count() > MAX_TAG_KEY => violations.add(
+                &format!("'{k}'"),
+                &format!("{path}.key"),
+                if k.is_empty() {
+                    "Member must have length greater than or equal to 1"
+                } else {
+                    "Member must have length less than or equal to 128"
+                },
+            ),
+            Some(_) => {}
+        }
+        match value {
+            None => violations.add("null", &format!("{path}.value"), "Member must not be null"),
+            Some(v) if v.chars().count() > MAX_TAG_VALUE => violations.add(
+                &format!("'{v}'"),
+                &format!("{path}.value"),
+                "Member must have length less than or equal to 256",
+            ),
+            Some(_) => {}
+        }
+        tags.push((key.unwrap_or_default().to_string(), value.unwrap_or_default().to_string()));
+    }
+    Ok(Some(tags))
+}
+
+/// TagResource.
+pub fn tag_resource(engine: &Engine, body: &Value) -> Result<Value, ApiError> {
+    let req = Req::new(body)?;
+    let mut violations = Violations::default();
+    let arn = resource_arn(&req, &mut violations)?;
+    let tags = parse_tags(&req, &mut violations)?;
+    if tags.is_none() {
+        violations.add("null", "tags", "Member must not be null");
+    }
+    violations.finish()?;
+    let tags = tags.unwrap_or_default();
+    if tags.is_empty() {
+        return Err(ApiError::validation("Atleast one Tag needs to be provided as Input."));
+    }
+    engine.tag_resource(arn, &tags)?;
+    Ok(json!({}))
+}
+
+/// UntagResource.
+pub fn untag_resource(engine: &Engine, body: &Value) -> Result<Value, ApiError> {
+    let req = Req::new(body)?;
+    let mut violations = Violations::default();
+    let arn = resource_arn(&req, &mut violations)?;
+    let keys = match req.get("TagKeys") {
+        None => {
+            violations.add("null", "tagKeys", "Member must not be null");
+            Vec::new()
+        }
+        Some(v) => v
+            .as_array()
+            .ok_or_else(|| wrong_json_type(v, "List"))?
+            .iter()
+            .map(|k| k.as_str().map(str::to_string).ok_or_else(|| wrong_json_type(k, "String")))
+            .collect::<Result<Vec<_>, _>>()?,
+    };
+    violations.finish()?;
+    if keys.is_empty() {
+        return Err(ApiError::validation("Atleast one Tag Key needs to be provided as Input."));
+    }
+    engine.untag_resource(arn, &keys)?;
+    Ok(json!({}))
+}
+
+/// ListTagsOfResource.
+pub fn list_tags_of_resource(engine: &Engine, body: &Value) -> Result<Value, ApiError> {
+    let req = Req::new(body)?;
+    let mut violations = Violations::default();
+    let arn = resource_arn(&req, &mut violations)?;
+    violations.finish()?;
+    let (tags, next) = engine.list_tags(arn, req.opt_str("NextToken")?)?;
+    let mut out = json!({ "Tags": tags.iter().map(|(k, v)| json!({"Key": k, "Value": v})).collect::<Vec<_>>() });
+    if let (Some(t), Value::Object(m)) = (next, &mut out) {
+        m.insert("NextToken".into(), json!(t));
+    }
+    Ok(out)
 }

@@ -18,16 +18,17 @@ fn a_failed_commit_is_an_internal_server_error() {
         br#"{"TableName":"tbl","KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],
             "AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}],"BillingMode":"PAY_PER_REQUEST"}"#,
         now,
+        None,
     )
     .result
     .unwrap();
-    let err = dynaburst_wire::handle(&engine, "PutItem", br#"{"TableName":"tbl","Item":{"pk":{"S":"a"}}}"#, now)
+    let err = dynaburst_wire::handle(&engine, "PutItem", br#"{"TableName":"tbl","Item":{"pk":{"S":"a"}}}"#, now, None)
         .result
         .unwrap_err();
     assert_eq!(err.status(), 500);
     assert_eq!(err.type_name(), "com.amazonaws.dynamodb.v20120810#InternalServerError");
     assert_eq!(err.message.as_deref(), Some("Internal server error: storage commit failed: other error"));
-    let got = dynaburst_wire::handle(&engine, "GetItem", br#"{"TableName":"tbl","Key":{"pk":{"S":"a"}}}"#, now)
+    let got = dynaburst_wire::handle(&engine, "GetItem", br#"{"TableName":"tbl","Key":{"pk":{"S":"a"}}}"#, now, None)
         .result
         .unwrap();
     assert_eq!(got, b"{}");

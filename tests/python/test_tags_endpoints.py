@@ -1,0 +1,131 @@
+"""Tags (TagResource, UntagResource, ListTagsOfResource, CreateTable Tags),
+DescribeEndpoints, and table ARNs as TableName, through boto3.
+Facts and messages: docs/reference/dynamodb-api-surface.md, section 7."""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+import pytest
+
+from conftest import expect_error, unique_name
+
+
+def arn_of(ddb, table):
+    return ddb.describe_table(TableName=table)["Table"]["TableArn"]
+
+
+def all_tags(ddb, arn):
+    tags, token = [], None
+    while True:
+        kw = {"NextToken": token} if token else {}
+        page = ddb.list_tags_of_resource(ResourceArn=arn, **kw)
+        tags += page["Tags"]
+        token = page.get("NextToken")
+        if not token:
+            return tags
+
+
+def test_tags_are_set_overwritten_listed_in_pages_and_removed(ddb, make_table):
+    table = make_table(Tags=[{"Key": "team", "Value": "data"}])
+    arn = arn_of(ddb, table)
+    assert all_tags(ddb, arn) == [{"Key": "team", "Value": "data"}]
+    ddb.tag_resource(
+        ResourceArn=arn,
+        Tags=[{"Key": "team", "Value": "platform"}, {"Key": "cost center", "Value": ""}]
+        + [{"Key": f"k{i:02d}", "Value": f"v{i}"} for i in range(20)],
+    )
+    tags = all_tags(ddb, arn)
+    assert len(tags) == 22
+    assert tags[:2] == [{"Key": "team", "Value": "platform"}, {"Key": "cost center", "Value": ""}]
+    first = ddb.list_tags_of_resource(ResourceArn=arn)
+    assert len(first["Tags"]) == 10 and first["NextToken"]
+    ddb.untag_resource(ResourceArn=arn, TagKeys=["team"] + [f"k{i:02d}" for i in range(20)])
+    assert all_tags(ddb, arn) == [{"Key": "cost center", "Value": ""}]
+
+
+def test_tag_errors(ddb, ddb_raw, make_table):
+    table = make_table()
+    arn = arn_of(ddb, table)
+    expect_error(
+        lambda: ddb_raw.tag_resource(ResourceArn=arn, Tags=[]),
+        "ValidationException",
+        "Atleast one Tag needs to be provided as Input.",
+    )
+    expect_error(
+        lambda: ddb_raw.untag_resource(ResourceArn=arn, TagKeys=[]),
+        "ValidationException",
+        "Atleast one Tag Key needs to be provided as Input.",
+    )
+    expect_error(
+        lambda: ddb.tag_resource(ResourceArn="abcd", Tags=[{"Key": "a", "Value": "b"}]),
+        "AccessDeniedException",
+        "User: arn:aws:iam::000000000000:root is not authorized to perform: dynamodb:TagResource on resource: abcd",
+    )
+    missing = arn.rsplit("/", 1)[0] + "/" + unique_name()
+    expect_error(
+        lambda: ddb.tag_resource(ResourceArn=missing, Tags=[{"Key": "a", "Value": "b"}]),
+        "ResourceNotFoundException",
+        f"Requested resource not found: ResourcArn: {missing} not found",
+    )
+    expect_error(
+        lambda: ddb.tag_resource(ResourceArn=arn, Tags=[{"Key": f"k{i}", "Value": "v"} for i in range(51)]),
+        "ValidationException",
+        "One or more parameter values were invalid: The number of tags on a resource exceeds the limit of 50",
+    )
+    assert all_tags(ddb, arn) == [], "a refused TagResource sets nothing"
+    expect_error(
+        lambda: ddb_raw.tag_resource(ResourceArn=arn, Tags=[{"Key": "k" * 129, "Value": "v"}]),
+        "ValidationException",
+        f"1 validation error detected: Value '{'k' * 129}' at 'tags.1.member.key' failed to satisfy constraint: "
+        "Member must have length less than or equal to 128",
+    )
+
+
+def test_describe_endpoints_names_the_address_the_client_used(ddb, endpoint):
+    [only] = ddb.describe_endpoints()["Endpoints"]
+    assert only == {"Address": urlparse(endpoint).netloc, "CachePeriodInMinutes": 1440}
+
+
+def test_a_table_arn_works_as_its_name(ddb, make_table):
+    table = make_table()
+    arn = arn_of(ddb, table)
+    ddb.put_item(TableName=arn, Item={"pk": {"S": "a"}, "v": {"N": "1"}})
+    assert ddb.get_item(TableName=table, Key={"pk": {"S": "a"}})["Item"]["v"] == {"N": "1"}
+    out = ddb.get_item(TableName=arn, Key={"pk": {"S": "a"}}, ReturnConsumedCapacity="TOTAL")
+    assert out["ConsumedCapacity"]["TableName"] == arn, "echoes the caller's form"
+    got = ddb.batch_get_item(RequestItems={arn: {"Keys": [{"pk": {"S": "a"}}]}})
+    assert list(got["Responses"]) == [arn]
+    ddb.transact_write_items(TransactItems=[{"Delete": {"TableName": arn, "Key": {"pk": {"S": "a"}}}}])
+    assert "Item" not in ddb.get_item(TableName=table, Key={"pk": {"S": "a"}})
+    assert ddb.describe_table(TableName=arn)["Table"]["TableName"] == table
+    other_region = arn.replace(":us-east-1:", ":eu-west-1:")
+    expect_error(
+        lambda: ddb.describe_table(TableName=other_region),
+        "ValidationException",
+        f"Invalid AWS region in '{other_region}'",
+    )
+
+
+@pytest.mark.parametrize("region", ["eu-west-1", "ap-southeast-2"])
+def test_each_region_has_its_own_tables(endpoint, region):
+    import boto3
+
+    from conftest import boto_args, make_client
+
+    here = make_client(endpoint)
+    there = boto3.client("dynamodb", **{**boto_args(endpoint, region_name=region), "region_name": region})
+    name = unique_name()
+    there.create_table(
+        TableName=name,
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    try:
+        desc = there.describe_table(TableName=name)["Table"]
+        assert desc["TableArn"] == f"arn:aws:dynamodb:{region}:000000000000:table/{name}"
+        assert name not in here.list_tables()["TableNames"]
+        expect_error(lambda: here.describe_table(TableName=name), "ResourceNotFoundException")
+    finally:
+        there.delete_table(TableName=name)
