@@ -918,4 +918,26 @@ describe(`electrodb ${ELECTRODB_VERSION}`, () => {
       { rejected: true, code: "ConditionalCheckFailed", message: "The conditional request failed", item: TASKS[4] },
     ]);
   });
+
+  test("a where filter on a component of the queried multi-attribute index is refused", async () => {
+    const app = await freshApp();
+    await seed(app);
+    // points is a RANGE component of the "backlog" index being queried (reference S27, S53)
+    const err = await app.task.query
+      .backlog({ project: "apollo", status: "open" })
+      .where(({ points }, { gt }) => gt(points, 4))
+      .go()
+      .then(
+        () => assert.fail("a filter on an index key component must be refused"),
+        (e) => e,
+      );
+    assert.equal(err.cause.name, "ValidationException");
+    assert.equal(err.cause.message, "Filter Expression can only contain non-primary key attributes: Primary key attribute: points");
+    // filtering on an attribute outside the index key is allowed
+    const { data } = await app.task.query
+      .backlog({ project: "apollo", status: "open" })
+      .where(({ employee }, { eq }) => eq(employee, "e2"))
+      .go();
+    assert.deepEqual(ids(data, "task"), ["t3"]);
+  });
 });

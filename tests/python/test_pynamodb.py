@@ -870,3 +870,59 @@ def test_scan_and_query_counts(models):
     limited = Product.scan(rate_limit=1000, page_size=30)
     assert len(list(limited)) == 60
     assert limited.page_iter.total_scanned_count == 60
+
+
+def test_filter_on_a_key_attribute_of_the_queried_table_or_index_is_refused(models):
+    """DynamoDB refuses a Query whose FilterExpression names a key attribute of
+    the table or index being queried (reference S53); PynamoDB surfaces it as
+    QueryError. Scans have no such rule."""
+    Order = models.Order
+    seed_orders(Order)
+    cases = [
+        (lambda: list(Order.query("c1", filter_condition=Order.order_id == "o1")), "order_id"),
+        (lambda: list(Order.query("c1", filter_condition=Order.customer == "c1")), "customer"),
+        (lambda: list(Order.by_status.query("open", filter_condition=Order.total > 5)), "total"),
+        (lambda: list(Order.by_status.query("open", filter_condition=Order.status == "open")), "status"),
+        (lambda: list(Order.by_placed.query("c1", filter_condition=Order.placed_at > "2026")), "placed_at"),
+        (lambda: Order.count("c1", filter_condition=Order.order_id == "o1"), "order_id"),
+    ]
+    for run, attr in cases:
+        with pytest.raises(QueryError) as err:
+            run()
+        assert err.value.cause_response_code == "ValidationException"
+        assert err.value.cause_response_message == (
+            f"Filter Expression can only contain non-primary key attributes: Primary key attribute: {attr}"
+        )
+    # the same filters are fine on a scan
+    assert sorted(keys(Order.scan(Order.order_id == "o1"))) == [("c1", "o1"), ("c2", "o1")]
+    # and a filter on the table key is fine when querying a GSI that does not key on it
+    assert [o.total for o in Order.by_status.query("open", filter_condition=Order.customer == "c1")] == [30, 75]
+
+
+def test_lsi_query_fetches_non_projected_attributes_from_the_table(models):
+    """An LSI query that names attributes the index does not project fetches
+    them from the table (botocore QueryInput.Select doc; reference S49)."""
+    Order, ByPlaced = models.Order, models.ByPlaced
+    seed_orders(Order)
+    results = list(Order.by_placed.query("c2", attributes_to_get=["status", "total"]))
+    assert [(o.status, o.total) for o in results] == [("open", 50), ("shipped", 200)]
+    results = list(Order.by_placed.query("c1", ByPlaced.placed_at >= "2026-01-05", attributes_to_get=["note", "order_id"]))
+    assert [(o.order_id, o.note) for o in results] == [("o1", "leave at door"), ("o3", None)]
+
+
+def test_gsi_query_cannot_ask_for_non_projected_attributes(models):
+    """A GSI cannot fetch from the table: naming an attribute it does not
+    project is a ValidationException (botocore QueryInput.Select doc;
+    reference S50, whose exact text is unconfirmed: only "project" is asserted)."""
+    Order = models.Order
+    seed_orders(Order)
+    with pytest.raises(QueryError) as err:
+        list(Order.by_status.query("open", attributes_to_get=["placed_at", "total"]))
+    assert err.value.cause_response_code == "ValidationException"
+    assert "project" in err.value.cause_response_message
+    # projected attributes are fine
+    assert [(o.total, o.note) for o in Order.by_status.query("open", attributes_to_get=["total", "note"])] == [
+        (30, "leave at door"),
+        (50, None),
+        (75, None),
+    ]

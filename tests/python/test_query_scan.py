@@ -240,10 +240,12 @@ def test_query_invalid_exclusive_start_key(ddb, qtable):
 
 
 def test_query_limit_zero(ddb_raw, qtable):
+    # DynamoDB's own quirk (reference S90, verified against DynamoDB in 2026):
+    # Query names no value and a capitalised 'Limit'; Scan says "Value '0' at 'limit'".
     expect_error(
         lambda: q(ddb_raw, qtable, "pk = :p", P, Limit=0),
         "ValidationException",
-        "1 validation error detected: Value '0' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1",
+        "1 validation error detected: Value at 'Limit' failed to satisfy constraint: Member must have value greater than or equal to 1",
     )
 
 

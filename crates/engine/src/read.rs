@@ -89,6 +89,9 @@ impl Engine {
             return self.read_index(&table, &input, query, now);
         }
         let schema = &table.key_schema;
+        if key_condition.is_some() {
+            filter_spares_keys(&filter, |n| schema.is_key_attribute(n))?;
+        }
         let start_key = input
             .exclusive_start_key
             .as_ref()
@@ -293,13 +296,29 @@ impl Engine {
         }
         // ALL_ATTRIBUTES from an index that does not hold them: refused on
         // a GSI; an LSI fetches each item from the table (S49).
-        let fetch = select == Select::AllAttributes && def.projection != IndexProjection::All;
-        if fetch && global {
+        let all_attributes = select == Select::AllAttributes && def.projection != IndexProjection::All;
+        if all_attributes && global {
             return Err(EngineError::validation(format!(
                 "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index {index_name} because its projection type is not ALL"
             )));
         }
         let schema = &table.key_schema;
+        if key_condition.is_some() {
+            filter_spares_keys(&filter, |n| def.schema.is_key_attribute(n))?;
+        }
+        // Attributes asked for (or filtered on) that the index does not
+        // hold: a GSI refuses them (S50); an LSI fetches them from the table.
+        let wanted = projection.iter().flatten().filter_map(|p| p.top_level_name().map(str::to_string));
+        let wanted: Vec<String> = wanted.chain(filter.iter().flat_map(|f| f.top_level_names())).collect();
+        let missing = wanted.iter().find(|n| !def.projects(schema, n));
+        if let (Some(name), true) = (missing, global) {
+            if projection.iter().flatten().any(|p| p.top_level_name() == Some(name.as_str())) {
+                return Err(EngineError::validation(format!(
+                    "One or more parameter values were invalid: Global secondary index {index_name} does not project the requested attribute {name}"
+                )));
+            }
+        }
+        let fetch = all_attributes || (!global && missing.is_some());
         let start = input.exclusive_start_key.as_ref().map(|k| def.start_key(schema, k)).transpose()?;
         let (lower, upper, direction, sort_filter) = match key_condition {
             Some(kc) => {
@@ -448,6 +467,17 @@ impl Engine {
         }
         out.consumed = consumed;
         Ok(out)
+    }
+}
+
+/// A Query's FilterExpression may not read the key attributes of the
+/// table or index it queries (S53).
+fn filter_spares_keys(filter: &Option<Condition>, is_key: impl Fn(&str) -> bool) -> Result<(), EngineError> {
+    match filter.iter().flat_map(|f| f.top_level_names()).find(|n| is_key(n)) {
+        Some(name) => Err(EngineError::validation(format!(
+            "Filter Expression can only contain non-primary key attributes: Primary key attribute: {name}"
+        ))),
+        None => Ok(()),
     }
 }
 

@@ -106,6 +106,49 @@ pub enum Condition {
     Or(Vec<Condition>),
 }
 
+impl Condition {
+    /// The top-level attribute names the condition reads, in the order they
+    /// first appear.
+    pub fn top_level_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        let mut note = |p: &Path| {
+            if let Some(n) = p.top_level_name() {
+                if !names.iter().any(|x| x == n) {
+                    names.push(n.to_string());
+                }
+            }
+        };
+        // Explicit stacks: the tree's depth is bounded, but no recursion is needed.
+        let mut conditions = vec![self];
+        while let Some(c) = conditions.pop() {
+            let mut operands: Vec<&Operand> = Vec::new();
+            match c {
+                Condition::Compare { left, right, .. } => operands.extend([left, right]),
+                Condition::Between { subject, low, high } => operands.extend([subject, low, high]),
+                Condition::In { subject, candidates } => {
+                    operands.push(subject);
+                    operands.extend(candidates);
+                }
+                Condition::AttributeExists(p) | Condition::AttributeNotExists(p) | Condition::AttributeType(p, _) => {
+                    note(p)
+                }
+                Condition::BeginsWith(a, b) | Condition::Contains(a, b) => operands.extend([a, b]),
+                Condition::Not(inner) => conditions.push(inner),
+                Condition::And(parts) | Condition::Or(parts) => conditions.extend(parts.iter().rev()),
+            }
+            while let Some(o) = operands.first().copied() {
+                operands.remove(0);
+                match o {
+                    Operand::Path(p) => note(p),
+                    Operand::Value(_) => {}
+                    Operand::Size(inner) => operands.insert(0, inner),
+                }
+            }
+        }
+        names
+    }
+}
+
 /// Parses a condition expression. `kind` (normally
 /// [`ExprKind::Condition`] or [`ExprKind::Filter`]) only names the
 /// expression in error messages.

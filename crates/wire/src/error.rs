@@ -126,6 +126,11 @@ impl ApiError {
         ApiError::new(ErrorKind::Serialization, message)
     }
 
+    /// SerializationException with no message: the body is not JSON.
+    pub fn serialization_without_message() -> ApiError {
+        ApiError { kind: ErrorKind::Serialization, message: None }
+    }
+
     /// UnknownOperationException, which has no message.
     pub fn unknown_operation() -> ApiError {
         ApiError { kind: ErrorKind::UnknownOperation, message: None }
@@ -161,7 +166,7 @@ impl ApiError {
     pub fn message_key(&self) -> &'static str {
         match self.kind {
             // S83: these spell it with a capital M.
-            ErrorKind::TransactionCanceled { .. } | ErrorKind::AccessDenied => "Message",
+            ErrorKind::TransactionCanceled { .. } | ErrorKind::AccessDenied | ErrorKind::Serialization => "Message",
             _ => "message",
         }
     }

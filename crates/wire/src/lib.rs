@@ -82,11 +82,21 @@ pub fn handle(engine: &Engine, operation: &str, body: &[u8], now: Millis, host: 
     }
     let request: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
-        Err(e) => {
-            let error = ApiError::serialization(format!("Malformed request body: {e}"));
-            return Outcome { result: Err(error), items: 1 };
-        }
+        // DynamoDB answers a body that is not JSON with a SerializationException
+        // that has no message (S85).
+        Err(_) => return Outcome { result: Err(ApiError::serialization_without_message()), items: 1 },
     };
+    // Stages one and two of DynamoDB's validation (S85), from its own
+    // service model: every member's JSON type, then every constraint,
+    // reported together; the operations' semantic checks come after.
+    if let Err(invalid) = dynaburst_apimodel::validate(dynaburst_apimodel::Service::DynamoDb, operation, &request) {
+        let error = match invalid {
+            dynaburst_apimodel::Invalid::Serialization { message } => ApiError::serialization(message),
+            dynaburst_apimodel::Invalid::Validation { message } => ApiError::validation(message),
+            dynaburst_apimodel::Invalid::UnknownOperation { .. } => ApiError::unknown_operation(),
+        };
+        return Outcome { result: Err(error), items: 1 };
+    }
     let items = item_count(operation, &request);
     Outcome { result: dispatch(engine, operation, &request, now, host), items }
 }
