@@ -351,6 +351,7 @@ pub fn update_item(engine: &Engine, body: &Value, now: Millis) -> Result<Value, 
             key,
             update: req.opt_str("UpdateExpression")?.map(str::to_string),
             options: req.write_options()?,
+            keep_missing: false,
         },
         now,
     )?;
