@@ -853,3 +853,408 @@ pub fn update_error(error: ApiError, attribute_updates: bool) -> ApiError {
     }
     error
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn req(body: &Value) -> Req<'_> {
+        match Req::new(body) {
+            Ok(r) => r,
+            Err(e) => panic!("not an object: {e:?}"),
+        }
+    }
+
+    fn message(result: Result<impl std::fmt::Debug, ApiError>) -> String {
+        match result {
+            Ok(v) => panic!("expected an error, got {v:?}"),
+            Err(e) => {
+                assert_eq!(e.kind, ErrorKind::Validation, "{e:?}");
+                e.message.unwrap_or_default()
+            }
+        }
+    }
+
+    fn n(x: &str) -> Value {
+        json!({ "N": x })
+    }
+
+    fn s(x: &str) -> Value {
+        json!({ "S": x })
+    }
+
+    fn cond(op: &str, values: Value) -> Value {
+        json!({"ComparisonOperator": op, "AttributeValueList": values})
+    }
+
+    fn num(x: &str) -> AttributeValue {
+        match parse_value(&n(x)) {
+            Ok(v) => v,
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+
+    const INVALID: &str = "One or more parameter values were invalid: ";
+
+    #[test]
+    fn mixing_and_placeholders_without_expressions() {
+        let mixing = "Can not use both expression and non-expression parameters in the same request: ";
+        let cases: Vec<(Operation, Value, Option<String>)> = vec![
+            (Operation::PutItem, json!({"Expected": {}}), None),
+            (Operation::PutItem, json!({"ConditionExpression": "a = :a", "ExpressionAttributeValues": {}}), None),
+            (
+                Operation::PutItem,
+                json!({"ConditionExpression": "x", "ConditionalOperator": "OR", "Expected": {}}),
+                Some(format!(
+                    "{mixing}Non-expression parameters: {{Expected, ConditionalOperator}} Expression parameters: {{ConditionExpression}}"
+                )),
+            ),
+            (
+                Operation::UpdateItem,
+                json!({"ConditionExpression": "x", "UpdateExpression": "y", "AttributeUpdates": {}}),
+                Some(format!(
+                    "{mixing}Non-expression parameters: {{AttributeUpdates}} Expression parameters: {{UpdateExpression, ConditionExpression}}"
+                )),
+            ),
+            (
+                Operation::Query,
+                json!({"KeyConditions": {}, "FilterExpression": "x", "ProjectionExpression": "y"}),
+                None,
+            ),
+            (
+                Operation::Query,
+                json!({"KeyConditions": {}, "KeyConditionExpression": "x", "AttributesToGet": ["a"]}),
+                Some(format!(
+                    "{mixing}Non-expression parameters: {{AttributesToGet, KeyConditions}} Expression parameters: {{KeyConditionExpression}}"
+                )),
+            ),
+            (
+                Operation::Scan,
+                json!({"ScanFilter": {}, "ConditionalOperator": "OR", "FilterExpression": "x", "ProjectionExpression": "y"}),
+                Some(format!(
+                    "{mixing}Non-expression parameters: {{ScanFilter, ConditionalOperator}} Expression parameters: {{ProjectionExpression, FilterExpression}}"
+                )),
+            ),
+            (
+                Operation::BatchGetItem,
+                json!({"AttributesToGet": ["a"], "ProjectionExpression": "a"}),
+                Some(format!(
+                    "{mixing}Non-expression parameters: {{AttributesToGet}} Expression parameters: {{ProjectionExpression}}"
+                )),
+            ),
+            (
+                Operation::GetItem,
+                json!({"AttributesToGet": ["a"], "ExpressionAttributeNames": {"#a": "a"}}),
+                Some("ExpressionAttributeNames can only be specified when using expressions".to_string()),
+            ),
+            // GetItem takes no values: nothing to say about them.
+            (Operation::GetItem, json!({"ExpressionAttributeValues": {":a": n("1")}}), None),
+            (
+                Operation::DeleteItem,
+                json!({"ExpressionAttributeValues": {":a": n("1")}}),
+                Some("ExpressionAttributeValues can only be specified when using expressions: ConditionExpression is null".to_string()),
+            ),
+            (
+                Operation::UpdateItem,
+                json!({"ExpressionAttributeValues": {":a": n("1")}, "ExpressionAttributeNames": {"#a": "a"}}),
+                Some("ExpressionAttributeNames can only be specified when using expressions".to_string()),
+            ),
+            (
+                Operation::Scan,
+                json!({"ProjectionExpression": "a", "ExpressionAttributeValues": {":a": n("1")}}),
+                Some("ExpressionAttributeValues can only be specified when using expressions: FilterExpression is null".to_string()),
+            ),
+            (
+                Operation::Query,
+                json!({"KeyConditions": {}, "ExpressionAttributeValues": {":a": n("1")}}),
+                Some("ExpressionAttributeValues can only be specified when using expressions: FilterExpression and KeyConditionExpression are null".to_string()),
+            ),
+            // JSON null is absence.
+            (Operation::PutItem, json!({"ConditionExpression": "x", "Expected": null}), None),
+        ];
+        for (operation, body, want) in cases {
+            let got = check_mixing(&req(&body), operation).err().and_then(|e| e.message);
+            assert_eq!(got, want, "{operation:?} {body}");
+        }
+    }
+
+    #[test]
+    fn each_comparison_becomes_an_expression() {
+        let cases: Vec<(Value, &str)> = vec![
+            (cond("EQ", json!([n("1")])), "#lg0 = :lg1"),
+            (cond("NE", json!([n("1")])), "#lg0 <> :lg1"),
+            (cond("LE", json!([n("1")])), "#lg0 <= :lg1"),
+            (cond("LT", json!([n("1")])), "#lg0 < :lg1"),
+            (cond("GE", json!([n("1")])), "#lg0 >= :lg1"),
+            (cond("GT", json!([n("1")])), "#lg0 > :lg1"),
+            (json!({"ComparisonOperator": "NOT_NULL"}), "attribute_exists(#lg0)"),
+            (cond("NULL", json!([])), "attribute_not_exists(#lg0)"),
+            (cond("CONTAINS", json!([s("x")])), "contains(#lg0, :lg1)"),
+            (cond("NOT_CONTAINS", json!([s("x")])), "attribute_exists(#lg0) AND NOT contains(#lg0, :lg1)"),
+            (cond("BEGINS_WITH", json!([s("x")])), "begins_with(#lg0, :lg1)"),
+            (cond("IN", json!([n("1"), n("2")])), "#lg0 IN (:lg1, :lg2)"),
+            (cond("BETWEEN", json!([n("1"), n("2")])), "#lg0 BETWEEN :lg1 AND :lg2"),
+            (json!({"Value": n("1")}), "#lg0 = :lg1"),
+            (json!({"Value": n("1"), "Exists": true}), "#lg0 = :lg1"),
+            (json!({"Exists": false}), "attribute_not_exists(#lg0)"),
+            (json!({"ComparisonOperator": "GT", "Value": n("1")}), "#lg0 > :lg1"),
+        ];
+        for (condition, want) in cases {
+            let body = json!({"Expected": {"a.b": condition}});
+            let t = match write(&req(&body), Operation::PutItem) {
+                Ok(t) => t,
+                Err(e) => panic!("{body}: {e:?}"),
+            };
+            assert_eq!(t.condition.as_deref(), Some(want), "{body}");
+            assert_eq!(t.names, Names::from([("#lg0".to_string(), "a.b".to_string())]));
+            let values: Vec<&String> = t.values.keys().collect();
+            assert!(values.iter().all(|v| want.contains(v.as_str())), "{values:?} unused in {want}");
+        }
+    }
+
+    #[test]
+    fn conditions_join_with_the_conditional_operator() {
+        let expected = json!({"a": {"Value": n("1")}, "b": {"Exists": false}});
+        let and = write(&req(&json!({"Expected": expected})), Operation::DeleteItem).ok().and_then(|t| t.condition);
+        assert_eq!(and.as_deref(), Some("(#lg0 = :lg1) AND (attribute_not_exists(#lg2))"));
+        let body = json!({"Expected": expected, "ConditionalOperator": "OR"});
+        let or = write(&req(&body), Operation::DeleteItem).ok().and_then(|t| t.condition);
+        assert_eq!(or.as_deref(), Some("(#lg0 = :lg1) OR (attribute_not_exists(#lg2))"));
+        let empty = write(&req(&json!({"Expected": {}})), Operation::PutItem).ok().map(|t| t.condition);
+        assert_eq!(empty, Some(None));
+    }
+
+    #[test]
+    fn a_long_in_list_is_split_into_several() {
+        let values: Vec<Value> = (0..(MAX_IN_OPERANDS + 50)).map(|i| n(&i.to_string())).collect();
+        let body = json!({"ScanFilter": {"a": cond("IN", Value::Array(values))}});
+        let t = read(&req(&body), false).unwrap_or_default();
+        let filter = t.filter.unwrap_or_default();
+        assert_eq!(filter.matches(" IN (").count(), 2, "{filter}");
+        assert!(filter.starts_with("#lg0 IN (:lg1, "), "{filter}");
+        assert!(filter.contains(") OR #lg0 IN (:lg101, "), "{filter}");
+        assert_eq!(t.values.len(), MAX_IN_OPERANDS + 50);
+    }
+
+    #[test]
+    fn attribute_updates_become_an_update_expression() {
+        let body = json!({"AttributeUpdates": {
+            "a": {"Value": n("1")},
+            "b": {"Action": "DELETE"},
+            "c": {"Action": "ADD", "Value": {"L": [n("1")]}},
+            "d": {"Action": "ADD", "Value": {"NS": ["1"]}},
+            "e": {"Action": "DELETE", "Value": {"SS": ["x"]}},
+            "f": {"Action": "ADD", "Value": {"L": [n("2")]}},
+            "g": {"Action": "PUT", "Value": s("x")},
+        }});
+        let t = match write(&req(&body), Operation::UpdateItem) {
+            Ok(t) => t,
+            Err(e) => panic!("{e:?}"),
+        };
+        assert_eq!(
+            t.update.as_deref(),
+            Some(
+                "SET #lg0 = :lg1, #lg3 = list_append(if_not_exists(#lg3, :lg4), :lg5), \
+                 #lg10 = list_append(if_not_exists(#lg10, :lg4), :lg11), #lg12 = :lg13 \
+                 REMOVE #lg2 ADD #lg6 :lg7 DELETE #lg8 :lg9"
+            )
+        );
+        assert_eq!(t.values.get(":lg4"), Some(&AttributeValue::L(Vec::new())));
+        assert!(t.attribute_updates && !t.keep_missing);
+        let deletes =
+            json!({"AttributeUpdates": {"a": {"Action": "DELETE"}, "b": {"Action": "DELETE", "Value": {"SS": ["x"]}}}});
+        let t = write(&req(&deletes), Operation::UpdateItem).unwrap_or_default();
+        assert_eq!(t.update.as_deref(), Some("REMOVE #lg0 DELETE #lg1 :lg2"));
+        assert!(t.keep_missing);
+        let empty = write(&req(&json!({"AttributeUpdates": {}})), Operation::UpdateItem).unwrap_or_default();
+        assert_eq!((empty.update, empty.keep_missing, empty.attribute_updates), (None, false, true));
+        // PutItem has no AttributeUpdates member.
+        let ignored = write(&req(&body), Operation::PutItem).unwrap_or_default();
+        assert_eq!(ignored.update, None);
+    }
+
+    #[test]
+    fn reads_translate_every_parameter_and_avoid_the_clients_placeholders() {
+        let body = json!({
+            "KeyConditions": {"pk": cond("EQ", json!([s("p")])), "sk": cond("BETWEEN", json!([n("1"), n("9")]))},
+            "QueryFilter": {"v": cond("GT", json!([n("1")])), "w": cond("NULL", json!([]))},
+            "ConditionalOperator": "OR",
+            "AttributesToGet": ["v", "x"],
+            "ExpressionAttributeNames": {"#lg0": "taken"},
+            "ExpressionAttributeValues": {":lg4": n("0")},
+        });
+        let t = match read(&req(&body), true) {
+            Ok(t) => t,
+            Err(e) => panic!("{e:?}"),
+        };
+        assert_eq!(t.projection.as_deref(), Some("#lg1, #lg2"));
+        assert_eq!(t.key_condition.as_deref(), Some("#lg3 = :lg5 AND #lg6 BETWEEN :lg7 AND :lg8"));
+        assert_eq!(t.filter.as_deref(), Some("(#lg1 > :lg9) OR (attribute_not_exists(#lg10))"));
+        assert_eq!(t.query_filter_attributes, ["v", "w"]);
+        assert_eq!(t.names.get("#lg1").map(String::as_str), Some("v"));
+        assert!(!t.names.contains_key("#lg0") && !t.values.contains_key(":lg4"));
+        let mut expr = ExprArgs {
+            names: Some(Names::from([("#lg0".into(), "taken".into())])),
+            values: Some(Values::from([(":lg4".into(), num("0"))])),
+        };
+        let mut t = t;
+        t.merge_into(&mut expr);
+        assert_eq!(expr.names.map(|m| m.len()), Some(6));
+        assert_eq!(expr.values.map(|m| m.len()), Some(5));
+        // A Scan reads ScanFilter only.
+        let scan = read(&req(&json!({"ScanFilter": {"v": cond("NOT_NULL", json!([]))}})), false).unwrap_or_default();
+        assert_eq!(scan.filter.as_deref(), Some("attribute_exists(#lg0)"));
+        assert!(scan.query_filter_attributes.is_empty() && scan.key_conditions.is_none());
+    }
+
+    #[test]
+    fn validation_messages() {
+        let comparison_set = COMPARISON_OPERATOR_SET;
+        let w = |body: Value| message(write(&req(&body), Operation::UpdateItem));
+        let q = |body: Value| message(read(&req(&body), true));
+        let cases: Vec<(String, String)> = vec![
+            (w(json!({"Expected": {"a": {"Value": n("1"), "AttributeValueList": []}}})), format!("{INVALID}Value and AttributeValueList cannot be used together for Attribute: a")),
+            (w(json!({"Expected": {"a": {"Exists": true, "ComparisonOperator": "EQ", "Value": n("1")}}})), format!("{INVALID}Exists and ComparisonOperator cannot be used together for Attribute: a")),
+            (w(json!({"Expected": {"a": {"ComparisonOperator": "IN"}}})), format!("{INVALID}Value or AttributeValueList must be used with ComparisonOperator: IN for Attribute: a")),
+            (w(json!({"Expected": {"a": {"AttributeValueList": []}}})), format!("{INVALID}AttributeValueList can only be used with a ComparisonOperator for Attribute: a")),
+            (w(json!({"Expected": {"a": {"Exists": true}}})), format!("{INVALID}Value must be provided when Exists is true for Attribute: a")),
+            (w(json!({"Expected": {"a": {}}})), format!("{INVALID}Value must be provided when Exists is null for Attribute: a")),
+            (w(json!({"Expected": {"a": {"Exists": false, "Value": n("1")}}})), format!("{INVALID}Value cannot be used when Exists is false for Attribute: a")),
+            (w(json!({"Expected": {"a": cond("NE", json!([]))}})), format!("{INVALID}Invalid number of argument(s) for the NE ComparisonOperator")),
+            (w(json!({"Expected": {"a": cond("NOT_NULL", json!([n("1")]))}})), format!("{INVALID}Invalid number of argument(s) for the NOT_NULL ComparisonOperator")),
+            (w(json!({"Expected": {"a": cond("BETWEEN", json!([n("1")]))}})), format!("{INVALID}Invalid number of argument(s) for the BETWEEN ComparisonOperator")),
+            (w(json!({"Expected": {"a": cond("IN", json!([]))}})), format!("{INVALID}Invalid number of argument(s) for the IN ComparisonOperator")),
+            (w(json!({"Expected": {"a": cond("IN", json!([n("1"), s("x")]))}})), format!("{INVALID}AttributeValues inside AttributeValueList must be of same type")),
+            (w(json!({"Expected": {"a": cond("GE", json!([{"BOOL": true}]))}})), format!("{INVALID}ComparisonOperator GE is not valid for BOOL AttributeValue type")),
+            (w(json!({"Expected": {"a": cond("CONTAINS", json!([{"NS": ["1"]}]))}})), format!("{INVALID}ComparisonOperator CONTAINS is not valid for NS AttributeValue type")),
+            (w(json!({"Expected": {"a": cond("BEGINS_WITH", json!([n("1")]))}})), format!("{INVALID}ComparisonOperator BEGINS_WITH is not valid for N AttributeValue type")),
+            (w(json!({"Expected": {"a": cond("BETWEEN", json!([{"B": "Ag=="}, {"B": "AQ=="}]))}})), "The BETWEEN condition was provided a range where the lower bound is greater than the upper bound".to_string()),
+            (w(json!({"Expected": {"a": cond("BETWEEN", json!([n("10"), n("9")]))}})), "The BETWEEN condition was provided a range where the lower bound is greater than the upper bound".to_string()),
+            (w(json!({"Expected": {"a": cond("eq", json!([n("1")]))}})), format!("1 validation error detected: Value 'eq' at 'expected.a.member.comparisonOperator' failed to satisfy constraint: Member must satisfy enum value set: {comparison_set}")),
+            (w(json!({"ConditionalOperator": "AND"})), "ConditionalOperator cannot be used without Filter or Expected".to_string()),
+            (w(json!({"ConditionalOperator": "OR", "Expected": {"a": {"Value": n("1")}}})), "ConditionalOperator can only be used when Filter or Expected has two or more elements".to_string()),
+            (w(json!({"ConditionalOperator": "or", "Expected": {}})), "1 validation error detected: Value 'or' at 'conditionalOperator' failed to satisfy constraint: Member must satisfy enum value set: [OR, AND]".to_string()),
+            (w(json!({"AttributeUpdates": {"a": {"Action": "ADD"}}})), format!("{INVALID}Only DELETE action is allowed when no attribute value is specified")),
+            (w(json!({"AttributeUpdates": {"a": {}}})), format!("{INVALID}Only DELETE action is allowed when no attribute value is specified")),
+            (w(json!({"AttributeUpdates": {"a": {"Action": "DELETE", "Value": s("x")}}})), format!("{INVALID}DELETE action with value is not supported for the type S")),
+            (w(json!({"AttributeUpdates": {"a": {"Action": "ADD", "Value": {"M": {}}}}})), format!("{INVALID}ADD action is not supported for the type M")),
+            (w(json!({"AttributeUpdates": {"a": {"Action": "SET", "Value": n("1")}}})), "1 validation error detected: Value 'SET' at 'attributeUpdates.a.member.action' failed to satisfy constraint: Member must satisfy enum value set: [ADD, DELETE, PUT]".to_string()),
+            (w(json!({"AttributeUpdates": {"a": {"Value": {"SS": []}}}})), format!("{INVALID}An string set  may not be empty")),
+            (q(json!({"AttributesToGet": []})), "1 validation error detected: Value '[]' at 'attributesToGet' failed to satisfy constraint: Member must have length greater than or equal to 1".to_string()),
+            (q(json!({"AttributesToGet": ["a", "b", "a"]})), format!("{INVALID}Duplicate value in attribute name: a")),
+            (q(json!({"KeyConditions": {"pk": cond("NE", json!([s("x")]))}})), "Attempted conditional constraint is not an indexable operation".to_string()),
+            (q(json!({"KeyConditions": {"pk": {"AttributeValueList": [s("x")]}}})), "1 validation error detected: Value null at 'keyConditions.pk.member.comparisonOperator' failed to satisfy constraint: Member must not be null".to_string()),
+            (q(json!({"KeyConditions": {"pk": cond("EQ", json!([s("x")]))}, "ConditionalOperator": "AND"})), "ConditionalOperator cannot be used without Filter or Expected".to_string()),
+            (q(json!({"QueryFilter": {"a": cond("CONTAINS", json!([{"L": []}]))}})), format!("{INVALID}ComparisonOperator CONTAINS is not valid for L AttributeValue type")),
+            (q(json!({"QueryFilter": {"a": cond("ANY", json!([])), "b": {}}})), format!("2 validation errors detected: Value 'ANY' at 'queryFilter.a.member.comparisonOperator' failed to satisfy constraint: Member must satisfy enum value set: {comparison_set}; Value null at 'queryFilter.b.member.comparisonOperator' failed to satisfy constraint: Member must not be null")),
+            (message(projection(&req(&json!({"AttributesToGet": []})), "requestItems.t.member.attributesToGet")), "1 validation error detected: Value '[]' at 'requestItems.t.member.attributesToGet' failed to satisfy constraint: Member must have length greater than or equal to 1".to_string()),
+        ];
+        for (got, want) in cases {
+            assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn wrong_json_types_are_serialization_errors() {
+        for body in [
+            json!({"Expected": []}),
+            json!({"Expected": {"a": {"Exists": "yes"}}}),
+            json!({"AttributeUpdates": {"a": {"Action": 1}}}),
+            json!({"Expected": {"a": {"ComparisonOperator": "IN", "AttributeValueList": {"N": "1"}}}}),
+        ] {
+            let kind = write(&req(&body), Operation::UpdateItem).err().map(|e| e.kind);
+            assert_eq!(kind, Some(ErrorKind::Serialization), "{body}");
+        }
+        let kind = read(&req(&json!({"AttributesToGet": [1]})), false).err().map(|e| e.kind);
+        assert_eq!(kind, Some(ErrorKind::Serialization));
+    }
+
+    #[test]
+    fn key_schema_checks() {
+        let schema = [("pk".to_string(), KeyRole::Hash), ("sk".to_string(), KeyRole::Range)];
+        let definitions = [("pk".to_string(), ScalarType::S), ("sk".to_string(), ScalarType::N)];
+        let check = |body: Value| {
+            let t = read(&req(&body), true).unwrap_or_default();
+            assert!(t.needs_key_schema(), "{body}");
+            t.check_key_schema(&schema, &definitions).err().and_then(|e| e.message)
+        };
+        let eq_pk = cond("EQ", json!([s("p")]));
+        let cases: Vec<(Value, Option<String>)> = vec![
+            (json!({"KeyConditions": {"pk": eq_pk, "sk": cond("LT", json!([n("1")]))}}), None),
+            (
+                json!({"KeyConditions": {"pk": eq_pk, "x": cond("EQ", json!([n("1")]))}}),
+                Some("Query key condition not supported".into()),
+            ),
+            (
+                json!({"KeyConditions": {"pk": cond("GT", json!([s("p")]))}}),
+                Some("Query key condition not supported".into()),
+            ),
+            (
+                json!({"KeyConditions": {"sk": cond("GT", json!([n("1")]))}}),
+                Some("Query condition missed key schema element: pk".into()),
+            ),
+            (json!({"KeyConditions": {}}), Some("Query condition missed key schema element: pk".into())),
+            (
+                json!({"KeyConditions": {"pk": cond("EQ", json!([n("1")]))}}),
+                Some(format!("{INVALID}Condition parameter type does not match schema type")),
+            ),
+            (
+                json!({"KeyConditions": {"pk": eq_pk, "sk": cond("BETWEEN", json!([s("a"), s("b")]))}}),
+                Some(format!("{INVALID}Condition parameter type does not match schema type")),
+            ),
+            (
+                json!({"KeyConditions": {"pk": eq_pk}, "QueryFilter": {"a": cond("NULL", json!([])), "sk": cond("NULL", json!([]))}}),
+                Some("QueryFilter can only contain non-primary key attributes: Primary key attribute: sk".into()),
+            ),
+            (
+                json!({"QueryFilter": {"pk": cond("NULL", json!([]))}}),
+                Some("QueryFilter can only contain non-primary key attributes: Primary key attribute: pk".into()),
+            ),
+        ];
+        for (body, want) in cases {
+            assert_eq!(check(body.clone()), want, "{body}");
+        }
+        assert!(!read(&req(&json!({"Limit": 1})), true).unwrap_or_default().needs_key_schema());
+    }
+
+    #[test]
+    fn select_against_attributes_to_get() {
+        let t = read(&req(&json!({"AttributesToGet": ["a"]})), true).unwrap_or_default();
+        let cases = [
+            (Some(Select::Count), true, Some("1 validation error detected: Cannot specify the AttributesToGet when choosing to get only the Count")),
+            (Some(Select::Count), false, Some("Cannot specify the AttributesToGet when choosing to get only the Count")),
+            (Some(Select::AllAttributes), false, Some("One or more parameter values were invalid: Cannot specify the AttributesToGet when choosing to get ALL_ATTRIBUTES")),
+            (Some(Select::SpecificAttributes), true, None),
+            (None, true, None),
+        ];
+        for (select, is_query, want) in cases {
+            assert_eq!(t.check_select(select, is_query).err().and_then(|e| e.message).as_deref(), want);
+        }
+        let none = Translation::default();
+        assert!(none.check_select(Some(Select::Count), true).is_ok());
+    }
+
+    #[test]
+    fn type_errors_of_attribute_updates_are_reworded() {
+        let engine_error = ApiError::validation(INCORRECT_OPERAND_TYPE);
+        assert_eq!(update_error(engine_error.clone(), true).message.as_deref(), Some(TYPE_MISMATCH));
+        assert_eq!(update_error(engine_error, false).message.as_deref(), Some(INCORRECT_OPERAND_TYPE));
+        let other = ApiError::validation("something else");
+        assert_eq!(update_error(other.clone(), true), other);
+    }
+
+    #[test]
+    fn operators_round_trip_and_take_their_values() {
+        for op in Comparison::ALL {
+            assert_eq!(Comparison::parse(op.name()), Some(op));
+            assert!(COMPARISON_OPERATOR_SET.contains(op.name()));
+        }
+        assert_eq!(Comparison::parse("eq"), None);
+        assert!(check_values(Comparison::Between, &[num("1"), num("1")]).is_ok());
+        assert!(check_values(Comparison::In, &[num("1"), num("2"), num("3")]).is_ok());
+        assert!(check_values(Comparison::Eq, &[AttributeValue::L(vec![]),]).is_ok());
+        assert!(check_values(Comparison::Ne, &[AttributeValue::Bool(true)]).is_ok());
+    }
+}
