@@ -590,6 +590,12 @@ impl Translation {
         }
     }
 
+    /// The request's placeholders with the generated ones added.
+    pub fn merged(&mut self, mut expr: ExprArgs) -> ExprArgs {
+        self.merge_into(&mut expr);
+        expr
+    }
+
     /// Adds the generated name placeholders to the request's.
     pub fn merge_names(&mut self, names: &mut Option<Names>) {
         if !self.names.is_empty() {

@@ -720,27 +720,23 @@ pub fn read(engine: &Engine, body: &Value, now: Millis, is_query: bool) -> Resul
             "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.",
         ));
     }
-    let index_name = req.opt_str("IndexName")?.map(str::to_string);
-    if index_name.is_none() && legacy.needs_key_schema() {
+    if req.get("IndexName").is_none() && legacy.needs_key_schema() {
         // A missing table is left to the read, which words it as reads do.
         if let Ok(table) = engine.describe_table(&table_name) {
             legacy.check_key_schema(&table.key_schema, &table.attribute_definitions)?;
         }
     }
-    let select = req.select()?;
-    legacy.check_select(select, is_query)?;
-    let mut expr = req.expr_args()?;
-    legacy.merge_into(&mut expr);
+    legacy.check_select(req.select()?, is_query)?;
     let rc = req.return_capacity()?;
     let out = engine.read(
         ReadInput {
             table_name,
-            index_name,
+            index_name: req.opt_str("IndexName")?.map(str::to_string),
             key_condition,
             filter: req.opt_str("FilterExpression")?.map(str::to_string).or(legacy.filter.take()),
             projection: req.opt_str("ProjectionExpression")?.map(str::to_string).or(legacy.projection.take()),
-            expr,
-            select,
+            expr: legacy.merged(req.expr_args()?),
+            select: req.select()?,
             limit: limit.map(|l| l.max(1) as usize),
             exclusive_start_key: req.opt_item("ExclusiveStartKey")?,
             forward: req.opt_bool("ScanIndexForward")?.unwrap_or(true),
