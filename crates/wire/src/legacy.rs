@@ -2,13 +2,13 @@
 //! messages and translated into expressions, so that the engine stays
 //! expression-only:
 //!
-//! | legacy parameter                                   | becomes                  |
-//! |----------------------------------------------------|--------------------------|
-//! | `Expected` (+ `ConditionalOperator`)               | `ConditionExpression`    |
-//! | `AttributeUpdates`                                 | `UpdateExpression`       |
-//! | `KeyConditions`                                    | `KeyConditionExpression` |
-//! | `QueryFilter`, `ScanFilter` (+ `ConditionalOperator`) | `FilterExpression`    |
-//! | `AttributesToGet`                                  | `ProjectionExpression`   |
+//! | legacy parameter                                      | becomes                  |
+//! |-------------------------------------------------------|--------------------------|
+//! | `Expected` (+ `ConditionalOperator`)                  | `ConditionExpression`    |
+//! | `AttributeUpdates`                                    | `UpdateExpression`       |
+//! | `KeyConditions`                                       | `KeyConditionExpression` |
+//! | `QueryFilter`, `ScanFilter` (+ `ConditionalOperator`) | `FilterExpression`       |
+//! | `AttributesToGet`                                     | `ProjectionExpression`   |
 //!
 //! Attribute names and values go through generated placeholders (`#lg0`,
 //! `:lg0`, ...), skipping any the client's own maps use (a Query may carry
@@ -19,6 +19,13 @@
 //! list appends, DELETE without a value removes the attribute, and
 //! AttributeUpdates made only of DELETE actions leave a missing item
 //! missing (`keep_missing`, the one engine flag this needs).
+//!
+//! Limits: the generated expressions are subject to the expression quotas
+//! (4 KB of text, 300 operators in an update), which DynamoDB does not
+//! apply to legacy parameters. Names and values are placeholders, so only
+//! the number of conditions or updates counts: up to about 190 conditions
+//! of one Expected or filter map, 500 values of one IN, 240 AttributeUpdates
+//! (70 when they are ADDs of lists) fit.
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
