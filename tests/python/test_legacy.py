@@ -11,6 +11,27 @@ from conftest import expect_error
 VALIDATION = "ValidationException"
 INVALID = "One or more parameter values were invalid: "
 COMPARISON_SET = "[IN, NULL, BETWEEN, LT, NOT_CONTAINS, EQ, GT, NOT_NULL, NE, LE, BEGINS_WITH, GE, CONTAINS]"
+NOT_INDEXABLE = "Attempted conditional constraint is not an indexable operation"
+SCHEMA_TYPE = INVALID + "Condition parameter type does not match schema type"
+BETWEEN_REVERSED = "The BETWEEN condition was provided a range where the lower bound is greater than the upper bound"
+NO_NAMES = "ExpressionAttributeNames can only be specified when using expressions"
+NO_VALUES = "ExpressionAttributeValues can only be specified when using expressions: "
+ONLY_DELETE = INVALID + "Only DELETE action is allowed when no attribute value is specified"
+
+
+def arguments(op):
+    return f"{INVALID}Invalid number of argument(s) for the {op} ComparisonOperator"
+
+
+def not_valid_for(op, value_type):
+    return f"{INVALID}ComparisonOperator {op} is not valid for {value_type} AttributeValue type"
+
+
+def operator_enum(value, path):
+    return (
+        f"1 validation error detected: Value '{value}' at '{path}' failed to satisfy constraint: "
+        f"Member must satisfy enum value set: {COMPARISON_SET}"
+    )
 
 KEY = {"pk": {"S": "c"}}
 ITEM = {
@@ -208,14 +229,11 @@ def test_expected_or(ddb, table):
     ddb.put_item(TableName=table, Item=ITEM)
     one_true = {"n": cond("EQ", N(6)), "missing": {"Exists": False}}
     none_true = {"n": cond("EQ", N(6)), "s": {"Value": S("bye")}}
-    ddb.update_item(
-        TableName=table, Key=KEY, AttributeUpdates={"v": {"Value": N(1)}}, Expected=one_true, ConditionalOperator="OR"
+    update = lambda value, expected: ddb.update_item(  # noqa: E731
+        TableName=table, Key=KEY, AttributeUpdates={"v": {"Value": value}}, Expected=expected, ConditionalOperator="OR"
     )
-    conditional_failure(
-        lambda: ddb.update_item(
-            TableName=table, Key=KEY, AttributeUpdates={"v": {"Value": N(2)}}, Expected=none_true, ConditionalOperator="OR"
-        )
-    )
+    update(N(1), one_true)
+    conditional_failure(lambda: update(N(2), none_true))
     assert get(ddb, table) == {**ITEM, "v": N(1)}
 
 
@@ -260,26 +278,46 @@ def test_expected_attribute_names_are_literal(ddb, table):
 
 
 @pytest.mark.parametrize(
-    "expected, message",
+    "condition, message",
     [
-        ({"a": {"Value": N(1), "AttributeValueList": [N(1)]}}, "Value and AttributeValueList cannot be used together for Attribute: a"),
-        ({"a": {"Exists": False, "ComparisonOperator": "EQ", "AttributeValueList": [N(1)]}}, "Exists and ComparisonOperator cannot be used together for Attribute: a"),
-        ({"a": {"ComparisonOperator": "EQ"}}, "Value or AttributeValueList must be used with ComparisonOperator: EQ for Attribute: a"),
-        ({"a": {"AttributeValueList": [N(1)]}}, "AttributeValueList can only be used with a ComparisonOperator for Attribute: a"),
-        ({"a": {"Exists": True}}, "Value must be provided when Exists is true for Attribute: a"),
-        ({"a": {}}, "Value must be provided when Exists is null for Attribute: a"),
-        ({"a": {"Exists": False, "Value": N(1)}}, "Value cannot be used when Exists is false for Attribute: a"),
-        ({"a": cond("EQ", N(1), N(2))}, "Invalid number of argument(s) for the EQ ComparisonOperator"),
-        ({"a": {"ComparisonOperator": "NULL", "Value": N(1)}}, "Invalid number of argument(s) for the NULL ComparisonOperator"),
-        ({"a": {"ComparisonOperator": "BETWEEN", "Value": N(1)}}, "Invalid number of argument(s) for the BETWEEN ComparisonOperator"),
-        ({"a": cond("IN", N(3), S("dog"))}, "AttributeValues inside AttributeValueList must be of same type"),
-        ({"a": cond("CONTAINS", {"L": [N(1)]})}, "ComparisonOperator CONTAINS is not valid for L AttributeValue type"),
-        ({"a": cond("BEGINS_WITH", N(3))}, "ComparisonOperator BEGINS_WITH is not valid for N AttributeValue type"),
+        (
+            {"Value": N(1), "AttributeValueList": [N(1)]},
+            "Value and AttributeValueList cannot be used together for Attribute: a",
+        ),
+        (
+            {"Exists": False, "ComparisonOperator": "EQ", "AttributeValueList": [N(1)]},
+            "Exists and ComparisonOperator cannot be used together for Attribute: a",
+        ),
+        (
+            {"ComparisonOperator": "EQ"},
+            "Value or AttributeValueList must be used with ComparisonOperator: EQ for Attribute: a",
+        ),
+        (
+            {"AttributeValueList": [N(1)]},
+            "AttributeValueList can only be used with a ComparisonOperator for Attribute: a",
+        ),
+        ({"Exists": True}, "Value must be provided when Exists is true for Attribute: a"),
+        ({}, "Value must be provided when Exists is null for Attribute: a"),
+        ({"Exists": False, "Value": N(1)}, "Value cannot be used when Exists is false for Attribute: a"),
+        (cond("EQ", N(1), N(2)), "Invalid number of argument(s) for the EQ ComparisonOperator"),
+        (
+            {"ComparisonOperator": "NULL", "Value": N(1)},
+            "Invalid number of argument(s) for the NULL ComparisonOperator",
+        ),
+        (
+            {"ComparisonOperator": "BETWEEN", "Value": N(1)},
+            "Invalid number of argument(s) for the BETWEEN ComparisonOperator",
+        ),
+        (cond("IN", N(3), S("dog")), "AttributeValues inside AttributeValueList must be of same type"),
+        (cond("CONTAINS", {"L": [N(1)]}), "ComparisonOperator CONTAINS is not valid for L AttributeValue type"),
+        (cond("BEGINS_WITH", N(3)), "ComparisonOperator BEGINS_WITH is not valid for N AttributeValue type"),
     ],
 )
-def test_expected_messages(ddb, table, expected, message):
+def test_expected_messages(ddb, table, condition, message):
     ddb.put_item(TableName=table, Item=ITEM)
-    expect_error(lambda: ddb.put_item(TableName=table, Item=ITEM, Expected=expected), VALIDATION, INVALID + message)
+    expect_error(
+        lambda: ddb.put_item(TableName=table, Item=ITEM, Expected={"a": condition}), VALIDATION, INVALID + message
+    )
     assert get(ddb, table) == ITEM
 
 
@@ -465,10 +503,16 @@ def test_attribute_updates_all_new(ddb, table):
 @pytest.mark.parametrize(
     "updates, message",
     [
-        ({"a": {"Action": "PUT"}}, INVALID + "Only DELETE action is allowed when no attribute value is specified"),
-        ({"a": {"Action": "ADD"}}, INVALID + "Only DELETE action is allowed when no attribute value is specified"),
-        ({"a": {"Action": "DELETE", "Value": N(1)}}, INVALID + "DELETE action with value is not supported for the type N"),
-        ({"a": {"Action": "DELETE", "Value": {"L": [N(1)]}}}, INVALID + "DELETE action with value is not supported for the type L"),
+        ({"a": {"Action": "PUT"}}, ONLY_DELETE),
+        ({"a": {"Action": "ADD"}}, ONLY_DELETE),
+        (
+            {"a": {"Action": "DELETE", "Value": N(1)}},
+            INVALID + "DELETE action with value is not supported for the type N",
+        ),
+        (
+            {"a": {"Action": "DELETE", "Value": {"L": [N(1)]}}},
+            INVALID + "DELETE action with value is not supported for the type L",
+        ),
         ({"a": {"Action": "ADD", "Value": S("x")}}, INVALID + "ADD action is not supported for the type S"),
         ({"a": {"Action": "ADD", "Value": B(b"x")}}, INVALID + "ADD action is not supported for the type B"),
         ({"a": {"Action": "ADD", "Value": {"BOOL": True}}}, INVALID + "ADD action is not supported for the type BOOL"),
@@ -670,9 +714,8 @@ def test_query_filter(ddb, qtable):
 
 
 def test_scan_filter_or(ddb, qtable):
-    resp = ddb.scan(
-        TableName=qtable, ScanFilter={"v": cond("LT", N(20)), "even": cond("EQ", {"BOOL": True})}, ConditionalOperator="OR"
-    )
+    scan_filter = {"v": cond("LT", N(20)), "even": cond("EQ", {"BOOL": True})}
+    resp = ddb.scan(TableName=qtable, ScanFilter=scan_filter, ConditionalOperator="OR")
     assert sorted((i["pk"]["S"], int(i["sk"]["N"])) for i in resp["Items"]) == [
         ("other", 1),
         ("q", 1),
@@ -699,21 +742,24 @@ def test_key_conditions_beside_expressions(ddb, qtable):
 @pytest.mark.parametrize(
     "key_conditions, message",
     [
-        ({"pk": cond("EQ", S("q")), "sk": cond("IN", N(1))}, "Attempted conditional constraint is not an indexable operation"),
-        ({"pk": cond("EQ", S("q")), "sk": cond("NOT_NULL")}, "Attempted conditional constraint is not an indexable operation"),
+        ({"sk": cond("IN", N(1))}, NOT_INDEXABLE),
+        ({"sk": cond("NOT_NULL")}, NOT_INDEXABLE),
         ({"pk": cond("GT", S("q"))}, "Query key condition not supported"),
-        ({"pk": cond("EQ", S("q")), "v": cond("EQ", N(1))}, "Query key condition not supported"),
-        ({"sk": cond("EQ", N(1))}, "Query condition missed key schema element: pk"),
-        ({"pk": cond("EQ", N(1))}, INVALID + "Condition parameter type does not match schema type"),
-        ({"pk": cond("EQ", S("q")), "sk": cond("LT", S("1"))}, INVALID + "Condition parameter type does not match schema type"),
-        ({"pk": cond("EQ", S("q")), "sk": cond("BEGINS_WITH", N(1))}, INVALID + "ComparisonOperator BEGINS_WITH is not valid for N AttributeValue type"),
-        ({"pk": cond("EQ", S("q")), "sk": cond("BETWEEN", N(5), N(1))}, "The BETWEEN condition was provided a range where the lower bound is greater than the upper bound"),
-        ({"pk": cond("EQ", S("q"), S("r"))}, INVALID + "Invalid number of argument(s) for the EQ ComparisonOperator"),
-        ({"pk": cond("SOMETIMES", S("q"))}, f"1 validation error detected: Value 'SOMETIMES' at 'keyConditions.pk.member.comparisonOperator' failed to satisfy constraint: Member must satisfy enum value set: {COMPARISON_SET}"),
+        ({"v": cond("EQ", N(1))}, "Query key condition not supported"),
+        ({"pk": None, "sk": cond("EQ", N(1))}, "Query condition missed key schema element: pk"),
+        ({"pk": cond("EQ", N(1))}, SCHEMA_TYPE),
+        ({"sk": cond("LT", S("1"))}, SCHEMA_TYPE),
+        ({"sk": cond("BEGINS_WITH", N(1))}, not_valid_for("BEGINS_WITH", "N")),
+        ({"sk": cond("BETWEEN", N(5), N(1))}, BETWEEN_REVERSED),
+        ({"pk": cond("EQ", S("q"), S("r"))}, arguments("EQ")),
+        ({"pk": cond("SOMETIMES", S("q"))}, operator_enum("SOMETIMES", "keyConditions.pk.member.comparisonOperator")),
     ],
 )
 def test_key_conditions_messages(ddb, qtable, key_conditions, message):
-    expect_error(lambda: ddb.query(TableName=qtable, KeyConditions=key_conditions), VALIDATION, message)
+    # Each case changes the valid {"pk": EQ "q"} (None drops an entry).
+    merged = {**{"pk": cond("EQ", S("q"))}, **key_conditions}
+    merged = {k: v for k, v in merged.items() if v is not None}
+    expect_error(lambda: ddb.query(TableName=qtable, KeyConditions=merged), VALIDATION, message)
 
 
 def test_key_conditions_operator_required(ddb_raw, qtable):
@@ -758,13 +804,13 @@ def test_query_filter_without_key_conditions(ddb, qtable):
 
 def test_scan_filter_messages(ddb, table):
     for scan_filter, message in [
-        ({"a": cond("LT", {"SS": ["x"]})}, INVALID + "ComparisonOperator LT is not valid for SS AttributeValue type"),
-        ({"a": cond("BETWEEN", {"BOOL": True}, {"BOOL": False})}, INVALID + "ComparisonOperator BETWEEN is not valid for BOOL AttributeValue type"),
-        ({"a": cond("IN")}, INVALID + "Invalid number of argument(s) for the IN ComparisonOperator"),
-        ({"a": cond("NOT_NULL", N(1))}, INVALID + "Invalid number of argument(s) for the NOT_NULL ComparisonOperator"),
-        ({"a": cond("GT", N(1), N(2))}, INVALID + "Invalid number of argument(s) for the GT ComparisonOperator"),
-        ({"a": cond("BETWEEN", S("b"), S("a"))}, "The BETWEEN condition was provided a range where the lower bound is greater than the upper bound"),
-        ({"a": cond("like", S("b"))}, f"1 validation error detected: Value 'like' at 'scanFilter.a.member.comparisonOperator' failed to satisfy constraint: Member must satisfy enum value set: {COMPARISON_SET}"),
+        ({"a": cond("LT", {"SS": ["x"]})}, not_valid_for("LT", "SS")),
+        ({"a": cond("BETWEEN", {"BOOL": True}, {"BOOL": False})}, not_valid_for("BETWEEN", "BOOL")),
+        ({"a": cond("IN")}, arguments("IN")),
+        ({"a": cond("NOT_NULL", N(1))}, arguments("NOT_NULL")),
+        ({"a": cond("GT", N(1), N(2))}, arguments("GT")),
+        ({"a": cond("BETWEEN", S("b"), S("a"))}, BETWEEN_REVERSED),
+        ({"a": cond("like", S("b"))}, operator_enum("like", "scanFilter.a.member.comparisonOperator")),
     ]:
         expect_error(lambda: ddb.scan(TableName=table, ScanFilter=scan_filter), VALIDATION, message)
 
@@ -881,22 +927,38 @@ def test_mixing_batch_get_item(ddb, table):
 @pytest.mark.parametrize(
     "operation, kwargs, message",
     [
-        ("put_item", dict(Item=ITEM, Expected={"n": {"Exists": False}}, ExpressionAttributeNames={"#n": "n"}),
-         "ExpressionAttributeNames can only be specified when using expressions"),
-        ("get_item", dict(Key=KEY, AttributesToGet=["n"], ExpressionAttributeNames={"#n": "n"}),
-         "ExpressionAttributeNames can only be specified when using expressions"),
-        ("scan", dict(ScanFilter={"n": cond("NULL")}, ExpressionAttributeNames={"#n": "n"}),
-         "ExpressionAttributeNames can only be specified when using expressions"),
-        ("put_item", dict(Item=ITEM, Expected={"n": {"Exists": False}}, ExpressionAttributeValues={":n": N(1)}),
-         "ExpressionAttributeValues can only be specified when using expressions: ConditionExpression is null"),
-        ("delete_item", dict(Key=KEY, ExpressionAttributeValues={":n": N(1)}),
-         "ExpressionAttributeValues can only be specified when using expressions: ConditionExpression is null"),
-        ("update_item", dict(Key=KEY, AttributeUpdates={"v": {"Value": N(1)}}, ExpressionAttributeValues={":n": N(1)}),
-         "ExpressionAttributeValues can only be specified when using expressions: UpdateExpression and ConditionExpression are null"),
-        ("scan", dict(ProjectionExpression="n", ExpressionAttributeValues={":n": N(1)}),
-         "ExpressionAttributeValues can only be specified when using expressions: FilterExpression is null"),
-        ("query", dict(KeyConditions={"pk": cond("EQ", S("c"))}, ExpressionAttributeValues={":n": N(1)}),
-         "ExpressionAttributeValues can only be specified when using expressions: FilterExpression and KeyConditionExpression are null"),
+        (
+            "put_item",
+            dict(Item=ITEM, Expected={"n": {"Exists": False}}, ExpressionAttributeNames={"#n": "n"}),
+            NO_NAMES,
+        ),
+        ("get_item", dict(Key=KEY, AttributesToGet=["n"], ExpressionAttributeNames={"#n": "n"}), NO_NAMES),
+        ("scan", dict(ScanFilter={"n": cond("NULL")}, ExpressionAttributeNames={"#n": "n"}), NO_NAMES),
+        (
+            "put_item",
+            dict(Item=ITEM, Expected={"n": {"Exists": False}}, ExpressionAttributeValues={":n": N(1)}),
+            NO_VALUES + "ConditionExpression is null",
+        ),
+        (
+            "delete_item",
+            dict(Key=KEY, ExpressionAttributeValues={":n": N(1)}),
+            NO_VALUES + "ConditionExpression is null",
+        ),
+        (
+            "update_item",
+            dict(Key=KEY, AttributeUpdates={"v": {"Value": N(1)}}, ExpressionAttributeValues={":n": N(1)}),
+            NO_VALUES + "UpdateExpression and ConditionExpression are null",
+        ),
+        (
+            "scan",
+            dict(ProjectionExpression="n", ExpressionAttributeValues={":n": N(1)}),
+            NO_VALUES + "FilterExpression is null",
+        ),
+        (
+            "query",
+            dict(KeyConditions={"pk": cond("EQ", S("c"))}, ExpressionAttributeValues={":n": N(1)}),
+            NO_VALUES + "FilterExpression and KeyConditionExpression are null",
+        ),
     ],
 )
 def test_placeholders_without_expressions(ddb, table, operation, kwargs, message):
@@ -933,7 +995,10 @@ def test_mixing_is_checked_before_unused_values(ddb, table):
 def test_legacy_write_on_missing_table(ddb):
     expect_error(
         lambda: ddb.update_item(
-            TableName="no-such-table", Key=KEY, AttributeUpdates={"v": {"Value": N(1)}}, Expected={"v": {"Exists": False}}
+            TableName="no-such-table",
+            Key=KEY,
+            AttributeUpdates={"v": {"Value": N(1)}},
+            Expected={"v": {"Exists": False}},
         ),
         "ResourceNotFoundException",
         "Requested resource not found",
