@@ -320,17 +320,28 @@ fn value_list(r: &Req) -> Result<Vec<AttributeValue>, ApiError> {
     }
 }
 
-/// A map of attribute names to `Condition`s (QueryFilter, ScanFilter,
-/// KeyConditions); `member` is its constraint path (`scanFilter`).
-/// ComparisonOperator is required.
-fn condition_map(v: &Value, member: &str) -> Result<Vec<Condition>, ApiError> {
-    let entries = map_of(v)?;
-    let mut violations = Violations::default();
-    let mut parsed = Vec::with_capacity(entries.len());
-    for (attribute, spec) in entries {
-        let r = Req::new(spec)?;
+/// One entry of a map of conditions after the constraint phase: its
+/// attribute, its operator (None when absent, or when it broke a
+/// constraint and the request is refused anyway), and the entry itself.
+struct Entry<'a> {
+    attribute: &'a str,
+    op: Option<Comparison>,
+    spec: Req<'a>,
+}
+
+/// The entries of a map member (`Expected`, `QueryFilter`, ...), each an object.
+fn entries<'a>(v: &'a Value) -> Result<Vec<(&'a str, Req<'a>)>, ApiError> {
+    map_of(v)?.iter().map(|(attribute, spec)| Ok((attribute.as_str(), Req::new(spec)?))).collect()
+}
+
+/// The constraint phase of a map of attribute names to `Condition`s
+/// (QueryFilter, ScanFilter, KeyConditions; `member` is its constraint
+/// path, `scanFilter`): ComparisonOperator is required and one of the enum.
+fn condition_entries<'a>(v: &'a Value, member: &str, violations: &mut Violations) -> Result<Vec<Entry<'a>>, ApiError> {
+    let mut out = Vec::new();
+    for (attribute, spec) in entries(v)? {
         let path = format!("{member}.{attribute}.member.comparisonOperator");
-        let op = match r.opt_str("ComparisonOperator")? {
+        let op = match spec.opt_str("ComparisonOperator")? {
             None => {
                 violations.add("null", &path, "Member must not be null");
                 None
@@ -338,43 +349,57 @@ fn condition_map(v: &Value, member: &str) -> Result<Vec<Condition>, ApiError> {
             Some(text) => {
                 let op = Comparison::parse(text);
                 if op.is_none() {
-                    enum_violation(&mut violations, text, &path, COMPARISON_OPERATOR_SET);
+                    enum_violation(violations, text, &path, COMPARISON_OPERATOR_SET);
                 }
                 op
             }
         };
-        parsed.push((attribute, op, value_list(&r)?));
+        out.push(Entry { attribute, op, spec });
     }
-    violations.finish()?;
-    let mut conditions = Vec::with_capacity(parsed.len());
-    for (attribute, op, values) in parsed {
-        let Some(op) = op else { continue };
+    Ok(out)
+}
+
+/// The semantic phase of such a map: each entry's values.
+fn conditions(entries: &[Entry]) -> Result<Vec<Condition>, ApiError> {
+    let mut conditions = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let Some(op) = entry.op else { continue };
+        let values = value_list(&entry.spec)?;
         check_values(op, &values)?;
-        conditions.push(Condition { attribute: attribute.clone(), op, values });
+        conditions.push(Condition { attribute: entry.attribute.to_string(), op, values });
     }
     Ok(conditions)
 }
 
-/// Expected: each entry either `{Value, Exists}` (a Value alone, or with
-/// Exists true, is EQ; Exists false is NULL) or `{ComparisonOperator,
-/// AttributeValueList}` (or ComparisonOperator with a single Value).
-fn expected_map(v: &Value) -> Result<Vec<Condition>, ApiError> {
-    let entries = map_of(v)?;
-    let mut violations = Violations::default();
-    for (attribute, spec) in entries {
-        let r = Req::new(spec)?;
-        if let Some(text) = r.opt_str("ComparisonOperator")? {
-            if Comparison::parse(text).is_none() {
-                let path = format!("expected.{attribute}.member.comparisonOperator");
-                enum_violation(&mut violations, text, &path, COMPARISON_OPERATOR_SET);
+/// The constraint phase of Expected: ComparisonOperator, when given, is one
+/// of the enum; Exists is a boolean.
+fn expected_entries<'a>(v: &'a Value, violations: &mut Violations) -> Result<Vec<Entry<'a>>, ApiError> {
+    let mut out = Vec::new();
+    for (attribute, spec) in entries(v)? {
+        let op = match spec.opt_str("ComparisonOperator")? {
+            None => None,
+            Some(text) => {
+                let op = Comparison::parse(text);
+                if op.is_none() {
+                    let path = format!("expected.{attribute}.member.comparisonOperator");
+                    enum_violation(violations, text, &path, COMPARISON_OPERATOR_SET);
+                }
+                op
             }
-        }
-        r.opt_bool("Exists")?;
+        };
+        spec.opt_bool("Exists")?;
+        out.push(Entry { attribute, op, spec });
     }
-    violations.finish()?;
+    Ok(out)
+}
+
+/// The semantic phase of Expected: each entry either `{Value, Exists}` (a
+/// Value alone, or with Exists true, is EQ; Exists false is NULL) or
+/// `{ComparisonOperator, AttributeValueList}` (or ComparisonOperator with a
+/// single Value).
+fn expected_conditions(entries: &[Entry]) -> Result<Vec<Condition>, ApiError> {
     let mut conditions = Vec::with_capacity(entries.len());
-    for (attribute, spec) in entries {
-        let r = Req::new(spec)?;
+    for Entry { attribute, op, spec: r } in entries {
         let has_list = r.get("AttributeValueList").is_some();
         let value = r.get("Value").map(parse_value).transpose()?;
         let exists = r.opt_bool("Exists")?;
@@ -383,7 +408,7 @@ fn expected_map(v: &Value) -> Result<Vec<Condition>, ApiError> {
                 "Value and AttributeValueList cannot be used together for Attribute: {attribute}"
             )));
         }
-        let (op, values) = match r.opt_str("ComparisonOperator")?.and_then(Comparison::parse) {
+        let (op, values) = match *op {
             Some(op) => {
                 if exists.is_some() {
                     return Err(invalid(format!(
@@ -396,7 +421,7 @@ fn expected_map(v: &Value) -> Result<Vec<Condition>, ApiError> {
                         op.name()
                     )));
                 }
-                let values = if has_list { value_list(&r)? } else { value.into_iter().collect() };
+                let values = if has_list { value_list(r)? } else { value.into_iter().collect() };
                 check_values(op, &values)?;
                 (op, values)
             }
@@ -421,7 +446,7 @@ fn expected_map(v: &Value) -> Result<Vec<Condition>, ApiError> {
                 (_, Some(v)) => (Comparison::Eq, vec![v]),
             },
         };
-        conditions.push(Condition { attribute: attribute.clone(), op, values });
+        conditions.push(Condition { attribute: attribute.to_string(), op, values });
     }
     Ok(conditions)
 }
@@ -442,20 +467,23 @@ impl Joiner {
     }
 }
 
-/// ConditionalOperator (AND by default), given how many conditions the
-/// Expected or filter map it joins holds (None: no map).
-fn conditional_operator(req: &Req, conditions: Option<usize>) -> Result<Joiner, ApiError> {
-    let Some(text) = req.opt_str("ConditionalOperator")? else { return Ok(Joiner::And) };
-    let joiner = match text {
-        "AND" => Joiner::And,
-        "OR" => Joiner::Or,
-        other => {
-            let mut violations = Violations::default();
-            enum_violation(&mut violations, other, "conditionalOperator", CONDITIONAL_OPERATOR_SET);
-            violations.finish()?;
-            Joiner::And
+/// The constraint phase of ConditionalOperator: None when absent.
+fn conditional_operator(req: &Req, violations: &mut Violations) -> Result<Option<Joiner>, ApiError> {
+    Ok(match req.opt_str("ConditionalOperator")? {
+        None => None,
+        Some("AND") => Some(Joiner::And),
+        Some("OR") => Some(Joiner::Or),
+        Some(other) => {
+            enum_violation(violations, other, "conditionalOperator", CONDITIONAL_OPERATOR_SET);
+            Some(Joiner::And)
         }
-    };
+    })
+}
+
+/// The semantic phase: a ConditionalOperator needs the Expected or filter
+/// map it joins (`conditions` entries; None: no map) to hold two or more.
+fn joiner(operator: Option<Joiner>, conditions: Option<usize>) -> Result<Joiner, ApiError> {
+    let Some(joiner) = operator else { return Ok(Joiner::And) };
     match conditions.unwrap_or(0) {
         0 => Err(ApiError::validation("ConditionalOperator cannot be used without Filter or Expected")),
         1 => Err(ApiError::validation(
@@ -681,32 +709,45 @@ impl Translation {
     }
 }
 
-/// AttributesToGet (`member` is its constraint path): at least one name,
-/// no duplicates; becomes a projection of those names.
-fn attributes_to_get(req: &Req, member: &str, generator: &mut Generator) -> Result<Option<String>, ApiError> {
+/// The constraint phase of AttributesToGet (`member` is its constraint
+/// path): a list of at least one string.
+fn attributes_to_get<'a>(
+    req: &Req<'a>,
+    member: &str,
+    violations: &mut Violations,
+) -> Result<Option<Vec<&'a str>>, ApiError> {
     let Some(v) = req.get("AttributesToGet") else { return Ok(None) };
     let list = v.as_array().ok_or_else(|| wrong_json_type(v, "List"))?;
-    let mut violations = Violations::default();
     if list.is_empty() {
         violations.add("'[]'", member, "Member must have length greater than or equal to 1");
     }
-    violations.finish()?;
-    let mut seen = HashSet::with_capacity(list.len());
-    let mut placeholders = Vec::with_capacity(list.len());
-    for name in list {
-        let name = name.as_str().ok_or_else(|| wrong_json_type(name, "String"))?;
-        if !seen.insert(name) {
+    let names = list.iter().map(|name| name.as_str().ok_or_else(|| wrong_json_type(name, "String")));
+    Ok(Some(names.collect::<Result<Vec<_>, _>>()?))
+}
+
+/// The semantic phase: no duplicates; the names become a projection.
+fn projection_of(names: &[&str], generator: &mut Generator) -> Result<String, ApiError> {
+    let mut seen = HashSet::with_capacity(names.len());
+    let mut placeholders = Vec::with_capacity(names.len());
+    for name in names {
+        if !seen.insert(*name) {
             return Err(invalid(format!("Duplicate value in attribute name: {name}")));
         }
         placeholders.push(generator.name(name));
     }
-    Ok(Some(placeholders.join(", ")))
+    Ok(placeholders.join(", "))
 }
 
 /// GetItem's or one BatchGetItem table's AttributesToGet.
 pub fn projection(req: &Req, member: &str) -> Result<Translation, ApiError> {
+    let mut violations = Violations::default();
+    let names = attributes_to_get(req, member, &mut violations)?;
+    violations.finish()?;
     let mut generator = Generator::new(req);
-    let mut t = Translation { projection: attributes_to_get(req, member, &mut generator)?, ..Translation::default() };
+    let mut t = Translation::default();
+    if let Some(names) = names {
+        t.projection = Some(projection_of(&names, &mut generator)?);
+    }
     generator.finish(&mut t);
     Ok(t)
 }
@@ -719,30 +760,35 @@ enum Action {
     Delete,
 }
 
-/// AttributeUpdates as an update expression (None when empty), and whether
-/// every action is a DELETE.
-fn attribute_updates(v: &Value, generator: &mut Generator) -> Result<(Option<String>, bool), ApiError> {
-    let entries = map_of(v)?;
-    let mut violations = Violations::default();
-    let mut parsed = Vec::with_capacity(entries.len());
-    for (attribute, spec) in entries {
-        let r = Req::new(spec)?;
-        let action = match r.opt_str("Action")? {
+/// One AttributeUpdates entry after the constraint phase: its attribute,
+/// its action (None when it broke the enum), and its value.
+type UpdateEntry<'a> = (&'a str, Option<Action>, Option<&'a Value>);
+
+/// The constraint phase of AttributeUpdates: Action is one of the enum.
+fn update_entries<'a>(v: &'a Value, violations: &mut Violations) -> Result<Vec<UpdateEntry<'a>>, ApiError> {
+    let mut out = Vec::new();
+    for (attribute, spec) in entries(v)? {
+        let action = match spec.opt_str("Action")? {
             None | Some("PUT") => Some(Action::Put),
             Some("ADD") => Some(Action::Add),
             Some("DELETE") => Some(Action::Delete),
             Some(other) => {
                 let path = format!("attributeUpdates.{attribute}.member.action");
-                enum_violation(&mut violations, other, &path, ATTRIBUTE_ACTION_SET);
+                enum_violation(violations, other, &path, ATTRIBUTE_ACTION_SET);
                 None
             }
         };
-        parsed.push((attribute, action, r.get("Value")));
+        out.push((attribute, action, spec.get("Value")));
     }
-    violations.finish()?;
+    Ok(out)
+}
+
+/// The semantic phase: AttributeUpdates as an update expression (None when
+/// empty), and whether every action is a DELETE.
+fn attribute_updates(parsed: &[UpdateEntry], generator: &mut Generator) -> Result<(Option<String>, bool), ApiError> {
     let (mut set, mut remove, mut add, mut delete) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut empty_list: Option<String> = None;
-    for (attribute, action, value) in &parsed {
+    for (attribute, action, value) in parsed {
         let Some(action) = *action else { continue };
         let value = value.map(parse_value).transpose()?;
         let Some(value) = value else {
@@ -798,21 +844,29 @@ fn attribute_updates(v: &Value, generator: &mut Generator) -> Result<(Option<Str
     Ok(((!clauses.is_empty()).then(|| clauses.join(" ")), only_deletes))
 }
 
-/// PutItem's, DeleteItem's or UpdateItem's legacy parameters:
-/// AttributeUpdates (UpdateItem), then Expected, then ConditionalOperator.
+/// PutItem's, DeleteItem's or UpdateItem's legacy parameters: the
+/// constraints of AttributeUpdates (UpdateItem), Expected and
+/// ConditionalOperator reported together, then their semantics in that
+/// order.
 pub fn write(req: &Req, operation: Operation) -> Result<Translation, ApiError> {
+    let mut violations = Violations::default();
+    let updates = match (operation, req.get("AttributeUpdates")) {
+        (Operation::UpdateItem, Some(v)) => Some(update_entries(v, &mut violations)?),
+        _ => None,
+    };
+    let expected = req.get("Expected").map(|v| expected_entries(v, &mut violations)).transpose()?;
+    let operator = conditional_operator(req, &mut violations)?;
+    violations.finish()?;
     let mut generator = Generator::new(req);
     let mut t = Translation::default();
-    if operation == Operation::UpdateItem {
-        if let Some(v) = req.get("AttributeUpdates") {
-            let (update, only_deletes) = attribute_updates(v, &mut generator)?;
-            t.update = update;
-            t.keep_missing = only_deletes;
-            t.attribute_updates = true;
-        }
+    if let Some(updates) = updates {
+        let (update, only_deletes) = attribute_updates(&updates, &mut generator)?;
+        t.update = update;
+        t.keep_missing = only_deletes;
+        t.attribute_updates = true;
     }
-    let expected = req.get("Expected").map(expected_map).transpose()?;
-    let joiner = conditional_operator(req, expected.as_ref().map(Vec::len))?;
+    let expected = expected.as_deref().map(expected_conditions).transpose()?;
+    let joiner = joiner(operator, expected.as_ref().map(Vec::len))?;
     if let Some(conditions) = expected {
         t.condition = generator.join(&conditions, joiner);
     }
@@ -820,30 +874,41 @@ pub fn write(req: &Req, operation: Operation) -> Result<Translation, ApiError> {
     Ok(t)
 }
 
-/// Query's or Scan's legacy parameters: AttributesToGet, the filter,
+/// Query's or Scan's legacy parameters: the constraints of AttributesToGet,
+/// KeyConditions (Query), the filter and ConditionalOperator reported
+/// together; then AttributesToGet's duplicates, the filter's values,
 /// ConditionalOperator (before the key conditions, so that a Query with
-/// none gets its message first), then KeyConditions (Query), whose
-/// operators must be indexable; the checks against the key schema come
-/// later (`check_key_schema`).
+/// none gets its message first), and KeyConditions' values and operators,
+/// which must be indexable. The checks against the key schema come later
+/// (`check_key_schema`).
 pub fn read(req: &Req, is_query: bool) -> Result<Translation, ApiError> {
-    let mut generator = Generator::new(req);
-    let mut t =
-        Translation { projection: attributes_to_get(req, "attributesToGet", &mut generator)?, ..Default::default() };
+    let mut violations = Violations::default();
+    let attributes = attributes_to_get(req, "attributesToGet", &mut violations)?;
+    let key_conditions = match (is_query, req.get("KeyConditions")) {
+        (true, Some(v)) => Some(condition_entries(v, "keyConditions", &mut violations)?),
+        _ => None,
+    };
     let (filter_name, filter_member) =
         if is_query { ("QueryFilter", "queryFilter") } else { ("ScanFilter", "scanFilter") };
-    let filter = req.get(filter_name).map(|v| condition_map(v, filter_member)).transpose()?;
-    let joiner = conditional_operator(req, filter.as_ref().map(Vec::len))?;
-    if is_query {
-        if let Some(v) = req.get("KeyConditions") {
-            let conditions = condition_map(v, "keyConditions")?;
-            if conditions.iter().any(|c| !c.op.indexable()) {
-                return Err(ApiError::validation("Attempted conditional constraint is not an indexable operation"));
-            }
-            // Key conditions take no parentheses.
-            let parts: Vec<String> = conditions.iter().map(|c| generator.condition(c)).collect();
-            t.key_condition = (!parts.is_empty()).then(|| parts.join(" AND "));
-            t.key_conditions = Some(conditions);
+    let filter = req.get(filter_name).map(|v| condition_entries(v, filter_member, &mut violations)).transpose()?;
+    let operator = conditional_operator(req, &mut violations)?;
+    violations.finish()?;
+    let mut generator = Generator::new(req);
+    let mut t = Translation::default();
+    if let Some(names) = attributes {
+        t.projection = Some(projection_of(&names, &mut generator)?);
+    }
+    let filter = filter.as_deref().map(conditions).transpose()?;
+    let joiner = joiner(operator, filter.as_ref().map(Vec::len))?;
+    if let Some(entries) = key_conditions {
+        let key_conditions = conditions(&entries)?;
+        if key_conditions.iter().any(|c| !c.op.indexable()) {
+            return Err(ApiError::validation("Attempted conditional constraint is not an indexable operation"));
         }
+        // Key conditions take no parentheses.
+        let parts: Vec<String> = key_conditions.iter().map(|c| generator.condition(c)).collect();
+        t.key_condition = (!parts.is_empty()).then(|| parts.join(" AND "));
+        t.key_conditions = Some(key_conditions);
     }
     if let Some(conditions) = filter {
         if is_query {
@@ -1167,6 +1232,43 @@ mod tests {
         for (got, want) in cases {
             assert_eq!(got, want);
         }
+    }
+
+    #[test]
+    fn constraint_violations_of_all_members_are_reported_together_before_semantics() {
+        let body = json!({
+            "AttributeUpdates": {"a": {"Action": "UPSERT", "Value": n("1")}, "b": {"Action": "ADD"}},
+            "Expected": {"c": cond("SIMILAR", json!([])), "d": {"Exists": true}},
+            "ConditionalOperator": "XOR",
+        });
+        assert_eq!(
+            message(write(&req(&body), Operation::UpdateItem)),
+            format!(
+                "3 validation errors detected: \
+                 Value 'UPSERT' at 'attributeUpdates.a.member.action' failed to satisfy constraint: Member must satisfy enum value set: [ADD, DELETE, PUT]; \
+                 Value 'SIMILAR' at 'expected.c.member.comparisonOperator' failed to satisfy constraint: Member must satisfy enum value set: {COMPARISON_OPERATOR_SET}; \
+                 Value 'XOR' at 'conditionalOperator' failed to satisfy constraint: Member must satisfy enum value set: [OR, AND]"
+            )
+        );
+        let body = json!({
+            "AttributesToGet": [],
+            "KeyConditions": {"pk": {}},
+            "QueryFilter": {"a": cond("EQ", json!([n("1"), n("2")]))},
+        });
+        assert_eq!(
+            message(read(&req(&body), true)),
+            "2 validation errors detected: \
+             Value '[]' at 'attributesToGet' failed to satisfy constraint: Member must have length greater than or equal to 1; \
+             Value null at 'keyConditions.pk.member.comparisonOperator' failed to satisfy constraint: Member must not be null"
+        );
+        // Without constraint violations, the semantic checks run in order.
+        let body = json!({"AttributesToGet": ["a", "a"], "QueryFilter": {"a": cond("EQ", json!([]))}});
+        assert_eq!(message(read(&req(&body), true)), format!("{INVALID}Duplicate value in attribute name: a"));
+        let body = json!({"AttributeUpdates": {"b": {"Action": "ADD"}}, "Expected": {"d": {"Exists": true}}});
+        assert_eq!(
+            message(write(&req(&body), Operation::UpdateItem)),
+            format!("{INVALID}Only DELETE action is allowed when no attribute value is specified")
+        );
     }
 
     #[test]
