@@ -533,6 +533,25 @@ def test_attribute_updates_messages(ddb, table, updates, message):
     assert get(ddb, table) == ITEM
 
 
+def test_legacy_constraint_violations_are_reported_together(ddb, table):
+    expect_error(
+        lambda: ddb.update_item(
+            TableName=table,
+            Key=KEY,
+            AttributeUpdates={"a": {"Action": "MERGE", "Value": N(1)}, "b": {"Action": "ADD"}},
+            Expected={"c": cond("ALMOST", N(1)), "d": {"Exists": True}},
+            ConditionalOperator="NAND",
+        ),
+        VALIDATION,
+        "3 validation errors detected: Value 'MERGE' at 'attributeUpdates.a.member.action' failed to satisfy "
+        "constraint: Member must satisfy enum value set: [ADD, DELETE, PUT]; Value 'ALMOST' at "
+        "'expected.c.member.comparisonOperator' failed to satisfy constraint: Member must satisfy enum value set: "
+        f"{COMPARISON_SET}; Value 'NAND' at 'conditionalOperator' failed to satisfy constraint: Member must satisfy "
+        "enum value set: [OR, AND]",
+    )
+    assert get(ddb, table) is None
+
+
 @pytest.mark.parametrize(
     "updates",
     [
