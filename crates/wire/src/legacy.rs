@@ -261,8 +261,8 @@ fn invalid(detail: impl std::fmt::Display) -> ApiError {
     ApiError::validation(format!("One or more parameter values were invalid: {detail}"))
 }
 
-/// "1 validation error detected: Value 'x' at 'member' failed to satisfy
-/// constraint: Member must satisfy enum value set: [...]".
+/// Records "Value 'x' at 'member' failed to satisfy constraint: Member
+/// must satisfy enum value set: [...]".
 fn enum_violation(violations: &mut Violations, value: &str, member: &str, set: &str) {
     violations.add(&format!("'{value}'"), member, &format!("Member must satisfy enum value set: {set}"));
 }
