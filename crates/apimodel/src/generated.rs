@@ -5,9 +5,9 @@
 /// The botocore release the tables were generated from.
 pub const BOTOCORE_VERSION: &str = "1.43.11";
 /// FNV-1a 64 of the generator script that wrote this file.
-pub const GENERATOR_FNV1A64: u64 = 0x41b1619346034bd4;
+pub const GENERATOR_FNV1A64: u64 = 0xc9a19b109af5abe2;
 /// FNV-1a 64 of everything below the `// --- tables ---` line.
-pub const TABLES_FNV1A64: u64 = 0x08643b0537dc0987;
+pub const TABLES_FNV1A64: u64 = 0xbc65bbd358b41175;
 
 // --- tables ---
 use crate::model::{Kind::*, Member as M, Operation, Service, Shape as S};
@@ -15,7 +15,7 @@ use crate::model::{Kind::*, Member as M, Operation, Service, Shape as S};
 /// Every shape an operation's input reaches, referenced by index.
 pub static SHAPES: &[S] = &[
     S { name: "ApproximateCreationDateTimePrecision", kind: String, min: None, max: None, pattern: None, enums: &["MILLISECOND", "MICROSECOND"] },
-    S { name: "AttributeAction", kind: String, min: None, max: None, pattern: None, enums: &["ADD", "PUT", "DELETE"] },
+    S { name: "AttributeAction", kind: String, min: None, max: None, pattern: None, enums: &["ADD", "DELETE", "PUT"] },
     S { name: "AttributeDefinition", kind: Structure(&[M { name: "AttributeName", shape: 126, required: true }, M { name: "AttributeType", shape: 212, required: true }]), min: None, max: None, pattern: None, enums: &[] },
     S { name: "AttributeDefinitions", kind: List(2), min: None, max: None, pattern: None, enums: &[] },
     S { name: "AttributeName", kind: String, min: None, max: Some(65535), pattern: None, enums: &[] },
@@ -50,7 +50,7 @@ pub static SHAPES: &[S] = &[
     S { name: "Condition", kind: Structure(&[M { name: "AttributeValueList", shape: 8, required: false }, M { name: "ComparisonOperator", shape: 32, required: true }]), min: None, max: None, pattern: None, enums: &[] },
     S { name: "ConditionCheck", kind: Structure(&[M { name: "Key", shape: 121, required: true }, M { name: "TableName", shape: 223, required: true }, M { name: "ConditionExpression", shape: 35, required: true }, M { name: "ExpressionAttributeNames", shape: 92, required: false }, M { name: "ExpressionAttributeValues", shape: 94, required: false }, M { name: "ReturnValuesOnConditionCheckFailure", shape: 202, required: false }]), min: None, max: None, pattern: None, enums: &[] },
     S { name: "ConditionExpression", kind: String, min: None, max: None, pattern: None, enums: &[] },
-    S { name: "ConditionalOperator", kind: String, min: None, max: None, pattern: None, enums: &["AND", "OR"] },
+    S { name: "ConditionalOperator", kind: String, min: None, max: None, pattern: None, enums: &["OR", "AND"] },
     S { name: "ConfirmRemoveSelfResourceAccess", kind: Boolean, min: None, max: None, pattern: None, enums: &[] },
     S { name: "ConsistentRead", kind: Boolean, min: None, max: None, pattern: None, enums: &[] },
     S { name: "ContributorInsightsAction", kind: String, min: None, max: None, pattern: None, enums: &["ENABLE", "DISABLE"] },
@@ -182,7 +182,7 @@ pub static SHAPES: &[S] = &[
     S { name: "PreparedStatementParameters", kind: List(7), min: Some(1), max: None, pattern: None, enums: &[] },
     S { name: "Projection", kind: Structure(&[M { name: "ProjectionType", shape: 168, required: false }, M { name: "NonKeyAttributes", shape: 150, required: false }]), min: None, max: None, pattern: None, enums: &[] },
     S { name: "ProjectionExpression", kind: String, min: None, max: None, pattern: None, enums: &[] },
-    S { name: "ProjectionType", kind: String, min: None, max: None, pattern: None, enums: &["ALL", "KEYS_ONLY", "INCLUDE"] },
+    S { name: "ProjectionType", kind: String, min: None, max: None, pattern: None, enums: &["ALL", "INCLUDE", "KEYS_ONLY"] },
     S { name: "ProvisionedThroughput", kind: Structure(&[M { name: "ReadCapacityUnits", shape: 164, required: true }, M { name: "WriteCapacityUnits", shape: 164, required: true }]), min: None, max: None, pattern: None, enums: &[] },
     S { name: "ProvisionedThroughputOverride", kind: Structure(&[M { name: "ReadCapacityUnits", shape: 164, required: false }]), min: None, max: None, pattern: None, enums: &[] },
     S { name: "Put", kind: Structure(&[M { name: "Item", shape: 173, required: true }, M { name: "TableName", shape: 223, required: true }, M { name: "ConditionExpression", shape: 35, required: false }, M { name: "ExpressionAttributeNames", shape: 92, required: false }, M { name: "ExpressionAttributeValues", shape: 94, required: false }, M { name: "ReturnValuesOnConditionCheckFailure", shape: 202, required: false }]), min: None, max: None, pattern: None, enums: &[] },

@@ -314,7 +314,7 @@ fn nested_paths_are_lower_camel_with_one_based_members() {
         "2 validation errors detected: \
          Value 'SIDEWAYS' at 'keySchema.2.member.keyType' failed to satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]; \
          Value 'SOME' at 'globalSecondaryIndexes.1.member.projection.projectionType' failed to satisfy constraint: \
-         Member must satisfy enum value set: [ALL, KEYS_ONLY, INCLUDE]"
+         Member must satisfy enum value set: [ALL, INCLUDE, KEYS_ONLY]"
     );
     // Map entries: the key, then `.member` (S89); the operator set in DynamoDB's order.
     let body = json!({"TableName": "abc", "ScanFilter": {"a": {}, "b": {"ComparisonOperator": ""}}});

@@ -7,8 +7,9 @@ use dynaburst_expr::Condition;
 use dynaburst_model::{item_size, read_units, Item};
 
 use crate::engine::{
-    apply_update, check_item_size, check_put_return_values, condition_holds, consumed, parse_projection_only,
-    parse_write_exprs, projected, read_kind, throttled, update_return_values, Engine, ITEM_TOO_BIG,
+    apply_update, check_item_size, check_put_return_values, check_update_spares_key, condition_holds, consumed,
+    parse_projection_only, parse_write_exprs, projected, read_kind, throttled, update_return_values, Engine,
+    ITEM_TOO_BIG,
 };
 use crate::error::EngineError;
 use crate::store::StoreKey;
@@ -142,6 +143,17 @@ impl Engine {
             // A failed condition is charged on the old item, to the table.
             write::admit_write(&table, &data, key.hash, write::units(old_size, 0), &[], now)?;
             return Err(condition_failed(old.as_deref(), options));
+        }
+        if old.is_none() && input.keep_missing {
+            if let Some(update) = &exprs.update {
+                check_update_spares_key(&table.key_schema, update)?;
+            }
+            let units = write::units(0, 0);
+            write::admit_write(&table, &data, key.hash, units, &[], now)?;
+            return Ok(WriteOutput {
+                attributes: None,
+                consumed: consumed(options.return_capacity, &input.table_name, 0.0, units),
+            });
         }
         let (new_item, new_size) = apply_update(&table.key_schema, &input.key, old.as_deref(), &exprs.update)?;
         write::check_indexes(&data, &new_item)?;

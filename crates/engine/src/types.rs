@@ -297,6 +297,10 @@ pub struct UpdateItemInput {
     /// UpdateExpression.
     pub update: Option<String>,
     pub options: WriteOptions,
+    /// When the item does not exist, write nothing: the legacy
+    /// AttributeUpdates made only of DELETE actions, which "do nothing" on
+    /// a missing item, where an UpdateExpression always creates it.
+    pub keep_missing: bool,
 }
 
 /// One request of a BatchWriteItem.

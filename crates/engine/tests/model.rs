@@ -479,6 +479,7 @@ fn run(engine: &Engine, op: &Op, range: impl Fn(usize) -> bool, now: Millis) -> 
                         key: key_item(range(*table), *key),
                         update: Some("ADD v :d".into()),
                         options: options(c, expr, ReturnValues::AllNew),
+                        keep_missing: false,
                     },
                     now,
                 )

@@ -175,6 +175,7 @@ fn update_charges_a_failed_condition_on_the_old_size() {
                     },
                     ..total()
                 },
+                keep_missing: false,
             },
             T0,
         )
@@ -428,6 +429,7 @@ fn every_write(engine: &Engine, arm: &dyn Fn()) -> Vec<(&'static str, bool)> {
             },
             ..total()
         },
+        keep_missing: false,
     };
     let delete = DeleteItemInput { table_name: "a".into(), key: key("x"), options: total() };
     let batch_requests = vec![

@@ -7,6 +7,7 @@
 //! are plain numbers here) and never reads a clock: the caller passes `now`.
 
 mod error;
+mod legacy;
 mod ops;
 mod render;
 mod request;

@@ -8,6 +8,7 @@ use dynaburst_model::ScalarType;
 use serde_json::{json, Map, Value};
 
 use crate::error::ApiError;
+use crate::legacy::{self, Operation};
 use crate::request::{check_table_name, check_table_name_or_arn, null_member, Req, Violations};
 use crate::value::{item_to_json, parse_item, wrong_json_type};
 
@@ -20,8 +21,6 @@ pub const MAX_CLIENT_TOKEN: usize = 36;
 pub const MAX_LIST_TABLES: i64 = 100;
 /// Largest TotalSegments of a parallel Scan.
 pub const MAX_TOTAL_SEGMENTS: i64 = 1_000_000;
-
-const LEGACY_WRITE: &[&str] = &["Expected", "ConditionalOperator"];
 
 fn secs(m: Millis) -> Value {
     json!(m.0 as f64 / 1000.0)
@@ -550,20 +549,24 @@ fn write_output(out: WriteOutput) -> Value {
 
 /// PutItem.
 pub fn put_item(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
-    let (req, table_name, item) = Req::open_keyed(body, LEGACY_WRITE, "Item", "item")?;
-    let out = engine.put_item(PutItemInput { table_name, item, options: req.write_options()? }, now)?;
+    let (req, table_name, item) = Req::open_keyed(body, Operation::PutItem, "Item", "item")?;
+    let options = legacy::write(&req, Operation::PutItem)?.write_options(&req)?;
+    let out = engine.put_item(PutItemInput { table_name, item, options }, now)?;
     Ok(write_output(out))
 }
 
 /// GetItem.
 pub fn get_item(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
-    let (req, table_name, key) = Req::open_keyed(body, &["AttributesToGet"], "Key", "key")?;
+    let (req, table_name, key) = Req::open_keyed(body, Operation::GetItem, "Key", "key")?;
+    let mut legacy = legacy::projection(&req, "attributesToGet")?;
+    let mut names = req.names()?;
+    legacy.merge_names(&mut names);
     let out = engine.get_item(
         GetItemInput {
             table_name,
             key,
-            projection: req.opt_str("ProjectionExpression")?.map(str::to_string),
-            names: req.names()?,
+            projection: req.opt_str("ProjectionExpression")?.map(str::to_string).or(legacy.projection),
+            names,
             consistent_read: req.opt_bool("ConsistentRead")?.unwrap_or(false),
             return_capacity: req.return_capacity()?,
         },
@@ -581,24 +584,25 @@ pub fn get_item(engine: &Engine, body: &Value, now: Millis) -> Result<Value, Api
 
 /// DeleteItem.
 pub fn delete_item(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
-    let (req, table_name, key) = Req::open_keyed(body, LEGACY_WRITE, "Key", "key")?;
-    let out = engine.delete_item(DeleteItemInput { table_name, key, options: req.write_options()? }, now)?;
+    let (req, table_name, key) = Req::open_keyed(body, Operation::DeleteItem, "Key", "key")?;
+    let options = legacy::write(&req, Operation::DeleteItem)?.write_options(&req)?;
+    let out = engine.delete_item(DeleteItemInput { table_name, key, options }, now)?;
     Ok(write_output(out))
 }
 
 /// UpdateItem.
 pub fn update_item(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
-    let (req, table_name, key) =
-        Req::open_keyed(body, &["Expected", "ConditionalOperator", "AttributeUpdates"], "Key", "key")?;
-    let out = engine.update_item(
-        UpdateItemInput {
-            table_name,
-            key,
-            update: req.opt_str("UpdateExpression")?.map(str::to_string),
-            options: req.write_options()?,
-        },
-        now,
-    )?;
+    let (req, table_name, key) = Req::open_keyed(body, Operation::UpdateItem, "Key", "key")?;
+    let mut legacy = legacy::write(&req, Operation::UpdateItem)?;
+    let update = req.opt_str("UpdateExpression")?.map(str::to_string).or(legacy.update.take());
+    let input = UpdateItemInput {
+        table_name,
+        key,
+        update,
+        options: legacy.write_options(&req)?,
+        keep_missing: legacy.keep_missing,
+    };
+    let out = engine.update_item(input, now).map_err(|e| legacy::update_error(e.into(), legacy.attribute_updates))?;
     Ok(write_output(out))
 }
 
@@ -716,7 +720,7 @@ pub fn batch_get_item(engine: &Engine, body: &Value, now: Millis) -> Result<Valu
     let mut requests = Vec::new();
     for_each_request_item(&req, &mut violations, |table, spec, violations| {
         let r = Req::new(spec)?;
-        r.reject_legacy(&["AttributesToGet"])?;
+        legacy::check_mixing(&r, Operation::BatchGetItem)?;
         let keys_v = r.get("Keys").ok_or_else(|| null_member("requestItems.member.value.keys"))?;
         let list = keys_v.as_array().ok_or_else(|| wrong_json_type(keys_v, "List"))?;
         if list.is_empty() {
@@ -727,12 +731,15 @@ pub fn batch_get_item(engine: &Engine, body: &Value, now: Millis) -> Result<Valu
             );
         }
         let keys = list.iter().map(parse_item).collect::<Result<Vec<_>, _>>()?;
+        let mut legacy = legacy::projection(&r, &format!("requestItems.{table}.member.attributesToGet"))?;
+        let mut names = r.names()?;
+        legacy.merge_names(&mut names);
         requests.push((
             table.to_string(),
             KeysAndAttributes {
                 keys,
-                projection: r.opt_str("ProjectionExpression")?.map(str::to_string),
-                names: r.names()?,
+                projection: r.opt_str("ProjectionExpression")?.map(str::to_string).or(legacy.projection),
+                names,
                 consistent_read: r.opt_bool("ConsistentRead")?.unwrap_or(false),
             },
         ));
@@ -894,8 +901,8 @@ pub fn transact_get_items(engine: &Engine, body: &Value, now: Millis) -> Result<
 /// Query (`is_query`) or Scan.
 pub fn read(engine: &Engine, body: &Value, now: Millis, is_query: bool) -> Result<Value, ApiError> {
     let req = Req::new(body)?;
-    req.reject_legacy(&["AttributesToGet", "KeyConditions", "QueryFilter", "ScanFilter", "ConditionalOperator"])?;
     let table_name = req.table_name()?;
+    legacy::check_mixing(&req, if is_query { Operation::Query } else { Operation::Scan })?;
     let mut violations = Violations::default();
     let limit = req.opt_i64("Limit")?;
     if let Some(l) = limit {
@@ -951,20 +958,29 @@ pub fn read(engine: &Engine, body: &Value, now: Millis, is_query: bool) -> Resul
         }
     };
     violations.finish()?;
+    let mut legacy = legacy::read(&req, is_query)?;
+    let key_condition = key_condition.or(legacy.key_condition.take());
     if is_query && key_condition.is_none() {
         return Err(ApiError::validation(
             "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.",
         ));
     }
+    if req.get("IndexName").is_none() && legacy.needs_key_schema() {
+        // A missing table is left to the read, which words it as reads do.
+        if let Ok(table) = engine.describe_table(&table_name, now) {
+            legacy.check_key_schema(&table.key_schema, &table.attribute_definitions)?;
+        }
+    }
+    legacy.check_select(req.select()?, is_query)?;
     let rc = req.return_capacity()?;
     let out = engine.read(
         ReadInput {
             table_name,
             index_name: req.opt_str("IndexName")?.map(str::to_string),
             key_condition,
-            filter: req.opt_str("FilterExpression")?.map(str::to_string),
-            projection: req.opt_str("ProjectionExpression")?.map(str::to_string),
-            expr: req.expr_args()?,
+            filter: req.opt_str("FilterExpression")?.map(str::to_string).or(legacy.filter.take()),
+            projection: req.opt_str("ProjectionExpression")?.map(str::to_string).or(legacy.projection.take()),
+            expr: legacy.merged(req.expr_args()?),
             select: req.select()?,
             limit: limit.map(|l| l.max(1) as usize),
             exclusive_start_key: req.opt_item("ExclusiveStartKey")?,

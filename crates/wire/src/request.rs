@@ -7,6 +7,7 @@ use dynaburst_model::Item;
 use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ErrorKind};
+use crate::legacy::{check_mixing, Operation};
 use crate::value::{parse_item, parse_value, wrong_json_type};
 
 pub use dynaburst_ddbjson::{MAX_TABLE_NAME, MIN_TABLE_NAME};
@@ -92,18 +93,22 @@ impl<'a> Req<'a> {
         }
     }
 
-    /// Opens a single-item request: the body as a map, the legacy
-    /// parameters refused, then TableName and the required item member
-    /// `name` (constraint path `member`), in DynamoDB's order.
+    /// Opens a single-item request: the body as a map, then TableName,
+    /// the presence of the item member `name` (constraint path `member`),
+    /// the mixing of legacy and expression parameters, and the item, in
+    /// DynamoDB's order.
     pub fn open_keyed(
         body: &'a Value,
-        legacy: &[&str],
+        operation: Operation,
         name: &str,
         member: &str,
     ) -> Result<(Req<'a>, String, Item), ApiError> {
         let req = Req::new(body)?;
-        req.reject_legacy(legacy)?;
         let table_name = req.table_name()?;
+        if req.get(name).is_none() {
+            return Err(null_member(member));
+        }
+        check_mixing(&req, operation)?;
         let item = req.item(name, member)?;
         Ok((req, table_name, item))
     }
@@ -237,19 +242,6 @@ impl<'a> Req<'a> {
             })
         })?;
         Ok(ExprArgs { names, values })
-    }
-
-    /// Rejects the legacy (pre-expression) parameters, which dynaburst does
-    /// not implement, rather than silently ignoring them.
-    pub fn reject_legacy(&self, names: &[&str]) -> Result<(), ApiError> {
-        for name in names {
-            if self.get(name).is_some() {
-                return Err(ApiError::validation(format!(
-                    "dynaburst does not support the legacy parameter {name}; use the expression parameters instead"
-                )));
-            }
-        }
-        Ok(())
     }
 }
 
