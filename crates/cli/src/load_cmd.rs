@@ -398,20 +398,20 @@ async fn run_async(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let key = args.key.as_deref().map(KeySchema::parse).transpose().map_err(|e| anyhow::anyhow!(e))?;
     if args.dry_run {
         let client = dynaburst_dynamo::client(&args.endpoint.endpoint()).await;
-        let (schema, capacity) = match dynaburst_dynamo::describe(&client, &table).await {
-            Ok(info) => (info.schema, info.provisioned_wcu.or(info.warm_write_units).unwrap_or(4000) as f64),
+        let (schema, capacity, indexes) = match dynaburst_dynamo::describe(&client, &table).await {
+            Ok(info) => (info.schema, info.provisioned_wcu.or(info.warm_write_units).unwrap_or(4000) as f64, info.indexes),
             Err(_) => match &key {
                 Some(k) => {
                     let cap = match Billing::parse(&args.billing).map_err(|e| anyhow::anyhow!(e))? {
                         Billing::OnDemand => 4000.0,
                         Billing::Provisioned { write, .. } => write as f64,
                     };
-                    (k.clone(), cap)
+                    (k.clone(), cap, Vec::new())
                 }
                 None => bail!("--dry-run needs the table's key: the table {table} cannot be described, so pass --key NAME:TYPE[,NAME:TYPE]"),
             },
         };
-        return print_dry_run(&dynaburst_dynamo::dry_run(spec, &schema, capacity, prices)?);
+        return print_dry_run(&dynaburst_dynamo::dry_run(spec, &schema, capacity, &indexes, prices)?);
     }
     let create = if args.create_table {
         let k = key.clone().context("--create-table needs --key NAME:TYPE[,NAME:TYPE], for example --key id:S")?;

@@ -478,3 +478,74 @@ fn dry_run_estimates_without_writing_and_count_and_purge_agree() {
     count(&["purge", "--table", "counted", "--yes"]);
     assert_eq!(count(&["count", "--table", "counted"]), "0");
 }
+
+/// Creates `table` keyed by `id` (S) with GSI `by_status` on `status` (S).
+fn create_with_status_index(url: &str, table: &str) {
+    use aws_sdk_dynamodb::types::{
+        AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection, ProjectionType,
+        ScalarAttributeType,
+    };
+    let def = |n: &str| {
+        AttributeDefinition::builder().attribute_name(n).attribute_type(ScalarAttributeType::S).build().unwrap()
+    };
+    let key = |n: &str| KeySchemaElement::builder().attribute_name(n).key_type(KeyType::Hash).build().unwrap();
+    runtime().block_on(async {
+        client(url)
+            .create_table()
+            .table_name(table)
+            .attribute_definitions(def("id"))
+            .attribute_definitions(def("status"))
+            .key_schema(key("id"))
+            .billing_mode(BillingMode::PayPerRequest)
+            .global_secondary_indexes(
+                GlobalSecondaryIndex::builder()
+                    .index_name("by_status")
+                    .key_schema(key("status"))
+                    .projection(Projection::builder().projection_type(ProjectionType::All).build())
+                    .build()
+                    .unwrap(),
+            )
+            .send()
+            .await
+            .unwrap();
+    });
+}
+
+#[test]
+fn a_dry_run_and_a_load_count_what_a_low_cardinality_gsi_costs() {
+    let _one = serial();
+    let server = Server::start(&["--capacity-model", "off"]);
+    let d = dir("gsi");
+    let input = d.join("status.jsonl");
+    // 2,000 small items, half "open", half "done": one index partition key
+    // takes 1,000 units, a second's worth for one partition.
+    let mut f = std::fs::File::create(&input).unwrap();
+    for i in 0..2000 {
+        let status = if i % 2 == 0 { "open" } else { "done" };
+        writeln!(f, "{{\"id\": \"k{i}\", \"status\": \"{status}\"}}").unwrap();
+    }
+    drop(f);
+    create_with_status_index(&server.url, "orders");
+    let out = load(&server, &input, "orders", &["--dry-run"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let est: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(est["write_units"], 2000.0);
+    assert_eq!(est["index_write_units"], 2000.0, "one unit per entry: item, keys and 100 bytes fit in 1 KB");
+    let index = &est["indexes"][0];
+    assert_eq!(
+        (&index["name"], &index["kind"], &index["items"], &index["distinct_partition_keys"]),
+        (
+            &serde_json::json!("by_status"),
+            &serde_json::json!("global"),
+            &serde_json::json!(2000),
+            &serde_json::json!(2)
+        )
+    );
+    assert_eq!(index["hottest_partition_key_units"], 1000.0);
+    assert_eq!(est["estimated_seconds"], 1.0, "the GSI's hottest key, not the table, bounds the load");
+    assert_eq!(est["estimated_seconds_bound_by"], "hottest partition key of index by_status (1,000 WCU per partition)");
+    let r = load_ok(&server, &input, "orders", &d, &[]);
+    assert_eq!(r["records"]["written"], 2000);
+    assert_eq!(r["index_write_units"], serde_json::json!({"by_status": 2000.0}));
+    assert_eq!(r["write_units"], 4000.0, "table and index units together");
+}

@@ -23,6 +23,7 @@ use dynaburst_loader::{
     load_report, open_session, run_pipeline, Concurrency, Cost, DynamoReport, LoadError, LoadResult, Order, Prices,
     Report, Snapshot, TargetReport, TokioClock, Tuning, UnitRate,
 };
+use dynaburst_model::ScalarType;
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
@@ -31,8 +32,8 @@ pub use convert::{from_sdk, item_from_sdk, item_to_sdk, key_from_sdk, to_sdk};
 pub use errors::{classify, classify_code, DynamoError, ErrorClass};
 pub use schema::{KeySchema, RecordError, SpecError, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 pub use sink::{
-    client, create_table, describe, prepare, Billing, DynamoItem, DynamoSink, Endpoint, TableInfo, WriteMode,
-    BATCH_SIZE, MAX_BATCH_WRITE_BYTES, MAX_TRANSACT_BYTES, MAX_TRANSACT_SIZE,
+    client, create_table, describe, prepare, Billing, DynamoItem, DynamoSink, Endpoint, IndexInfo, IndexUnits,
+    TableInfo, WriteMode, BATCH_SIZE, MAX_BATCH_WRITE_BYTES, MAX_TRANSACT_BYTES, MAX_TRANSACT_SIZE,
 };
 pub use tools::{count, purge};
 
@@ -105,12 +106,14 @@ pub async fn load(
         seed: opts.seed,
         stall_timeout: opts.stall_timeout,
     };
+    let index_units = IndexUnits::default();
     let sink = Arc::new(DynamoSink {
         client,
         table: opts.table.clone(),
         schema: info.schema.clone(),
         mode: opts.mode,
         transact_size: opts.transact_size,
+        index_units: index_units.clone(),
     });
     let schema = info.schema.clone();
     let out =
@@ -125,6 +128,7 @@ pub async fn load(
         table: opts.table.clone(),
         endpoint: opts.endpoint.url.clone(),
         write_units: s.units,
+        index_write_units: index_units.totals(),
         units_per_s: UnitRate { mean: mean_units, best_second: best_units },
         cost_usd: Cost {
             on_demand: s.units / 1e6 * opts.prices.per_million_wru,
@@ -138,33 +142,44 @@ pub async fn load(
 }
 
 /// `--dry-run`: reads and checks every record, estimates units, cost and
-/// time, writes nothing. `schema` comes from `--key` or the table.
+/// time, writes nothing. `schema` comes from `--key` or the table, and
+/// `indexes` from the table: each record also pays for its entry in every
+/// index it lands in (GSIs on their own capacity, LSIs on the table's), and
+/// a GSI's hottest partition key bounds the load like the table's does.
 pub fn dry_run(
     spec: InputSpec,
     schema: &KeySchema,
     table_write_capacity: f64,
+    indexes: &[IndexInfo],
     prices: Prices,
 ) -> Result<Value, LoadError> {
     let reader = Reader::open(spec).map_err(LoadError::Input)?;
     let (mut read, mut valid, mut units) = (0u64, 0u64, 0.0f64);
     let mut bytes = 0u64;
     let mut per_partition_key: HashMap<dynaburst_model::KeyValue, f64> = HashMap::new();
+    let mut per_index: Vec<IndexEstimate> = indexes.iter().map(|_| IndexEstimate::default()).collect();
     let mut problems: Vec<Value> = Vec::new();
     let mut rejected = 0u64;
     for rec in reader {
         let rec = rec.map_err(LoadError::Input)?;
         read += 1;
-        let checked = rec.item.map_err(|e| e.0).and_then(|item| schema.check(&item).map_err(|e| e.to_string()));
+        let checked = rec.item.map_err(|e| e.0).and_then(|item| {
+            let (key, size) = schema.check(&item).map_err(|e| e.to_string())?;
+            Ok((key, size, item))
+        });
         match checked {
-            Ok((key, size)) => {
+            Ok((key, size, item)) => {
                 valid += 1;
                 bytes += size as u64;
                 let u = dynaburst_model::write_units(size);
                 units += u;
                 // Bounded: beyond a million distinct keys the hottest key
                 // is what matters, and a spread load is not key-bound.
-                if per_partition_key.len() < 1_000_000 || per_partition_key.contains_key(&key.0) {
+                if per_partition_key.len() < DISTINCT_KEYS_TRACKED || per_partition_key.contains_key(&key.0) {
                     *per_partition_key.entry(key.0).or_insert(0.0) += u;
+                }
+                for (ix, est) in indexes.iter().zip(per_index.iter_mut()) {
+                    est.add(schema, ix, &item);
                 }
             }
             Err(e) => {
@@ -177,23 +192,100 @@ pub fn dry_run(
     }
     let hottest = per_partition_key.values().cloned().fold(0.0, f64::max);
     let capacity = table_write_capacity.max(1.0);
+    // LSI entries are written with the item and charged to the table.
+    let local_units: f64 = indexes.iter().zip(&per_index).filter(|(ix, _)| !ix.global).map(|(_, e)| e.units).sum();
     // One partition-key value lives on one partition: it cannot take more
     // than 1,000 write units a second, however large the table.
-    let by_capacity = units / capacity;
-    let by_hot_key = hottest / 1000.0;
+    let mut bounds = vec![
+        ((units + local_units) / capacity, "table capacity".to_string()),
+        (hottest / PARTITION_WRITE_UNITS, "hottest partition key (1,000 WCU per partition)".to_string()),
+    ];
+    let mut index_reports = Vec::new();
+    let mut index_units = 0.0;
+    for (ix, est) in indexes.iter().zip(&per_index) {
+        index_units += est.units;
+        let hottest_index_key = est.per_key.values().cloned().fold(0.0, f64::max);
+        let ix_capacity = ix.provisioned_wcu.or(ix.warm_write_units).unwrap_or(ON_DEMAND_INITIAL_WCU) as f64;
+        if ix.global {
+            bounds.push((est.units / ix_capacity.max(1.0), format!("index {} capacity", ix.name)));
+            bounds.push((
+                hottest_index_key / PARTITION_WRITE_UNITS,
+                format!("hottest partition key of index {} (1,000 WCU per partition)", ix.name),
+            ));
+        }
+        index_reports.push(json!({
+            "name": ix.name,
+            "kind": if ix.global { "global" } else { "local" },
+            "items": est.items,
+            "write_units": est.units,
+            "distinct_partition_keys": est.per_key.len(),
+            "hottest_partition_key_units": hottest_index_key,
+            "write_capacity": if ix.global { json!(ix_capacity) } else { Value::Null },
+        }));
+    }
+    let (seconds, bound_by) = bounds.into_iter().fold((0.0, String::new()), |a, b| if b.0 > a.0 { b } else { a });
     Ok(json!({
         "records": { "read": read, "valid": valid, "rejected": rejected },
         "item_bytes": bytes,
         "write_units": units,
+        "index_write_units": index_units,
         "distinct_partition_keys": per_partition_key.len(),
         "hottest_partition_key_units": hottest,
         "table_write_capacity": capacity,
-        "estimated_seconds": by_capacity.max(by_hot_key),
-        "estimated_seconds_bound_by": if by_hot_key > by_capacity { "hottest partition key (1,000 WCU per partition)" } else { "table capacity" },
+        "indexes": index_reports,
+        "estimated_seconds": seconds,
+        "estimated_seconds_bound_by": if bound_by.is_empty() { "table capacity".to_string() } else { bound_by },
         "cost_usd": {
-            "on_demand": units / 1e6 * prices.per_million_wru,
+            "on_demand": (units + index_units) / 1e6 * prices.per_million_wru,
             "prices": { "per_million_wru": prices.per_million_wru, "per_wcu_hour": prices.per_wcu_hour },
         },
         "problems": problems,
     }))
+}
+
+/// Distinct partition-key values a dry run tracks (per table or index).
+const DISTINCT_KEYS_TRACKED: usize = 1_000_000;
+/// Write units one partition takes per second (reference A1).
+const PARTITION_WRITE_UNITS: f64 = 1000.0;
+/// Write units per second a new on-demand table or GSI takes (A19).
+const ON_DEMAND_INITIAL_WCU: u64 = 4000;
+/// Bytes an index entry adds to its attributes (DynamoDB's per-entry overhead).
+const INDEX_ENTRY_OVERHEAD_BYTES: usize = 100;
+
+/// A dry run's running estimate for one index.
+#[derive(Default)]
+struct IndexEstimate {
+    items: u64,
+    units: f64,
+    per_key: HashMap<Vec<dynaburst_model::KeyValue>, f64>,
+}
+
+impl IndexEstimate {
+    /// Counts `item`'s entry, if it has one (every key component present,
+    /// of its type: an index is sparse).
+    fn add(&mut self, table: &KeySchema, ix: &IndexInfo, item: &dynaburst_model::Item) {
+        let component = |(name, ty): &(String, ScalarType)| {
+            item.get(name).and_then(dynaburst_model::KeyValue::from_attribute).filter(|k| k.key_type() == *ty)
+        };
+        let Some(partition) = ix.hash.iter().map(component).collect::<Option<Vec<_>>>() else { return };
+        if ix.range.iter().map(component).any(|c| c.is_none()) {
+            return;
+        }
+        let keys = table.names();
+        let entry: dynaburst_model::Item = item
+            .iter()
+            .filter(|(n, _)| {
+                keys.contains(&n.as_str())
+                    || ix.hash.iter().chain(&ix.range).any(|(k, _)| k == *n)
+                    || ix.projected.as_ref().is_none_or(|p| p.contains(n))
+            })
+            .map(|(n, v)| (n.clone(), v.clone()))
+            .collect();
+        let u = dynaburst_model::write_units(dynaburst_model::item_size(&entry) + INDEX_ENTRY_OVERHEAD_BYTES);
+        self.items += 1;
+        self.units += u;
+        if self.per_key.len() < DISTINCT_KEYS_TRACKED || self.per_key.contains_key(&partition) {
+            *self.per_key.entry(partition).or_insert(0.0) += u;
+        }
+    }
 }

@@ -13,8 +13,9 @@ use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::config::ProvideCredentials;
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue as Av, BillingMode, KeySchemaElement, KeyType, ProvisionedThroughput, Put,
-    PutRequest, ReturnConsumedCapacity, ScalarAttributeType, TableStatus, TransactWriteItem, WriteRequest,
+    AttributeDefinition, AttributeValue as Av, BillingMode, KeySchemaElement, KeyType, ProjectionType,
+    ProvisionedThroughput, Put, PutRequest, ReturnConsumedCapacity, ScalarAttributeType, TableStatus,
+    TransactWriteItem, WriteRequest,
 };
 use aws_sdk_dynamodb::Client;
 use dynaburst_model::ScalarType;
@@ -158,6 +159,29 @@ pub struct DynamoSink {
     pub mode: WriteMode,
     /// Items per TransactWriteItems.
     pub transact_size: usize,
+    /// Write units each secondary index consumed, from the answers'
+    /// ConsumedCapacity (asked for with INDEXES).
+    pub index_units: IndexUnits,
+}
+
+/// Write units per secondary index, summed over a load's answers.
+#[derive(Clone, Debug, Default)]
+pub struct IndexUnits(std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<String, f64>>>);
+
+impl IndexUnits {
+    /// Adds the index parts of one answer's ConsumedCapacity.
+    fn note(&self, consumed: &aws_sdk_dynamodb::types::ConsumedCapacity) {
+        let parts = consumed.global_secondary_indexes().into_iter().chain(consumed.local_secondary_indexes());
+        let mut totals = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        for (name, c) in parts.flatten() {
+            *totals.entry(name.clone()).or_insert(0.0) += c.capacity_units().unwrap_or(0.0);
+        }
+    }
+
+    /// The totals so far.
+    pub fn totals(&self) -> std::collections::BTreeMap<String, f64> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
 }
 
 impl Sink for DynamoSink {
@@ -185,20 +209,15 @@ impl Sink for DynamoSink {
         items: &'a [&'a DynamoItem],
         token: Option<&'a str>,
     ) -> impl std::future::Future<Output = Outcome> + Send + 'a {
-        write(&self.client, &self.table, &self.schema, self.mode, items, token)
+        write(self, items, token)
     }
 }
 
-/// Writes `items` with `mode`.
-async fn write(
-    client: &Client,
-    table: &str,
-    schema: &KeySchema,
-    mode: WriteMode,
-    items: &[&DynamoItem],
-    token: Option<&str>,
-) -> Outcome {
-    match mode {
+/// Writes `items` with the sink's mode. Units are the answers' total
+/// CapacityUnits (table and indexes); the index parts are noted apart.
+async fn write(sink: &DynamoSink, items: &[&DynamoItem], token: Option<&str>) -> Outcome {
+    let (client, table, schema) = (&sink.client, sink.table.as_str(), &sink.schema);
+    match sink.mode {
         WriteMode::Batch => {
             let mut requests = Vec::with_capacity(items.len());
             for DynamoItem { item, .. } in items {
@@ -210,11 +229,12 @@ async fn write(
             let result = client
                 .batch_write_item()
                 .request_items(table, requests)
-                .return_consumed_capacity(ReturnConsumedCapacity::Total)
+                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
                 .send()
                 .await;
             match result {
                 Ok(out) => {
+                    out.consumed_capacity().iter().for_each(|c| sink.index_units.note(c));
                     let units = out.consumed_capacity().iter().filter_map(|c| c.capacity_units()).sum();
                     let mut unprocessed = Vec::new();
                     if let Some(left) = out.unprocessed_items().and_then(|m| m.get(table)) {
@@ -246,11 +266,12 @@ async fn write(
                 .put_item()
                 .table_name(table)
                 .set_item(Some(item.clone()))
-                .return_consumed_capacity(ReturnConsumedCapacity::Total)
+                .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
                 .send()
                 .await;
             match result {
                 Ok(out) => {
+                    out.consumed_capacity().iter().for_each(|c| sink.index_units.note(c));
                     Outcome::all_written(out.consumed_capacity().and_then(|c| c.capacity_units()).unwrap_or(0.0))
                 }
                 Err(e) => outcome_of(&e),
@@ -267,12 +288,13 @@ async fn write(
             let mut req = client
                 .transact_write_items()
                 .set_transact_items(Some(actions))
-                .return_consumed_capacity(ReturnConsumedCapacity::Total);
+                .return_consumed_capacity(ReturnConsumedCapacity::Indexes);
             if let Some(t) = token {
                 req = req.client_request_token(t);
             }
             match req.send().await {
                 Ok(out) => {
+                    out.consumed_capacity().iter().for_each(|c| sink.index_units.note(c));
                     Outcome::all_written(out.consumed_capacity().iter().filter_map(|c| c.capacity_units()).sum())
                 }
                 Err(e) => {
@@ -317,6 +339,25 @@ pub struct TableInfo {
     pub provisioned_wcu: Option<u64>,
     /// What the table can take at once (WarmThroughput), if reported.
     pub warm_write_units: Option<u64>,
+    /// The table's secondary indexes: every write pays for its entries.
+    pub indexes: Vec<IndexInfo>,
+}
+
+/// What a load needs to know of a secondary index to estimate its writes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexInfo {
+    pub name: String,
+    /// Global (own capacity and partitions) or local (the table's).
+    pub global: bool,
+    /// Partition-key and sort-key components, with their types.
+    pub hash: Vec<(String, ScalarType)>,
+    pub range: Vec<(String, ScalarType)>,
+    /// Attributes an entry carries besides the keys: None for ALL.
+    pub projected: Option<Vec<String>>,
+    /// A GSI's provisioned write capacity (None on demand, and for LSIs).
+    pub provisioned_wcu: Option<u64>,
+    /// A GSI's warm write throughput, if reported.
+    pub warm_write_units: Option<u64>,
 }
 
 fn scalar(t: &ScalarAttributeType) -> Option<ScalarType> {
@@ -360,10 +401,54 @@ pub async fn describe(client: &Client, table: &str) -> Result<TableInfo, DynamoE
     } else {
         t.provisioned_throughput().and_then(|p| p.write_capacity_units()).map(|w| w as u64).filter(|w| *w > 0)
     };
+    let components = |keys: &[KeySchemaElement], role: KeyType| -> Result<Vec<(String, ScalarType)>, DynamoError> {
+        keys.iter()
+            .filter(|k| *k.key_type() == role)
+            .map(|k| {
+                let ty = types
+                    .get(k.attribute_name())
+                    .copied()
+                    .ok_or_else(|| missing("an index key attribute without a type"))?;
+                Ok((k.attribute_name().to_string(), ty))
+            })
+            .collect()
+    };
+    let projected = |p: Option<&aws_sdk_dynamodb::types::Projection>| match p.and_then(|p| p.projection_type()) {
+        Some(ProjectionType::All) | None => None,
+        Some(_) => p.map(|p| p.non_key_attributes().to_vec()).or(Some(Vec::new())),
+    };
+    let mut indexes = Vec::new();
+    for g in t.global_secondary_indexes() {
+        indexes.push(IndexInfo {
+            name: g.index_name().unwrap_or_default().to_string(),
+            global: true,
+            hash: components(g.key_schema(), KeyType::Hash)?,
+            range: components(g.key_schema(), KeyType::Range)?,
+            projected: projected(g.projection()),
+            provisioned_wcu: g
+                .provisioned_throughput()
+                .and_then(|p| p.write_capacity_units())
+                .map(|w| w as u64)
+                .filter(|w| *w > 0),
+            warm_write_units: g.warm_throughput().and_then(|w| w.write_units_per_second()).map(|w| w as u64),
+        });
+    }
+    for l in t.local_secondary_indexes() {
+        indexes.push(IndexInfo {
+            name: l.index_name().unwrap_or_default().to_string(),
+            global: false,
+            hash: components(l.key_schema(), KeyType::Hash)?,
+            range: components(l.key_schema(), KeyType::Range)?,
+            projected: projected(l.projection()),
+            provisioned_wcu: None,
+            warm_write_units: None,
+        });
+    }
     Ok(TableInfo {
         schema: KeySchema { hash, range },
         provisioned_wcu,
         warm_write_units: t.warm_throughput().and_then(|w| w.write_units_per_second()).map(|w| w as u64),
+        indexes,
     })
 }
 

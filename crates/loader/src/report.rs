@@ -257,7 +257,11 @@ pub struct Cost {
 pub struct DynamoReport {
     pub table: String,
     pub endpoint: Option<String>,
+    /// Every unit the answers reported: the table's and its indexes'.
     pub write_units: f64,
+    /// Of those, each secondary index's (absent without indexes).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub index_write_units: BTreeMap<String, f64>,
     pub units_per_s: UnitRate,
     pub cost_usd: Cost,
 }
