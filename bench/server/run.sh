@@ -15,6 +15,9 @@
 #
 # Settings (environment):
 #   SERVERS="dynaburst dynoxide ddblocal"  MODES="batch put"
+#     (a mode may name GSIs: batch-gsi2 is batch into a table with 2 GSIs,
+#     `dynaburst loadgen --gsis 2`; the baseline build predates indexes and
+#     skips such modes)
 #   BASELINE_REV=<commit>: also run `baseline`, dynaburst built at that commit
 #     (into $BENCH_CACHE/baseline-<sha>), so a change is compared with what
 #     it changed in the same run: SERVERS="dynaburst baseline" BASELINE_REV=1fb8027
@@ -307,6 +310,9 @@ for rep in $(seq 1 "$REPEAT"); do
             continue
         fi
         for mode in $MODES; do
+            if [[ "$server" == baseline && "$mode" == *-gsi* ]]; then
+                continue
+            fi
             wait_quiet
             port=$(free_port)
             out="$work/$server-$mode-$rep.server.log"
@@ -317,10 +323,13 @@ for rep in $(seq 1 "$REPEAT"); do
                 record "$server" "$mode" "$rep" 99 "$(server_command "$server" "$port")" "" "$work/empty" "$out"
                 continue
             fi
-            table="bench_$mode"
-            loadgen=("$dynaburst" loadgen --endpoint-url "http://127.0.0.1:$port" --mode "$mode"
+            table="bench_${mode//-/_}"
+            request_mode=${mode%%-gsi*}
+            gsis=0
+            [[ "$mode" == *-gsi* ]] && gsis=${mode##*-gsi}
+            loadgen=("$dynaburst" loadgen --endpoint-url "http://127.0.0.1:$port" --mode "$request_mode"
                 --connections "$CONNECTIONS" --batch-size "$BATCH_SIZE" --item-bytes "$ITEM_BYTES"
-                --duration "$DURATION" --warmup "$WARMUP" --table "$table" --json)
+                --duration "$DURATION" --warmup "$WARMUP" --table "$table" --gsis "$gsis" --json)
             cpu_before=$(cpu_secs "$server_pid")
             busy_before=$(machine_busy_secs)
             t_before=$(now_secs)
@@ -342,7 +351,7 @@ for rep in $(seq 1 "$REPEAT"); do
             [[ $code -eq 0 ]] || { log "loadgen exit $code:"; cat "$work/loadgen.err" >&2; }
             cat "$work/result.json" >&2
             record "$server" "$mode" "$rep" "$code" "$(server_command "$server" "$port")" \
-                "dynaburst loadgen --endpoint-url http://127.0.0.1:$port --mode $mode --connections $CONNECTIONS --batch-size $BATCH_SIZE --item-bytes $ITEM_BYTES --duration $DURATION --warmup $WARMUP --table $table --json" \
+                "dynaburst loadgen --endpoint-url http://127.0.0.1:$port --mode $request_mode --connections $CONNECTIONS --batch-size $BATCH_SIZE --item-bytes $ITEM_BYTES --duration $DURATION --warmup $WARMUP --table $table --gsis $gsis --json" \
                 "$work/result.json" "$work/loadgen.err" "$wall" "$server_cpu" "$busy"
         done
     done

@@ -36,6 +36,10 @@ pub struct LoadgenArgs {
     /// Threads of the generator (1 leaves the other cores to the server).
     #[arg(long, default_value_t = 1)]
     threads: usize,
+    /// Global secondary indexes to create the table with (0..=20): index
+    /// by_g<i> on attribute g<i>, which each item carries with a key of its own.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=20))]
+    gsis: u8,
     /// Print the result as JSON instead of one line.
     #[arg(long)]
     json: bool,
@@ -71,6 +75,7 @@ pub fn run(args: LoadgenArgs) -> anyhow::Result<()> {
     config.warmup = seconds("warmup", args.warmup)?;
     config.table = args.table;
     config.threads = args.threads;
+    config.gsis = usize::from(args.gsis);
     let result = dynaburst_loadgen::run_blocking(&config)?;
     if args.json {
         println!("{}", serde_json::to_string(&result)?);

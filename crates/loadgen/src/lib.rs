@@ -114,7 +114,15 @@ pub struct Config {
     /// Seed of the run's key nonce: runs with different seeds never write
     /// the same keys; the same seed writes the same keys again.
     pub seed: u64,
+    /// Global secondary indexes on the table (at most
+    /// [`MAX_LOADGEN_GSIS`]): GSI `by_g<i>` is keyed on attribute `g<i>`, which
+    /// every item carries with its own key as value (a key of high
+    /// cardinality), projected KEYS_ONLY.
+    pub gsis: usize,
 }
+
+/// GSIs a generated table may have (DynamoDB's default quota).
+pub const MAX_LOADGEN_GSIS: usize = 20;
 
 impl Config {
     /// The defaults of the benchmark: 16 connections, batches of 25 items
@@ -132,6 +140,7 @@ impl Config {
             request_timeout: Duration::from_secs(30),
             threads: 1,
             seed,
+            gsis: 0,
         }
     }
 
@@ -315,7 +324,7 @@ pub fn run_blocking(config: &Config) -> Result<LoadResult, LoadError> {
 pub async fn run(config: &Config) -> Result<LoadResult, LoadError> {
     config.validate()?;
     let endpoint = Arc::new(Endpoint::resolve(&config.endpoint).await?);
-    create_table(&endpoint, &config.table).await?;
+    create_table(&endpoint, &config.table, config.gsis).await?;
 
     let nonce = key_nonce(config.seed);
     let start = Instant::now();
@@ -476,13 +485,28 @@ async fn control(endpoint: &Endpoint, operation: &str, body: &Value) -> Result<(
 
 /// Creates `table` (PAY_PER_REQUEST, hash key `id` S) unless it exists,
 /// then waits until DescribeTable says ACTIVE.
-async fn create_table(endpoint: &Endpoint, table: &str) -> Result<(), LoadError> {
-    let create = json!({
+async fn create_table(endpoint: &Endpoint, table: &str, gsis: usize) -> Result<(), LoadError> {
+    let mut create = json!({
         "TableName": table,
         "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
         "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
         "BillingMode": "PAY_PER_REQUEST",
     });
+    if gsis > 0 {
+        let names: Vec<String> = (0..gsis.min(MAX_LOADGEN_GSIS)).map(|i| format!("g{i}")).collect();
+        let defs = std::iter::once(json!({"AttributeName": "id", "AttributeType": "S"}))
+            .chain(names.iter().map(|n| json!({"AttributeName": n, "AttributeType": "S"})))
+            .collect::<Vec<_>>();
+        let indexes = names
+            .iter()
+            .map(|n| {
+                json!({"IndexName": format!("by_{n}"), "KeySchema": [{"AttributeName": n, "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "KEYS_ONLY"}})
+            })
+            .collect::<Vec<_>>();
+        create["AttributeDefinitions"] = json!(defs);
+        create["GlobalSecondaryIndexes"] = json!(indexes);
+    }
     let (status, answer) = control(endpoint, "CreateTable", &create).await?;
     let error_type = answer.get("__type").and_then(Value::as_str).unwrap_or("");
     if status != StatusCode::OK && !error_type.ends_with("ResourceInUseException") {
@@ -508,9 +532,11 @@ async fn create_table(endpoint: &Endpoint, table: &str) -> Result<(), LoadError>
 /// A connection's request body, rewritten in place for each request.
 struct Template {
     body: Vec<u8>,
-    /// Where each item's counter digits start.
+    /// Where each counter's digits start (the key, and each GSI key).
     counters: Vec<usize>,
     next: u64,
+    /// Items each body writes (a counter per item and per GSI key).
+    items: usize,
 }
 
 fn payload_len(item_bytes: usize) -> usize {
@@ -524,11 +550,19 @@ impl Template {
         let key_prefix = format!("{nonce:08x}{:04}-", conn % 10_000);
         let mut body = Vec::new();
         let mut counters = Vec::new();
+        let gsis = config.gsis.min(MAX_LOADGEN_GSIS);
         let mut item = |body: &mut Vec<u8>| {
             body.extend_from_slice(br#"{"id":{"S":""#);
             body.extend_from_slice(key_prefix.as_bytes());
             counters.push(body.len());
             body.extend_from_slice(&[b'0'; SEQ_DIGITS]);
+            // Each GSI's key repeats the item's key: one entry per item, spread.
+            for g in 0..gsis {
+                body.extend_from_slice(format!(r#""}},"g{g}":{{"S":""#).as_bytes());
+                body.extend_from_slice(key_prefix.as_bytes());
+                counters.push(body.len());
+                body.extend_from_slice(&[b'0'; SEQ_DIGITS]);
+            }
             body.extend_from_slice(br#""},"payload":{"S":""#);
             body.extend_from_slice(payload.as_bytes());
             body.extend_from_slice(br#""}}"#);
@@ -556,7 +590,7 @@ impl Template {
                 body.extend_from_slice(b"]}}");
             }
         }
-        Template { body, counters, next: 0 }
+        Template { body, counters, next: 0, items: config.items_per_request() }
     }
 
     /// The next request body, with fresh keys.
@@ -668,7 +702,7 @@ async fn worker(
             return stats;
         }
     };
-    let items_per_request = template.counters.len() as u64;
+    let items_per_request = template.items as u64;
     let mut sender: Option<SendRequest<Full<Bytes>>> = None;
     loop {
         if Instant::now() >= end {
@@ -767,6 +801,20 @@ mod tests {
         assert_eq!(a["TableName"], "loadgen");
         assert_ne!(a["Item"]["id"], b["Item"]["id"]);
         assert_eq!(b["Item"]["id"]["S"], "000000010000-000000000001");
+    }
+
+    #[test]
+    fn items_carry_one_distinct_key_per_gsi() {
+        let mut cfg = config(Mode::Put);
+        cfg.gsis = 2;
+        let mut t = Template::new(&cfg, 1, 0);
+        let a: Value = serde_json::from_slice(&t.next_body()).unwrap();
+        let b: Value = serde_json::from_slice(&t.next_body()).unwrap();
+        let keys = |v: &Value| ["id", "g0", "g1"].map(|n| v["Item"][n]["S"].as_str().unwrap().to_string()).to_vec();
+        let (ka, kb) = (keys(&a), keys(&b));
+        assert_eq!(ka, ["000000010000-000000000000", "000000010000-000000000001", "000000010000-000000000002"]);
+        assert_eq!(kb[0], "000000010000-000000000003", "fresh values for every counter of every request");
+        assert!(ka.iter().all(|k| !kb.contains(k)));
     }
 
     #[test]
