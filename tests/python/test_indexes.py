@@ -534,3 +534,19 @@ def wait_index_active(ddb, table, name, polls=200):
             return desc
         time.sleep(0.05)
     raise AssertionError(f"index {name} still {desc['IndexStatus']} after {polls} polls")
+
+
+def test_item_collection_metrics_on_a_table_with_an_lsi(ddb, orders, make_table):
+    out = ddb.put_item(TableName=orders, Item=order("a", "open", 1), ReturnItemCollectionMetrics="SIZE")
+    assert out["ItemCollectionMetrics"] == {"ItemCollectionKey": {"pk": S("u1")}, "SizeEstimateRangeGB": [0.0, 1.0]}
+    out = ddb.batch_write_item(
+        RequestItems={orders: [{"PutRequest": {"Item": order("b", amount=2, pk="u2")}}]},
+        ReturnItemCollectionMetrics="SIZE",
+    )
+    assert out["ItemCollectionMetrics"] == {
+        orders: [{"ItemCollectionKey": {"pk": S("u2")}, "SizeEstimateRangeGB": [0.0, 1.0]}]
+    }
+    assert "ItemCollectionMetrics" not in ddb.put_item(TableName=orders, Item=order("c", "open", 3))
+    plain = make_table()
+    out = ddb.put_item(TableName=plain, Item={"pk": S("x")}, ReturnItemCollectionMetrics="SIZE")
+    assert "ItemCollectionMetrics" not in out, "only tables with an LSI have item collections"

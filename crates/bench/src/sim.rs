@@ -28,6 +28,45 @@ pub fn create(
     keys: &[(&str, dynaburst_model::ScalarType)],
     billing: BillingMode,
 ) -> Result<(), EngineError> {
+    create_indexed(engine, name, keys, billing, &[])
+}
+
+/// A global secondary index of a modelled table: keyed on one attribute,
+/// projecting every attribute (so each entry is as large as its item).
+#[derive(Clone, Debug)]
+pub struct Gsi<'a> {
+    pub name: &'a str,
+    /// The index's partition key: attribute name and type.
+    pub key: (&'a str, dynaburst_model::ScalarType),
+    /// Provisioned (read, write) units; None on a table on demand.
+    pub throughput: Option<(u64, u64)>,
+}
+
+/// Creates a table whose key is `keys` (name, type, role), with `gsis`.
+pub fn create_indexed(
+    engine: &Engine,
+    name: &str,
+    keys: &[(&str, dynaburst_model::ScalarType)],
+    billing: BillingMode,
+    gsis: &[Gsi],
+) -> Result<(), EngineError> {
+    let mut attribute_definitions: Vec<(String, dynaburst_model::ScalarType)> =
+        keys.iter().map(|(n, t)| (n.to_string(), *t)).collect();
+    for g in gsis {
+        if !attribute_definitions.iter().any(|(n, _)| n == g.key.0) {
+            attribute_definitions.push((g.key.0.to_string(), g.key.1));
+        }
+    }
+    let global_indexes = gsis
+        .iter()
+        .map(|g| IndexSpec {
+            name: g.name.to_string(),
+            key_schema: vec![(g.key.0.to_string(), KeyRole::Hash)],
+            projection_type: Some(ProjectionType::All),
+            non_key_attributes: None,
+            throughput: g.throughput,
+        })
+        .collect::<Vec<_>>();
     engine
         .create_table(
             CreateTableInput {
@@ -37,9 +76,9 @@ pub fn create(
                     .enumerate()
                     .map(|(i, (n, _))| (n.to_string(), if i == 0 { KeyRole::Hash } else { KeyRole::Range }))
                     .collect(),
-                attribute_definitions: keys.iter().map(|(n, t)| (n.to_string(), *t)).collect(),
+                attribute_definitions,
                 billing,
-                global_indexes: None,
+                global_indexes: (!global_indexes.is_empty()).then_some(global_indexes),
                 local_indexes: None,
                 tags: Vec::new(),
             },
@@ -69,6 +108,9 @@ pub struct SimLoad {
     pub written_per_second: Vec<u64>,
     /// Items that came back unprocessed or in a refused batch (and were re-sent).
     pub resent: u64,
+    /// Of those, the items refused in each second of the load, whichever
+    /// capacity model (the table's or a GSI's) refused them.
+    pub resent_per_second: Vec<u64>,
     /// Requests refused whole with a throttling error.
     pub throttled_requests: u64,
     /// The table's consumption per second, from the capacity model.
@@ -102,6 +144,46 @@ fn timeline(engine: &Engine, table: &str, now: u64) -> Vec<Second> {
         .collect()
 }
 
+/// One modelled second of a GSI.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexSecond {
+    pub second: u64,
+    /// Write units the index consumed, all partitions.
+    pub consumed: f64,
+    /// Write units of its busiest partition.
+    pub hottest_partition: f64,
+    /// Partitions that consumed any write units.
+    pub partitions_written: usize,
+    pub partition_count: usize,
+}
+
+/// The per-second metrics of `index` on `table` up to `now` (the load's
+/// seconds, as [`SimLoad::timeline`] numbers them), read from the GSI's own
+/// capacity model (`TableData::indexes[i].capacity`): empty when the table,
+/// the index or its model is missing.
+pub fn index_timeline(engine: &Engine, table: &str, index: &str, now: u64) -> Vec<IndexSecond> {
+    let Some(t) = engine.get_table(table) else { return Vec::new() };
+    let data = t.data.read();
+    let Some(ix) = data.indexes.iter().find(|i| i.def.name == index) else { return Vec::new() };
+    let mut capacity = ix.capacity.lock();
+    let Some(model) = capacity.as_mut() else { return Vec::new() };
+    model.tick(Millis(now));
+    let first = START_MS / 1000;
+    model
+        .metrics()
+        .seconds
+        .iter()
+        .filter(|s| s.second >= first)
+        .map(|s| IndexSecond {
+            second: s.second - first,
+            consumed: s.write_units,
+            hottest_partition: s.partitions.iter().map(|p| p.write_units).fold(0.0, f64::max),
+            partitions_written: s.partitions.iter().filter(|p| p.write_units > 0.0).count(),
+            partition_count: s.partition_count,
+        })
+        .collect()
+}
+
 /// Runs a closed-loop load until everything is written or `limit_ms`.
 /// A throttled batch is re-sent; any other error ends the load.
 pub fn closed_loop(
@@ -117,6 +199,7 @@ pub fn closed_loop(
         elapsed_ms: 0,
         written_per_second: Vec::new(),
         resent: 0,
+        resent_per_second: Vec::new(),
         throttled_requests: 0,
         timeline: Vec::new(),
     };
@@ -125,6 +208,7 @@ pub fn closed_loop(
         let second = ((now - START_MS) / 1000) as usize;
         if load.written_per_second.len() <= second {
             load.written_per_second.resize(second + 1, 0);
+            load.resent_per_second.resize(second + 1, 0);
         }
         for _ in 0..concurrency {
             if queue.is_empty() {
@@ -133,9 +217,14 @@ pub fn closed_loop(
             let n = queue.len().min(25);
             let batch: Vec<Item> = queue.drain(..n).collect();
             let requests = vec![(table.to_string(), batch.iter().cloned().map(WriteRequest::Put).collect())];
-            let back: Vec<Item> = match engine
-                .batch_write_item(BatchWriteInput { requests, return_capacity: ReturnCapacity::None }, Millis(now))
-            {
+            let back: Vec<Item> = match engine.batch_write_item(
+                BatchWriteInput {
+                    requests,
+                    return_capacity: ReturnCapacity::None,
+                    return_item_collection_metrics: false,
+                },
+                Millis(now),
+            ) {
                 Ok(out) => out
                     .unprocessed
                     .into_iter()
@@ -152,6 +241,7 @@ pub fn closed_loop(
                 Err(e) => return Err(e),
             };
             load.resent += back.len() as u64;
+            load.resent_per_second[second] += back.len() as u64;
             let written = (n - back.len()) as u64;
             load.written += written;
             load.written_per_second[second] += written;
@@ -175,7 +265,11 @@ pub fn fire_and_forget(engine: &Engine, table: &str, items: Vec<Item>) -> (u64, 
         let batch: Vec<WriteRequest> = it.by_ref().take(25).map(WriteRequest::Put).collect();
         let n = batch.len() as u64;
         match engine.batch_write_item(
-            BatchWriteInput { requests: vec![(table.to_string(), batch)], return_capacity: ReturnCapacity::None },
+            BatchWriteInput {
+                requests: vec![(table.to_string(), batch)],
+                return_capacity: ReturnCapacity::None,
+                return_item_collection_metrics: false,
+            },
             Millis(START_MS),
         ) {
             Ok(out) => {

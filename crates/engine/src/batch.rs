@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use dynaburst_capacity::Op;
-use dynaburst_model::{item_size, read_units};
+use dynaburst_model::{item_size, read_units, Item};
 
 use crate::engine::{
     check_item_size, consumed, parse_projection_only, projected, read_kind, Engine, ITEM_TOO_BIG, MAX_BATCH_GET_KEYS,
@@ -152,9 +152,26 @@ impl Engine {
         }
         let table_refs: Vec<&Table> = tables.iter().map(|t| &**t).collect();
         let mut data: Vec<&mut TableData> = guards.iter_mut().map(|g| &mut **g).collect();
-        let committed = write::commit(&*self.storage, &table_refs, &mut data, writes, now)?;
+        let committed = write::commit(&*self.storage, &self.commit_limits(), &table_refs, &mut data, writes, now)?;
         drop(data);
         let mut out = BatchWriteOutput::default();
+        if input.return_item_collection_metrics {
+            for (h, &slot) in handled.iter().zip(&slots) {
+                let table = &tables[slot];
+                let collections: Vec<ItemCollection> = committed
+                    .collections
+                    .iter()
+                    .filter(|(s, _, _)| *s == slot)
+                    .map(|(_, key, size)| ItemCollection {
+                        key: Item::from([(table.key_schema.hash.name.clone(), key.to_attribute())]),
+                        size_bytes: *size,
+                    })
+                    .collect();
+                if !collections.is_empty() {
+                    out.item_collections.push((h.table_name.clone(), collections));
+                }
+            }
+        }
         let mut throttled_tables = Vec::new();
         for (h, &slot) in handled.into_iter().zip(&slots) {
             let table = &tables[slot];

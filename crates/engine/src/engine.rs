@@ -50,7 +50,13 @@ pub struct EngineConfig {
     pub account_id: String,
     /// The capacity model's settings; None serves without limits.
     pub capacity: Option<CapacitySettings>,
+    /// Largest item collection (a partition key's items and LSI entries) of
+    /// a table with local secondary indexes ([`ITEM_COLLECTION_LIMIT_BYTES`]).
+    pub item_collection_limit_bytes: u64,
 }
+
+/// DynamoDB's item-collection limit: 10 GB (S61).
+pub const ITEM_COLLECTION_LIMIT_BYTES: u64 = 10 * 1024 * 1024 * 1024;
 
 impl EngineConfig {
     /// us-east-1, account 000000000000 (as DynamoDB Local), and the capacity
@@ -60,6 +66,7 @@ impl EngineConfig {
             region: "us-east-1".to_string(),
             account_id: "000000000000".to_string(),
             capacity: Some(CapacitySettings::dynamodb()),
+            item_collection_limit_bytes: ITEM_COLLECTION_LIMIT_BYTES,
         }
     }
 }
@@ -112,9 +119,16 @@ impl Engine {
             for (key, item) in items {
                 data.item_count += 1;
                 data.size_bytes += item_size(&item) as u64;
+                let mut collection = item_size(&item) as u64;
                 for change in index::changes(&data.indexes, &meta.key_schema, &key, None, Some(&item)) {
                     let ix = change.index;
+                    if data.indexes[ix].def.kind == index::IndexKind::Local {
+                        collection += change.insert.as_ref().map_or(0, |(_, _, n)| *n as u64);
+                    }
                     index::apply(&mut data.indexes[ix], change);
+                }
+                if data.has_local_indexes() {
+                    *data.collections.entry(key.partition.clone()).or_insert(0) += collection;
                 }
             }
             let name = meta.name.clone();
@@ -128,6 +142,11 @@ impl Engine {
             tokens: Mutex::new(TokenCache::default()),
             table_counter: AtomicU64::new(counter),
         })
+    }
+
+    /// What a commit enforces.
+    pub(crate) fn commit_limits(&self) -> crate::write::CommitLimits {
+        crate::write::CommitLimits { item_collection_bytes: self.config.item_collection_limit_bytes }
     }
 
     /// The engine's settings.

@@ -26,6 +26,9 @@ pub enum EngineError {
     LimitExceeded(String),
     /// AccessDeniedException (a resource ARN this account cannot touch).
     AccessDenied(String),
+    /// ItemCollectionSizeLimitExceededException: a write would grow an item
+    /// collection of a table with LSIs past its limit.
+    ItemCollectionSizeLimitExceeded,
     /// ConditionalCheckFailedException, with the old item when asked for.
     ConditionalCheckFailed { item: Option<Item> },
     /// TransactionCanceledException, reasons in request order.
@@ -45,6 +48,10 @@ pub enum EngineError {
 
 /// ThrottlingException's message when an on-demand GSI refused the write (A26).
 pub const INDEX_THROTTLING_MESSAGE: &str = "Throughput exceeds the current capacity for one or more global secondary indexes. DynamoDB is automatically scaling your index so please try again shortly.";
+
+/// ItemCollectionSizeLimitExceededException's message (S61: wording not
+/// confirmed; this is moto's).
+pub const ITEM_COLLECTION_MESSAGE: &str = "Item collection size limit exceeded";
 
 impl EngineError {
     /// The message DynamoDB sends with this error.
@@ -67,6 +74,7 @@ impl EngineError {
             EngineError::IdempotentParameterMismatch => {
                 "Specified idempotent parameters do not match the original request".to_string()
             }
+            EngineError::ItemCollectionSizeLimitExceeded => ITEM_COLLECTION_MESSAGE.to_string(),
             EngineError::TransactionInProgress => {
                 "Transaction is in progress with the same ClientRequestToken".to_string()
             }

@@ -24,6 +24,17 @@ fn condition_failed(old: Option<&Item>, options: &WriteOptions) -> EngineError {
     }
 }
 
+/// The ItemCollectionMetrics of a single-item write, when asked for.
+fn collection_of(table: &Table, committed: &write::Committed, options: &WriteOptions) -> Option<ItemCollection> {
+    if !options.return_item_collection_metrics {
+        return None;
+    }
+    committed.collections.first().map(|(_, key, size)| ItemCollection {
+        key: Item::from([(table.key_schema.hash.name.clone(), key.to_attribute())]),
+        size_bytes: *size,
+    })
+}
+
 /// The item a single-item write targets: its table (as the caller named
 /// it, and resolved) and its key.
 struct Target<'a> {
@@ -116,8 +127,11 @@ impl Engine {
             None if old.is_some() => writes.delete(0, key, Some(old_size), changes),
             None => {}
         }
+        let mut item_collection = None;
         if writes.len() > 0 {
-            write::commit(&*self.storage, &[table], &mut [&mut *data], writes, now)?;
+            let committed =
+                write::commit(&*self.storage, &self.commit_limits(), &[table], &mut [&mut *data], writes, now)?;
+            item_collection = collection_of(table, &committed, options);
         }
         drop(data);
         Ok(WriteOutput {
@@ -126,6 +140,7 @@ impl Engine {
                 _ => None,
             },
             consumed,
+            item_collection,
         })
     }
 
@@ -153,6 +168,7 @@ impl Engine {
             return Ok(WriteOutput {
                 attributes: None,
                 consumed: consumed(options.return_capacity, &input.table_name, 0.0, units),
+                item_collection: None,
             });
         }
         let (new_item, new_size) = apply_update(&table.key_schema, &input.key, old.as_deref(), &exprs.update)?;
@@ -165,8 +181,10 @@ impl Engine {
         write::report_index_writes(&mut consumed, &data, &changes);
         let mut writes = Writes::with_capacity(1);
         writes.put(0, key, new_item, new_size, Some(old_size), changes);
-        write::commit(&*self.storage, &[&table], &mut [&mut *data], writes, now)?;
+        let committed =
+            write::commit(&*self.storage, &self.commit_limits(), &[&table], &mut [&mut *data], writes, now)?;
         drop(data);
-        Ok(WriteOutput { attributes, consumed })
+        let item_collection = collection_of(&table, &committed, options);
+        Ok(WriteOutput { attributes, consumed, item_collection })
     }
 }

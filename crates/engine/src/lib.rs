@@ -24,7 +24,8 @@ mod write;
 
 pub use dynaburst_capacity as capacity;
 pub use engine::{
-    CapacityReport, Engine, EngineConfig, IDEMPOTENT_REPLAY_READ_UNITS, MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES, MAX_TABLES,
+    CapacityReport, Engine, EngineConfig, IDEMPOTENT_REPLAY_READ_UNITS, ITEM_COLLECTION_LIMIT_BYTES,
+    MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES, MAX_TABLES,
 };
 pub use error::EngineError;
 pub use table::{KeyAttr, KeySchema, Table, TableData, TableSettings, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};

@@ -190,6 +190,9 @@ pub struct TableData {
     pub item_count: u64,
     /// The secondary indexes, in definition order (GSIs, then LSIs).
     pub indexes: Vec<IndexData>,
+    /// Bytes of each item collection (a partition key's items and their LSI
+    /// entries), kept only for tables with local secondary indexes.
+    pub collections: std::collections::HashMap<KeyValue, u64>,
 }
 
 impl TableData {
@@ -204,7 +207,13 @@ impl TableData {
         now: Millis,
     ) -> TableData {
         let indexes = defs.iter().map(|d| IndexData::new(d.clone(), index_capacity(d, capacity, now))).collect();
-        TableData { store, size_bytes, item_count, indexes }
+        TableData { store, size_bytes, item_count, indexes, collections: Default::default() }
+    }
+
+    /// True when the table has local secondary indexes (and so item
+    /// collections to keep).
+    pub fn has_local_indexes(&self) -> bool {
+        self.indexes.iter().any(|i| i.def.kind == IndexKind::Local)
     }
 
     /// The position of the index named `name`.

@@ -215,7 +215,7 @@ impl Engine {
             .collect();
         let table_refs: Vec<&Table> = tables.iter().map(|t| &**t).collect();
         let mut data: Vec<&mut TableData> = guards.iter_mut().map(|g| &mut **g).collect();
-        write::commit(&*self.storage, &table_refs, &mut data, writes, now)?;
+        write::commit(&*self.storage, &self.commit_limits(), &table_refs, &mut data, writes, now)?;
         drop(data);
         drop(guards);
         if let Some((token, fingerprint)) = input.client_token {

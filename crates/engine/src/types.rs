@@ -252,6 +252,8 @@ pub struct WriteOptions {
     pub return_capacity: ReturnCapacity,
     /// ReturnValuesOnConditionCheckFailure ALL_OLD.
     pub return_old_on_condition_failure: bool,
+    /// ReturnItemCollectionMetrics SIZE.
+    pub return_item_collection_metrics: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -265,6 +267,17 @@ pub struct PutItemInput {
 pub struct WriteOutput {
     pub attributes: Option<Item>,
     pub consumed: Option<ConsumedCapacity>,
+    /// The written item's collection, when asked for and the table has
+    /// local secondary indexes (S60).
+    pub item_collection: Option<ItemCollection>,
+}
+
+/// ItemCollectionMetrics: an item collection's partition key and size.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ItemCollection {
+    /// The partition-key attribute and its value.
+    pub key: Item,
+    pub size_bytes: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -325,12 +338,16 @@ pub struct BatchWriteInput {
     /// Table name to its requests, in request order.
     pub requests: Vec<(String, Vec<WriteRequest>)>,
     pub return_capacity: ReturnCapacity,
+    /// ReturnItemCollectionMetrics SIZE.
+    pub return_item_collection_metrics: bool,
 }
 
 #[derive(Clone, Debug, Default)]
 pub struct BatchWriteOutput {
     pub unprocessed: Vec<(String, Vec<WriteRequest>)>,
     pub consumed: Vec<ConsumedCapacity>,
+    /// Per table (as named), the collections the batch changed.
+    pub item_collections: Vec<(String, Vec<ItemCollection>)>,
 }
 
 /// The keys to read from one table in a BatchGetItem.

@@ -19,7 +19,7 @@
 use std::sync::Arc;
 
 use dynaburst_capacity::Op;
-use dynaburst_model::{item_size, transactional_write_units, write_units, Item};
+use dynaburst_model::{item_size, transactional_write_units, write_units, Item, KeyValue};
 
 use crate::engine::{throttle_cancellation, throttled};
 use crate::error::EngineError;
@@ -274,6 +274,7 @@ impl Writes {
 /// InternalServerError.
 pub(crate) fn commit(
     storage: &dyn Storage,
+    limits: &CommitLimits,
     tables: &[&Table],
     data: &mut [&mut TableData],
     writes: Writes,
@@ -281,7 +282,41 @@ pub(crate) fn commit(
 ) -> Result<Committed, EngineError> {
     let Writes { batch, mut sizes } = writes;
     if sizes.is_empty() {
-        return Ok(Committed { sizes });
+        return Ok(Committed { sizes, collections: Vec::new() });
+    }
+    // Item collections of tables with LSIs: each write's partition key and
+    // how many bytes it adds to its collection (the item and its LSI
+    // entries), checked against the limit before anything is written.
+    let mut collection_deltas: Vec<Option<(KeyValue, i64)>> = Vec::new();
+    if data.iter().any(|d| d.has_local_indexes()) {
+        for (s, m) in sizes.iter().zip(&batch.mutations) {
+            let delta = data.get(s.slot).filter(|d| d.has_local_indexes()).map(|d| {
+                let local: i64 = s
+                    .changes
+                    .iter()
+                    .filter(|c| d.indexes.get(c.index).is_some_and(|i| i.def.kind == IndexKind::Local))
+                    .map(|c| {
+                        c.insert.as_ref().map_or(0, |(_, _, n)| *n as i64)
+                            - c.remove.as_ref().map_or(0, |(_, n)| *n as i64)
+                    })
+                    .sum();
+                (m.key.partition.clone(), s.new as i64 - s.old.unwrap_or(0) as i64 + local)
+            });
+            collection_deltas.push(delta);
+        }
+        let mut grown: std::collections::HashMap<(usize, &KeyValue), i64> = std::collections::HashMap::new();
+        for (s, d) in sizes.iter().zip(&collection_deltas) {
+            if let Some((k, delta)) = d {
+                *grown.entry((s.slot, k)).or_insert(0) += delta;
+            }
+        }
+        for ((slot, key), delta) in grown {
+            let now_bytes = data.get(slot).and_then(|d| d.collections.get(key)).copied().unwrap_or(0);
+            if delta > 0 && now_bytes.saturating_add(delta as u64) > limits.item_collection_bytes {
+                unnote(tables, &sizes, now);
+                return Err(EngineError::ItemCollectionSizeLimitExceeded);
+            }
+        }
     }
     let result = match data {
         // One table (every single-item write): no vector of stores.
@@ -294,14 +329,24 @@ pub(crate) fn commit(
     let replaced = match result {
         Ok(replaced) => replaced,
         Err(e) => {
-            for s in &sizes {
-                if let (true, Some(old), Some(table)) = (s.noted, s.old, tables.get(s.slot)) {
-                    table.note_size(s.hash, -s.delta(old), now);
-                }
-            }
+            unnote(tables, &sizes, now);
             return Err(e.into());
         }
     };
+    let mut collections = Vec::new();
+    for (s, delta) in sizes.iter().zip(collection_deltas) {
+        let (Some((key, delta)), Some(d)) = (delta, data.get_mut(s.slot)) else { continue };
+        let bytes = d.collections.entry(key.clone()).or_insert(0);
+        *bytes = (*bytes as i64 + delta).max(0) as u64;
+        let total = *bytes;
+        if total == 0 {
+            d.collections.remove(&key);
+        }
+        match collections.iter_mut().find(|(slot, k, _)| *slot == s.slot && *k == key) {
+            Some(entry) => entry.2 = total,
+            None => collections.push((s.slot, key, total)),
+        }
+    }
     for (s, old_item) in sizes.iter_mut().zip(&replaced) {
         let old = s.old.unwrap_or_else(|| old_item.as_ref().map(|o| item_size(o)).unwrap_or(0));
         s.old = Some(old);
@@ -326,12 +371,31 @@ pub(crate) fn commit(
             }
         }
     }
-    Ok(Committed { sizes })
+    Ok(Committed { sizes, collections })
+}
+
+/// Takes back the size changes already told to the capacity model, for a
+/// commit that wrote nothing.
+fn unnote(tables: &[&Table], sizes: &[Sizes], now: Millis) {
+    for s in sizes {
+        if let (true, Some(old), Some(table)) = (s.noted, s.old, tables.get(s.slot)) {
+            table.note_size(s.hash, -s.delta(old), now);
+        }
+    }
+}
+
+/// The limits a commit enforces.
+pub(crate) struct CommitLimits {
+    /// Largest item collection of a table with LSIs.
+    pub(crate) item_collection_bytes: u64,
 }
 
 /// The sizes of what a commit wrote and replaced.
 pub(crate) struct Committed {
     sizes: Vec<Sizes>,
+    /// Item collections the commit changed: (table slot, partition key,
+    /// bytes now).
+    pub(crate) collections: Vec<(usize, KeyValue, u64)>,
 }
 
 impl Committed {

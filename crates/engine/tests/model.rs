@@ -521,7 +521,11 @@ fn run(engine: &Engine, op: &Op, range: impl Fn(usize) -> bool, now: Millis) -> 
                 .collect();
             engine
                 .batch_write_item(
-                    BatchWriteInput { requests: vec![(name(*table), requests)], return_capacity: ReturnCapacity::None },
+                    BatchWriteInput {
+                        requests: vec![(name(*table), requests)],
+                        return_capacity: ReturnCapacity::None,
+                        return_item_collection_metrics: false,
+                    },
                     now,
                 )
                 .map(|o| {
@@ -552,7 +556,12 @@ fn run(engine: &Engine, op: &Op, range: impl Fn(usize) -> bool, now: Millis) -> 
                 .collect();
             engine
                 .transact_write_items(
-                    TransactWriteInput { actions, client_token: None, return_capacity: ReturnCapacity::None },
+                    TransactWriteInput {
+                        actions,
+                        client_token: None,
+                        return_capacity: ReturnCapacity::None,
+                        return_item_collection_metrics: false,
+                    },
                     now,
                 )
                 .map(|_| Answer::Ok)

@@ -202,6 +202,7 @@ fn batch(
         BatchWriteInput {
             requests: requests.into_iter().map(|(t, r)| (t.to_string(), r)).collect(),
             return_capacity: ReturnCapacity::Total,
+            return_item_collection_metrics: false,
         },
         now,
     )
@@ -618,4 +619,75 @@ fn index_entries_follow_every_write_and_are_rebuilt_when_the_storage_is_reopened
     let reopened = Engine::open(EngineConfig::local(), storage, Millis(0)).unwrap();
     assert_eq!((index_entries(&reopened, "t", "x"), index_entries(&reopened, "t", "y")), expected);
     assert_eq!(reopened.describe_table("t", T0).unwrap().indexes[0].item_count, 2);
+}
+
+/// A pk/sk table with LSI `by_v` on (pk, v: N), projecting everything.
+fn create_with_lsi(engine: &Engine, name: &str) {
+    engine
+        .create_table(
+            CreateTableInput {
+                table_name: name.to_string(),
+                key_schema: vec![("pk".into(), KeyRole::Hash), ("sk".into(), KeyRole::Range)],
+                attribute_definitions: vec![
+                    ("pk".into(), ScalarType::S),
+                    ("sk".into(), ScalarType::N),
+                    ("v".into(), ScalarType::N),
+                ],
+                billing: BillingMode::PayPerRequest,
+                global_indexes: None,
+                local_indexes: Some(vec![IndexSpec {
+                    name: "by_v".into(),
+                    key_schema: vec![("pk".into(), KeyRole::Hash), ("v".into(), KeyRole::Range)],
+                    projection_type: Some(ProjectionType::All),
+                    non_key_attributes: None,
+                    throughput: None,
+                }]),
+                tags: Vec::new(),
+            },
+            Millis(0),
+        )
+        .unwrap();
+}
+
+#[test]
+fn an_item_collection_stops_at_its_limit_and_shrinking_writes_still_pass() {
+    let config = EngineConfig { item_collection_limit_bytes: 3_000, ..EngineConfig::local() };
+    let engine = Engine::new(config);
+    create_with_lsi(&engine, "t");
+    let item = |pk: &str, sk: i64, pad: usize| {
+        let mut i = Item::new();
+        i.insert("pk".into(), AttributeValue::S(pk.into()));
+        i.insert("sk".into(), AttributeValue::N(Number::from_i64(sk)));
+        i.insert("v".into(), AttributeValue::N(Number::from_i64(sk)));
+        i.insert("pad".into(), AttributeValue::S("x".repeat(pad)));
+        i
+    };
+    let metrics = WriteOptions { return_item_collection_metrics: true, ..WriteOptions::default() };
+    // Each item counts twice: once in the table, once as its LSI entry.
+    let first = put(&engine, "t", item("a", 1, 600), metrics.clone()).unwrap();
+    let size = 2 * item_size(&item("a", 1, 600)) as u64;
+    let mut key = Item::new();
+    key.insert("pk".into(), AttributeValue::S("a".into()));
+    assert_eq!(first.item_collection, Some(ItemCollection { key: key.clone(), size_bytes: size }));
+    put(&engine, "t", item("a", 2, 600), WriteOptions::default()).unwrap();
+    assert_eq!(
+        put(&engine, "t", item("a", 3, 600), WriteOptions::default()).unwrap_err(),
+        EngineError::ItemCollectionSizeLimitExceeded
+    );
+    assert_eq!(engine.describe_table("t", T0).unwrap().item_count, 2, "the refused item was not written");
+    // Another partition key has a collection of its own; a smaller item
+    // in a full collection is a shrinking write.
+    put(&engine, "t", item("b", 1, 600), WriteOptions::default()).unwrap();
+    let shrunk = put(&engine, "t", item("a", 2, 10), metrics).unwrap();
+    let expected = 2 * (item_size(&item("a", 1, 600)) + item_size(&item("a", 2, 10))) as u64;
+    assert_eq!(shrunk.item_collection.map(|c| c.size_bytes), Some(expected));
+    // Without an LSI there is no collection to report.
+    create(&engine, "plain", BillingMode::PayPerRequest);
+    let plain = put(
+        &engine,
+        "plain",
+        pad_item("x", 100),
+        WriteOptions { return_item_collection_metrics: true, ..WriteOptions::default() },
+    );
+    assert_eq!(plain.unwrap().item_collection, None);
 }

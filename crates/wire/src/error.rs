@@ -35,6 +35,8 @@ pub enum ErrorKind {
     UnrecognizedClient,
     /// A resource this account may not touch.
     AccessDenied,
+    /// An item collection of a table with LSIs would pass 10 GB.
+    ItemCollectionSizeLimitExceeded,
     /// HTTP 500.
     InternalServerError,
     ResourceNotFound,
@@ -80,6 +82,7 @@ impl ErrorKind {
             ErrorKind::MissingAuthenticationToken => "MissingAuthenticationTokenException",
             ErrorKind::UnrecognizedClient => "UnrecognizedClientException",
             ErrorKind::AccessDenied => "AccessDeniedException",
+            ErrorKind::ItemCollectionSizeLimitExceeded => "ItemCollectionSizeLimitExceededException",
             ErrorKind::InternalServerError => "InternalServerError",
             ErrorKind::ResourceNotFound => "ResourceNotFoundException",
             ErrorKind::ResourceInUse => "ResourceInUseException",
@@ -190,6 +193,7 @@ impl From<EngineError> for ApiError {
             EngineError::ResourceInUse(_) => ErrorKind::ResourceInUse,
             EngineError::LimitExceeded(_) => ErrorKind::LimitExceeded,
             EngineError::AccessDenied(_) => ErrorKind::AccessDenied,
+            EngineError::ItemCollectionSizeLimitExceeded => ErrorKind::ItemCollectionSizeLimitExceeded,
             EngineError::ConditionalCheckFailed { item } => ErrorKind::ConditionalCheckFailed { item },
             EngineError::TransactionCanceled { reasons } => ErrorKind::TransactionCanceled { reasons },
             EngineError::IdempotentParameterMismatch => ErrorKind::IdempotentParameterMismatch,

@@ -544,7 +544,20 @@ fn write_output(out: WriteOutput) -> Value {
     if let Some(c) = out.consumed {
         m.insert("ConsumedCapacity".into(), capacity_json(&c));
     }
+    if let Some(c) = out.item_collection {
+        m.insert("ItemCollectionMetrics".into(), item_collection_json(&c));
+    }
     Value::Object(m)
+}
+
+/// Bytes in a gigabyte, for SizeEstimateRangeGB.
+const GB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// ItemCollectionMetrics: the collection's key and a one-gigabyte range
+/// that holds its size (S60: `[0.0, 1.0]` for a small one).
+fn item_collection_json(c: &ItemCollection) -> Value {
+    let low = (c.size_bytes as f64 / GB).floor();
+    json!({ "ItemCollectionKey": item_to_json(&c.key), "SizeEstimateRangeGB": [low, low + 1.0] })
 }
 
 /// PutItem.
@@ -660,9 +673,24 @@ pub fn batch_write_item(engine: &Engine, body: &Value, now: Millis) -> Result<Va
     if total > MAX_BATCH_WRITE_ITEMS {
         return Err(ApiError::validation("Too many items requested for the BatchWriteItem call"));
     }
-    let out = engine.batch_write_item(BatchWriteInput { requests, return_capacity: req.return_capacity()? }, now)?;
+    let out = engine.batch_write_item(
+        BatchWriteInput {
+            requests,
+            return_capacity: req.return_capacity()?,
+            return_item_collection_metrics: req.return_item_collection_metrics()?,
+        },
+        now,
+    )?;
     let mut m = Map::new();
     m.insert("UnprocessedItems".into(), write_requests_json(&out.unprocessed));
+    if !out.item_collections.is_empty() {
+        let metrics: Map<String, Value> = out
+            .item_collections
+            .iter()
+            .map(|(t, cs)| (t.clone(), Value::Array(cs.iter().map(item_collection_json).collect())))
+            .collect();
+        m.insert("ItemCollectionMetrics".into(), Value::Object(metrics));
+    }
     if req.return_capacity()? != ReturnCapacity::None {
         m.insert("ConsumedCapacity".into(), Value::Array(out.consumed.iter().map(capacity_json).collect()));
     }

@@ -226,7 +226,14 @@ impl<'a> Req<'a> {
             return_values: self.return_values()?,
             return_capacity: self.return_capacity()?,
             return_old_on_condition_failure: self.return_old_on_failure()?,
+            return_item_collection_metrics: self.return_item_collection_metrics()?,
         })
+    }
+
+    /// ReturnItemCollectionMetrics: true for SIZE (the service model has
+    /// already checked the value is SIZE or NONE).
+    pub fn return_item_collection_metrics(&self) -> Result<bool, ApiError> {
+        Ok(self.opt_str("ReturnItemCollectionMetrics")? == Some("SIZE"))
     }
 
     /// ExpressionAttributeNames and ExpressionAttributeValues.
