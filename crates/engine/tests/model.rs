@@ -426,6 +426,7 @@ fn options(cond: Option<String>, expr: ExprArgs, return_values: ReturnValues) ->
         return_values,
         return_capacity: ReturnCapacity::None,
         return_old_on_condition_failure: true,
+        return_item_collection_metrics: false,
     }
 }
 
@@ -560,7 +561,6 @@ fn run(engine: &Engine, op: &Op, range: impl Fn(usize) -> bool, now: Millis) -> 
                         actions,
                         client_token: None,
                         return_capacity: ReturnCapacity::None,
-                        return_item_collection_metrics: false,
                     },
                     now,
                 )
