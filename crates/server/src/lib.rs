@@ -178,7 +178,59 @@ where
     B: Body<Data = Bytes>,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    // CORS (S161): only requests that carry an Origin get the headers.
+    let cors = request.headers().contains_key(hyper::header::ORIGIN).then(|| Cors::of(request.headers()));
+    let mut response = answer(server, request).await;
+    if let Some(cors) = cors {
+        cors.apply(response.headers_mut());
+    }
+    response
+}
+
+/// The CORS headers a browser's request gets.
+struct Cors {
+    /// A preflight's Access-Control-Request-Headers and -Method, echoed.
+    request_headers: Option<HeaderValue>,
+    request_method: Option<HeaderValue>,
+}
+
+/// What a browser may read of an answer: what DynamoDB exposes (S161).
+const CORS_EXPOSE_HEADERS: &str = "x-amzn-RequestId,x-amzn-ErrorType,x-amzn-ErrorMessage,Date";
+/// How long a browser may cache a preflight answer, in seconds.
+const CORS_MAX_AGE_SECS: u32 = 172_800;
+
+impl Cors {
+    fn of(headers: &hyper::HeaderMap) -> Cors {
+        Cors {
+            request_headers: headers.get("access-control-request-headers").cloned(),
+            request_method: headers.get("access-control-request-method").cloned(),
+        }
+    }
+
+    fn apply(self, headers: &mut hyper::HeaderMap) {
+        headers.insert("access-control-allow-origin", HeaderValue::from_static("*"));
+        headers.insert("access-control-expose-headers", HeaderValue::from_static(CORS_EXPOSE_HEADERS));
+        if let Some(h) = self.request_headers {
+            headers.insert("access-control-allow-headers", h);
+        }
+        if let Some(m) = self.request_method {
+            headers.insert("access-control-allow-methods", m);
+            headers.insert("access-control-max-age", HeaderValue::from(CORS_MAX_AGE_SECS));
+        }
+    }
+}
+
+/// The answer to one request, CORS aside.
+async fn answer<B>(server: &Server, request: Request<B>) -> Response<Full<Bytes>>
+where
+    B: Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let arrived = server.clock.now();
+    if request.method() == Method::OPTIONS {
+        // A browser's preflight: an empty 200, the CORS headers added above.
+        return respond(server, StatusCode::OK, Vec::new());
+    }
     if request.method() == Method::GET {
         let path = request.uri().path();
         if path == "/metrics" {

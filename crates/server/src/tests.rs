@@ -247,3 +247,33 @@ async fn each_region_of_the_credential_scope_has_its_own_tables() {
     );
     assert_eq!(server.engines().len(), 2);
 }
+
+#[tokio::test]
+async fn browsers_get_cors_headers_and_preflights_are_answered() {
+    let (server, _) = server(1);
+    let mut req = request("ListTables", json!({}));
+    req.headers_mut().insert("origin", "http://localhost:3000".parse().unwrap());
+    let (status, response, _) = send(&server, req).await;
+    assert_eq!(status, StatusCode::OK);
+    let h = response.headers();
+    assert_eq!(h["access-control-allow-origin"], "*");
+    assert_eq!(h["access-control-expose-headers"], "x-amzn-RequestId,x-amzn-ErrorType,x-amzn-ErrorMessage,Date");
+    assert!(!h.contains_key("access-control-max-age"), "only a preflight gets a max age");
+    let preflight = Request::builder()
+        .method("OPTIONS")
+        .uri("/")
+        .header("origin", "http://localhost:3000")
+        .header("access-control-request-method", "POST")
+        .header("access-control-request-headers", "content-type,x-amz-target,authorization")
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let (status, response, body) = send(&server, preflight).await;
+    assert_eq!((status, body.len()), (StatusCode::OK, 0));
+    let h = response.headers();
+    assert_eq!(h["access-control-allow-methods"], "POST");
+    assert_eq!(h["access-control-allow-headers"], "content-type,x-amz-target,authorization");
+    assert_eq!(h["access-control-max-age"], "172800");
+    // Without an Origin, no CORS headers.
+    let (_, response, _) = send(&server, request("ListTables", json!({}))).await;
+    assert!(!response.headers().contains_key("access-control-allow-origin"));
+}
