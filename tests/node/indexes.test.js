@@ -1,0 +1,754 @@
+// Secondary indexes through the JS SDK v3: CreateTable with GSIs and LSIs,
+// DescribeTable, index maintenance by every write, Query and Scan on indexes
+// (projections, Select, paging, sparse indexes), multi-attribute GSI keys,
+// index key validation, UpdateTable adding and deleting a GSI,
+// ConsumedCapacity INDEXES and GSI back-pressure.
+// Same expectations as tests/python/test_indexes.py.
+
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  PutItemCommand,
+  UpdateItemCommand,
+  UpdateTableCommand,
+} from "@aws-sdk/client-dynamodb";
+import {
+  BatchWriteCommand,
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  ScanCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  paginateQuery,
+} from "@aws-sdk/lib-dynamodb";
+
+import { expectError, tableName, useServer, waitActive } from "./lib/server.js";
+
+const ctx = useServer();
+
+const P = "One or more parameter values were invalid: ";
+
+/** A GSI/LSI definition: keys is a list of [attribute, KeyType]. */
+function index(IndexName, keys, Projection = { ProjectionType: "ALL" }, extra = {}) {
+  return {
+    IndexName,
+    KeySchema: keys.map(([AttributeName, KeyType]) => ({ AttributeName, KeyType })),
+    Projection,
+    ...extra,
+  };
+}
+
+/** CreateTable (on demand unless `params` says otherwise), then waits for ACTIVE. */
+async function createIndexedTable(params) {
+  const TableName = tableName("idx");
+  await ctx.client.send(new CreateTableCommand({ TableName, BillingMode: "PAY_PER_REQUEST", ...params }));
+  await waitActive(ctx.client, TableName);
+  return TableName;
+}
+
+/**
+ * pk/sk table; GSI by_status (status, amount), KEYS_ONLY GSI by_customer
+ * (customer), INCLUDE LSI by_amount (pk, amount) projecting note.
+ */
+const createOrders = () =>
+  createIndexedTable({
+    AttributeDefinitions: [
+      { AttributeName: "pk", AttributeType: "S" },
+      { AttributeName: "sk", AttributeType: "S" },
+      { AttributeName: "status", AttributeType: "S" },
+      { AttributeName: "amount", AttributeType: "N" },
+      { AttributeName: "customer", AttributeType: "S" },
+    ],
+    KeySchema: [
+      { AttributeName: "pk", KeyType: "HASH" },
+      { AttributeName: "sk", KeyType: "RANGE" },
+    ],
+    GlobalSecondaryIndexes: [
+      index("by_status", [["status", "HASH"], ["amount", "RANGE"]]),
+      index("by_customer", [["customer", "HASH"]], { ProjectionType: "KEYS_ONLY" }),
+    ],
+    LocalSecondaryIndexes: [
+      index("by_amount", [["pk", "HASH"], ["amount", "RANGE"]], { ProjectionType: "INCLUDE", NonKeyAttributes: ["note"] }),
+    ],
+  });
+
+/** An orders item (document form); attributes left undefined are absent. */
+function order(sk, { status, amount, customer, note, pk = "u1" } = {}) {
+  const item = { pk, sk };
+  if (status !== undefined) item.status = status;
+  if (amount !== undefined) item.amount = amount;
+  if (customer !== undefined) item.customer = customer;
+  if (note !== undefined) item.note = note;
+  item.extra = "x";
+  return item;
+}
+
+const sks = (out) => out.Items.map((i) => i.sk);
+
+/** Query of GSI by_status for one status. */
+const byStatus = (table, status, params = {}) =>
+  ctx.doc.send(
+    new QueryCommand({
+      TableName: table,
+      IndexName: "by_status",
+      KeyConditionExpression: "#s = :s",
+      ExpressionAttributeNames: { "#s": "status" },
+      ExpressionAttributeValues: { ":s": status },
+      ...params,
+    }),
+  );
+
+async function batchPut(table, items) {
+  for (let i = 0; i < items.length; i += 25) {
+    const out = await ctx.doc.send(
+      new BatchWriteCommand({
+        RequestItems: { [table]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) },
+      }),
+    );
+    assert.deepEqual(out.UnprocessedItems, {});
+  }
+}
+
+/** DescribeTable until GSI `name` is ACTIVE (bounded: 200 polls of 50 ms). */
+async function waitIndexActive(table, name, polls = 200) {
+  let desc;
+  for (let i = 0; i < polls; i++) {
+    const t = (await ctx.client.send(new DescribeTableCommand({ TableName: table }))).Table;
+    desc = t.GlobalSecondaryIndexes.find((g) => g.IndexName === name);
+    assert.ok(desc, `index ${name} not described`);
+    if (desc.IndexStatus === "ACTIVE") return desc;
+    await sleep(50);
+  }
+  throw new Error(`index ${name} still ${desc.IndexStatus} after ${polls} polls`);
+}
+
+describe("secondary indexes", () => {
+  test("DescribeTable lists every GSI and LSI with key schema, projection, status, ARN and item count", async () => {
+    const table = await createOrders();
+    for (let i = 0; i < 3; i++) {
+      await ctx.doc.send(new PutCommand({ TableName: table, Item: order(`o${i}`, { status: "open", amount: 10 + i, customer: "c1" }) }));
+    }
+    await ctx.doc.send(new PutCommand({ TableName: table, Item: order("o9", { customer: "c2" }) })); // in by_customer only
+    const t = (await ctx.client.send(new DescribeTableCommand({ TableName: table }))).Table;
+    const gsis = Object.fromEntries(t.GlobalSecondaryIndexes.map((g) => [g.IndexName, g]));
+    assert.deepEqual(Object.keys(gsis).sort(), ["by_customer", "by_status"]);
+    const st = gsis.by_status;
+    assert.deepEqual(st.KeySchema, [
+      { AttributeName: "status", KeyType: "HASH" },
+      { AttributeName: "amount", KeyType: "RANGE" },
+    ]);
+    assert.deepEqual(st.Projection, { ProjectionType: "ALL" });
+    assert.equal(st.IndexStatus, "ACTIVE");
+    assert.equal(st.IndexArn, `${t.TableArn}/index/by_status`);
+    assert.equal(st.ItemCount, 3);
+    assert.equal(st.Backfilling, undefined);
+    assert.equal(st.ProvisionedThroughput.ReadCapacityUnits, 0);
+    assert.equal(gsis.by_customer.ItemCount, 4);
+    assert.deepEqual(gsis.by_customer.Projection, { ProjectionType: "KEYS_ONLY" });
+    assert.equal(t.LocalSecondaryIndexes.length, 1);
+    const [lsi] = t.LocalSecondaryIndexes;
+    assert.equal(lsi.IndexName, "by_amount");
+    assert.deepEqual(lsi.KeySchema, [
+      { AttributeName: "pk", KeyType: "HASH" },
+      { AttributeName: "amount", KeyType: "RANGE" },
+    ]);
+    assert.deepEqual(lsi.Projection, { ProjectionType: "INCLUDE", NonKeyAttributes: ["note"] });
+    assert.equal(lsi.IndexArn, `${t.TableArn}/index/by_amount`);
+    assert.equal(lsi.ItemCount, 3);
+    assert.equal(lsi.IndexStatus, undefined);
+  });
+
+  test("Put, BatchWrite, Update (SET and REMOVE), Delete and TransactWrite keep the GSI in step; items without its key stay out", async () => {
+    const table = await createOrders();
+    await ctx.doc.send(new PutCommand({ TableName: table, Item: order("a", { status: "open", amount: 30 }) }));
+    await ctx.doc.send(new PutCommand({ TableName: table, Item: order("b", { status: "open", amount: 10 }) }));
+    await ctx.doc.send(new PutCommand({ TableName: table, Item: order("c", { amount: 5 }) })); // no status: sparse
+    await batchPut(table, [order("d", { status: "open", amount: 20 })]);
+    assert.deepEqual(sks(await byStatus(table, "open")), ["b", "d", "a"], "ordered by amount");
+    assert.deepEqual(sks(await byStatus(table, "open", { ScanIndexForward: false })), ["a", "d", "b"]);
+
+    // UpdateItem moves "a" from open to shipped.
+    await ctx.doc.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: { pk: "u1", sk: "a" },
+        UpdateExpression: "SET #s = :s",
+        ExpressionAttributeNames: { "#s": "status" },
+        ExpressionAttributeValues: { ":s": "shipped" },
+      }),
+    );
+    assert.deepEqual(sks(await byStatus(table, "open")), ["b", "d"]);
+    assert.deepEqual(sks(await byStatus(table, "shipped")), ["a"]);
+
+    // REMOVE of the index's range key takes the item out of the index.
+    await ctx.doc.send(new UpdateCommand({ TableName: table, Key: { pk: "u1", sk: "d" }, UpdateExpression: "REMOVE amount" }));
+    assert.deepEqual(sks(await byStatus(table, "open")), ["b"]);
+
+    // DeleteItem and a transaction.
+    await ctx.doc.send(new DeleteCommand({ TableName: table, Key: { pk: "u1", sk: "b" } }));
+    await ctx.doc.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Put: { TableName: table, Item: order("e", { status: "open", amount: 1 }) } },
+          { Delete: { TableName: table, Key: { pk: "u1", sk: "a" } } },
+        ],
+      }),
+    );
+    assert.deepEqual(sks(await byStatus(table, "open")), ["e"]);
+    assert.deepEqual(sks(await byStatus(table, "shipped")), []);
+
+    const scanned = await ctx.doc.send(new ScanCommand({ TableName: table, IndexName: "by_status" }));
+    assert.deepEqual(scanned.Items, [order("e", { status: "open", amount: 1 })]);
+    assert.equal(scanned.Count, 1);
+    assert.equal(scanned.ScannedCount, 1);
+    // The table itself still has c (no status) and d (no amount).
+    const all = await ctx.doc.send(new ScanCommand({ TableName: table }));
+    assert.deepEqual(all.Items.map((i) => i.sk).sort(), ["c", "d", "e"]);
+  });
+
+  test("projections: KEYS_ONLY GSI, INCLUDE LSI, ALL_ATTRIBUTES fetched through an LSI and refused on a GSI", async () => {
+    const table = await createOrders();
+    await ctx.doc.send(new PutCommand({ TableName: table, Item: order("a", { status: "open", amount: 7, customer: "c1", note: "fragile" }) }));
+
+    const keysOnly = await ctx.doc.send(
+      new QueryCommand({
+        TableName: table,
+        IndexName: "by_customer",
+        KeyConditionExpression: "customer = :c",
+        ExpressionAttributeValues: { ":c": "c1" },
+      }),
+    );
+    assert.deepEqual(keysOnly.Items, [{ pk: "u1", sk: "a", customer: "c1" }]);
+
+    const lsi = await ctx.doc.send(
+      new QueryCommand({
+        TableName: table,
+        IndexName: "by_amount",
+        KeyConditionExpression: "pk = :p AND amount > :a",
+        ExpressionAttributeValues: { ":p": "u1", ":a": 5 },
+      }),
+    );
+    assert.deepEqual(lsi.Items, [{ pk: "u1", sk: "a", amount: 7, note: "fragile" }]);
+
+    // An LSI fetches what it does not project from the table ...
+    const whole = await ctx.doc.send(
+      new QueryCommand({
+        TableName: table,
+        IndexName: "by_amount",
+        KeyConditionExpression: "pk = :p",
+        ExpressionAttributeValues: { ":p": "u1" },
+        Select: "ALL_ATTRIBUTES",
+      }),
+    );
+    assert.deepEqual(whole.Items, [order("a", { status: "open", amount: 7, customer: "c1", note: "fragile" })]);
+
+    // ... a GSI refuses to.
+    await expectError(
+      () =>
+        ctx.doc.send(
+          new QueryCommand({
+            TableName: table,
+            IndexName: "by_customer",
+            KeyConditionExpression: "customer = :c",
+            ExpressionAttributeValues: { ":c": "c1" },
+            Select: "ALL_ATTRIBUTES",
+          }),
+        ),
+      "ValidationException",
+      P + "Select type ALL_ATTRIBUTES is not supported for global secondary index by_customer because its projection type is not ALL",
+    );
+    await expectError(
+      () =>
+        ctx.doc.send(
+          new QueryCommand({
+            TableName: table,
+            KeyConditionExpression: "pk = :p",
+            ExpressionAttributeValues: { ":p": "u1" },
+            Select: "ALL_PROJECTED_ATTRIBUTES",
+          }),
+        ),
+      "ValidationException",
+      "1 validation error detected: ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName",
+    );
+    // Scan words it the same but without the prefix.
+    await expectError(
+      () => ctx.doc.send(new ScanCommand({ TableName: table, Select: "ALL_PROJECTED_ATTRIBUTES" })),
+      "ValidationException",
+      "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName",
+    );
+    // A ProjectionExpression naming an attribute the GSI does not project is refused ...
+    await expectError(
+      () =>
+        ctx.doc.send(
+          new QueryCommand({
+            TableName: table,
+            IndexName: "by_customer",
+            KeyConditionExpression: "customer = :c",
+            ExpressionAttributeValues: { ":c": "c1" },
+            ProjectionExpression: "sk, note",
+          }),
+        ),
+      "ValidationException",
+      P + "Global secondary index by_customer does not project the requested attribute note",
+    );
+    // ... through an LSI it is fetched from the table.
+    const fetched = await ctx.doc.send(
+      new QueryCommand({
+        TableName: table,
+        IndexName: "by_amount",
+        KeyConditionExpression: "pk = :p",
+        ExpressionAttributeValues: { ":p": "u1" },
+        ProjectionExpression: "sk, customer",
+      }),
+    );
+    assert.deepEqual(fetched.Items, [{ sk: "a", customer: "c1" }]);
+  });
+
+  test("ConsistentRead is refused on a GSI and allowed on an LSI; an unknown IndexName is a ValidationException", async () => {
+    const table = await createOrders();
+    await ctx.doc.send(new PutCommand({ TableName: table, Item: order("a", { status: "open", amount: 7 }) }));
+    await expectError(
+      () => byStatus(table, "open", { ConsistentRead: true }),
+      "ValidationException",
+      "Consistent reads are not supported on global secondary indexes",
+    );
+    await expectError(
+      () => ctx.doc.send(new ScanCommand({ TableName: table, IndexName: "nope" })),
+      "ValidationException",
+      "The table does not have the specified index: nope",
+    );
+    const out = await ctx.doc.send(
+      new QueryCommand({
+        TableName: table,
+        IndexName: "by_amount",
+        KeyConditionExpression: "pk = :p",
+        ExpressionAttributeValues: { ":p": "u1" },
+        ConsistentRead: true,
+      }),
+    );
+    assert.deepEqual(out.Items, [{ pk: "u1", sk: "a", amount: 7 }]);
+  });
+
+  for (const [label, value, actual] of [
+    ["number", { N: "1" }, "N"],
+    ["NULL", { NULL: true }, "NULL"],
+  ]) {
+    test(`a ${label} in a string index key refuses the whole PutItem, UpdateItem and BatchWriteItem`, async () => {
+      const table = await createOrders();
+      const item = { pk: { S: "u1" }, sk: { S: "a" }, amount: { N: "1" }, status: value };
+      const expected = `${P}Type mismatch for Index Key status Expected: S Actual: ${actual} IndexName: by_status`;
+      await expectError(() => ctx.client.send(new PutItemCommand({ TableName: table, Item: item })), "ValidationException", expected);
+      // UpdateItem that sets the index key to the wrong type: the item is not created.
+      await expectError(
+        () =>
+          ctx.client.send(
+            new UpdateItemCommand({
+              TableName: table,
+              Key: { pk: { S: "u1" }, sk: { S: "a" } },
+              UpdateExpression: "SET #s = :v, amount = :a",
+              ExpressionAttributeNames: { "#s": "status" },
+              ExpressionAttributeValues: { ":v": value, ":a": { N: "1" } },
+            }),
+          ),
+        "ValidationException",
+        expected,
+      );
+      await expectError(
+        () =>
+          ctx.doc.send(
+            new BatchWriteCommand({
+              RequestItems: {
+                [table]: [
+                  { PutRequest: { Item: order("ok", { status: "open", amount: 1 }) } },
+                  { PutRequest: { Item: { pk: "u1", sk: "a", amount: 1, status: actual === "N" ? 1 : null } } },
+                ],
+              },
+            }),
+          ),
+        "ValidationException",
+        expected,
+      );
+      const scanned = await ctx.doc.send(new ScanCommand({ TableName: table }));
+      assert.deepEqual(scanned.Items, [], "nothing reached the table");
+    });
+  }
+
+  test("an empty string index key is refused", async () => {
+    const table = await createOrders();
+    await expectError(
+      () => ctx.doc.send(new PutCommand({ TableName: table, Item: order("a", { status: "", amount: 1 }) })),
+      "ValidationException",
+      "One or more parameter values are not valid. A value specified for a secondary index key is not supported. " +
+        "The AttributeValue for a key attribute cannot contain an empty string value. IndexName: by_status, IndexKey: status",
+    );
+    assert.equal((await ctx.doc.send(new GetCommand({ TableName: table, Key: { pk: "u1", sk: "a" } }))).Item, undefined);
+  });
+
+  test("paging through a GSI resumes at index key + table key; paginateQuery yields the same items", async () => {
+    const table = await createOrders();
+    await batchPut(
+      table,
+      Array.from({ length: 10 }, (_, i) => order(`o${String(i).padStart(2, "0")}`, { status: "open", amount: i % 4 })),
+    );
+    const whole = sks(await byStatus(table, "open"));
+    // amount ascending; equal amounts in table-key order
+    assert.deepEqual(whole, ["o00", "o04", "o08", "o01", "o05", "o09", "o02", "o06", "o03", "o07"]);
+
+    const seen = [];
+    let start;
+    let pages = 0;
+    for (;;) {
+      const page = await byStatus(table, "open", { Limit: 3, ...(start ? { ExclusiveStartKey: start } : {}) });
+      seen.push(...sks(page));
+      pages += 1;
+      start = page.LastEvaluatedKey;
+      if (!start) break;
+      const last = page.Items[page.Items.length - 1];
+      assert.deepEqual(start, { pk: last.pk, sk: last.sk, status: last.status, amount: last.amount });
+    }
+    assert.deepEqual(seen, whole);
+    assert.equal(pages, 4);
+
+    const viaPaginator = [];
+    const sizes = [];
+    for await (const page of paginateQuery(
+      { client: ctx.doc, pageSize: 4 },
+      {
+        TableName: table,
+        IndexName: "by_status",
+        KeyConditionExpression: "#s = :s",
+        ExpressionAttributeNames: { "#s": "status" },
+        ExpressionAttributeValues: { ":s": "open" },
+      },
+    )) {
+      sizes.push(page.Count);
+      viaPaginator.push(...sks(page));
+    }
+    assert.deepEqual(viaPaginator, whole);
+    assert.deepEqual(sizes, [4, 4, 2]);
+
+    await expectError(
+      () => byStatus(table, "open", { ExclusiveStartKey: { pk: "u1", sk: "o01" } }),
+      "ValidationException",
+      "The provided starting key is invalid",
+    );
+  });
+
+  test("ReturnConsumedCapacity INDEXES reports the table and each index it wrote or read", async () => {
+    const table = await createOrders();
+    let out = await ctx.doc.send(
+      new PutCommand({ TableName: table, Item: order("a", { status: "open", amount: 1, customer: "c1" }), ReturnConsumedCapacity: "INDEXES" }),
+    );
+    let c = out.ConsumedCapacity;
+    assert.equal(c.TableName, table);
+    assert.deepEqual(c.Table, { CapacityUnits: 1, WriteCapacityUnits: 1 });
+    assert.deepEqual(c.GlobalSecondaryIndexes, {
+      by_status: { CapacityUnits: 1, WriteCapacityUnits: 1 },
+      by_customer: { CapacityUnits: 1, WriteCapacityUnits: 1 },
+    });
+    assert.deepEqual(c.LocalSecondaryIndexes, { by_amount: { CapacityUnits: 1, WriteCapacityUnits: 1 } });
+    assert.equal(c.CapacityUnits, 4);
+    assert.equal(c.WriteCapacityUnits, 4);
+
+    // Moving the item to another index key costs a delete and a put there.
+    out = await ctx.doc.send(
+      new PutCommand({ TableName: table, Item: order("a", { status: "shipped", amount: 1, customer: "c1" }), ReturnConsumedCapacity: "INDEXES" }),
+    );
+    assert.deepEqual(out.ConsumedCapacity.GlobalSecondaryIndexes, { by_status: { CapacityUnits: 2, WriteCapacityUnits: 2 } });
+
+    out = await ctx.doc.send(new PutCommand({ TableName: table, Item: order("b"), ReturnConsumedCapacity: "TOTAL" }));
+    assert.deepEqual(out.ConsumedCapacity, { TableName: table, CapacityUnits: 1, WriteCapacityUnits: 1 });
+
+    c = (await byStatus(table, "shipped", { ReturnConsumedCapacity: "INDEXES" })).ConsumedCapacity;
+    assert.deepEqual(c.GlobalSecondaryIndexes, { by_status: { CapacityUnits: 0.5, ReadCapacityUnits: 0.5 } });
+    assert.equal(c.Table, undefined, "an index read reports only that index");
+    assert.equal(c.CapacityUnits, 0.5);
+  });
+
+  test("multi-attribute GSI: items sort by (round, score); range components need equality on every earlier one", async () => {
+    // partition key (region, season), sort key (round, score)
+    const table = await createIndexedTable({
+      AttributeDefinitions: [
+        { AttributeName: "pk", AttributeType: "S" },
+        { AttributeName: "region", AttributeType: "S" },
+        { AttributeName: "season", AttributeType: "N" },
+        { AttributeName: "round", AttributeType: "S" },
+        { AttributeName: "score", AttributeType: "N" },
+      ],
+      KeySchema: [{ AttributeName: "pk", KeyType: "HASH" }],
+      GlobalSecondaryIndexes: [
+        index("games", [["region", "HASH"], ["season", "HASH"], ["round", "RANGE"], ["score", "RANGE"]]),
+      ],
+    });
+    const rows = [["g1", "final", 50], ["g2", "semi", 70], ["g3", "final", 90], ["g4", "semi", 10], ["g5", "final", 70]];
+    for (const [pk, round, score] of rows) {
+      await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk, region: "eu", season: 2026, round, score } }));
+    }
+    await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "g9", region: "eu", season: 2026 } })); // sparse
+    await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "g8", region: "us", season: 2026, round: "final", score: 1 } }));
+
+    const games = async (extraCond = "", extraValues = {}, params = {}) => {
+      const out = await ctx.doc.send(
+        new QueryCommand({
+          TableName: table,
+          IndexName: "games",
+          KeyConditionExpression: "#r = :r AND season = :s" + extraCond,
+          ExpressionAttributeNames: { "#r": "region", ...(extraCond.includes("#rd") ? { "#rd": "round" } : {}) },
+          ExpressionAttributeValues: { ":r": "eu", ":s": 2026, ...extraValues },
+          ...params,
+        }),
+      );
+      return out.Items.map((i) => i.pk);
+    };
+
+    assert.deepEqual(await games(), ["g1", "g5", "g3", "g4", "g2"]);
+    assert.deepEqual(await games("", {}, { ScanIndexForward: false }), ["g2", "g4", "g3", "g5", "g1"]);
+    assert.deepEqual(await games(" AND #rd = :f AND score > :x", { ":f": "final", ":x": 50 }), ["g5", "g3"]);
+    assert.deepEqual(await games(" AND #rd = :f AND score BETWEEN :a AND :b", { ":f": "semi", ":a": 0, ":b": 20 }), ["g4"]);
+    assert.deepEqual(await games(" AND begins_with(#rd, :p)", { ":p": "fi" }), ["g1", "g5", "g3"]);
+
+    await expectError(
+      () => games(" AND score > :x", { ":x": 50 }),
+      "ValidationException",
+      "RANGE key attributes round must have equality conditions specified in the query because a condition is present on key attribute score",
+    );
+    await expectError(
+      () =>
+        ctx.doc.send(
+          new QueryCommand({
+            TableName: table,
+            IndexName: "games",
+            KeyConditionExpression: "#r = :r",
+            ExpressionAttributeNames: { "#r": "region" },
+            ExpressionAttributeValues: { ":r": "eu" },
+          }),
+        ),
+      "ValidationException",
+      "Query condition missed key schema element: season",
+    );
+    await expectError(
+      () => games("", {}, { ConsistentRead: true }),
+      "ValidationException",
+      "Consistent reads are not supported on global secondary indexes",
+    );
+
+    // LastEvaluatedKey carries every index component and the table key.
+    const page = await ctx.doc.send(
+      new QueryCommand({
+        TableName: table,
+        IndexName: "games",
+        KeyConditionExpression: "#r = :r AND season = :s",
+        ExpressionAttributeNames: { "#r": "region" },
+        ExpressionAttributeValues: { ":r": "eu", ":s": 2026 },
+        Limit: 2,
+      }),
+    );
+    assert.deepEqual(page.LastEvaluatedKey, { pk: "g5", region: "eu", season: 2026, round: "final", score: 70 });
+
+    // A wrong-typed component is refused.
+    await expectError(
+      () => ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "bad", region: "eu", season: "2026", round: "final", score: 1 } })),
+      "ValidationException",
+      `${P}Type mismatch for Index Key season Expected: N Actual: S IndexName: games`,
+    );
+
+    const t = (await ctx.client.send(new DescribeTableCommand({ TableName: table }))).Table;
+    assert.deepEqual(t.GlobalSecondaryIndexes[0].KeySchema.map((k) => [k.AttributeName, k.KeyType]), [
+      ["region", "HASH"],
+      ["season", "HASH"],
+      ["round", "RANGE"],
+      ["score", "RANGE"],
+    ]);
+    assert.equal(t.GlobalSecondaryIndexes[0].ItemCount, 6);
+  });
+
+  const CREATE_ERRORS = [
+    ["an empty GSI list", P + "List of GlobalSecondaryIndexes is empty", { GlobalSecondaryIndexes: [] }],
+    [
+      "an LSI on a table without a range key",
+      P + "Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex",
+      { LocalSecondaryIndexes: [index("lsi", [["pk", "HASH"], ["g", "RANGE"]])] },
+    ],
+    [
+      "a duplicate index name",
+      P + "Duplicate index name: idx",
+      { GlobalSecondaryIndexes: [index("idx", [["g", "HASH"]]), index("idx", [["g", "HASH"]])] },
+    ],
+    ["a projection without a type", P + "Unknown ProjectionType: null", { GlobalSecondaryIndexes: [index("idx", [["g", "HASH"]], {})] }],
+    [
+      "INCLUDE without NonKeyAttributes",
+      P + "ProjectionType is INCLUDE, but NonKeyAttributes is not specified",
+      { GlobalSecondaryIndexes: [index("idx", [["g", "HASH"]], { ProjectionType: "INCLUDE" })] },
+    ],
+    [
+      "ALL with NonKeyAttributes",
+      P + "ProjectionType is ALL, but NonKeyAttributes is specified",
+      { GlobalSecondaryIndexes: [index("idx", [["g", "HASH"]], { ProjectionType: "ALL", NonKeyAttributes: ["x"] })] },
+    ],
+    [
+      "an attribute definition no key uses",
+      P + "Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions",
+      {},
+    ],
+    [
+      "GSI throughput on an on-demand table",
+      P + "ProvisionedThroughput should not be specified for index: idx when BillingMode is PAY_PER_REQUEST",
+      {
+        GlobalSecondaryIndexes: [
+          index("idx", [["g", "HASH"]], { ProjectionType: "ALL" }, { ProvisionedThroughput: { ReadCapacityUnits: 1, WriteCapacityUnits: 1 } }),
+        ],
+      },
+    ],
+  ];
+  for (const [label, message, extra] of CREATE_ERRORS) {
+    test(`CreateTable refuses ${label}`, async () => {
+      const TableName = tableName("bad");
+      await expectError(
+        () =>
+          ctx.client.send(
+            new CreateTableCommand({
+              TableName,
+              AttributeDefinitions: [
+                { AttributeName: "pk", AttributeType: "S" },
+                { AttributeName: "g", AttributeType: "S" },
+              ],
+              KeySchema: [{ AttributeName: "pk", KeyType: "HASH" }],
+              BillingMode: "PAY_PER_REQUEST",
+              ...extra,
+            }),
+          ),
+        "ValidationException",
+        message,
+      );
+      await expectError(() => ctx.client.send(new DescribeTableCommand({ TableName })), "ResourceNotFoundException");
+    });
+  }
+
+  test("a provisioned GSI with 1 WCU throttles base-table writes with IndexWriteProvisionedThroughputExceeded", async () => {
+    const table = await createIndexedTable({
+      BillingMode: "PROVISIONED",
+      ProvisionedThroughput: { ReadCapacityUnits: 100, WriteCapacityUnits: 1000 },
+      AttributeDefinitions: [
+        { AttributeName: "pk", AttributeType: "S" },
+        { AttributeName: "g", AttributeType: "S" },
+      ],
+      KeySchema: [{ AttributeName: "pk", KeyType: "HASH" }],
+      GlobalSecondaryIndexes: [
+        index("narrow", [["g", "HASH"]], { ProjectionType: "ALL" }, { ProvisionedThroughput: { ReadCapacityUnits: 1, WriteCapacityUnits: 1 } }),
+      ],
+    });
+    const arn = (await ctx.client.send(new DescribeTableCommand({ TableName: table }))).Table.TableArn;
+    // Items without g never touch the GSI: the table's 1,000 WCU absorb them.
+    for (let i = 0; i < 50; i++) {
+      await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: `free${i}` } }));
+    }
+    let err;
+    let i = 0;
+    for (; i < 400; i++) {
+      try {
+        await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: `k${i}`, g: "hot" } }));
+      } catch (e) {
+        err = e;
+        break;
+      }
+    }
+    assert.ok(err, "a 1 WCU GSI cannot take 400 writes at once");
+    assert.equal(err.name, "ProvisionedThroughputExceededException", `got ${err.name}: ${err.message}`);
+    assert.equal(err.$metadata.httpStatusCode, 400);
+    assert.deepEqual(err.ThrottlingReasons, [{ reason: "IndexWriteProvisionedThroughputExceeded", resource: `${arn}/index/narrow` }]);
+    // The refused write is not in the table.
+    assert.equal((await ctx.doc.send(new GetCommand({ TableName: table, Key: { pk: `k${i}` } }))).Item, undefined);
+  });
+
+  test("UpdateTable creates a GSI (CREATING/Backfilling, then ACTIVE with the backfilled items) and deletes it", async () => {
+    const table = await createIndexedTable({
+      AttributeDefinitions: [{ AttributeName: "pk", AttributeType: "S" }],
+      KeySchema: [{ AttributeName: "pk", KeyType: "HASH" }],
+    });
+    await batchPut(table, Array.from({ length: 6 }, (_, i) => ({ pk: `k${i}`, team: i % 2 ? "red" : "blue" })));
+    await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "odd", team: 7 } })); // wrong type: skipped by the backfill
+
+    const out = (
+      await ctx.client.send(
+        new UpdateTableCommand({
+          TableName: table,
+          AttributeDefinitions: [{ AttributeName: "team", AttributeType: "S" }],
+          GlobalSecondaryIndexUpdates: [{ Create: index("by_team", [["team", "HASH"]]) }],
+        }),
+      )
+    ).TableDescription;
+    assert.equal(out.GlobalSecondaryIndexes.length, 1);
+    const [created] = out.GlobalSecondaryIndexes;
+    assert.deepEqual([created.IndexName, created.IndexStatus, created.Backfilling], ["by_team", "CREATING", true]);
+    assert.ok(
+      out.AttributeDefinitions.some((d) => d.AttributeName === "team" && d.AttributeType === "S"),
+      JSON.stringify(out.AttributeDefinitions),
+    );
+
+    // A second online index change waits for this one.
+    await expectError(
+      () =>
+        ctx.client.send(
+          new UpdateTableCommand({
+            TableName: table,
+            AttributeDefinitions: [{ AttributeName: "other", AttributeType: "S" }],
+            GlobalSecondaryIndexUpdates: [{ Create: index("by_other", [["other", "HASH"]]) }],
+          }),
+        ),
+      "ResourceInUseException",
+      `Attempt to change a resource which is still in use: Index is being updated.  Table: ${table} Index: by_team`,
+    );
+
+    const desc = await waitIndexActive(table, "by_team");
+    assert.deepEqual([desc.IndexStatus, desc.Backfilling, desc.ItemCount], ["ACTIVE", false, 6]);
+    const red = await ctx.doc.send(
+      new QueryCommand({ TableName: table, IndexName: "by_team", KeyConditionExpression: "team = :t", ExpressionAttributeValues: { ":t": "red" } }),
+    );
+    assert.deepEqual(red.Items.map((i) => i.pk).sort(), ["k1", "k3", "k5"]);
+
+    // Now a wrong-typed write is refused.
+    await expectError(
+      () => ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "odd2", team: 1 } })),
+      "ValidationException",
+      `${P}Type mismatch for Index Key team Expected: S Actual: N IndexName: by_team`,
+    );
+    await expectError(
+      () => ctx.client.send(new UpdateTableCommand({ TableName: table, GlobalSecondaryIndexUpdates: [{ Delete: { IndexName: "nope" } }] })),
+      "ResourceNotFoundException",
+      "Requested resource not found: Index: nope not found",
+    );
+    await expectError(
+      () =>
+        ctx.client.send(
+          new UpdateTableCommand({
+            TableName: table,
+            AttributeDefinitions: [
+              { AttributeName: "a", AttributeType: "S" },
+              { AttributeName: "b", AttributeType: "S" },
+            ],
+            GlobalSecondaryIndexUpdates: [{ Create: index("by_aaa", [["a", "HASH"]]) }, { Create: index("by_bbb", [["b", "HASH"]]) }],
+          }),
+        ),
+      "LimitExceededException",
+      "Subscriber limit exceeded: Only 1 online index can be created or deleted simultaneously per table",
+    );
+
+    const deleted = await ctx.client.send(new UpdateTableCommand({ TableName: table, GlobalSecondaryIndexUpdates: [{ Delete: { IndexName: "by_team" } }] }));
+    assert.equal(deleted.TableDescription.GlobalSecondaryIndexes, undefined);
+    await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "odd2", team: 1 } })); // no index constrains team any more
+    await expectError(
+      () =>
+        ctx.doc.send(
+          new QueryCommand({ TableName: table, IndexName: "by_team", KeyConditionExpression: "team = :t", ExpressionAttributeValues: { ":t": "red" } }),
+        ),
+      "ValidationException",
+      "The table does not have the specified index: by_team",
+    );
+  });
+});
