@@ -21,12 +21,15 @@ use aws_sdk_dynamodb::operation::describe_table::DescribeTableError;
 use aws_sdk_dynamodb::operation::get_item::GetItemError;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::query::QueryError;
+use aws_sdk_dynamodb::operation::tag_resource::TagResourceError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue, BillingMode, ConditionCheck, KeySchemaElement, KeyType, KeysAndAttributes,
-    Put, PutRequest, ReturnConsumedCapacity, ReturnValue, ScalarAttributeType, TableStatus, TransactWriteItem, Update,
-    WriteRequest,
+    AttributeDefinition, AttributeValue, BillingMode, Capacity, ConditionCheck, CreateGlobalSecondaryIndexAction,
+    DeleteGlobalSecondaryIndexAction, GlobalSecondaryIndex, GlobalSecondaryIndexDescription,
+    GlobalSecondaryIndexUpdate, IndexStatus, KeySchemaElement, KeyType, KeysAndAttributes, LocalSecondaryIndex,
+    Projection, ProjectionType, ProvisionedThroughput, Put, PutRequest, ReturnConsumedCapacity, ReturnValue,
+    ScalarAttributeType, Select, TableStatus, Tag, TransactWriteItem, Update, WriteRequest,
 };
 use aws_sdk_dynamodb::Client;
 
@@ -790,4 +793,805 @@ fn sigterm_exits_cleanly() {
     let mut server = Server::start();
     let status = server.terminate(Duration::from_secs(10)).expect("server did not exit within 10 s of SIGTERM");
     assert_eq!(status.code(), Some(0), "exit status {status:?}; stderr: {}", server.stderr.lock().unwrap());
+}
+
+// ---------------------------------------------------------------------------
+// Secondary indexes, tags, table ARNs (same expectations as
+// tests/python/test_indexes.py and tests/python/test_tags_endpoints.py)
+// ---------------------------------------------------------------------------
+
+const INVALID: &str = "One or more parameter values were invalid: ";
+
+fn attr(name: &str, t: ScalarAttributeType) -> AttributeDefinition {
+    AttributeDefinition::builder().attribute_name(name).attribute_type(t).build().unwrap()
+}
+
+fn key(name: &str, t: KeyType) -> KeySchemaElement {
+    KeySchemaElement::builder().attribute_name(name).key_type(t).build().unwrap()
+}
+
+fn projection(t: ProjectionType, non_key: &[&str]) -> Projection {
+    let mut p = Projection::builder().projection_type(t);
+    for a in non_key {
+        p = p.non_key_attributes(*a);
+    }
+    p.build()
+}
+
+fn gsi(name: &str, keys: &[(&str, KeyType)], p: Projection) -> GlobalSecondaryIndex {
+    let mut g = GlobalSecondaryIndex::builder().index_name(name).projection(p);
+    for (a, t) in keys {
+        g = g.key_schema(key(a, t.clone()));
+    }
+    g.build().unwrap()
+}
+
+fn key_pairs(ks: &[KeySchemaElement]) -> Vec<(String, KeyType)> {
+    ks.iter().map(|k| (k.attribute_name().to_string(), k.key_type().clone())).collect()
+}
+
+fn units(total: f64, write: bool) -> Capacity {
+    let c = Capacity::builder().capacity_units(total);
+    if write {
+        c.write_capacity_units(total).build()
+    } else {
+        c.read_capacity_units(total).build()
+    }
+}
+
+/// pk/sk table; GSI by_status (status S, amount N), KEYS_ONLY GSI
+/// by_customer (customer S), INCLUDE LSI by_amount (pk, amount) projecting
+/// note.
+async fn create_orders(client: &Client, name: &str) {
+    client
+        .create_table()
+        .table_name(name)
+        .billing_mode(BillingMode::PayPerRequest)
+        .attribute_definitions(attr("pk", ScalarAttributeType::S))
+        .attribute_definitions(attr("sk", ScalarAttributeType::S))
+        .attribute_definitions(attr("status", ScalarAttributeType::S))
+        .attribute_definitions(attr("amount", ScalarAttributeType::N))
+        .attribute_definitions(attr("customer", ScalarAttributeType::S))
+        .key_schema(key("pk", KeyType::Hash))
+        .key_schema(key("sk", KeyType::Range))
+        .global_secondary_indexes(gsi(
+            "by_status",
+            &[("status", KeyType::Hash), ("amount", KeyType::Range)],
+            projection(ProjectionType::All, &[]),
+        ))
+        .global_secondary_indexes(gsi(
+            "by_customer",
+            &[("customer", KeyType::Hash)],
+            projection(ProjectionType::KeysOnly, &[]),
+        ))
+        .local_secondary_indexes(
+            LocalSecondaryIndex::builder()
+                .index_name("by_amount")
+                .key_schema(key("pk", KeyType::Hash))
+                .key_schema(key("amount", KeyType::Range))
+                .projection(projection(ProjectionType::Include, &["note"]))
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .expect("CreateTable with indexes");
+    wait_active(client, name).await;
+}
+
+/// An orders item for user u1; `None` leaves the attribute out.
+fn order(
+    sk: &str,
+    status: Option<&str>,
+    amount: Option<&str>,
+    customer: Option<&str>,
+    note: Option<&str>,
+) -> HashMap<String, AttributeValue> {
+    let mut it = item(&[("pk", s("u1")), ("sk", s(sk)), ("extra", s("x"))]);
+    for (name, v, f) in [
+        ("status", status, s as fn(&str) -> AttributeValue),
+        ("amount", amount, n),
+        ("customer", customer, s),
+        ("note", note, s),
+    ] {
+        if let Some(v) = v {
+            it.insert(name.to_string(), f(v));
+        }
+    }
+    it
+}
+
+fn sk_list(items: &[HashMap<String, AttributeValue>]) -> Vec<String> {
+    items.iter().map(|i| i["sk"].as_s().unwrap().clone()).collect()
+}
+
+#[tokio::test]
+async fn gsi_and_lsi_create_describe_query_with_paging() {
+    let server = Server::start();
+    let client = server.client();
+    create_orders(&client, "orders").await;
+
+    // Ten open orders with amounts 0..3 (ties broken by the table key), one
+    // without a status (only in by_customer and by_amount), one with nothing.
+    for i in 0..10 {
+        let it = order(&format!("o{i:02}"), Some("open"), Some(&(i % 4).to_string()), Some("c1"), Some("fragile"));
+        client.put_item().table_name("orders").set_item(Some(it)).send().await.expect("PutItem");
+    }
+    let sparse = order("p1", None, Some("7"), Some("c2"), None);
+    client.put_item().table_name("orders").set_item(Some(sparse)).send().await.expect("PutItem");
+    client.put_item().table_name("orders").set_item(Some(order("p2", None, None, None, None))).send().await.unwrap();
+
+    // DescribeTable lists every index.
+    let t = client.describe_table().table_name("orders").send().await.expect("DescribeTable").table.unwrap();
+    let arn = t.table_arn().unwrap().to_string();
+    assert_eq!(arn, "arn:aws:dynamodb:us-east-1:000000000000:table/orders");
+    let gsis: HashMap<&str, &GlobalSecondaryIndexDescription> =
+        t.global_secondary_indexes().iter().map(|g| (g.index_name().unwrap(), g)).collect();
+    assert_eq!(sorted(&gsis.keys().copied().collect::<Vec<_>>()), vec!["by_customer", "by_status"]);
+    let st = gsis["by_status"];
+    assert_eq!(
+        key_pairs(st.key_schema()),
+        vec![("status".to_string(), KeyType::Hash), ("amount".to_string(), KeyType::Range)]
+    );
+    assert_eq!(st.projection(), Some(&projection(ProjectionType::All, &[])));
+    assert_eq!(st.index_status(), Some(&IndexStatus::Active));
+    assert_eq!(st.index_arn(), Some(format!("{arn}/index/by_status").as_str()));
+    assert_eq!(st.item_count(), Some(10));
+    assert_eq!(st.backfilling(), None, "an index made by CreateTable has no Backfilling");
+    let by_customer = gsis["by_customer"];
+    assert_eq!(by_customer.projection(), Some(&projection(ProjectionType::KeysOnly, &[])));
+    assert_eq!(by_customer.item_count(), Some(11));
+    assert_eq!(t.local_secondary_indexes().len(), 1);
+    let lsi = &t.local_secondary_indexes()[0];
+    assert_eq!(lsi.index_name(), Some("by_amount"));
+    assert_eq!(
+        key_pairs(lsi.key_schema()),
+        vec![("pk".to_string(), KeyType::Hash), ("amount".to_string(), KeyType::Range)]
+    );
+    assert_eq!(lsi.projection(), Some(&projection(ProjectionType::Include, &["note"])));
+    assert_eq!(lsi.index_arn(), Some(format!("{arn}/index/by_amount").as_str()));
+    assert_eq!(lsi.item_count(), Some(11));
+
+    // A GSI query in pages of 3: 3,3,3,1, each LastEvaluatedKey = index key + table key of the page's last item.
+    let query = || {
+        client
+            .query()
+            .table_name("orders")
+            .index_name("by_status")
+            .key_condition_expression("#s = :s")
+            .expression_attribute_names("#s", "status")
+            .expression_attribute_values(":s", s("open"))
+    };
+    let pages = query().into_paginator().page_size(3).send().try_collect().await.expect("Query pages");
+    assert_eq!(pages.iter().map(|p| p.count()).collect::<Vec<_>>(), vec![3, 3, 3, 1]);
+    let mut seen = Vec::new();
+    for (i, p) in pages.iter().enumerate() {
+        seen.extend(sk_list(p.items()));
+        match p.last_evaluated_key() {
+            Some(lek) if i < 3 => {
+                let last = p.items().last().unwrap();
+                let want: HashMap<String, AttributeValue> =
+                    ["pk", "sk", "status", "amount"].iter().map(|k| (k.to_string(), last[*k].clone())).collect();
+                assert_eq!(lek, &want, "page {i}");
+            }
+            None if i == 3 => {}
+            other => panic!("page {i}: LastEvaluatedKey {other:?}"),
+        }
+    }
+    assert_eq!(seen, vec!["o00", "o04", "o08", "o01", "o05", "o09", "o02", "o06", "o03", "o07"]);
+    // Projection ALL: whole items.
+    assert_eq!(pages[0].items()[0], order("o00", Some("open"), Some("0"), Some("c1"), Some("fragile")));
+
+    // Descending, with a range condition on the index sort key.
+    let desc = query()
+        .key_condition_expression("#s = :s AND amount >= :a")
+        .expression_attribute_values(":a", n("3"))
+        .scan_index_forward(false)
+        .send()
+        .await
+        .expect("Query");
+    assert_eq!(sk_list(desc.items()), vec!["o07", "o03"]);
+
+    // An ExclusiveStartKey without the index key is refused.
+    let err = query()
+        .exclusive_start_key("pk", s("u1"))
+        .exclusive_start_key("sk", s("o01"))
+        .send()
+        .await
+        .expect_err("a table key alone cannot resume an index query")
+        .into_service_error();
+    assert_eq!(err.code(), Some("ValidationException"));
+    assert_eq!(err.message(), Some("The provided starting key is invalid"));
+
+    // ConsistentRead is refused on a GSI.
+    let err = query().consistent_read(true).send().await.expect_err("GSI strong read").into_service_error();
+    assert_eq!(err.code(), Some("ValidationException"));
+    assert_eq!(err.message(), Some("Consistent reads are not supported on global secondary indexes"));
+
+    // KEYS_ONLY GSI: table key + index key only.
+    let keys_only = client
+        .query()
+        .table_name("orders")
+        .index_name("by_customer")
+        .key_condition_expression("customer = :c")
+        .expression_attribute_values(":c", s("c2"))
+        .send()
+        .await
+        .expect("Query KEYS_ONLY");
+    assert_eq!(keys_only.items(), &[item(&[("pk", s("u1")), ("sk", s("p1")), ("customer", s("c2"))])]);
+
+    // INCLUDE LSI, strongly consistent (allowed on an LSI), amount > 2.
+    let lsi_items = client
+        .query()
+        .table_name("orders")
+        .index_name("by_amount")
+        .key_condition_expression("pk = :p AND amount > :a")
+        .expression_attribute_values(":p", s("u1"))
+        .expression_attribute_values(":a", n("2"))
+        .consistent_read(true)
+        .send()
+        .await
+        .expect("Query LSI");
+    assert_eq!(
+        lsi_items.items(),
+        &[
+            item(&[("pk", s("u1")), ("sk", s("o03")), ("amount", n("3")), ("note", s("fragile"))]),
+            item(&[("pk", s("u1")), ("sk", s("o07")), ("amount", n("3")), ("note", s("fragile"))]),
+            item(&[("pk", s("u1")), ("sk", s("p1")), ("amount", n("7"))]),
+        ]
+    );
+    // Through an LSI, ALL_ATTRIBUTES fetches the rest from the table ...
+    let whole = client
+        .query()
+        .table_name("orders")
+        .index_name("by_amount")
+        .key_condition_expression("pk = :p AND amount = :a")
+        .expression_attribute_values(":p", s("u1"))
+        .expression_attribute_values(":a", n("7"))
+        .select(Select::AllAttributes)
+        .send()
+        .await
+        .expect("Query LSI ALL_ATTRIBUTES");
+    assert_eq!(whole.items(), &[order("p1", None, Some("7"), Some("c2"), None)]);
+    // ... a KEYS_ONLY GSI refuses it.
+    let err = client
+        .query()
+        .table_name("orders")
+        .index_name("by_customer")
+        .key_condition_expression("customer = :c")
+        .expression_attribute_values(":c", s("c2"))
+        .select(Select::AllAttributes)
+        .send()
+        .await
+        .expect_err("ALL_ATTRIBUTES on a KEYS_ONLY GSI")
+        .into_service_error();
+    assert_eq!(err.code(), Some("ValidationException"));
+    assert_eq!(
+        err.message(),
+        Some(
+            "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global \
+             secondary index by_customer because its projection type is not ALL"
+        )
+    );
+
+    // Scan of the GSI sees only the items that carry its key.
+    let scanned = client.scan().table_name("orders").index_name("by_status").send().await.expect("Scan GSI");
+    assert_eq!((scanned.count(), scanned.scanned_count()), (10, 10));
+
+    // A wrong-typed index key refuses the write; an unknown index is a ValidationException.
+    let err = client
+        .put_item()
+        .table_name("orders")
+        .set_item(Some(item(&[("pk", s("u1")), ("sk", s("bad")), ("status", n("1")), ("amount", n("1"))])))
+        .send()
+        .await
+        .expect_err("wrong-typed index key")
+        .into_service_error();
+    assert_eq!(err.code(), Some("ValidationException"));
+    assert_eq!(
+        err.message().unwrap(),
+        format!("{INVALID}Type mismatch for Index Key status Expected: S Actual: N IndexName: by_status")
+    );
+    let err = client
+        .query()
+        .table_name("orders")
+        .index_name("nope")
+        .key_condition_expression("pk = :p")
+        .expression_attribute_values(":p", s("u1"))
+        .send()
+        .await
+        .expect_err("unknown index")
+        .into_service_error();
+    assert_eq!(err.message(), Some("The table does not have the specified index: nope"));
+}
+
+#[tokio::test]
+async fn multi_attribute_gsi_keys_sort_by_component_and_need_a_gapless_prefix() {
+    let server = Server::start();
+    let client = server.client();
+    // partition key (region, season), sort key (round, score)
+    client
+        .create_table()
+        .table_name("games")
+        .billing_mode(BillingMode::PayPerRequest)
+        .attribute_definitions(attr("pk", ScalarAttributeType::S))
+        .attribute_definitions(attr("region", ScalarAttributeType::S))
+        .attribute_definitions(attr("season", ScalarAttributeType::N))
+        .attribute_definitions(attr("round", ScalarAttributeType::S))
+        .attribute_definitions(attr("score", ScalarAttributeType::N))
+        .key_schema(key("pk", KeyType::Hash))
+        .global_secondary_indexes(gsi(
+            "games",
+            &[
+                ("region", KeyType::Hash),
+                ("season", KeyType::Hash),
+                ("round", KeyType::Range),
+                ("score", KeyType::Range),
+            ],
+            projection(ProjectionType::All, &[]),
+        ))
+        .send()
+        .await
+        .expect("CreateTable with a multi-attribute GSI");
+    wait_active(&client, "games").await;
+    for (pk, round, score) in [
+        ("g1", "final", "50"),
+        ("g2", "semi", "70"),
+        ("g3", "final", "90"),
+        ("g4", "semi", "10"),
+        ("g5", "final", "70"),
+    ] {
+        client
+            .put_item()
+            .table_name("games")
+            .set_item(Some(item(&[
+                ("pk", s(pk)),
+                ("region", s("eu")),
+                ("season", n("2026")),
+                ("round", s(round)),
+                ("score", n(score)),
+            ])))
+            .send()
+            .await
+            .expect("PutItem");
+    }
+    // sparse: lacks the sort components
+    client
+        .put_item()
+        .table_name("games")
+        .item("pk", s("g9"))
+        .item("region", s("eu"))
+        .item("season", n("2026"))
+        .send()
+        .await
+        .unwrap();
+
+    let games = |extra: &str| {
+        client
+            .query()
+            .table_name("games")
+            .index_name("games")
+            .key_condition_expression(format!("#r = :r AND season = :s{extra}"))
+            .expression_attribute_names("#r", "region")
+            .expression_attribute_values(":r", s("eu"))
+            .expression_attribute_values(":s", n("2026"))
+    };
+    let pks = |out: &aws_sdk_dynamodb::operation::query::QueryOutput| -> Vec<String> {
+        out.items().iter().map(|i| i["pk"].as_s().unwrap().clone()).collect()
+    };
+    assert_eq!(pks(&games("").send().await.unwrap()), vec!["g1", "g5", "g3", "g4", "g2"]);
+    let out = games(" AND #rd = :f AND score > :x")
+        .expression_attribute_names("#rd", "round")
+        .expression_attribute_values(":f", s("final"))
+        .expression_attribute_values(":x", n("50"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(pks(&out), vec!["g5", "g3"]);
+
+    let page = games("").limit(2).send().await.unwrap();
+    assert_eq!(
+        page.last_evaluated_key().cloned(),
+        Some(item(&[
+            ("pk", s("g5")),
+            ("region", s("eu")),
+            ("season", n("2026")),
+            ("round", s("final")),
+            ("score", n("70"))
+        ]))
+    );
+
+    let err = games(" AND score > :x")
+        .expression_attribute_values(":x", n("50"))
+        .send()
+        .await
+        .expect_err("a condition on score without one on round")
+        .into_service_error();
+    assert_eq!(err.code(), Some("ValidationException"));
+    assert_eq!(
+        err.message(),
+        Some(
+            "RANGE key attributes round must have equality conditions specified in the query because a condition \
+             is present on key attribute score"
+        )
+    );
+
+    let t = client.describe_table().table_name("games").send().await.unwrap().table.unwrap();
+    let g = &t.global_secondary_indexes()[0];
+    assert_eq!(
+        g.key_schema().iter().map(|k| k.key_type().clone()).collect::<Vec<_>>(),
+        vec![KeyType::Hash, KeyType::Hash, KeyType::Range, KeyType::Range]
+    );
+    assert_eq!(g.item_count(), Some(5));
+}
+
+#[tokio::test]
+async fn update_table_adds_a_gsi_with_a_backfill_then_deletes_it() {
+    let server = Server::start();
+    let client = server.client();
+    create_table(&client, "teams", None).await;
+    for i in 0..6 {
+        let team = if i % 2 == 1 { "red" } else { "blue" };
+        client
+            .put_item()
+            .table_name("teams")
+            .item("pk", s(&format!("k{i}")))
+            .item("team", s(team))
+            .send()
+            .await
+            .unwrap();
+    }
+    // wrong type for the future index: skipped by the backfill
+    client.put_item().table_name("teams").item("pk", s("odd")).item("team", n("7")).send().await.unwrap();
+
+    let out = client
+        .update_table()
+        .table_name("teams")
+        .attribute_definitions(attr("team", ScalarAttributeType::S))
+        .global_secondary_index_updates(
+            GlobalSecondaryIndexUpdate::builder()
+                .create(
+                    CreateGlobalSecondaryIndexAction::builder()
+                        .index_name("by_team")
+                        .key_schema(key("team", KeyType::Hash))
+                        .projection(projection(ProjectionType::All, &[]))
+                        .build()
+                        .unwrap(),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .expect("UpdateTable Create");
+    let td = out.table_description().unwrap();
+    assert_eq!(td.global_secondary_indexes().len(), 1);
+    let created = &td.global_secondary_indexes()[0];
+    assert_eq!(
+        (created.index_name(), created.index_status(), created.backfilling()),
+        (Some("by_team"), Some(&IndexStatus::Creating), Some(true))
+    );
+    assert!(
+        td.attribute_definitions().contains(&attr("team", ScalarAttributeType::S)),
+        "{:?}",
+        td.attribute_definitions()
+    );
+
+    // Bounded poll until ACTIVE (a backfill of seven items takes well under a second).
+    let mut desc = None;
+    for _ in 0..200 {
+        let t = client.describe_table().table_name("teams").send().await.unwrap().table.unwrap();
+        let g =
+            t.global_secondary_indexes().iter().find(|g| g.index_name() == Some("by_team")).cloned().expect("by_team");
+        if g.index_status() == Some(&IndexStatus::Active) {
+            desc = Some(g);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let desc = desc.expect("by_team not ACTIVE after 200 polls");
+    assert_eq!((desc.backfilling(), desc.item_count()), (Some(false), Some(6)));
+
+    let red = client
+        .query()
+        .table_name("teams")
+        .index_name("by_team")
+        .key_condition_expression("team = :t")
+        .expression_attribute_values(":t", s("red"))
+        .send()
+        .await
+        .expect("Query the new GSI");
+    let mut pks: Vec<String> = red.items().iter().map(|i| i["pk"].as_s().unwrap().clone()).collect();
+    pks.sort();
+    assert_eq!(pks, vec!["k1", "k3", "k5"]);
+
+    let err = client
+        .put_item()
+        .table_name("teams")
+        .item("pk", s("odd2"))
+        .item("team", n("1"))
+        .send()
+        .await
+        .expect_err("the new GSI constrains team")
+        .into_service_error();
+    assert_eq!(
+        err.message().unwrap(),
+        format!("{INVALID}Type mismatch for Index Key team Expected: S Actual: N IndexName: by_team")
+    );
+
+    let out = client
+        .update_table()
+        .table_name("teams")
+        .global_secondary_index_updates(
+            GlobalSecondaryIndexUpdate::builder()
+                .delete(DeleteGlobalSecondaryIndexAction::builder().index_name("by_team").build().unwrap())
+                .build(),
+        )
+        .send()
+        .await
+        .expect("UpdateTable Delete");
+    assert!(out.table_description().unwrap().global_secondary_indexes().is_empty());
+    client
+        .put_item()
+        .table_name("teams")
+        .item("pk", s("odd2"))
+        .item("team", n("1"))
+        .send()
+        .await
+        .expect("unconstrained");
+    let err = client
+        .query()
+        .table_name("teams")
+        .index_name("by_team")
+        .key_condition_expression("team = :t")
+        .expression_attribute_values(":t", s("red"))
+        .send()
+        .await
+        .expect_err("deleted index")
+        .into_service_error();
+    assert_eq!(err.message(), Some("The table does not have the specified index: by_team"));
+}
+
+#[tokio::test]
+async fn consumed_capacity_indexes_reports_each_index() {
+    let server = Server::start();
+    let client = server.client();
+    create_orders(&client, "cap").await;
+
+    let put = |it: HashMap<String, AttributeValue>, rc: ReturnConsumedCapacity| {
+        client.put_item().table_name("cap").set_item(Some(it)).return_consumed_capacity(rc).send()
+    };
+    let out =
+        put(order("a", Some("open"), Some("1"), Some("c1"), None), ReturnConsumedCapacity::Indexes).await.unwrap();
+    let c = out.consumed_capacity().expect("ConsumedCapacity");
+    assert_eq!(c.table_name(), Some("cap"));
+    assert_eq!(c.capacity_units(), Some(4.0));
+    assert_eq!(c.table(), Some(&units(1.0, true)));
+    assert_eq!(
+        c.global_secondary_indexes(),
+        Some(&HashMap::from([
+            ("by_status".to_string(), units(1.0, true)),
+            ("by_customer".to_string(), units(1.0, true))
+        ]))
+    );
+    assert_eq!(c.local_secondary_indexes(), Some(&HashMap::from([("by_amount".to_string(), units(1.0, true))])));
+
+    // Moving the item to another index key costs a delete and a put there.
+    let out =
+        put(order("a", Some("shipped"), Some("1"), Some("c1"), None), ReturnConsumedCapacity::Indexes).await.unwrap();
+    assert_eq!(
+        out.consumed_capacity().unwrap().global_secondary_indexes(),
+        Some(&HashMap::from([("by_status".to_string(), units(2.0, true))]))
+    );
+
+    // TOTAL has no parts.
+    let out = put(order("b", None, None, None, None), ReturnConsumedCapacity::Total).await.unwrap();
+    let c = out.consumed_capacity().unwrap();
+    assert_eq!((c.table_name(), c.capacity_units(), c.write_capacity_units()), (Some("cap"), Some(1.0), Some(1.0)));
+    assert_eq!((c.table(), c.global_secondary_indexes(), c.local_secondary_indexes()), (None, None, None));
+
+    // An index read reports only that index.
+    let q = client
+        .query()
+        .table_name("cap")
+        .index_name("by_status")
+        .key_condition_expression("#s = :s")
+        .expression_attribute_names("#s", "status")
+        .expression_attribute_values(":s", s("shipped"))
+        .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(q.count(), 1);
+    let c = q.consumed_capacity().unwrap();
+    assert_eq!(c.global_secondary_indexes(), Some(&HashMap::from([("by_status".to_string(), units(0.5, false))])));
+    assert_eq!(c.table(), None);
+    assert_eq!(c.capacity_units(), Some(0.5));
+}
+
+#[tokio::test]
+async fn provisioned_gsi_back_pressure_throttles_base_table_writes() {
+    let server = Server::start();
+    let client = server.client();
+    let throughput =
+        |r, w| ProvisionedThroughput::builder().read_capacity_units(r).write_capacity_units(w).build().unwrap();
+    client
+        .create_table()
+        .table_name("hot")
+        .billing_mode(BillingMode::Provisioned)
+        .provisioned_throughput(throughput(100, 1000))
+        .attribute_definitions(attr("pk", ScalarAttributeType::S))
+        .attribute_definitions(attr("g", ScalarAttributeType::S))
+        .key_schema(key("pk", KeyType::Hash))
+        .global_secondary_indexes(
+            GlobalSecondaryIndex::builder()
+                .index_name("narrow")
+                .key_schema(key("g", KeyType::Hash))
+                .projection(projection(ProjectionType::All, &[]))
+                .provisioned_throughput(throughput(1, 1))
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .expect("CreateTable PROVISIONED with a 1 WCU GSI");
+    wait_active(&client, "hot").await;
+    let arn = client.describe_table().table_name("hot").send().await.unwrap().table.unwrap().table_arn.unwrap();
+
+    // Items without g never touch the GSI: the table's 1,000 WCU absorb them.
+    for i in 0..50 {
+        client.put_item().table_name("hot").item("pk", s(&format!("free{i}"))).send().await.expect("PutItem without g");
+    }
+    let mut throttled = None;
+    for i in 0..400 {
+        match client.put_item().table_name("hot").item("pk", s(&format!("k{i}"))).item("g", s("hot")).send().await {
+            Ok(_) => {}
+            Err(e) => {
+                throttled = Some((i, e.into_service_error()));
+                break;
+            }
+        }
+    }
+    let (i, err) = throttled.expect("a 1 WCU GSI cannot take 400 writes at once");
+    match err {
+        PutItemError::ProvisionedThroughputExceededException(e) => {
+            let reasons: Vec<(Option<&str>, Option<&str>)> =
+                e.throttling_reasons().iter().map(|r| (r.reason(), r.resource())).collect();
+            let resource = format!("{arn}/index/narrow");
+            assert_eq!(reasons, vec![(Some("IndexWriteProvisionedThroughputExceeded"), Some(resource.as_str()))]);
+        }
+        other => panic!("expected ProvisionedThroughputExceededException, got {other:?}"),
+    }
+    let got = client.get_item().table_name("hot").key("pk", s(&format!("k{i}"))).consistent_read(true).send().await;
+    assert!(got.unwrap().item().is_none(), "the refused write is not in the table");
+}
+
+#[tokio::test]
+async fn tags_and_table_arn_as_table_name() {
+    let server = Server::start();
+    let client = server.client();
+    let tag = |k: &str, v: &str| Tag::builder().key(k).value(v).build().unwrap();
+    client
+        .create_table()
+        .table_name("tagged")
+        .billing_mode(BillingMode::PayPerRequest)
+        .attribute_definitions(attr("pk", ScalarAttributeType::S))
+        .key_schema(key("pk", KeyType::Hash))
+        .tags(tag("team", "data"))
+        .send()
+        .await
+        .expect("CreateTable with Tags");
+    wait_active(&client, "tagged").await;
+    let arn = client.describe_table().table_name("tagged").send().await.unwrap().table.unwrap().table_arn.unwrap();
+    assert_eq!(arn, "arn:aws:dynamodb:us-east-1:000000000000:table/tagged");
+
+    let all_tags = || async {
+        let mut tags = Vec::new();
+        let mut token: Option<String> = None;
+        for _ in 0..100 {
+            let page =
+                client.list_tags_of_resource().resource_arn(&arn).set_next_token(token.clone()).send().await.unwrap();
+            tags.extend(page.tags().iter().map(|t| (t.key().to_string(), t.value().to_string())));
+            token = page.next_token().map(str::to_string);
+            if token.is_none() {
+                return tags;
+            }
+        }
+        panic!("ListTagsOfResource never ended");
+    };
+    let pair = |k: &str, v: &str| (k.to_string(), v.to_string());
+    assert_eq!(all_tags().await, vec![pair("team", "data")]);
+
+    let mut req = client.tag_resource().resource_arn(&arn).tags(tag("team", "platform")).tags(tag("cost center", ""));
+    for i in 0..20 {
+        req = req.tags(tag(&format!("k{i:02}"), &format!("v{i}")));
+    }
+    req.send().await.expect("TagResource");
+    let tags = all_tags().await;
+    let mut want = vec![pair("team", "platform"), pair("cost center", "")];
+    want.extend((0..20).map(|i| pair(&format!("k{i:02}"), &format!("v{i}"))));
+    assert_eq!(tags, want);
+    let first = client.list_tags_of_resource().resource_arn(&arn).send().await.unwrap();
+    assert_eq!(first.tags().len(), 10);
+    assert!(first.next_token().is_some_and(|t| !t.is_empty()));
+
+    let mut req = client.untag_resource().resource_arn(&arn).tag_keys("team");
+    for i in 0..20 {
+        req = req.tag_keys(format!("k{i:02}"));
+    }
+    req.send().await.expect("UntagResource");
+    assert_eq!(all_tags().await, vec![pair("cost center", "")]);
+
+    // Tag errors.
+    let missing = "arn:aws:dynamodb:us-east-1:000000000000:table/gone";
+    let err = client.tag_resource().resource_arn(missing).tags(tag("a", "b")).send().await.expect_err("missing table");
+    match err.into_service_error() {
+        TagResourceError::ResourceNotFoundException(e) => {
+            assert_eq!(
+                e.message(),
+                Some(format!("Requested resource not found: ResourcArn: {missing} not found").as_str())
+            )
+        }
+        other => panic!("expected ResourceNotFoundException, got {other:?}"),
+    }
+    let err = client.tag_resource().resource_arn("abcd").tags(tag("a", "b")).send().await.expect_err("not an ARN");
+    let err = err.into_service_error();
+    assert_eq!(err.code(), Some("AccessDeniedException"));
+    assert_eq!(
+        err.message(),
+        Some(
+            "User: arn:aws:iam::000000000000:root is not authorized to perform: dynamodb:TagResource on resource: abcd"
+        )
+    );
+    let mut req = client.tag_resource().resource_arn(&arn);
+    for i in 0..51 {
+        req = req.tags(tag(&format!("k{i}"), "v"));
+    }
+    let err = req.send().await.expect_err("51 tags").into_service_error();
+    assert_eq!(err.code(), Some("ValidationException"));
+    assert_eq!(err.message().unwrap(), format!("{INVALID}The number of tags on a resource exceeds the limit of 50"));
+    assert_eq!(all_tags().await, vec![pair("cost center", "")], "a refused TagResource sets nothing");
+
+    // The ARN works wherever a TableName does, and is echoed back.
+    client.put_item().table_name(&arn).item("pk", s("a")).item("v", n("1")).send().await.expect("PutItem by ARN");
+    let got = client
+        .get_item()
+        .table_name(&arn)
+        .key("pk", s("a"))
+        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+        .send()
+        .await
+        .expect("GetItem by ARN");
+    assert_eq!(got.item().cloned(), Some(item(&[("pk", s("a")), ("v", n("1"))])));
+    assert_eq!(got.consumed_capacity().and_then(|c| c.table_name()), Some(arn.as_str()), "echoes the caller's form");
+    let by_name = client.get_item().table_name("tagged").key("pk", s("a")).send().await.unwrap();
+    assert_eq!(by_name.item().cloned(), Some(item(&[("pk", s("a")), ("v", n("1"))])));
+
+    let batch = client
+        .batch_get_item()
+        .request_items(&arn, KeysAndAttributes::builder().keys(item(&[("pk", s("a"))])).build().unwrap())
+        .send()
+        .await
+        .expect("BatchGetItem by ARN");
+    let responses = batch.responses().unwrap();
+    assert_eq!(responses.keys().collect::<Vec<_>>(), vec![&arn]);
+    assert_eq!(responses[&arn], vec![item(&[("pk", s("a")), ("v", n("1"))])]);
+
+    let described = client.describe_table().table_name(&arn).send().await.unwrap();
+    assert_eq!(described.table().and_then(|t| t.table_name()), Some("tagged"));
+    client.delete_item().table_name(&arn).key("pk", s("a")).send().await.expect("DeleteItem by ARN");
+    assert!(client.get_item().table_name("tagged").key("pk", s("a")).send().await.unwrap().item().is_none());
+
+    let other_region = arn.replace(":us-east-1:", ":eu-west-1:");
+    let err = client.describe_table().table_name(&other_region).send().await.expect_err("another region's ARN");
+    let err = err.into_service_error();
+    assert_eq!(err.code(), Some("ValidationException"));
+    assert_eq!(err.message(), Some(format!("Invalid AWS region in '{other_region}'").as_str()));
+
+    // DescribeEndpoints answers the address the client used.
+    let eps = client.describe_endpoints().send().await.expect("DescribeEndpoints");
+    let host = server.endpoint.trim_start_matches("http://");
+    assert_eq!(
+        eps.endpoints().iter().map(|e| (e.address(), e.cache_period_in_minutes())).collect::<Vec<_>>(),
+        vec![(host, 1440)]
+    );
 }
