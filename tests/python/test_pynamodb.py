@@ -926,3 +926,36 @@ def test_gsi_query_cannot_ask_for_non_projected_attributes(models):
         (50, None),
         (75, None),
     ]
+
+
+def test_model_with_a_ttl_attribute_creates_its_table(endpoint):
+    """PynamoDB's create_table enables TTL (UpdateTimeToLive) for a model with a
+    TTLAttribute; the item's expiry is stored as epoch seconds (reference S117, S119)."""
+    from datetime import timedelta
+
+    import boto3
+    from pynamodb.attributes import TTLAttribute
+
+    from conftest import boto_args
+
+    class Session(Model):
+        class Meta:
+            table_name = unique_name("pynamodb-session")
+            host = endpoint
+            region = REGION
+            aws_access_key_id = ACCESS_KEY
+            aws_secret_access_key = SECRET_KEY
+            billing_mode = "PAY_PER_REQUEST"
+            max_retry_attempts = 0
+
+        token = UnicodeAttribute(hash_key=True)
+        expires = TTLAttribute()
+
+    Session.create_table(wait=True)
+    try:
+        ttl = boto3.client("dynamodb", **boto_args(endpoint)).describe_time_to_live(TableName=Session.Meta.table_name)
+        assert ttl["TimeToLiveDescription"]["AttributeName"] == "expires"
+        Session("t1", expires=timedelta(hours=1)).save()
+        assert Session.get("t1").expires > datetime.now(timezone.utc)
+    finally:
+        Session.delete_table()

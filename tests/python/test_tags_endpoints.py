@@ -1,5 +1,5 @@
 """Tags (TagResource, UntagResource, ListTagsOfResource, CreateTable Tags),
-DescribeEndpoints, and table ARNs as TableName, through boto3.
+DescribeEndpoints, time to live, CORS and table ARNs as TableName, through boto3.
 Facts and messages: docs/reference/dynamodb-api-surface.md, section 7."""
 
 from __future__ import annotations
@@ -129,3 +129,68 @@ def test_each_region_has_its_own_tables(endpoint, region):
         expect_error(lambda: here.describe_table(TableName=name), "ResourceNotFoundException")
     finally:
         there.delete_table(TableName=name)
+
+
+def test_time_to_live_settings(ddb, ddb_raw, make_table):
+    table = make_table()
+    assert ddb.describe_time_to_live(TableName=table)["TimeToLiveDescription"] == {"TimeToLiveStatus": "DISABLED"}
+    expect_error(
+        lambda: ddb.update_time_to_live(
+            TableName=table, TimeToLiveSpecification={"Enabled": False, "AttributeName": "expires"}
+        ),
+        "ValidationException",
+        "TimeToLive is already disabled",
+    )
+    out = ddb.update_time_to_live(TableName=table, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires"})
+    assert out["TimeToLiveSpecification"] == {"Enabled": True, "AttributeName": "expires"}
+    assert ddb.describe_time_to_live(TableName=table)["TimeToLiveDescription"] == {
+        "TimeToLiveStatus": "ENABLED",
+        "AttributeName": "expires",
+    }
+    # A second change within the hour is refused (S118).
+    expect_error(
+        lambda: ddb.update_time_to_live(
+            TableName=table, TimeToLiveSpecification={"Enabled": False, "AttributeName": "expires"}
+        ),
+        "ValidationException",
+        "Time to live has been modified multiple times within a fixed interval",
+    )
+    expect_error(
+        lambda: ddb.describe_time_to_live(TableName=unique_name()),
+        "ResourceNotFoundException",
+        startswith="Requested resource not found: Table: ",
+    )
+    expect_error(
+        lambda: ddb_raw.update_time_to_live(
+            TableName=table, TimeToLiveSpecification={"Enabled": True, "AttributeName": ""}
+        ),
+        "ValidationException",
+        "1 validation error detected: Value '' at 'timeToLiveSpecification.attributeName' failed to satisfy "
+        "constraint: Member must have length greater than or equal to 1",
+    )
+
+
+def test_cors_headers_for_a_browser(endpoint):
+    import requests
+
+    from conftest import signed_headers
+
+    body = b"{}"
+    headers = signed_headers(endpoint, "DynamoDB_20120810.ListTables", body)
+    headers["Origin"] = "http://localhost:5173"
+    resp = requests.post(endpoint, data=body, headers=headers, timeout=10)
+    assert resp.status_code == 200
+    assert resp.headers["Access-Control-Allow-Origin"] == "*"
+    assert resp.headers["Access-Control-Expose-Headers"] == "x-amzn-RequestId,x-amzn-ErrorType,x-amzn-ErrorMessage,Date"
+    pre = requests.options(
+        endpoint,
+        headers={
+            "Origin": "http://localhost:5173",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type,x-amz-target",
+        },
+        timeout=10,
+    )
+    assert pre.status_code == 200
+    assert pre.headers["Access-Control-Allow-Methods"] == "POST"
+    assert pre.headers["Access-Control-Allow-Headers"] == "content-type,x-amz-target"

@@ -87,6 +87,11 @@ struct ServeArgs {
     /// from the clock; printed at start-up either way).
     #[arg(long)]
     seed: Option<u64>,
+    /// Seconds between two sweeps of the time-to-live expirer, which
+    /// deletes the items whose TTL attribute has passed. DynamoDB takes up
+    /// to days; a few seconds keeps tests practical. 0 never expires items.
+    #[arg(long, default_value_t = 5.0)]
+    ttl_interval: f64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -188,7 +193,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 args.rtt
             );
         }
-        let server = Arc::new(Server::new(engine, ids_seed).with_latency(model));
+        let ttl = std::time::Duration::try_from_secs_f64(args.ttl_interval)
+            .map_err(|_| anyhow::anyhow!("--ttl-interval must be a number of seconds >= 0, not {}", args.ttl_interval))?;
+        let server = Arc::new(Server::new(engine, ids_seed).with_latency(model).with_ttl_interval(ttl));
         eprintln!("dynaburst: seed {seed} (pass --seed {seed} to draw the same request ids and service times)");
         let shutdown = shutdown_signal();
         println!("dynaburst listening on http://{local}");

@@ -113,9 +113,7 @@ impl Engine {
 
     /// DescribeTable.
     pub fn describe_table(&self, name: &str, now: Millis) -> Result<TableDescription, EngineError> {
-        let name = self.resolve_name(name)?;
-        let table = self.tables.read().get(name).cloned().ok_or_else(|| EngineError::table_not_found_named(name))?;
-        Ok(table.describe("ACTIVE", now))
+        Ok(self.table_named(name)?.describe("ACTIVE", now))
     }
 
     /// DeleteTable.

@@ -159,6 +159,13 @@ impl Engine {
         self.tables.read().get(name).cloned().ok_or_else(EngineError::table_not_found)
     }
 
+    /// The table, for the table-level operations, whose not-found message
+    /// names it.
+    pub(crate) fn table_named(&self, name: &str) -> Result<Arc<Table>, EngineError> {
+        let name = self.resolve_name(name)?;
+        self.tables.read().get(name).cloned().ok_or_else(|| EngineError::table_not_found_named(name))
+    }
+
     /// A table name as given, or the name inside the table's ARN: DynamoDB
     /// accepts a same-account, same-region table ARN wherever it takes a
     /// TableName (S163, S164); an index, stream or malformed ARN is refused,

@@ -19,6 +19,7 @@ pub mod store;
 mod table;
 mod tokens;
 mod transact;
+pub mod ttl;
 pub mod types;
 mod write;
 
@@ -28,6 +29,6 @@ pub use engine::{
     MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES, MAX_TABLES,
 };
 pub use error::EngineError;
-pub use table::{KeyAttr, KeySchema, Table, TableData, TableSettings, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
+pub use table::{KeyAttr, KeySchema, Table, TableData, TableSettings, TimeToLive, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 pub use tokens::{IDEMPOTENCY_WINDOW_MS, MAX_REMEMBERED_TOKENS};
 pub use types::*;

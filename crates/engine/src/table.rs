@@ -164,6 +164,16 @@ pub struct TableSettings {
     pub decreases_today: u64,
     /// Set when billing mode was last changed to PAY_PER_REQUEST.
     pub last_pay_per_request_switch: Option<Millis>,
+    /// Time to live: the attribute, whether it is on, and when it last changed.
+    pub ttl: Option<TimeToLive>,
+}
+
+/// A table's time-to-live setting.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimeToLive {
+    pub attribute: String,
+    pub enabled: bool,
+    pub changed_at: Millis,
 }
 
 impl TableSettings {
@@ -178,6 +188,7 @@ impl TableSettings {
                 BillingMode::PayPerRequest => Some(now),
                 BillingMode::Provisioned { .. } => None,
             },
+            ttl: None,
         }
     }
 }
@@ -193,6 +204,8 @@ pub struct TableData {
     /// Bytes of each item collection (a partition key's items and their LSI
     /// entries), kept only for tables with local secondary indexes.
     pub collections: std::collections::HashMap<KeyValue, u64>,
+    /// Where the time-to-live sweep goes on from (the last key it looked at).
+    pub ttl_cursor: Option<StoreKey>,
 }
 
 impl TableData {
@@ -207,7 +220,7 @@ impl TableData {
         now: Millis,
     ) -> TableData {
         let indexes = defs.iter().map(|d| IndexData::new(d.clone(), index_capacity(d, capacity, now))).collect();
-        TableData { store, size_bytes, item_count, indexes, collections: Default::default() }
+        TableData { store, size_bytes, item_count, indexes, collections: Default::default(), ttl_cursor: None }
     }
 
     /// True when the table has local secondary indexes (and so item

@@ -51,6 +51,8 @@ pub struct Server {
     request_ids: RequestIds,
     latency: Option<latency::LatencyModel>,
     clock: Arc<dyn Clock>,
+    /// Time between two sweeps of the TTL expirer; zero for none.
+    ttl_interval: Duration,
 }
 
 impl Server {
@@ -62,6 +64,7 @@ impl Server {
             request_ids: RequestIds::new(seed),
             latency: None,
             clock: Arc::new(SystemClock::new()),
+            ttl_interval: Duration::ZERO,
         }
     }
 
@@ -75,6 +78,20 @@ impl Server {
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Server {
         self.clock = clock;
         self
+    }
+
+    /// Sweeps every region's tables for expired items every `interval`
+    /// while serving (zero: never).
+    pub fn with_ttl_interval(mut self, interval: Duration) -> Server {
+        self.ttl_interval = interval;
+        self
+    }
+
+    /// One sweep of the TTL expirer over every region, at the server's now.
+    pub fn expire(&self) -> usize {
+        let now = self.clock.now().millis();
+        // A failed sweep (storage) leaves the items for the next one.
+        self.engines().iter().map(|e| e.expire(now).unwrap_or(0)).sum()
     }
 
     /// The engine of the server's own region.
@@ -322,6 +339,16 @@ fn is_region_name(region: &str) -> bool {
 /// stops accepting and waits up to [`SHUTDOWN_GRACE`] for requests in flight.
 pub async fn serve(listener: TcpListener, server: Arc<Server>, shutdown: impl Future<Output = ()>) -> io::Result<()> {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let expirer = (!server.ttl_interval.is_zero()).then(|| {
+        let server = server.clone();
+        tokio::spawn(async move {
+            loop {
+                let next = server.clock.now() + server.ttl_interval;
+                server.clock.sleep_until(next).await;
+                server.expire();
+            }
+        })
+    });
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -349,6 +376,9 @@ pub async fn serve(listener: TcpListener, server: Arc<Server>, shutdown: impl Fu
         }
     }
     drop(listener);
+    if let Some(task) = expirer {
+        task.abort();
+    }
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await;
     Ok(())
 }

@@ -277,3 +277,57 @@ async fn browsers_get_cors_headers_and_preflights_are_answered() {
     let (_, response, _) = send(&server, request("ListTables", json!({}))).await;
     assert!(!response.headers().contains_key("access-control-allow-origin"));
 }
+
+async fn ok(server: &Server, target: &str, body: Value) -> Value {
+    let (status, _, bytes) = send(server, request(target, body)).await;
+    assert_eq!(status, StatusCode::OK, "{target}: {bytes:?}");
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+#[tokio::test]
+async fn the_ttl_expirer_deletes_passed_items_and_their_index_entries_in_modelled_time() {
+    let (server, clock) = server(1);
+    ok(
+        &server,
+        "CreateTable",
+        json!({"TableName": "sessions", "BillingMode": "PAY_PER_REQUEST",
+            "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}, {"AttributeName": "user", "AttributeType": "S"}],
+            "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+            "GlobalSecondaryIndexes": [{"IndexName": "by_user", "KeySchema": [{"AttributeName": "user", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "KEYS_ONLY"}}]}),
+    )
+    .await;
+    let described = ok(&server, "DescribeTimeToLive", json!({"TableName": "sessions"})).await;
+    assert_eq!(described, json!({"TimeToLiveDescription": {"TimeToLiveStatus": "DISABLED"}}));
+    let spec =
+        json!({"TableName": "sessions", "TimeToLiveSpecification": {"Enabled": true, "AttributeName": "expires"}});
+    let answer = ok(&server, "UpdateTimeToLive", spec.clone()).await;
+    assert_eq!(answer, json!({"TimeToLiveSpecification": {"Enabled": true, "AttributeName": "expires"}}));
+    let (_, _, again) = send(&server, request("UpdateTimeToLive", spec)).await;
+    let again: Value = serde_json::from_slice(&again).unwrap();
+    assert_eq!(again["message"], "Time to live has been modified multiple times within a fixed interval");
+    let now_secs = START.millis().0 / 1000;
+    let put = |id: &str, expires: Value| json!({"TableName": "sessions", "Item": {"id": {"S": id}, "user": {"S": "u1"}, "expires": expires}});
+    ok(&server, "PutItem", put("past", json!({"N": (now_secs + 10).to_string()}))).await;
+    ok(&server, "PutItem", put("later", json!({"N": (now_secs + 3600).to_string()}))).await;
+    ok(&server, "PutItem", put("text", json!({"S": (now_secs + 10).to_string()}))).await;
+    ok(&server, "PutItem", put("ancient", json!({"N": "1000"}))).await;
+    assert_eq!(server.expire(), 0, "nothing has passed yet");
+    clock.advance(Duration::from_secs(11));
+    assert_eq!(server.expire(), 1);
+    let ids = |v: Value| {
+        let mut ids: Vec<String> =
+            v["Items"].as_array().unwrap().iter().map(|i| i["id"]["S"].as_str().unwrap().to_string()).collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(ids(ok(&server, "Scan", json!({"TableName": "sessions"})).await), ["ancient", "later", "text"]);
+    let by_user = json!({"TableName": "sessions", "IndexName": "by_user", "KeyConditionExpression": "#u = :u",
+        "ExpressionAttributeNames": {"#u": "user"}, "ExpressionAttributeValues": {":u": {"S": "u1"}}});
+    assert_eq!(ids(ok(&server, "Query", by_user).await), ["ancient", "later", "text"], "the index follows");
+    let described = ok(&server, "DescribeTimeToLive", json!({"TableName": "sessions"})).await;
+    assert_eq!(
+        described,
+        json!({"TimeToLiveDescription": {"TimeToLiveStatus": "ENABLED", "AttributeName": "expires"}})
+    );
+}

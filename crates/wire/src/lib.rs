@@ -38,6 +38,7 @@ pub const OPERATIONS: &[&str] = &[
     "DescribeEndpoints",
     "DescribeLimits",
     "DescribeTable",
+    "DescribeTimeToLive",
     "GetItem",
     "ListTables",
     "ListTagsOfResource",
@@ -50,6 +51,7 @@ pub const OPERATIONS: &[&str] = &[
     "UntagResource",
     "UpdateItem",
     "UpdateTable",
+    "UpdateTimeToLive",
 ];
 
 /// One request's answer, with what the server needs to know about it
@@ -128,6 +130,8 @@ fn dispatch(
         "DescribeLimits" => ops::describe_limits(),
         "DescribeEndpoints" => ops::describe_endpoints(host.unwrap_or(DEFAULT_ENDPOINT_HOST)),
         "TagResource" => ops::tag_resource(engine, request)?,
+        "UpdateTimeToLive" => ops::update_time_to_live(engine, request, now)?,
+        "DescribeTimeToLive" => ops::describe_time_to_live(engine, request)?,
         "UntagResource" => ops::untag_resource(engine, request)?,
         "ListTagsOfResource" => ops::list_tags_of_resource(engine, request)?,
         _ => return Err(ApiError::unknown_operation()),

@@ -1168,3 +1168,29 @@ pub fn list_tags_of_resource(engine: &Engine, body: &Value) -> Result<Value, Api
     }
     Ok(out)
 }
+
+/// UpdateTimeToLive.
+pub fn update_time_to_live(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
+    let req = Req::new(body)?;
+    let table_name = req.table_name()?;
+    let Some(spec) = req.get("TimeToLiveSpecification") else {
+        return Err(null_member("timeToLiveSpecification"));
+    };
+    let spec = Req::new(spec)?;
+    // The service model has checked both members are there and typed.
+    let enabled = spec.opt_bool("Enabled")?.unwrap_or(false);
+    let attribute = spec.opt_str("AttributeName")?.unwrap_or_default();
+    engine.update_time_to_live(&table_name, enabled, attribute, now)?;
+    Ok(json!({ "TimeToLiveSpecification": { "Enabled": enabled, "AttributeName": attribute } }))
+}
+
+/// DescribeTimeToLive.
+pub fn describe_time_to_live(engine: &Engine, body: &Value) -> Result<Value, ApiError> {
+    let table_name = Req::new(body)?.table_name()?;
+    let d = engine.describe_time_to_live(&table_name)?;
+    let mut out = json!({ "TimeToLiveStatus": d.status });
+    if let (Some(a), Value::Object(m)) = (d.attribute, &mut out) {
+        m.insert("AttributeName".into(), json!(a));
+    }
+    Ok(json!({ "TimeToLiveDescription": out }))
+}
