@@ -666,6 +666,107 @@ describe("secondary indexes", () => {
     assert.equal((await ctx.doc.send(new GetCommand({ TableName: table, Key: { pk: `k${i}` } }))).Item, undefined);
   });
 
+  test("UpdateTable GlobalSecondaryIndexUpdates errors: empty list or element, two actions on one index, existing name, definitions", async () => {
+    const table = await createOrders();
+    const update = (params) => ctx.client.send(new UpdateTableCommand({ TableName: table, ...params }));
+    const statusGsi = (IndexName) => ({ Create: index(IndexName, [["status", "HASH"]]) });
+    await expectError(
+      () => update({ GlobalSecondaryIndexUpdates: [] }),
+      "ValidationException",
+      "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required",
+    );
+    await expectError(
+      () => update({ GlobalSecondaryIndexUpdates: [{}] }),
+      "ValidationException",
+      P + "One of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Delete must not be null",
+    );
+    await expectError(
+      () =>
+        update({
+          GlobalSecondaryIndexUpdates: [
+            { Delete: { IndexName: "by_status" } },
+            { Update: { IndexName: "by_status", ProvisionedThroughput: { ReadCapacityUnits: 1, WriteCapacityUnits: 1 } } },
+          ],
+        }),
+      "ValidationException",
+      P + "Only one global secondary index update per index is allowed simultaneously. Index: by_status",
+    );
+    await expectError(
+      () => update({ AttributeDefinitions: [{ AttributeName: "status", AttributeType: "S" }], GlobalSecondaryIndexUpdates: [statusGsi("by_status")] }),
+      "ValidationException",
+      P + "Index by_status already exists",
+    );
+    // The key's definition must come in this request, even though the table already has it.
+    await expectError(
+      () => update({ GlobalSecondaryIndexUpdates: [statusGsi("by_status2")] }),
+      "ValidationException",
+      P + "Some index key attributes are not defined in AttributeDefinitions. Keys: [status], AttributeDefinitions: []",
+    );
+    await expectError(
+      () => update({ AttributeDefinitions: [{ AttributeName: "status", AttributeType: "N" }], GlobalSecondaryIndexUpdates: [statusGsi("by_status3")] }),
+      "ValidationException",
+      P +
+        "Attributes cannot be redefined. Please check that your attribute has the same type as previously defined. " +
+        "Existing schema: status:S New schema: status:N",
+    );
+    const t = (await ctx.client.send(new DescribeTableCommand({ TableName: table }))).Table;
+    assert.deepEqual(t.GlobalSecondaryIndexes.map((g) => g.IndexName).sort(), ["by_customer", "by_status"], "nothing changed");
+  });
+
+  test("a GSI still backfilling refuses Query and Scan", async () => {
+    // 25 items for a 1 WCU index: the backfill outlasts the requests below.
+    const table = await createIndexedTable({
+      BillingMode: "PROVISIONED",
+      ProvisionedThroughput: { ReadCapacityUnits: 100, WriteCapacityUnits: 1000 },
+      AttributeDefinitions: [{ AttributeName: "pk", AttributeType: "S" }],
+      KeySchema: [{ AttributeName: "pk", KeyType: "HASH" }],
+    });
+    await batchPut(table, Array.from({ length: 25 }, (_, i) => ({ pk: `k${i}`, g: "x" })));
+    const out = await ctx.client.send(
+      new UpdateTableCommand({
+        TableName: table,
+        AttributeDefinitions: [{ AttributeName: "g", AttributeType: "S" }],
+        GlobalSecondaryIndexUpdates: [
+          { Create: index("slow", [["g", "HASH"]], { ProjectionType: "ALL" }, { ProvisionedThroughput: { ReadCapacityUnits: 1, WriteCapacityUnits: 1 } }) },
+        ],
+      }),
+    );
+    const [g] = out.TableDescription.GlobalSecondaryIndexes;
+    assert.deepEqual([g.IndexName, g.IndexStatus, g.Backfilling], ["slow", "CREATING", true]);
+    assert.deepEqual(g.ProvisionedThroughput.WriteCapacityUnits, 1);
+    await expectError(
+      () =>
+        ctx.doc.send(new QueryCommand({ TableName: table, IndexName: "slow", KeyConditionExpression: "g = :g", ExpressionAttributeValues: { ":g": "x" } })),
+      "ValidationException",
+      "Cannot read from backfilling global secondary index: slow",
+    );
+    await expectError(
+      () => ctx.doc.send(new ScanCommand({ TableName: table, IndexName: "slow" })),
+      "ValidationException",
+      "Cannot read from backfilling global secondary index: slow",
+    );
+  });
+
+  test("ReturnItemCollectionMetrics SIZE on a table with an LSI; a GSI query may filter on the table's sort key but not on its own key", async () => {
+    const table = await createOrders();
+    const out = await ctx.doc.send(
+      new PutCommand({ TableName: table, Item: order("a", { status: "open", amount: 3 }), ReturnItemCollectionMetrics: "SIZE" }),
+    );
+    assert.deepEqual(out.ItemCollectionMetrics, { ItemCollectionKey: { pk: "u1" }, SizeEstimateRangeGB: [0, 1] });
+    await ctx.doc.send(new PutCommand({ TableName: table, Item: order("b", { status: "open", amount: 4 }) }));
+    const filtered = await byStatus(table, "open", { FilterExpression: "sk = :b", ExpressionAttributeValues: { ":s": "open", ":b": "b" } });
+    assert.deepEqual(sks(filtered), ["b"]);
+    assert.deepEqual([filtered.Count, filtered.ScannedCount], [1, 2]);
+    await expectError(
+      () => byStatus(table, "open", { FilterExpression: "amount > :z", ExpressionAttributeValues: { ":s": "open", ":z": 0 } }),
+      "ValidationException",
+      "Filter Expression can only contain non-primary key attributes: Primary key attribute: amount",
+    );
+    // A put that drops the GSI key still charges the index for the delete.
+    const dropped = await ctx.doc.send(new PutCommand({ TableName: table, Item: order("b", { amount: 4 }), ReturnConsumedCapacity: "INDEXES" }));
+    assert.deepEqual(dropped.ConsumedCapacity.GlobalSecondaryIndexes, { by_status: { CapacityUnits: 1, WriteCapacityUnits: 1 } });
+  });
+
   test("UpdateTable creates a GSI (CREATING/Backfilling, then ACTIVE with the backfilled items) and deletes it", async () => {
     const table = await createIndexedTable({
       AttributeDefinitions: [{ AttributeName: "pk", AttributeType: "S" }],
