@@ -1595,3 +1595,26 @@ async fn tags_and_table_arn_as_table_name() {
         vec![(host, 1440)]
     );
 }
+
+#[tokio::test]
+async fn each_region_of_the_credential_scope_has_its_own_tables() {
+    let server = Server::start();
+    let here = server.client();
+    let there = Client::from_conf(here.config().to_builder().region(Region::new("eu-west-1")).build());
+    create_table(&there, "regional", None).await;
+    let t = there.describe_table().table_name("regional").send().await.unwrap().table.unwrap();
+    assert_eq!(t.table_arn(), Some("arn:aws:dynamodb:eu-west-1:000000000000:table/regional"));
+    assert_eq!(there.list_tables().send().await.unwrap().table_names(), &["regional".to_string()]);
+    assert!(here.list_tables().send().await.unwrap().table_names().is_empty());
+    let err = here.describe_table().table_name("regional").send().await.expect_err("not in us-east-1");
+    assert!(matches!(err.into_service_error(), DescribeTableError::ResourceNotFoundException(_)));
+
+    // The same name in us-east-1 is another table.
+    create_table(&here, "regional", None).await;
+    there.put_item().table_name("regional").item("pk", s("k")).item("at", s("eu-west-1")).send().await.unwrap();
+    here.put_item().table_name("regional").item("pk", s("k")).item("at", s("us-east-1")).send().await.unwrap();
+    let got = there.get_item().table_name("regional").key("pk", s("k")).send().await.unwrap();
+    assert_eq!(got.item().cloned(), Some(item(&[("pk", s("k")), ("at", s("eu-west-1"))])));
+    let got = here.get_item().table_name("regional").key("pk", s("k")).send().await.unwrap();
+    assert_eq!(got.item().cloned(), Some(item(&[("pk", s("k")), ("at", s("us-east-1"))])));
+}
