@@ -105,6 +105,15 @@ impl Engine {
         let data = TableData::new(store, (0, 0), &meta.indexes, self.config.capacity.as_ref(), now);
         let table = Table::from_meta(meta, data, self.config.capacity.clone(), now);
         let table = Arc::new(table);
+        if let Some(spec) = input.stream {
+            if let Some(view) = stream_request(spec, true)? {
+                let setting = self.set_stream(&table, Some(view), now)?;
+                let defs = table.index_defs();
+                let mut settings = table.settings.lock();
+                settings.stream = setting;
+                self.storage.save_table_meta(&table.meta_with(settings.clone(), defs))?;
+            }
+        }
         tables.insert(input.table_name.clone(), table.clone());
         // DynamoDB answers CreateTable with CREATING; tables here are ready
         // at once, so DescribeTable says ACTIVE from the next call on.
@@ -155,13 +164,22 @@ impl Engine {
     pub fn update_table(&self, input: UpdateTableInput, now: Millis) -> Result<TableDescription, EngineError> {
         let name = self.resolve_name(&input.table_name)?;
         let table = self.tables.read().get(name).cloned().ok_or_else(|| EngineError::table_not_found_named(name))?;
-        let index_changed = match &input.index_updates {
+        let mut index_changed = match &input.index_updates {
             Some(updates) => {
                 self.update_indexes(&table, updates, &input.attribute_definitions, now)?;
                 true
             }
             None => false,
         };
+        if let Some(spec) = input.stream {
+            let setting = self.set_stream(&table, stream_request(spec, false)?, now)?;
+            // The data lock (index_defs) comes before the settings lock.
+            let defs = table.index_defs();
+            let mut settings = table.settings.lock();
+            settings.stream = setting;
+            self.storage.save_table_meta(&table.meta_with(settings.clone(), defs))?;
+            index_changed = true;
+        }
         // Read before the settings lock: the data lock comes first.
         let index_defs = table.index_defs();
         {
@@ -489,6 +507,23 @@ impl Engine {
 /// The shortest a GSI stays CREATING after UpdateTable adds it, in
 /// milliseconds: long enough for a client to see the backfill.
 const BACKFILL_MIN_MS: u64 = 500;
+
+/// A StreamSpecification as the stream to enable (Some view type) or to
+/// disable (None), checked with DynamoDB's messages (S100).
+fn stream_request(
+    (enabled, view): (bool, Option<crate::stream::StreamViewType>),
+    creating: bool,
+) -> Result<Option<crate::stream::StreamViewType>, EngineError> {
+    match (enabled, view) {
+        (true, Some(v)) => Ok(Some(v)),
+        (true, None) => Err(invalid("StreamViewType is required when StreamEnabled is true")),
+        (false, Some(_)) if creating => {
+            Err(invalid("Table is being created with a stream disabled, UpdateViewType should not be specified"))
+        }
+        (false, Some(_)) => Err(invalid("If stream is being disabled, then UpdateViewType must not be specified")),
+        (false, None) => Ok(None),
+    }
+}
 
 fn invalid(message: impl std::fmt::Display) -> EngineError {
     EngineError::validation(format!("One or more parameter values were invalid: {message}"))

@@ -26,6 +26,10 @@ pub enum EngineError {
     LimitExceeded(String),
     /// AccessDeniedException (a resource ARN this account cannot touch).
     AccessDenied(String),
+    /// ExpiredIteratorException: a shard iterator older than 15 minutes.
+    ExpiredIterator,
+    /// TrimmedDataAccessException: records older than the stream keeps.
+    TrimmedDataAccess,
     /// ItemCollectionSizeLimitExceededException: a write would grow an item
     /// collection of a table with LSIs past its limit.
     ItemCollectionSizeLimitExceeded,
@@ -75,6 +79,8 @@ impl EngineError {
                 "Specified idempotent parameters do not match the original request".to_string()
             }
             EngineError::ItemCollectionSizeLimitExceeded => ITEM_COLLECTION_MESSAGE.to_string(),
+            EngineError::ExpiredIterator => "Iterator expired: shard iterators are valid for 15 minutes".to_string(),
+            EngineError::TrimmedDataAccess => "The data you are trying to access has been trimmed".to_string(),
             EngineError::TransactionInProgress => {
                 "Transaction is in progress with the same ClientRequestToken".to_string()
             }

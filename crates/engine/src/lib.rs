@@ -16,6 +16,7 @@ pub mod index;
 mod item;
 mod read;
 pub mod store;
+pub mod stream;
 mod table;
 mod tokens;
 mod transact;
@@ -29,6 +30,8 @@ pub use engine::{
     MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES, MAX_TABLES,
 };
 pub use error::EngineError;
-pub use table::{KeyAttr, KeySchema, Table, TableData, TableSettings, TimeToLive, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
+pub use table::{
+    KeyAttr, KeySchema, Table, TableData, TableSettings, TimeToLive, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES,
+};
 pub use tokens::{IDEMPOTENCY_WINDOW_MS, MAX_REMEMBERED_TOKENS};
 pub use types::*;

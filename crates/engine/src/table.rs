@@ -166,6 +166,8 @@ pub struct TableSettings {
     pub last_pay_per_request_switch: Option<Millis>,
     /// Time to live: the attribute, whether it is on, and when it last changed.
     pub ttl: Option<TimeToLive>,
+    /// The stream: on or off, its view type and latest label.
+    pub stream: Option<crate::stream::StreamSetting>,
 }
 
 /// A table's time-to-live setting.
@@ -189,6 +191,7 @@ impl TableSettings {
                 BillingMode::Provisioned { .. } => None,
             },
             ttl: None,
+            stream: None,
         }
     }
 }
@@ -206,6 +209,9 @@ pub struct TableData {
     pub collections: std::collections::HashMap<KeyValue, u64>,
     /// Where the time-to-live sweep goes on from (the last key it looked at).
     pub ttl_cursor: Option<StoreKey>,
+    /// Change records of the table's streams (the latest last; disabled
+    /// ones stay readable for 24 hours).
+    pub streams: Vec<crate::stream::StreamLog>,
 }
 
 impl TableData {
@@ -220,7 +226,15 @@ impl TableData {
         now: Millis,
     ) -> TableData {
         let indexes = defs.iter().map(|d| IndexData::new(d.clone(), index_capacity(d, capacity, now))).collect();
-        TableData { store, size_bytes, item_count, indexes, collections: Default::default(), ttl_cursor: None }
+        TableData {
+            store,
+            size_bytes,
+            item_count,
+            indexes,
+            collections: Default::default(),
+            ttl_cursor: None,
+            streams: Vec::new(),
+        }
     }
 
     /// True when the table has local secondary indexes (and so item

@@ -52,11 +52,11 @@ impl Engine {
         let mut settings = guard.clone();
         match (&settings.ttl, enabled) {
             (Some(t), _) if now.0 < t.changed_at.0 + TTL_COOLDOWN_MS => {
-                return Err(EngineError::validation("Time to live has been modified multiple times within a fixed interval"))
+                return Err(EngineError::validation(
+                    "Time to live has been modified multiple times within a fixed interval",
+                ))
             }
-            (Some(t), true) if t.enabled => {
-                return Err(EngineError::validation("TimeToLive is already enabled"))
-            }
+            (Some(t), true) if t.enabled => return Err(EngineError::validation("TimeToLive is already enabled")),
             (Some(t), false) if t.enabled && t.attribute != attribute => {
                 return Err(EngineError::validation(format!(
                     "TimeToLive is active on a different AttributeName: current AttributeName is {}",
@@ -126,6 +126,7 @@ impl Engine {
             return Ok(0);
         }
         let mut writes = Writes::with_capacity(expired.len());
+        writes.by_service = true;
         for (key, old) in &expired {
             let changes = write::index_changes(table, &data, key, Some(old), None);
             writes.delete(0, key.clone(), Some(item_size(old)), changes);

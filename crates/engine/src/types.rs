@@ -134,6 +134,8 @@ pub struct CreateTableInput {
     pub local_indexes: Option<Vec<IndexSpec>>,
     /// Tags (key, value).
     pub tags: Vec<(String, String)>,
+    /// StreamSpecification: (StreamEnabled, StreamViewType).
+    pub stream: Option<(bool, Option<crate::stream::StreamViewType>)>,
 }
 
 /// ProjectionType.
@@ -180,6 +182,8 @@ pub struct UpdateTableInput {
     pub attribute_definitions: Vec<(String, ScalarType)>,
     /// GlobalSecondaryIndexUpdates (None when absent).
     pub index_updates: Option<Vec<IndexUpdate>>,
+    /// StreamSpecification: (StreamEnabled, StreamViewType).
+    pub stream: Option<(bool, Option<crate::stream::StreamViewType>)>,
 }
 
 /// One GlobalSecondaryIndexUpdate.

@@ -207,6 +207,8 @@ struct Sizes {
     noted: bool,
     /// What the write does to the table's indexes.
     changes: Vec<IndexChange>,
+    /// The item written (None for a delete), for change records.
+    item: Option<Arc<Item>>,
 }
 
 impl Sizes {
@@ -219,12 +221,15 @@ impl Sizes {
 pub(crate) struct Writes {
     batch: WriteBatch,
     sizes: Vec<Sizes>,
+    /// The writes are the service's (time-to-live deletions): their change
+    /// records name it as userIdentity.
+    pub(crate) by_service: bool,
 }
 
 impl Writes {
     /// Room for `n` writes.
     pub(crate) fn with_capacity(n: usize) -> Writes {
-        Writes { batch: WriteBatch::with_capacity(n), sizes: Vec::with_capacity(n) }
+        Writes { batch: WriteBatch::with_capacity(n), sizes: Vec::with_capacity(n), by_service: false }
     }
 
     /// Puts `item` (of `size` bytes) under `key` in table slot `slot`;
@@ -238,13 +243,23 @@ impl Writes {
         old: Option<usize>,
         changes: Vec<IndexChange>,
     ) {
-        self.sizes.push(Sizes { slot, hash: key.hash, old, new: size, put: true, noted: false, changes });
-        self.batch.mutations.push(Mutation { table: slot, key, item: Some(Arc::new(item)) });
+        let item = Arc::new(item);
+        self.sizes.push(Sizes {
+            slot,
+            hash: key.hash,
+            old,
+            new: size,
+            put: true,
+            noted: false,
+            changes,
+            item: Some(item.clone()),
+        });
+        self.batch.mutations.push(Mutation { table: slot, key, item: Some(item) });
     }
 
     /// Deletes `key` in table slot `slot`.
     pub(crate) fn delete(&mut self, slot: usize, key: StoreKey, old: Option<usize>, changes: Vec<IndexChange>) {
-        self.sizes.push(Sizes { slot, hash: key.hash, old, new: 0, put: false, noted: false, changes });
+        self.sizes.push(Sizes { slot, hash: key.hash, old, new: 0, put: false, noted: false, changes, item: None });
         self.batch.mutations.push(Mutation { table: slot, key, item: None });
     }
 
@@ -280,7 +295,7 @@ pub(crate) fn commit(
     writes: Writes,
     now: Millis,
 ) -> Result<Committed, EngineError> {
-    let Writes { batch, mut sizes } = writes;
+    let Writes { batch, mut sizes, by_service } = writes;
     if sizes.is_empty() {
         return Ok(Committed { sizes, collections: Vec::new() });
     }
@@ -345,6 +360,15 @@ pub(crate) fn commit(
         match collections.iter_mut().find(|(slot, k, _)| *slot == s.slot && *k == key) {
             Some(entry) => entry.2 = total,
             None => collections.push((s.slot, key, total)),
+        }
+    }
+    // Change records, one per item-level change, in commit order.
+    if data.iter().any(|d| d.streams.last().is_some_and(|l| l.closed_at.is_none())) {
+        for (s, old_item) in sizes.iter().zip(&replaced) {
+            let (Some(d), Some(table)) = (data.get_mut(s.slot), tables.get(s.slot)) else { continue };
+            if let Some(log) = d.streams.last_mut().filter(|l| l.closed_at.is_none()) {
+                log.append(&table.key_schema, old_item.clone(), s.item.clone(), by_service, now);
+            }
         }
     }
     for (s, old_item) in sizes.iter_mut().zip(&replaced) {

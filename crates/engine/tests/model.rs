@@ -452,6 +452,7 @@ fn run(engine: &Engine, op: &Op, range: impl Fn(usize) -> bool, now: Millis) -> 
                         global_indexes: None,
                         local_indexes: None,
                         tags: Vec::new(),
+                        stream: None,
                     },
                     now,
                 )
@@ -557,11 +558,7 @@ fn run(engine: &Engine, op: &Op, range: impl Fn(usize) -> bool, now: Millis) -> 
                 .collect();
             engine
                 .transact_write_items(
-                    TransactWriteInput {
-                        actions,
-                        client_token: None,
-                        return_capacity: ReturnCapacity::None,
-                    },
+                    TransactWriteInput { actions, client_token: None, return_capacity: ReturnCapacity::None },
                     now,
                 )
                 .map(|_| Answer::Ok)

@@ -39,6 +39,7 @@ fn create(engine: &Engine, name: &str, billing: BillingMode) {
                 global_indexes: None,
                 local_indexes: None,
                 tags: Vec::new(),
+                stream: None,
             },
             Millis(0),
         )
@@ -381,6 +382,7 @@ fn an_engine_reopened_on_its_storage_finds_its_tables_and_items() {
                 throughput: Some((7, 9)),
                 attribute_definitions: Vec::new(),
                 index_updates: None,
+                stream: None,
             },
             Millis(500),
         )
@@ -549,6 +551,7 @@ fn create_indexed(engine: &Engine, name: &str) {
                 }]),
                 local_indexes: None,
                 tags: Vec::new(),
+                stream: None,
             },
             Millis(0),
         )
@@ -643,6 +646,7 @@ fn create_with_lsi(engine: &Engine, name: &str) {
                     throughput: None,
                 }]),
                 tags: Vec::new(),
+                stream: None,
             },
             Millis(0),
         )

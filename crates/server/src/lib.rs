@@ -20,7 +20,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use dynaburst_engine::{Engine, EngineConfig};
 use dynaburst_rng::Rng;
-use dynaburst_wire::{ApiError, CONTENT_TYPE as JSON_CONTENT_TYPE, CONTENT_TYPES, TARGET_PREFIX};
+use dynaburst_wire::{
+    ApiError, CONTENT_TYPE as JSON_CONTENT_TYPE, CONTENT_TYPES, STREAMS_TARGET_PREFIX, TARGET_PREFIX,
+};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Body;
 use hyper::header::{HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
@@ -281,18 +283,19 @@ where
         Ok(e) => e,
         Err(e) => return error_response(server, e),
     };
-    let operation = request
-        .headers()
-        .get("x-amz-target")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|t| t.strip_prefix(TARGET_PREFIX))
-        .map(str::to_string);
+    // DynamoDB's operations, or DynamoDB Streams' on the same endpoint.
+    let target = request.headers().get("x-amz-target").and_then(|v| v.to_str().ok());
+    let operation = target.and_then(|t| {
+        t.strip_prefix(TARGET_PREFIX)
+            .map(|op| (false, op.to_string()))
+            .or_else(|| t.strip_prefix(STREAMS_TARGET_PREFIX).map(|op| (true, op.to_string())))
+    });
     let content_type_ok = request
         .headers()
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|ct| CONTENT_TYPES.iter().any(|ok| ct.starts_with(ok)));
-    let Some(operation) = operation.filter(|_| content_type_ok) else {
+    let Some((streams, operation)) = operation.filter(|_| content_type_ok) else {
         return error_response(server, ApiError::unknown_operation());
     };
     let body = match Limited::new(request.into_body(), MAX_REQUEST_BYTES).collect().await {
@@ -304,7 +307,11 @@ where
             return error_response(server, ApiError::serialization(format!("cannot read request body: {e}")));
         }
     };
-    let outcome = dynaburst_wire::handle(&engine, &operation, &body, arrived.millis(), host.as_deref());
+    let outcome = if streams {
+        dynaburst_wire::handle_streams(&engine, &operation, &body, arrived.millis())
+    } else {
+        dynaburst_wire::handle(&engine, &operation, &body, arrived.millis(), host.as_deref())
+    };
     if let Some(model) = &server.latency {
         let delay = model.delay(&operation, outcome.items, outcome.cancelled());
         // The modelled service time includes our own processing.

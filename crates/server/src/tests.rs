@@ -331,3 +331,65 @@ async fn the_ttl_expirer_deletes_passed_items_and_their_index_entries_in_modelle
         json!({"TimeToLiveDescription": {"TimeToLiveStatus": "ENABLED", "AttributeName": "expires"}})
     );
 }
+
+#[tokio::test]
+async fn a_ttl_deletion_is_a_remove_record_by_the_service() {
+    let (server, clock) = server(1);
+    ok(
+        &server,
+        "CreateTable",
+        json!({"TableName": "carts", "BillingMode": "PAY_PER_REQUEST",
+            "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+            "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+            "StreamSpecification": {"StreamEnabled": true, "StreamViewType": "OLD_IMAGE"}}),
+    )
+    .await;
+    ok(
+        &server,
+        "UpdateTimeToLive",
+        json!({"TableName": "carts", "TimeToLiveSpecification": {"Enabled": true, "AttributeName": "ttl"}}),
+    )
+    .await;
+    let expires = (START.millis().0 / 1000 + 1).to_string();
+    ok(&server, "PutItem", json!({"TableName": "carts", "Item": {"id": {"S": "c1"}, "ttl": {"N": expires}}})).await;
+    ok(&server, "DeleteItem", json!({"TableName": "carts", "Key": {"id": {"S": "c1"}}})).await;
+    ok(&server, "PutItem", json!({"TableName": "carts", "Item": {"id": {"S": "c2"}, "ttl": {"N": expires}}})).await;
+    clock.advance(Duration::from_secs(2));
+    assert_eq!(server.expire(), 1);
+    let arn = ok(&server, "DescribeTable", json!({"TableName": "carts"})).await["Table"]["LatestStreamArn"].clone();
+    let streams = |target: &str, body: Value| {
+        let mut req = request(target, body);
+        req.headers_mut().insert("x-amz-target", format!("DynamoDBStreams_20120810.{target}").parse().unwrap());
+        req
+    };
+    let (_, _, body) = send(&server, streams("DescribeStream", json!({"StreamArn": arn}))).await;
+    let shard = serde_json::from_slice::<Value>(&body).unwrap()["StreamDescription"]["Shards"][0]["ShardId"].clone();
+    let (_, _, body) = send(
+        &server,
+        streams("GetShardIterator", json!({"StreamArn": arn, "ShardId": shard, "ShardIteratorType": "TRIM_HORIZON"})),
+    )
+    .await;
+    let iterator = serde_json::from_slice::<Value>(&body).unwrap()["ShardIterator"].clone();
+    let (status, _, body) = send(&server, streams("GetRecords", json!({"ShardIterator": iterator}))).await;
+    assert_eq!(status, StatusCode::OK, "{body:?}");
+    let records = serde_json::from_slice::<Value>(&body).unwrap()["Records"].clone();
+    let events: Vec<(&str, Value)> = records
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["eventName"].as_str().unwrap(), r.get("userIdentity").cloned().unwrap_or(Value::Null)))
+        .collect();
+    let service = json!({"Type": "Service", "PrincipalId": "dynamodb.amazonaws.com"});
+    assert_eq!(
+        events,
+        [("INSERT", Value::Null), ("REMOVE", Value::Null), ("INSERT", Value::Null), ("REMOVE", service)],
+        "only the expirer's delete names the service"
+    );
+    // An iterator is good for 15 minutes.
+    clock.advance(Duration::from_secs(16 * 60));
+    let (status, _, body) = send(&server, streams("GetRecords", json!({"ShardIterator": iterator}))).await;
+    assert_eq!(
+        (status, error_type(&body)),
+        (StatusCode::BAD_REQUEST, "com.amazonaws.dynamodb.v20120810#ExpiredIteratorException".to_string())
+    );
+}

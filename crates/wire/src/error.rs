@@ -37,6 +37,10 @@ pub enum ErrorKind {
     AccessDenied,
     /// An item collection of a table with LSIs would pass 10 GB.
     ItemCollectionSizeLimitExceeded,
+    /// A shard iterator older than 15 minutes.
+    ExpiredIterator,
+    /// Stream records older than those kept.
+    TrimmedDataAccess,
     /// HTTP 500.
     InternalServerError,
     ResourceNotFound,
@@ -83,6 +87,8 @@ impl ErrorKind {
             ErrorKind::UnrecognizedClient => "UnrecognizedClientException",
             ErrorKind::AccessDenied => "AccessDeniedException",
             ErrorKind::ItemCollectionSizeLimitExceeded => "ItemCollectionSizeLimitExceededException",
+            ErrorKind::ExpiredIterator => "ExpiredIteratorException",
+            ErrorKind::TrimmedDataAccess => "TrimmedDataAccessException",
             ErrorKind::InternalServerError => "InternalServerError",
             ErrorKind::ResourceNotFound => "ResourceNotFoundException",
             ErrorKind::ResourceInUse => "ResourceInUseException",
@@ -194,6 +200,8 @@ impl From<EngineError> for ApiError {
             EngineError::LimitExceeded(_) => ErrorKind::LimitExceeded,
             EngineError::AccessDenied(_) => ErrorKind::AccessDenied,
             EngineError::ItemCollectionSizeLimitExceeded => ErrorKind::ItemCollectionSizeLimitExceeded,
+            EngineError::ExpiredIterator => ErrorKind::ExpiredIterator,
+            EngineError::TrimmedDataAccess => ErrorKind::TrimmedDataAccess,
             EngineError::ConditionalCheckFailed { item } => ErrorKind::ConditionalCheckFailed { item },
             EngineError::TransactionCanceled { reasons } => ErrorKind::TransactionCanceled { reasons },
             EngineError::IdempotentParameterMismatch => ErrorKind::IdempotentParameterMismatch,

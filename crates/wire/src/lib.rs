@@ -11,8 +11,10 @@ mod legacy;
 mod ops;
 mod render;
 mod request;
+mod streams;
 mod value;
 
+use dynaburst_apimodel::Service;
 use dynaburst_engine::{Engine, Millis};
 use serde_json::Value;
 
@@ -23,6 +25,7 @@ pub use ops::{
     MAX_LIST_TABLES, MAX_TOTAL_SEGMENTS, MAX_TRANSACT_ITEMS,
 };
 pub use request::{MAX_TABLE_NAME, MIN_TABLE_NAME};
+pub use streams::{STREAMS_OPERATIONS, STREAMS_TARGET_PREFIX};
 pub use value::{item_to_json, parse_item, parse_value, value_to_json, MAX_NESTING_DEPTH};
 
 /// DescribeEndpoints' address when the request named no host.
@@ -76,32 +79,44 @@ impl Outcome {
 /// the prefix, `body` the raw request body, `host` the address the client
 /// used (for DescribeEndpoints).
 pub fn handle(engine: &Engine, operation: &str, body: &[u8], now: Millis, host: Option<&str>) -> Outcome {
-    if !OPERATIONS.contains(&operation) {
-        return Outcome { result: Err(ApiError::unknown_operation()), items: 1 };
-    }
-    if body.is_empty() {
-        let error = ApiError::serialization("The request body is empty: send a JSON object, even {}");
-        return Outcome { result: Err(error), items: 1 };
-    }
-    let request: Value = match serde_json::from_slice(body) {
-        Ok(v) => v,
-        // DynamoDB answers a body that is not JSON with a SerializationException
-        // that has no message (S85).
-        Err(_) => return Outcome { result: Err(ApiError::serialization_without_message()), items: 1 },
+    let request = match open(Service::DynamoDb, OPERATIONS, operation, body) {
+        Ok(r) => r,
+        Err(error) => return Outcome { result: Err(error), items: 1 },
     };
-    // Stages one and two of DynamoDB's validation (S85), from its own
-    // service model: every member's JSON type, then every constraint,
-    // reported together; the operations' semantic checks come after.
-    if let Err(invalid) = dynaburst_apimodel::validate(dynaburst_apimodel::Service::DynamoDb, operation, &request) {
-        let error = match invalid {
-            dynaburst_apimodel::Invalid::Serialization { message } => ApiError::serialization(message),
-            dynaburst_apimodel::Invalid::Validation { message } => ApiError::validation(message),
-            dynaburst_apimodel::Invalid::UnknownOperation { .. } => ApiError::unknown_operation(),
-        };
-        return Outcome { result: Err(error), items: 1 };
-    }
     let items = item_count(operation, &request);
     Outcome { result: dispatch(engine, operation, &request, now, host), items }
+}
+
+/// Handles one DynamoDB Streams request (target prefix
+/// [`STREAMS_TARGET_PREFIX`]).
+pub fn handle_streams(engine: &Engine, operation: &str, body: &[u8], now: Millis) -> Outcome {
+    let result = open(Service::Streams, STREAMS_OPERATIONS, operation, body).and_then(|request| {
+        let response = streams::dispatch(engine, operation, &request, now)?;
+        serde_json::to_vec(&response).map_err(|e| ApiError::internal(format!("cannot render response: {e}")))
+    });
+    Outcome { result, items: 1 }
+}
+
+/// The envelope every request passes first: a known operation, a JSON
+/// body, then stages one and two of DynamoDB's validation (S85) from its
+/// own service model: every member's JSON type, then every constraint,
+/// reported together. The operations' semantic checks come after.
+fn open(service: Service, known: &[&str], operation: &str, body: &[u8]) -> Result<Value, ApiError> {
+    if !known.contains(&operation) {
+        return Err(ApiError::unknown_operation());
+    }
+    if body.is_empty() {
+        return Err(ApiError::serialization("The request body is empty: send a JSON object, even {}"));
+    }
+    // DynamoDB answers a body that is not JSON with a SerializationException
+    // that has no message (S85).
+    let request: Value = serde_json::from_slice(body).map_err(|_| ApiError::serialization_without_message())?;
+    dynaburst_apimodel::validate(service, operation, &request).map_err(|invalid| match invalid {
+        dynaburst_apimodel::Invalid::Serialization { message } => ApiError::serialization(message),
+        dynaburst_apimodel::Invalid::Validation { message } => ApiError::validation(message),
+        dynaburst_apimodel::Invalid::UnknownOperation { .. } => ApiError::unknown_operation(),
+    })?;
+    Ok(request)
 }
 
 fn dispatch(

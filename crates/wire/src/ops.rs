@@ -3,6 +3,7 @@
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use dynaburst_engine::index::{IndexKind, IndexProjection};
+use dynaburst_engine::stream::StreamViewType;
 use dynaburst_engine::*;
 use dynaburst_model::ScalarType;
 use serde_json::{json, Map, Value};
@@ -116,6 +117,16 @@ pub fn table_description_json(d: &TableDescription) -> Value {
     if let (Some(n), Value::Object(m)) = (d.partition_count, &mut out) {
         // A dynaburst extension: DynamoDB does not show partitions.
         m.insert("PartitionCount".into(), json!(n));
+    }
+    if let (Some(stream), Value::Object(m)) = (&settings.stream, &mut out) {
+        m.insert("LatestStreamLabel".into(), json!(stream.label));
+        m.insert("LatestStreamArn".into(), json!(format!("{}/stream/{}", d.arn, stream.label)));
+        if stream.enabled {
+            m.insert(
+                "StreamSpecification".into(),
+                json!({"StreamEnabled": true, "StreamViewType": stream.view.name()}),
+            );
+        }
     }
     if let Value::Object(m) = &mut out {
         for (kind, member) in
@@ -397,6 +408,22 @@ fn parse_index_spec(
 /// NonKeyAttributes of one index (S18).
 const MAX_NON_KEY_ATTRIBUTES: usize = 20;
 
+/// A StreamSpecification: (StreamEnabled, StreamViewType); the service
+/// model has checked the types and the enum.
+fn parse_stream_spec(req: &Req<'_>) -> Result<Option<(bool, Option<StreamViewType>)>, ApiError> {
+    let Some(v) = req.get("StreamSpecification") else { return Ok(None) };
+    let spec = Req::new(v)?;
+    let enabled = spec.opt_bool("StreamEnabled")?.unwrap_or(false);
+    let view = match spec.opt_str("StreamViewType")? {
+        Some("KEYS_ONLY") => Some(StreamViewType::KeysOnly),
+        Some("NEW_IMAGE") => Some(StreamViewType::NewImage),
+        Some("OLD_IMAGE") => Some(StreamViewType::OldImage),
+        Some("NEW_AND_OLD_IMAGES") => Some(StreamViewType::NewAndOldImages),
+        _ => None,
+    };
+    Ok(Some((enabled, view)))
+}
+
 /// CreateTable.
 pub fn create_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
     let req = Req::new(body)?;
@@ -449,6 +476,7 @@ pub fn create_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value,
             global_indexes,
             local_indexes,
             tags,
+            stream: parse_stream_spec(&req)?,
         },
         now,
     )?;
@@ -530,6 +558,7 @@ pub fn update_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value,
             throughput,
             attribute_definitions,
             index_updates,
+            stream: parse_stream_spec(&req)?,
         },
         now,
     )?;
