@@ -145,6 +145,15 @@ impl ApiError {
         ApiError { kind: ErrorKind::UnknownOperation, message: None }
     }
 
+    /// UnknownOperationException for a DynamoDB operation this server does
+    /// not implement, naming it.
+    pub fn not_implemented(operation: &str) -> ApiError {
+        ApiError::new(
+            ErrorKind::UnknownOperation,
+            format!("dynaburst does not implement the DynamoDB operation {operation} yet"),
+        )
+    }
+
     /// MissingAuthenticationTokenException.
     pub fn missing_authentication() -> ApiError {
         ApiError::new(ErrorKind::MissingAuthenticationToken, "Request is missing Authentication Token")

@@ -103,7 +103,12 @@ pub fn handle_streams(engine: &Engine, operation: &str, body: &[u8], now: Millis
 /// reported together. The operations' semantic checks come after.
 fn open(service: Service, known: &[&str], operation: &str, body: &[u8]) -> Result<Value, ApiError> {
     if !known.contains(&operation) {
-        return Err(ApiError::unknown_operation());
+        // DynamoDB's own answer to a target it does not have carries no
+        // message; one of its operations this server lacks says so.
+        return Err(match dynaburst_apimodel::operation(service, operation) {
+            Some(_) => ApiError::not_implemented(operation),
+            None => ApiError::unknown_operation(),
+        });
     }
     if body.is_empty() {
         return Err(ApiError::serialization("The request body is empty: send a JSON object, even {}"));
@@ -189,6 +194,12 @@ mod tests {
         let e = engine();
         let unknown = handle(&e, "Frobnicate", b"{}", Millis(0), None);
         assert_eq!(unknown.result, Err(ApiError::unknown_operation()));
+        let missing = handle(&e, "ExecuteStatement", b"{}", Millis(0), None).result.unwrap_err();
+        assert_eq!(missing.type_name(), "com.amazon.coral.service#UnknownOperationException");
+        assert_eq!(
+            missing.message.as_deref(),
+            Some("dynaburst does not implement the DynamoDB operation ExecuteStatement yet")
+        );
         let empty = handle(&e, "ListTables", b"", Millis(0), None).result.unwrap_err();
         assert_eq!(empty.kind, ErrorKind::Serialization);
         let malformed = handle(&e, "BatchWriteItem", b"{\"RequestItems\":", Millis(0), None);
