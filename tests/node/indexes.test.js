@@ -78,6 +78,20 @@ const createOrders = () =>
     ],
   });
 
+/** Multi-attribute GSI "games": partition key (region S, season N), sort key (round S, score N). */
+const createTournament = () =>
+  createIndexedTable({
+    AttributeDefinitions: [
+      { AttributeName: "pk", AttributeType: "S" },
+      { AttributeName: "region", AttributeType: "S" },
+      { AttributeName: "season", AttributeType: "N" },
+      { AttributeName: "round", AttributeType: "S" },
+      { AttributeName: "score", AttributeType: "N" },
+    ],
+    KeySchema: [{ AttributeName: "pk", KeyType: "HASH" }],
+    GlobalSecondaryIndexes: [index("games", [["region", "HASH"], ["season", "HASH"], ["round", "RANGE"], ["score", "RANGE"]])],
+  });
+
 /** An orders item (document form); attributes left undefined are absent. */
 function order(sk, { status, amount, customer, note, pk = "u1" } = {}) {
   const item = { pk, sk };
@@ -472,20 +486,7 @@ describe("secondary indexes", () => {
   });
 
   test("multi-attribute GSI: items sort by (round, score); range components need equality on every earlier one", async () => {
-    // partition key (region, season), sort key (round, score)
-    const table = await createIndexedTable({
-      AttributeDefinitions: [
-        { AttributeName: "pk", AttributeType: "S" },
-        { AttributeName: "region", AttributeType: "S" },
-        { AttributeName: "season", AttributeType: "N" },
-        { AttributeName: "round", AttributeType: "S" },
-        { AttributeName: "score", AttributeType: "N" },
-      ],
-      KeySchema: [{ AttributeName: "pk", KeyType: "HASH" }],
-      GlobalSecondaryIndexes: [
-        index("games", [["region", "HASH"], ["season", "HASH"], ["round", "RANGE"], ["score", "RANGE"]]),
-      ],
-    });
+    const table = await createTournament();
     const rows = [["g1", "final", 50], ["g2", "semi", 70], ["g3", "final", 90], ["g4", "semi", 10], ["g5", "final", 70]];
     for (const [pk, round, score] of rows) {
       await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk, region: "eu", season: 2026, round, score } }));
@@ -566,6 +567,105 @@ describe("secondary indexes", () => {
       ["score", "RANGE"],
     ]);
     assert.equal(t.GlobalSecondaryIndexes[0].ItemCount, 6);
+  });
+
+  test("multi-attribute GSI: clause order is free, legacy KeyConditions follow the same prefix rule, filters and start keys", async () => {
+    const table = await createTournament();
+    const rows = [["g1", "final", 50], ["g2", "semi", 70], ["g3", "final", 90]];
+    for (const [pk, round, score] of rows) {
+      await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk, region: "eu", season: 2026, round, score } }));
+    }
+    const query = (params) => ctx.doc.send(new QueryCommand({ TableName: table, IndexName: "games", ...params }));
+    const pks = (out) => out.Items.map((i) => i.pk);
+
+    // Conditions in any order in the text.
+    const shuffled = await query({
+      KeyConditionExpression: "score = :x AND #rd = :f AND season = :s AND #r = :r",
+      ExpressionAttributeNames: { "#r": "region", "#rd": "round" },
+      ExpressionAttributeValues: { ":r": "eu", ":s": 2026, ":f": "final", ":x": 90 },
+    });
+    assert.deepEqual(pks(shuffled), ["g3"]);
+
+    // Legacy KeyConditions.
+    const eq = (v) => ({ ComparisonOperator: "EQ", AttributeValueList: [v] });
+    const legacy = await query({
+      KeyConditions: { region: eq("eu"), season: eq(2026), round: { ComparisonOperator: "BEGINS_WITH", AttributeValueList: ["fi"] } },
+    });
+    assert.deepEqual(pks(legacy), ["g1", "g3"]);
+    await expectError(
+      () => query({ KeyConditions: { region: eq("eu"), season: eq(2026), score: { ComparisonOperator: "GT", AttributeValueList: [1] } } }),
+      "ValidationException",
+      "RANGE key attributes round must have equality conditions specified in the query because a condition is present on key attribute score",
+    );
+
+    // A filter may read the table key but no component of the queried index.
+    const base = { KeyConditionExpression: "#r = :r AND season = :s", ExpressionAttributeNames: { "#r": "region" } };
+    const byPk = await query({ ...base, FilterExpression: "pk = :p", ExpressionAttributeValues: { ":r": "eu", ":s": 2026, ":p": "g2" } });
+    assert.deepEqual([pks(byPk), byPk.Count, byPk.ScannedCount], [["g2"], 1, 3]);
+    await expectError(
+      () => query({ ...base, FilterExpression: "score > :z", ExpressionAttributeValues: { ":r": "eu", ":s": 2026, ":z": 0 } }),
+      "ValidationException",
+      "Filter Expression can only contain non-primary key attributes: Primary key attribute: score",
+    );
+
+    // ExclusiveStartKey needs every component and the table key.
+    await expectError(
+      () => query({ ...base, ExpressionAttributeValues: { ":r": "eu", ":s": 2026 }, ExclusiveStartKey: { pk: "g1", region: "eu", season: 2026, round: "final" } }),
+      "ValidationException",
+      "The provided starting key is invalid",
+    );
+
+    // An empty string in a component, and a wrong-typed component inside a batch, refuse the write.
+    await expectError(
+      () => ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "e", region: "eu", season: 2026, round: "", score: 1 } })),
+      "ValidationException",
+      "One or more parameter values are not valid. A value specified for a secondary index key is not supported. " +
+        "The AttributeValue for a key attribute cannot contain an empty string value. IndexName: games, IndexKey: round",
+    );
+    await expectError(
+      () =>
+        ctx.doc.send(
+          new BatchWriteCommand({
+            RequestItems: {
+              [table]: [
+                { PutRequest: { Item: { pk: "ok", region: "eu", season: 2026, round: "final", score: 1 } } },
+                { PutRequest: { Item: { pk: "bad", region: "eu", season: "2026", round: "final", score: 1 } } },
+              ],
+            },
+          }),
+        ),
+      "ValidationException",
+      `${P}Type mismatch for Index Key season Expected: N Actual: S IndexName: games`,
+    );
+    assert.equal((await ctx.doc.send(new GetCommand({ TableName: table, Key: { pk: "ok" } }))).Item, undefined, "the batch wrote nothing");
+  });
+
+  test("multi-attribute GSI key schemas: 4 HASH + 4 RANGE accepted in order; a 5th HASH refused", async () => {
+    const names = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
+    const defs = (n) => [{ AttributeName: "pk", AttributeType: "S" }, ...names.slice(0, n).map((AttributeName) => ({ AttributeName, AttributeType: "S" }))];
+    const keys8 = [...names.slice(0, 4).map((a) => [a, "HASH"]), ...names.slice(4, 8).map((a) => [a, "RANGE"])];
+    const table = await createIndexedTable({
+      AttributeDefinitions: defs(8),
+      KeySchema: [{ AttributeName: "pk", KeyType: "HASH" }],
+      GlobalSecondaryIndexes: [index("wide", keys8)],
+    });
+    const [g] = (await ctx.client.send(new DescribeTableCommand({ TableName: table }))).Table.GlobalSecondaryIndexes;
+    assert.deepEqual(g.KeySchema.map((k) => [k.AttributeName, k.KeyType]), keys8);
+
+    await expectError(
+      () =>
+        ctx.client.send(
+          new CreateTableCommand({
+            TableName: tableName("bad"),
+            BillingMode: "PAY_PER_REQUEST",
+            AttributeDefinitions: defs(5),
+            KeySchema: [{ AttributeName: "pk", KeyType: "HASH" }],
+            GlobalSecondaryIndexes: [index("five", names.slice(0, 5).map((a) => [a, "HASH"]))],
+          }),
+        ),
+      "ValidationException",
+      P + "Index KeySchema of index five has more than 4 HASH or 4 RANGE key attributes",
+    );
   });
 
   const CREATE_ERRORS = [
