@@ -12,6 +12,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use dynaburst_model::time::UtcTime;
 use dynaburst_model::{item_size, Item};
 
 use crate::engine::Engine;
@@ -202,24 +203,10 @@ fn fnv32(text: &str) -> u32 {
 
 /// `now` as a stream label: ISO 8601 with milliseconds, no zone (S101).
 pub fn label_of(now: Millis) -> String {
-    let secs = now.0 / 1000;
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let t = UtcTime::from_unix_ms(now.0 as i64);
     format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        now.0 % 1000
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}",
+        t.year, t.month, t.day, t.hour, t.minute, t.second, t.millisecond
     )
 }
 

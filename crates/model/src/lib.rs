@@ -5,6 +5,7 @@
 //! tables. It is plain data and arithmetic.
 
 mod number;
+pub mod time;
 mod units;
 mod value;
 

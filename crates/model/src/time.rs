@@ -1,0 +1,56 @@
+//! Calendar dates from Unix time, for labels and reports (no clock read:
+//! the time is an argument).
+
+/// A UTC date and time of day.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UtcTime {
+    pub year: i64,
+    pub month: u32,
+    pub day: u32,
+    pub hour: u32,
+    pub minute: u32,
+    pub second: u32,
+    pub millisecond: u32,
+}
+
+impl UtcTime {
+    /// The UTC time `ms` milliseconds after 1970-01-01T00:00:00Z
+    /// (proleptic Gregorian; negative values before it).
+    pub fn from_unix_ms(ms: i64) -> UtcTime {
+        let secs = ms.div_euclid(1000);
+        let (days, sod) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+        // Howard Hinnant's civil_from_days.
+        let z = days + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z.rem_euclid(146_097);
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+        UtcTime {
+            year: yoe + era * 400 + i64::from(month <= 2),
+            month,
+            day,
+            hour: (sod / 3600) as u32,
+            minute: (sod % 3600 / 60) as u32,
+            second: (sod % 60) as u32,
+            millisecond: ms.rem_euclid(1000) as u32,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_follow_the_gregorian_calendar() {
+        let t = UtcTime::from_unix_ms(1_432_154_670_252);
+        assert_eq!((t.year, t.month, t.day, t.hour, t.minute, t.second, t.millisecond), (2015, 5, 20, 20, 44, 30, 252));
+        let leap = UtcTime::from_unix_ms(951_782_400_000);
+        assert_eq!((leap.year, leap.month, leap.day), (2000, 2, 29));
+        let before = UtcTime::from_unix_ms(-1);
+        assert_eq!((before.year, before.month, before.day, before.second, before.millisecond), (1969, 12, 31, 59, 999));
+    }
+}
