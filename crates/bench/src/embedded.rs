@@ -11,6 +11,9 @@ use dynaburst_server::Server;
 /// A running embedded server; stopped when dropped.
 pub struct Embedded {
     pub url: String,
+    /// The engine behind `url` (its home region's), for what the bench's
+    /// HTTP client cannot ask of it (a table with GSIs).
+    pub engine: Arc<Engine>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -24,7 +27,7 @@ impl Embedded {
             config.capacity = None;
         }
         let engine = Arc::new(Engine::new(config));
-        let server = Arc::new(Server::new(engine, seed).with_latency(latency));
+        let server = Arc::new(Server::new(engine.clone(), seed).with_latency(latency));
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
         let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
         let url = format!("http://{}", listener.local_addr()?);
@@ -37,7 +40,7 @@ impl Embedded {
                 .await;
             });
         })?;
-        Ok(Embedded { url, stop: Some(tx), thread: Some(thread) })
+        Ok(Embedded { url, engine, stop: Some(tx), thread: Some(thread) })
     }
 }
 

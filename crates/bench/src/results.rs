@@ -29,6 +29,8 @@ pub const DOC_SIZE: &str = "doc-size";
 pub const PARALLEL_PATTERNS: &str = "parallel-patterns";
 pub const LATENCY: &str = "latency";
 pub const PARTITION_KEYS: &str = "partition-keys";
+/// Not a seed's: the GSI bulk-load trap, after seed 004's figures.
+pub const INDEX_TRAP: &str = "index-trap";
 
 /// A whole `results.json`: the run, then each scenario that ran.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -85,6 +87,7 @@ pub struct Scenarios {
     pub parallel_patterns: Option<Scenario<ParallelPatterns>>,
     pub latency: Option<Scenario<Latency>>,
     pub partition_keys: Option<Scenario<PartitionKeys>>,
+    pub index_trap: Option<Scenario<IndexTrap>>,
     pub other: BTreeMap<String, Scenario<Other>>,
 }
 
@@ -96,6 +99,7 @@ impl Scenarios {
             && self.parallel_patterns.is_none()
             && self.latency.is_none()
             && self.partition_keys.is_none()
+            && self.index_trap.is_none()
             && self.other.is_empty()
     }
 }
@@ -366,6 +370,75 @@ pub struct Lookup {
     pub latency_ms: Percentiles,
 }
 
+/// The index trap: the same shuffled load of one-kilobyte items into a
+/// table without a GSI, with a GSI keyed on an attribute of few values, and
+/// with one keyed on an attribute of thousands. Its `seed_id` is the seed
+/// whose figures it follows (`"004"`); no seed published these numbers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IndexTrap {
+    pub loads: Vec<IndexTrapLoad>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IndexTrapLoad {
+    /// `"no-index"`, `"low-cardinality"`, `"high-cardinality"`, ...
+    pub case: String,
+    pub label: String,
+    pub modelled: bool,
+    /// Items loaded (each one write unit, on the table and on the GSI).
+    pub items: u64,
+    /// The GSI's partition-key attribute; null for the table without one.
+    pub gsi_key: Option<String>,
+    /// Distinct values of that attribute among the items.
+    pub gsi_key_values: Option<u64>,
+    /// The GSI's partitions that took writes during the load (from its
+    /// capacity model); null without a GSI or when not readable.
+    pub gsi_partitions_written: Option<u64>,
+    /// The GSI's partitions.
+    pub gsi_partition_count: Option<u64>,
+    /// The share of the GSI's write units its busiest partition took over
+    /// the load (0 to 1); null without a GSI.
+    pub gsi_hottest_partition_share: Option<f64>,
+    pub seconds: f64,
+    /// Mean items written per second over the load.
+    pub rate_items_per_s: f64,
+    /// The most items per second the capacity model can sustain for this
+    /// load: the least of the table's capacity and, for the table and the
+    /// GSI, 1,000 units a second over the share of the items their busiest
+    /// partition takes.
+    pub bound_items_per_s: f64,
+    /// What sets `bound_items_per_s`, in words.
+    pub bound: String,
+    /// Items refused (throttled or left unprocessed) and re-sent.
+    pub throttled_items: u64,
+    /// The timeline's CSV, relative to the output directory.
+    pub timeline_csv: String,
+    pub timeline: Vec<IndexTrapSecond>,
+}
+
+impl IndexTrapLoad {
+    /// Write units the GSI consumed over the load; None without a GSI.
+    pub fn gsi_units_total(&self) -> Option<f64> {
+        self.timeline.iter().map(|t| t.gsi_units).sum()
+    }
+}
+
+/// One second of an index-trap load.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IndexTrapSecond {
+    pub second: u64,
+    /// Items written.
+    pub items: u64,
+    /// Write units the table consumed.
+    pub table_units: f64,
+    /// Write units the GSI consumed; null without a GSI.
+    pub gsi_units: Option<f64>,
+    /// Write units of the GSI's busiest partition; null without a GSI.
+    pub gsi_hottest_partition_units: Option<f64>,
+    /// Items refused (throttled or left unprocessed).
+    pub throttled_items: u64,
+}
+
 /// A scenario this version does not know: its common fields only.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Other {}
@@ -389,6 +462,9 @@ impl Serialize for Scenarios {
         if let Some(v) = &self.partition_keys {
             m.serialize_entry(PARTITION_KEYS, v)?;
         }
+        if let Some(v) = &self.index_trap {
+            m.serialize_entry(INDEX_TRAP, v)?;
+        }
         for (k, v) in &self.other {
             m.serialize_entry(k, v)?;
         }
@@ -408,6 +484,7 @@ impl<'de> Deserialize<'de> for Scenarios {
                 PARALLEL_PATTERNS => out.parallel_patterns = Some(serde_json::from_value(v).map_err(err)?),
                 LATENCY => out.latency = Some(serde_json::from_value(v).map_err(err)?),
                 PARTITION_KEYS => out.partition_keys = Some(serde_json::from_value(v).map_err(err)?),
+                INDEX_TRAP => out.index_trap = Some(serde_json::from_value(v).map_err(err)?),
                 _ => {
                     let s = serde_json::from_value(v).map_err(err)?;
                     out.other.insert(key, s);

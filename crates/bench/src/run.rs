@@ -13,7 +13,8 @@ use crate::results::{Failure, Results, Scenario, Scenarios, RESULTS_VERSION};
 use crate::scenarios::{self, Ctx};
 
 /// Every scenario, in the order `all` runs them.
-pub const SCENARIOS: &[&str] = &["write-apis", "doc-size", "parallel-patterns", "latency", "partition-keys"];
+pub const SCENARIOS: &[&str] =
+    &["write-apis", "doc-size", "parallel-patterns", "latency", "partition-keys", "index-trap"];
 
 /// What `dynaburst bench` was asked for.
 #[derive(Clone, Debug)]
@@ -52,7 +53,7 @@ pub fn run(opts: &BenchOptions, say: Arc<dyn Fn(String) + Send + Sync>) -> Resul
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
     // Two embedded servers: capacity model on (the default, for what is
     // about DynamoDB's behaviour) and off (for what is about speed).
-    let (_servers, modelled_url, unlimited_url) = match &opts.endpoint_url {
+    let (servers, modelled_url, unlimited_url) = match &opts.endpoint_url {
         Some(url) => (Vec::new(), url.clone(), url.clone()),
         None => {
             let start = |source| BenchError::Start { what: "the embedded server", source };
@@ -64,6 +65,7 @@ pub fn run(opts: &BenchOptions, say: Arc<dyn Fn(String) + Send + Sync>) -> Resul
         }
     };
     let ctx = Ctx {
+        modelled_engine: servers.first().map(|s| s.engine.clone()),
         modelled_url,
         unlimited_url,
         external: opts.endpoint_url.is_some(),
@@ -92,6 +94,7 @@ pub fn run(opts: &BenchOptions, say: Arc<dyn Fn(String) + Send + Sync>) -> Resul
                 }
                 "latency" => finish(scenarios::latency(&ctx, &opts.latency_model).await, t0, &mut done.latency),
                 "partition-keys" => finish(scenarios::partition_keys(&ctx).await, t0, &mut done.partition_keys),
+                "index-trap" => finish(scenarios::index_trap(&ctx).await, t0, &mut done.index_trap),
                 other => Err(BenchError::UnknownScenario { name: other.to_string(), choices: SCENARIOS.join(", ") }),
             }
         });

@@ -42,13 +42,27 @@ pub struct Gsi<'a> {
     pub throughput: Option<(u64, u64)>,
 }
 
-/// Creates a table whose key is `keys` (name, type, role), with `gsis`.
+/// Creates a table whose key is `keys` (name, type, role), with `gsis`,
+/// at modelled time 0.
 pub fn create_indexed(
     engine: &Engine,
     name: &str,
     keys: &[(&str, dynaburst_model::ScalarType)],
     billing: BillingMode,
     gsis: &[Gsi],
+) -> Result<(), EngineError> {
+    create_indexed_at(engine, name, keys, billing, gsis, Millis(0))
+}
+
+/// [`create_indexed`] at `now`: on an embedded server's engine, the
+/// server's time (milliseconds since the Unix epoch).
+pub fn create_indexed_at(
+    engine: &Engine,
+    name: &str,
+    keys: &[(&str, dynaburst_model::ScalarType)],
+    billing: BillingMode,
+    gsis: &[Gsi],
+    now: Millis,
 ) -> Result<(), EngineError> {
     let mut attribute_definitions: Vec<(String, dynaburst_model::ScalarType)> =
         keys.iter().map(|(n, t)| (n.to_string(), *t)).collect();
@@ -81,8 +95,9 @@ pub fn create_indexed(
                 global_indexes: (!global_indexes.is_empty()).then_some(global_indexes),
                 local_indexes: None,
                 tags: Vec::new(),
+                stream: None,
             },
-            Millis(0),
+            now,
         )
         .map(|_| ())
 }
@@ -131,10 +146,16 @@ impl SimLoad {
 }
 
 fn timeline(engine: &Engine, table: &str, now: u64) -> Vec<Second> {
+    table_timeline(engine, table, START_MS, now)
+}
+
+/// The per-second write metrics of `table` from `start_ms` to `now`,
+/// numbered from the second of `start_ms`.
+pub fn table_timeline(engine: &Engine, table: &str, start_ms: u64, now: u64) -> Vec<Second> {
     let Some(report) = engine.capacity_reports(Millis(now)).into_iter().find(|r| r.table_name == table) else {
         return Vec::new();
     };
-    let first = START_MS / 1000;
+    let first = start_ms / 1000;
     report
         .metrics
         .seconds
@@ -157,18 +178,46 @@ pub struct IndexSecond {
     pub partition_count: usize,
 }
 
-/// The per-second metrics of `index` on `table` up to `now` (the load's
-/// seconds, as [`SimLoad::timeline`] numbers them), read from the GSI's own
-/// capacity model (`TableData::indexes[i].capacity`): empty when the table,
-/// the index or its model is missing.
-pub fn index_timeline(engine: &Engine, table: &str, index: &str, now: u64) -> Vec<IndexSecond> {
+/// Write units each partition consumed from `start_ms` on, by partition
+/// (keyed by the start of its hash range), largest first.
+fn units_by_partition(metrics: &capacity::Metrics, start_ms: u64) -> Vec<f64> {
+    let mut by_start = std::collections::BTreeMap::<u128, f64>::new();
+    for s in metrics.seconds.iter().filter(|s| s.second >= start_ms / 1000) {
+        for p in &s.partitions {
+            *by_start.entry(p.start).or_default() += p.write_units;
+        }
+    }
+    let mut units: Vec<f64> = by_start.into_values().filter(|u| *u > 0.0).collect();
+    units.sort_by(|a, b| b.total_cmp(a));
+    units
+}
+
+/// Write units each partition of `index` on `table` consumed from
+/// `start_ms` to `now`, largest first: the share of the busiest one bounds a
+/// load spread as evenly as the index's keys are.
+pub fn index_partition_units(engine: &Engine, table: &str, index: &str, start_ms: u64, now: u64) -> Vec<f64> {
     let Some(t) = engine.get_table(table) else { return Vec::new() };
     let data = t.data.read();
     let Some(ix) = data.indexes.iter().find(|i| i.def.name == index) else { return Vec::new() };
     let mut capacity = ix.capacity.lock();
     let Some(model) = capacity.as_mut() else { return Vec::new() };
     model.tick(Millis(now));
-    let first = START_MS / 1000;
+    units_by_partition(model.metrics(), start_ms)
+}
+
+/// The per-second metrics of `index` on `table` from `start_ms` to `now`,
+/// numbered from the second of `start_ms` (for a modelled load,
+/// [`START_MS`]: the seconds of [`SimLoad::timeline`]), read from the GSI's
+/// own capacity model (`TableData::indexes[i].capacity`): empty when the
+/// table, the index or its model is missing.
+pub fn index_timeline(engine: &Engine, table: &str, index: &str, start_ms: u64, now: u64) -> Vec<IndexSecond> {
+    let Some(t) = engine.get_table(table) else { return Vec::new() };
+    let data = t.data.read();
+    let Some(ix) = data.indexes.iter().find(|i| i.def.name == index) else { return Vec::new() };
+    let mut capacity = ix.capacity.lock();
+    let Some(model) = capacity.as_mut() else { return Vec::new() };
+    model.tick(Millis(now));
+    let first = start_ms / 1000;
     model
         .metrics()
         .seconds

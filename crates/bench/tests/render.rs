@@ -30,7 +30,15 @@ fn svg_texts(svg: &str) -> Vec<String> {
         .skip(1)
         .filter_map(|t| {
             let body = &t[t.find('>')? + 1..];
-            Some(body[..body.find("</text>")?].trim().replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">"))
+            Some(
+                body[..body.find("</text>")?]
+                    .trim()
+                    .replace("&apos;", "'")
+                    .replace("&quot;", "\"")
+                    .replace("&lt;", "<")
+                    .replace("&gt;", ">")
+                    .replace("&amp;", "&"),
+            )
         })
         .collect()
 }
@@ -407,4 +415,67 @@ fn unwritable_directory_is_an_error_not_a_panic() {
     let err = write_charts(&example(), &dir).expect_err("cannot write under a file");
     assert!(err.to_string().contains("cannot create chart directory"), "{err}");
     std::fs::remove_file(&dir).ok();
+}
+
+fn index_trap_example() -> Results {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/results-index-trap.json");
+    let text = std::fs::read_to_string(&path).expect("index-trap results");
+    Results::from_json(&text).expect("index-trap results parse")
+}
+
+#[test]
+fn the_index_trap_renders_its_numbers_the_trap_and_its_chart() {
+    let results = index_trap_example();
+    let md = render_report(&results);
+    // Not a seed's experiment: the heading says which seed it follows.
+    assert!(md.contains("## After seed 004: The index trap: a bulk load into a table with a low-cardinality GSI\n"));
+    assert!(!md.contains("## Seed 004"), "{md}");
+    assert!(md.contains("**How these figures were made:** No seed measured this"), "{md}");
+    // One row per case: rates, the bound and what sets it, beside the table without a GSI.
+    assert!(md.contains("| no-index | No GSI, new on-demand table | – | – | – | 24,000 | 5.82 | 4,124 | 4,000 | a new on-demand table's 4,000 WRU/s | 1× |"), "{md}");
+    assert!(md.contains("| low-cardinality | GSI on status (3 values), new on-demand table | 3 | 2 of 4 | 66.67% | 24,000 | 15.71 | 1,528 | 1,500 | the GSI's busiest partition: 67% of its writes (2 of the 3 values of `status`) at 1,000 WCU | 0.37× |"), "{md}");
+    assert!(md.contains("| high-cardinality | GSI on customer (5,000 values), new on-demand table | 5,000 | 4 of 4 | 25.51% | 24,000 | 5.84 | 4,110 | 4,000 |"), "{md}");
+    assert!(md.contains("| provisioned-low-cardinality | GSI on status (3 values), table and GSI provisioned at 10,000 WCU | 3 | 3 of 11 | 33.33% | 24,000 | 7.71 | 3,113 | 3,000 |"), "{md}");
+    assert!(md.contains("[index-trap-low-cardinality.csv](index-trap-low-cardinality.csv)"));
+    // The trap, in words, with the numbers.
+    assert!(md.contains("the GSI's 3 values landed in 2 of its partitions, the busiest taking 67% of the writes: the load ran at **1,528 items/s**, 0.37× the 4,124 items/s"), "{md}");
+    assert!(md.contains("the load ran at **4,110 items/s** (1×)"), "{md}");
+    assert!(md.contains("provisioned at 10,000 WCU, table and GSI, the same load ran at 3,113 items/s"), "{md}");
+    assert!(md.contains("**Measured or modelled:** Loads: modelled in virtual time"), "{md}");
+    assert!(
+        md.contains("![Items written per second with no GSI, a GSI on 3 values and one on thousands](index-trap.svg)")
+    );
+
+    let planned = plan_charts(&results);
+    assert_eq!(planned.iter().map(|c| c.file.as_str()).collect::<Vec<_>>(), ["index-trap.svg"]);
+    let svg = dynaburst_bench::charts::render_chart(&results, &planned[0]).expect("renders");
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    let found = svg_texts(&svg);
+    for t in [
+        "Index trap: a GSI key of few values caps the whole load",
+        "Items written per second, 24,000 shuffled orders into new tables (modelled) · after seed 004's figures",
+        "seconds since the load started (s)",
+        "items written per second",
+        "no GSI: 4,124/s",
+        "GSI on status (3 values): 1,528/s",
+        "GSI on customer (5,000 values): 4,110/s",
+        "GSI on status, provisioned: 3,113/s",
+        "busiest partition of the GSI on status (3 values)",
+        "a new on-demand table: 4,000 WRU/s",
+        "one partition's maximum: 1,000 WCU/s",
+    ] {
+        assert!(found.iter().any(|f| f == t), "no text {t:?} among {found:?}");
+    }
+
+    // It round-trips, and the example without it still plans no index-trap chart.
+    let again: Results = serde_json::from_value(serde_json::to_value(&results).expect("serializes")).expect("loads");
+    assert_eq!(again, results);
+    assert!(plan_charts(&example()).iter().all(|c| c.scenario != "index-trap"));
+    let missing = {
+        let mut v = serde_json::to_value(&results).expect("serializes");
+        v["scenarios"]["index-trap"]["loads"][0].as_object_mut().expect("a load").remove("bound_items_per_s");
+        v
+    };
+    let err = serde_json::from_value::<Results>(missing).expect_err("a load without its bound");
+    assert!(err.to_string().contains("scenario index-trap: missing field `bound_items_per_s`"), "{err}");
 }

@@ -7,6 +7,7 @@
 //! | `doc-size`          | `doc-size.svg`                | documents per ms against writers, per document size |
 //! | `write-apis`        | `write-apis.svg`              | wall seconds per API, ours vs the seed's, log scale |
 //! | `parallel-patterns` | `parallel-patterns.svg`       | mean ms per loader pattern, ours vs the seed's, log scale |
+//! | `index-trap`        | `index-trap.svg`              | items written per second of each load, with the busiest GSI partition where a GSI set the pace |
 //!
 //! A missing scenario (or one without plottable figures) has no chart;
 //! [`plan_charts`] says which charts a results file gets, and the report
@@ -20,6 +21,7 @@
 
 mod bars;
 mod doc_size;
+mod index_trap;
 mod kit;
 mod latency;
 mod partition;
@@ -28,7 +30,7 @@ mod plan;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::results::{Results, DOC_SIZE, LATENCY, PARALLEL_PATTERNS, PARTITION_KEYS, WRITE_APIS};
+use crate::results::{Results, DOC_SIZE, INDEX_TRAP, LATENCY, PARALLEL_PATTERNS, PARTITION_KEYS, WRITE_APIS};
 use kit::DrawErr;
 pub use plan::{plan_charts, PlannedChart};
 
@@ -89,6 +91,7 @@ pub fn render_chart(results: &Results, chart: &PlannedChart) -> Result<String, C
                 None => Err(DrawErr(format!("no partition-keys load {case:?}"))),
             }
         }
+        INDEX_TRAP => s.index_trap.as_ref().ok_or_else(missing).and_then(index_trap::index_trap_chart),
         other => Err(DrawErr(format!("no chart for scenario {other:?}"))),
     };
     drawn.map_err(|DrawErr(message)| ChartError::Draw { file: chart.file.clone(), message })

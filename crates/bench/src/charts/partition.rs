@@ -104,7 +104,7 @@ pub(super) fn partition_chart(s: &Scenario<PartitionKeys>, load: &PartitionLoad)
 }
 
 /// Whether a polyline passes through the rectangle `a`–`b` (corners).
-fn crosses(line: &[(i32, i32)], a: (i32, i32), b: (i32, i32)) -> bool {
+pub(super) fn crosses(line: &[(i32, i32)], a: (i32, i32), b: (i32, i32)) -> bool {
     let inside =
         |x: f64, y: f64| x >= f64::from(a.0) && x <= f64::from(b.0) && y >= f64::from(a.1) && y <= f64::from(b.1);
     if line.len() == 1 {

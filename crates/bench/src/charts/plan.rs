@@ -1,7 +1,8 @@
 //! Which charts a results file gets, and under which file names.
 
 use crate::results::{
-    DocSize, Percentiles, Results, Scenario, DOC_SIZE, LATENCY, PARALLEL_PATTERNS, PARTITION_KEYS, WRITE_APIS,
+    DocSize, Percentiles, Results, Scenario, DOC_SIZE, INDEX_TRAP, LATENCY, PARALLEL_PATTERNS, PARTITION_KEYS,
+    WRITE_APIS,
 };
 
 /// One chart a results file gets.
@@ -77,6 +78,15 @@ pub fn plan_charts(results: &Results) -> Vec<PlannedChart> {
                 file: format!("partition-keys-{}.svg", file_safe(&load.case)),
                 alt: format!("Consumed vs throttled write units per second, {}{fig}", load.case),
             });
+        }
+    }
+    if let Some(s) = &scenarios.index_trap {
+        if s.figures.loads.iter().any(|l| !l.timeline.is_empty()) {
+            out.push(plan(
+                INDEX_TRAP,
+                "index-trap.svg",
+                "Items written per second with no GSI, a GSI on 3 values and one on thousands".to_string(),
+            ));
         }
     }
     out

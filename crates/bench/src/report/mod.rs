@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 use crate::charts::{plan_charts, PlannedChart};
 use crate::format::{format_duration, format_number, format_unix_ms};
-use crate::results::{Results, Scenario, DOC_SIZE, LATENCY, PARALLEL_PATTERNS, PARTITION_KEYS, WRITE_APIS};
+use crate::results::{Results, Scenario, DOC_SIZE, INDEX_TRAP, LATENCY, PARALLEL_PATTERNS, PARTITION_KEYS, WRITE_APIS};
 use markdown::capitalize;
 
 /// Renders `report.md` for one `results.json`.
@@ -39,6 +39,15 @@ pub fn render_report(results: &Results) -> String {
     }
     if let Some(s) = &scenarios.partition_keys {
         section(&mut out, s, &charts, PARTITION_KEYS, |o| sections::partition_keys(o, results, s));
+    }
+    if let Some(s) = &scenarios.index_trap {
+        // Not a seed's experiment: its heading says which seed it follows.
+        let _ = writeln!(out, "## After seed {}: {}\n", s.seed_id, s.title);
+        let _ = writeln!(out, "**How these figures were made:** {}\n", s.explanation);
+        sections::index_trap(&mut out, s);
+        for c in charts.iter().filter(|c| c.scenario == INDEX_TRAP) {
+            let _ = writeln!(out, "![{}]({})\n", c.alt, c.file);
+        }
     }
     // Scenarios this renderer does not know yet: title and explanation only.
     for s in scenarios.other.values() {

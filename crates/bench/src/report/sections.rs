@@ -6,7 +6,7 @@ use super::markdown::{capitalize, md_escape, opt, ratio, table_header, table_row
 use super::{latency_provenance, provenance};
 use crate::format::{format_count, format_mb, format_number, MISSING};
 use crate::results::{
-    DocSize, Latency, LatencyRow, ParallelPatterns, PartitionKeys, Percentiles, Results, Scenario, WriteApis,
+    DocSize, IndexTrap, Latency, LatencyRow, ParallelPatterns, PartitionKeys, Percentiles, Results, Scenario, WriteApis,
 };
 
 // ---------------------------------------------------------------- write-apis
@@ -327,4 +327,112 @@ pub(super) fn partition_keys(out: &mut String, results: &Results, s: &Scenario<P
         capitalize(&latency_provenance(results)),
     );
     provenance(out, &[("loads", loads.iter().map(|l| l.modelled).collect())], seed);
+}
+
+// ---------------------------------------------------------------- index-trap
+
+pub(super) fn index_trap(out: &mut String, s: &Scenario<IndexTrap>) {
+    let loads = &s.figures.loads;
+    let baseline = loads.iter().find(|l| l.gsi_key.is_none()).map(|l| l.rate_items_per_s);
+    if !loads.is_empty() {
+        table_header(
+            out,
+            &[
+                ("Case", false),
+                ("Load", false),
+                ("GSI key values", true),
+                ("GSI partitions written", true),
+                ("Busiest GSI partition's share", true),
+                ("Items", true),
+                ("Seconds", true),
+                ("Items/s", true),
+                ("Bound items/s", true),
+                ("Set by", false),
+                ("Items/s vs no GSI", true),
+                ("Items re-sent", true),
+                ("Per-second timeline", false),
+            ],
+        );
+        for l in loads {
+            let partitions = match (l.gsi_partitions_written, l.gsi_partition_count) {
+                (Some(w), Some(n)) => format!("{} of {}", format_count(w as f64), format_count(n as f64)),
+                (Some(w), None) => format_count(w as f64),
+                _ => MISSING.to_string(),
+            };
+            let csv = format!("[{}]({})", md_escape(&l.timeline_csv), l.timeline_csv.replace(' ', "%20"));
+            table_row(
+                out,
+                &[
+                    md_escape(&l.case),
+                    md_escape(&l.label),
+                    opt(l.gsi_key_values, |v| format_count(v as f64)),
+                    partitions,
+                    opt(l.gsi_hottest_partition_share, |v| format!("{}%", format_number(100.0 * v))),
+                    format_count(l.items as f64),
+                    format_number(l.seconds),
+                    format_number(l.rate_items_per_s),
+                    format_number(l.bound_items_per_s),
+                    md_escape(&l.bound),
+                    ratio(Some(l.rate_items_per_s), baseline),
+                    format_count(l.throttled_items as f64),
+                    csv,
+                ],
+            );
+        }
+        out.push('\n');
+    }
+    let find = |case: &str| loads.iter().find(|l| l.case == case);
+    if let (Some(none), Some(low), Some(high)) = (find("no-index"), find("low-cardinality"), find("high-cardinality")) {
+        let rate = |l: &crate::results::IndexTrapLoad| format_number(l.rate_items_per_s);
+        let share = opt(low.gsi_hottest_partition_share, |v| format!("{}%", format_number((100.0 * v).round())));
+        let partitions = opt(low.gsi_partitions_written, |p| format_count(p as f64));
+        let values = opt(low.gsi_key_values, |v| format_count(v as f64));
+        let _ = write!(
+            out,
+            "**The trap:** every item written to the table is written to the GSI too, and DynamoDB admits the \
+             write only when the table and the GSI both have room. All GSI entries of one key value live in one \
+             GSI partition, and a partition takes at most 1,000 write units a second. Keyed on `{low_key}`, the \
+             GSI's {values} values landed in {partitions} of its partitions, the busiest taking {share} of the \
+             writes: the load ran at **{low_rate} items/s**, {low_ratio} the {none_rate} items/s of the same \
+             load into a table without a GSI, which a new on-demand table holds at its 4,000 write units a \
+             second. Keyed on `{high_key}` ({high_values} values), the GSI spreads over all its partitions as \
+             the table does, and the load ran at **{high_rate} items/s** ({high_ratio}): the GSI costs write \
+             units, not rate.",
+            low_key = low.gsi_key.as_deref().unwrap_or("?"),
+            low_rate = rate(low),
+            low_ratio = ratio(Some(low.rate_items_per_s), Some(none.rate_items_per_s)),
+            none_rate = rate(none),
+            high_key = high.gsi_key.as_deref().unwrap_or("?"),
+            high_values = opt(high.gsi_key_values, |v| format_count(v as f64)),
+            high_rate = rate(high),
+            high_ratio = ratio(Some(high.rate_items_per_s), Some(none.rate_items_per_s)),
+        );
+        if let Some(p) = find("provisioned-low-cardinality") {
+            let _ = write!(
+                out,
+                " More capacity does not help: provisioned at 10,000 WCU, table and GSI, the same load ran at \
+                 {} items/s, its {} values in {} GSI partitions of 1,000 WCU each.",
+                rate(p),
+                opt(p.gsi_key_values, |v| format_count(v as f64)),
+                opt(p.gsi_partitions_written, |v| format_count(v as f64)),
+            );
+        }
+        out.push_str(
+            " The way out is a GSI key of many values: a high-cardinality attribute, or the low one with a \
+             suffix spreading it (`SHIPPED#0` to `SHIPPED#9`, queried ten times).\n\n",
+        );
+    }
+    let modelled = loads.iter().filter(|l| l.modelled).count();
+    let how = if modelled == loads.len() {
+        "modelled in virtual time by the capacity model (no wall-clock wait)"
+    } else if modelled == 0 {
+        "measured over HTTP on the wall clock"
+    } else {
+        "some modelled in virtual time, the rest measured"
+    };
+    let _ = writeln!(
+        out,
+        "**Measured or modelled:** Loads: {how}. No seed published these figures; the bounds are the capacity \
+         model's (1,000 write units a second per partition, 4,000 for a new on-demand table).\n"
+    );
 }

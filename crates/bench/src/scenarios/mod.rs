@@ -1,4 +1,4 @@
-//! The five scenarios, one per seed. Each returns its part of
+//! The scenarios, one per seed, and the index trap (after seed 004). Each returns its part of
 //! results.json, typed ([`crate::results`]).
 
 use std::collections::VecDeque;
@@ -26,6 +26,10 @@ use crate::sim;
 pub struct Ctx {
     /// The endpoint with the capacity model on (or the user's endpoint).
     pub modelled_url: String,
+    /// The engine behind `modelled_url` when the servers are embedded: the
+    /// index trap creates its tables with GSIs there, which the bench's
+    /// HTTP client cannot create.
+    pub modelled_engine: Option<Arc<dynaburst_engine::Engine>>,
     /// The endpoint with the capacity model off (or the user's endpoint),
     /// for measurements that are about client and server speed.
     pub unlimited_url: String,
@@ -183,12 +187,14 @@ fn percentiles(mut v: Vec<f64>) -> Percentiles {
 }
 
 mod doc_size;
+pub mod index_trap;
 mod latency;
 mod parallel_patterns;
 mod partition_keys;
 mod write_apis;
 
 pub use doc_size::doc_size;
+pub use index_trap::{index_trap, modelled_loads as index_trap_modelled, orders as index_trap_orders};
 pub use latency::latency;
 pub use parallel_patterns::parallel_patterns;
 pub use partition_keys::partition_keys;
