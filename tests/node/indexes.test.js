@@ -485,6 +485,69 @@ describe("secondary indexes", () => {
     assert.equal(c.CapacityUnits, 0.5);
   });
 
+  test("ReturnConsumedCapacity INDEXES on BatchWriteItem, UpdateItem, DeleteItem, GetItem, LSI Query and GSI Scan", async () => {
+    const table = await createOrders();
+    const R = { ReturnConsumedCapacity: "INDEXES" };
+    const w = (n) => ({ CapacityUnits: n, WriteCapacityUnits: n });
+    const r = (n) => ({ CapacityUnits: n, ReadCapacityUnits: n });
+
+    // "a" lands in every index, "b" (amount only) in the LSI alone.
+    const batch = await ctx.doc.send(
+      new BatchWriteCommand({
+        RequestItems: {
+          [table]: [
+            { PutRequest: { Item: order("a", { status: "open", amount: 1, customer: "c1" }) } },
+            { PutRequest: { Item: order("b", { amount: 2 }) } },
+          ],
+        },
+        ...R,
+      }),
+    );
+    assert.deepEqual(batch.ConsumedCapacity, [
+      {
+        TableName: table,
+        ...w(6),
+        Table: w(2),
+        LocalSecondaryIndexes: { by_amount: w(2) },
+        GlobalSecondaryIndexes: { by_status: w(1), by_customer: w(1) },
+      },
+    ]);
+
+    // note is projected by by_status (ALL) and by_amount (INCLUDE note), not by the KEYS_ONLY by_customer.
+    const upd = await ctx.doc.send(
+      new UpdateCommand({ TableName: table, Key: { pk: "u1", sk: "a" }, UpdateExpression: "SET note = :n", ExpressionAttributeValues: { ":n": "x" }, ...R }),
+    );
+    assert.deepEqual(upd.ConsumedCapacity, {
+      TableName: table,
+      ...w(3),
+      Table: w(1),
+      LocalSecondaryIndexes: { by_amount: w(1) },
+      GlobalSecondaryIndexes: { by_status: w(1) },
+    });
+
+    // Reads: GetItem and a table Query report only the table, an index read only that index.
+    const get = await ctx.doc.send(new GetCommand({ TableName: table, Key: { pk: "u1", sk: "a" }, ...R }));
+    assert.deepEqual(get.ConsumedCapacity, { TableName: table, ...r(0.5), Table: r(0.5) });
+    const lsi = await ctx.doc.send(
+      new QueryCommand({ TableName: table, IndexName: "by_amount", KeyConditionExpression: "pk = :p", ExpressionAttributeValues: { ":p": "u1" }, ...R }),
+    );
+    assert.deepEqual(sks(lsi), ["a", "b"]);
+    assert.deepEqual(lsi.ConsumedCapacity, { TableName: table, ...r(0.5), LocalSecondaryIndexes: { by_amount: r(0.5) } });
+    const scan = await ctx.doc.send(new ScanCommand({ TableName: table, IndexName: "by_customer", ...R }));
+    assert.deepEqual(scan.Items, [{ pk: "u1", sk: "a", customer: "c1" }]);
+    assert.deepEqual(scan.ConsumedCapacity, { TableName: table, ...r(0.5), GlobalSecondaryIndexes: { by_customer: r(0.5) } });
+
+    // Deleting "a" removes it from every index.
+    const del = await ctx.doc.send(new DeleteCommand({ TableName: table, Key: { pk: "u1", sk: "a" }, ...R }));
+    assert.deepEqual(del.ConsumedCapacity, {
+      TableName: table,
+      ...w(4),
+      Table: w(1),
+      LocalSecondaryIndexes: { by_amount: w(1) },
+      GlobalSecondaryIndexes: { by_status: w(1), by_customer: w(1) },
+    });
+  });
+
   test("multi-attribute GSI: items sort by (round, score); range components need equality on every earlier one", async () => {
     const table = await createTournament();
     const rows = [["g1", "final", 50], ["g2", "semi", 70], ["g3", "final", 90], ["g4", "semi", 10], ["g5", "final", 70]];
