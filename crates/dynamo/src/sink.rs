@@ -417,31 +417,24 @@ pub async fn describe(client: &Client, table: &str) -> Result<TableInfo, DynamoE
         Some(ProjectionType::All) | None => None,
         Some(_) => p.map(|p| p.non_key_attributes().to_vec()).or(Some(Vec::new())),
     };
+    // (name, key schema, projection, global, provisioned WCU, warm WCU).
+    let gsis = t.global_secondary_indexes().iter().map(|g| {
+        let wcu = g.provisioned_throughput().and_then(|p| p.write_capacity_units()).map(|w| w as u64);
+        let warm = g.warm_throughput().and_then(|w| w.write_units_per_second()).map(|w| w as u64);
+        (g.index_name(), g.key_schema(), g.projection(), true, wcu.filter(|w| *w > 0), warm)
+    });
+    let lsis =
+        t.local_secondary_indexes().iter().map(|l| (l.index_name(), l.key_schema(), l.projection(), false, None, None));
     let mut indexes = Vec::new();
-    for g in t.global_secondary_indexes() {
+    for (name, keys, projection, global, provisioned_wcu, warm_write_units) in gsis.chain(lsis) {
         indexes.push(IndexInfo {
-            name: g.index_name().unwrap_or_default().to_string(),
-            global: true,
-            hash: components(g.key_schema(), KeyType::Hash)?,
-            range: components(g.key_schema(), KeyType::Range)?,
-            projected: projected(g.projection()),
-            provisioned_wcu: g
-                .provisioned_throughput()
-                .and_then(|p| p.write_capacity_units())
-                .map(|w| w as u64)
-                .filter(|w| *w > 0),
-            warm_write_units: g.warm_throughput().and_then(|w| w.write_units_per_second()).map(|w| w as u64),
-        });
-    }
-    for l in t.local_secondary_indexes() {
-        indexes.push(IndexInfo {
-            name: l.index_name().unwrap_or_default().to_string(),
-            global: false,
-            hash: components(l.key_schema(), KeyType::Hash)?,
-            range: components(l.key_schema(), KeyType::Range)?,
-            projected: projected(l.projection()),
-            provisioned_wcu: None,
-            warm_write_units: None,
+            name: name.unwrap_or_default().to_string(),
+            global,
+            hash: components(keys, KeyType::Hash)?,
+            range: components(keys, KeyType::Range)?,
+            projected: projected(projection),
+            provisioned_wcu,
+            warm_write_units,
         });
     }
     Ok(TableInfo {

@@ -14,7 +14,7 @@ use crate::index::IndexChange;
 use crate::store::StoreKey;
 use crate::table::{Table, TableData};
 use crate::types::*;
-use crate::write::{self, Writes};
+use crate::write::{self, OneWrite, Writes};
 
 /// The distinct tables of a request in name order (the order their locks
 /// are taken in), and the slot among them of each table in `named`.
@@ -135,7 +135,13 @@ impl Engine {
                 let item_units = write::units(old_size, new_size);
                 let changes = write::index_changes(table, data, &key, old.as_deref(), request.put_item());
                 let table_units = item_units + write::local_units(data, &changes);
-                if !write::admit_batch_item(table, data, key.hash, table_units, &changes, now, &mut refusal)? {
+                if !write::admit_batch_item(
+                    table,
+                    data,
+                    OneWrite { hash: key.hash, units: table_units, changes: &changes },
+                    now,
+                    &mut refusal,
+                )? {
                     unprocessed.push(request);
                     continue;
                 }

@@ -15,7 +15,7 @@ use crate::error::EngineError;
 use crate::store::StoreKey;
 use crate::table::Table;
 use crate::types::*;
-use crate::write::{self, Writes};
+use crate::write::{self, OneWrite, Writes};
 
 /// ConditionalCheckFailedException, with the old item when asked for.
 fn condition_failed(old: Option<&Item>, options: &WriteOptions) -> EngineError {
@@ -114,7 +114,12 @@ impl Engine {
         let old_size = old.as_ref().map(|o| item_size(o)).unwrap_or(0);
         let units = write::units(old_size, new.as_ref().map_or(0, |(_, size)| *size));
         let changes = write::index_changes(table, &data, &key, old.as_deref(), new.as_ref().map(|(i, _)| i));
-        write::admit_write(table, &data, key.hash, units + write::local_units(&data, &changes), &changes, now)?;
+        write::admit_write(
+            table,
+            &data,
+            OneWrite { hash: key.hash, units: units + write::local_units(&data, &changes), changes: &changes },
+            now,
+        )?;
         if !condition_holds(condition, old.as_deref())? {
             return Err(condition_failed(old.as_deref(), options));
         }
@@ -156,7 +161,12 @@ impl Engine {
         let old_size = old.as_ref().map(|o| item_size(o)).unwrap_or(0);
         if !condition_holds(&exprs.condition, old.as_deref())? {
             // A failed condition is charged on the old item, to the table.
-            write::admit_write(&table, &data, key.hash, write::units(old_size, 0), &[], now)?;
+            write::admit_write(
+                &table,
+                &data,
+                OneWrite { hash: key.hash, units: write::units(old_size, 0), changes: &[] },
+                now,
+            )?;
             return Err(condition_failed(old.as_deref(), options));
         }
         if old.is_none() && input.keep_missing {
@@ -164,7 +174,7 @@ impl Engine {
                 check_update_spares_key(&table.key_schema, update)?;
             }
             let units = write::units(0, 0);
-            write::admit_write(&table, &data, key.hash, units, &[], now)?;
+            write::admit_write(&table, &data, OneWrite { hash: key.hash, units, changes: &[] }, now)?;
             return Ok(WriteOutput {
                 attributes: None,
                 consumed: consumed(options.return_capacity, &input.table_name, 0.0, units),
@@ -175,7 +185,12 @@ impl Engine {
         write::check_indexes(&data, &new_item)?;
         let units = write::units(old_size, new_size);
         let changes = write::index_changes(&table, &data, &key, old.as_deref(), Some(&new_item));
-        write::admit_write(&table, &data, key.hash, units + write::local_units(&data, &changes), &changes, now)?;
+        write::admit_write(
+            &table,
+            &data,
+            OneWrite { hash: key.hash, units: units + write::local_units(&data, &changes), changes: &changes },
+            now,
+        )?;
         let attributes = update_return_values(options.return_values, old.as_deref(), &new_item, &exprs.update);
         let mut consumed = consumed(options.return_capacity, &input.table_name, 0.0, units);
         write::report_index_writes(&mut consumed, &data, &changes);

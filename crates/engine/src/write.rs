@@ -140,12 +140,19 @@ pub(crate) fn index_reason(table_reason: &'static str) -> &'static str {
 pub(crate) fn admit_write(
     table: &Table,
     data: &TableData,
-    hash: u128,
-    units: f64,
-    changes: &[IndexChange],
+    write: OneWrite<'_>,
     now: Millis,
 ) -> Result<(), EngineError> {
-    throttled(table, now, admit_set(table, data, &[(hash, units)], changes, now))
+    throttled(table, now, admit_set(table, data, &[(write.hash, write.units)], write.changes, now))
+}
+
+/// One item's write, as admission sees it: its partition hash, its table
+/// units (LSI units included) and its GSI changes.
+#[derive(Clone, Copy)]
+pub(crate) struct OneWrite<'a> {
+    pub(crate) hash: u128,
+    pub(crate) units: f64,
+    pub(crate) changes: &'a [IndexChange],
 }
 
 /// Admits one item of a batch: `Ok(false)` when the model refuses it (the
@@ -154,13 +161,11 @@ pub(crate) fn admit_write(
 pub(crate) fn admit_batch_item(
     table: &Table,
     data: &TableData,
-    hash: u128,
-    units: f64,
-    changes: &[IndexChange],
+    write: OneWrite<'_>,
     now: Millis,
     refusal: &mut Option<EngineError>,
 ) -> Result<bool, EngineError> {
-    match admit_set(table, data, &[(hash, units)], changes, now) {
+    match admit_set(table, data, &[(write.hash, write.units)], write.changes, now) {
         Ok(()) => Ok(true),
         Err(e @ EngineError::Throttled { .. }) => {
             refusal.get_or_insert(e);
