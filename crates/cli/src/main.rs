@@ -193,8 +193,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 args.rtt
             );
         }
-        let ttl = std::time::Duration::try_from_secs_f64(args.ttl_interval)
-            .map_err(|_| anyhow::anyhow!("--ttl-interval must be a number of seconds >= 0, not {}", args.ttl_interval))?;
+        let ttl = std::time::Duration::try_from_secs_f64(args.ttl_interval).map_err(|_| {
+            anyhow::anyhow!("--ttl-interval must be a number of seconds >= 0, not {}", args.ttl_interval)
+        })?;
         let server = Arc::new(Server::new(engine, ids_seed).with_latency(model).with_ttl_interval(ttl));
         eprintln!("dynaburst: seed {seed} (pass --seed {seed} to draw the same request ids and service times)");
         let shutdown = shutdown_signal();
