@@ -125,8 +125,11 @@ pub(super) fn index_trap_chart(s: &Scenario<IndexTrap>) -> Result<String, DrawEr
         }
         for (i, l) in loads.iter().enumerate() {
             let pts: Vec<(i32, i32)> = l.timeline.iter().map(|t| p.px(t.second as f64, t.items as f64)).collect();
+            // The table without a GSI is the baseline, drawn wide and first:
+            // a load that runs at its rate runs along it, and it shows around.
+            let width = if l.gsi_key.is_none() { 7 } else { 3 };
             if pts.len() > 1 {
-                line(area, pts, color(&l.case, i), 3)?;
+                line(area, pts, color(&l.case, i), width)?;
             }
         }
         Ok(())
