@@ -68,6 +68,10 @@ fn a_low_cardinality_gsi_holds_the_load_to_its_busiest_partition() {
     let (none, low, high, prov) =
         (load("no-index"), load("low-cardinality"), load("high-cardinality"), load("provisioned-low-cardinality"));
 
+    // The GSI keys' values, counted from the orders.
+    assert_eq!((low.gsi_key_values, high.gsi_key_values, none.gsi_key_values), (Some(3), Some(5_000), None));
+    assert_eq!(high.label, "GSI on customer (5,000 values), new on-demand table");
+
     // No GSI: a new on-demand table's 4,000 write units a second.
     assert!((3_600.0..=4_400.0).contains(&none.rate_items_per_s), "{}", none.rate_items_per_s);
     assert_eq!(none.gsi_key, None);

@@ -24,7 +24,7 @@ const GSI_NAME: &str = "by_key";
 const STATUSES: [&str; 3] = ["PENDING", "SHIPPED", "DELIVERED"];
 /// Distinct customers: the high-cardinality GSI key.
 const CUSTOMERS: u64 = 5_000;
-/// Write units a second one partition takes (A-numbers in `crates/capacity`).
+/// Write units a second one partition takes (`CapacitySettings::dynamodb`).
 const PARTITION_WCU: f64 = 1_000.0;
 /// Write units a second a new on-demand table (or GSI) takes at once.
 const NEW_ON_DEMAND_WCU: f64 = 4_000.0;
@@ -39,8 +39,8 @@ const LIMIT_MS: u64 = 600_000;
 struct Case {
     case: &'static str,
     label: &'static str,
-    /// The GSI's key attribute and its distinct values; None: no GSI.
-    gsi: Option<(&'static str, u64)>,
+    /// The GSI's key attribute; None: no GSI.
+    gsi: Option<&'static str>,
     /// Provisioned write units of the table and the GSI; None: on demand.
     provisioned: Option<u64>,
 }
@@ -49,20 +49,20 @@ const CASES: [Case; 4] = [
     Case { case: "no-index", label: "No GSI, new on-demand table", gsi: None, provisioned: None },
     Case {
         case: "low-cardinality",
-        label: "GSI on status (3 values), new on-demand table",
-        gsi: Some(("status", STATUSES.len() as u64)),
+        label: "GSI on status ({values} values), new on-demand table",
+        gsi: Some("status"),
         provisioned: None,
     },
     Case {
         case: "high-cardinality",
-        label: "GSI on customer (5,000 values), new on-demand table",
-        gsi: Some(("customer", CUSTOMERS)),
+        label: "GSI on customer ({values} values), new on-demand table",
+        gsi: Some("customer"),
         provisioned: None,
     },
     Case {
         case: "provisioned-low-cardinality",
-        label: "GSI on status (3 values), table and GSI provisioned at 10,000 WCU",
-        gsi: Some(("status", STATUSES.len() as u64)),
+        label: "GSI on status ({values} values), table and GSI provisioned at 10,000 WCU",
+        gsi: Some("status"),
         provisioned: Some(PROVISIONED_WCU),
     },
 ];
@@ -122,11 +122,24 @@ fn percent(share: Option<f64>) -> String {
     share.map(|s| format!("{:.0}%", s * 100.0)).unwrap_or_else(|| crate::format::MISSING.to_string())
 }
 
+/// Distinct values of the GSI key of `case` among `items`; None without a GSI.
+fn key_values(case: &Case, items: &[Item]) -> Option<u64> {
+    let key = case.gsi?;
+    let values: std::collections::BTreeSet<&str> = items.iter().filter_map(|i| i.get(key)?.as_s()).collect();
+    Some(values.len() as u64)
+}
+
+/// The case's label for `items`: with its GSI key's count of values.
+fn label(case: &Case, values: Option<u64>) -> String {
+    let values = values.map(|v| crate::format::format_count(v as f64)).unwrap_or_default();
+    case.label.replace("{values}", &values)
+}
+
 /// The GSI of `case`, as `sim` creates it.
 fn gsis(case: &Case) -> Vec<sim::Gsi<'static>> {
     case.gsi
         .iter()
-        .map(|(key, _)| sim::Gsi {
+        .map(|key| sim::Gsi {
             name: GSI_NAME,
             key: (key, ScalarType::S),
             throughput: case.provisioned.map(|w| (1000, w)),
@@ -142,11 +155,11 @@ fn billing(case: &Case) -> EngineBilling {
 }
 
 /// What the capacity model allows this load, given the write units each
-/// GSI partition took over it (largest first): `(items/s, in words, the
-/// busiest GSI partition's share)`.
-fn bound(case: &Case, gsi_partition_units: &[f64]) -> (f64, String, Option<f64>) {
+/// GSI partition took over it (largest first) and the GSI key's count of
+/// `values`: `(items/s, in words, the busiest GSI partition's share)`.
+fn bound(case: &Case, gsi_partition_units: &[f64], values: Option<u64>) -> (f64, String, Option<f64>) {
     let (capacity, words) = table_bound(case);
-    let Some((key, values)) = case.gsi else { return (capacity, words, None) };
+    let (Some(key), Some(values)) = (case.gsi, values) else { return (capacity, words, None) };
     // A shuffled load is as fast as its busiest partition allows: that
     // partition takes its share of the items at 1,000 units a second.
     let total: f64 = gsi_partition_units.iter().sum();
@@ -170,6 +183,7 @@ fn bound(case: &Case, gsi_partition_units: &[f64]) -> (f64, String, Option<f64>)
 /// One modelled load of `items` for `case`.
 fn modelled(case: &Case, items: Vec<Item>) -> Result<IndexTrapLoad, ScenarioError> {
     let count = items.len() as u64;
+    let values = key_values(case, &items);
     let e = sim::engine();
     sim::create_indexed(&e, case.case, &[("pk", ScalarType::S)], billing(case), &gsis(case))
         .map_err(|e| e.to_string())?;
@@ -200,14 +214,14 @@ fn modelled(case: &Case, items: Vec<Item>) -> Result<IndexTrapLoad, ScenarioErro
         })
         .collect();
     let timeline = merge(case, &rows, &load.timeline, &index);
-    let (bound, bound_words, share) = bound(case, &units);
+    let (bound, bound_words, share) = bound(case, &units, values);
     Ok(IndexTrapLoad {
         case: case.case.to_string(),
-        label: case.label.to_string(),
+        label: label(case, values),
         modelled: true,
         items: count,
-        gsi_key: case.gsi.map(|(k, _)| k.to_string()),
-        gsi_key_values: case.gsi.map(|(_, v)| v),
+        gsi_key: case.gsi.map(str::to_string),
+        gsi_key_values: values,
         gsi_partitions_written: index.iter().map(|s| s.partitions_written as u64).max(),
         gsi_partition_count: index.iter().map(|s| s.partition_count as u64).max(),
         gsi_hottest_partition_share: share,
@@ -253,6 +267,7 @@ fn wall_ms() -> u64 {
 /// `engine` (the bench's client cannot create GSIs); the table's and the
 /// GSI's seconds come from that engine's capacity models.
 async fn measured(ctx: &Ctx, engine: &Engine, case: &Case, items: &[Item]) -> Result<IndexTrapLoad, ScenarioError> {
+    let values = key_values(case, items);
     let table = unique(case.case, ctx.seed);
     sim::create_indexed_at(engine, &table, &[("pk", ScalarType::S)], billing(case), &gsis(case), Millis(wall_ms()))
         .map_err(|e| e.to_string())?;
@@ -296,14 +311,14 @@ async fn measured(ctx: &Ctx, engine: &Engine, case: &Case, items: &[Item]) -> Re
         rows[i] = (r.items_written, r.unprocessed_items);
     }
     let load = &result.report.load;
-    let (bound, bound_words, share) = bound(case, &units);
+    let (bound, bound_words, share) = bound(case, &units, values);
     Ok(IndexTrapLoad {
         case: case.case.to_string(),
-        label: case.label.to_string(),
+        label: label(case, values),
         modelled: false,
         items: items.len() as u64,
-        gsi_key: case.gsi.map(|(k, _)| k.to_string()),
-        gsi_key_values: case.gsi.map(|(_, v)| v),
+        gsi_key: case.gsi.map(str::to_string),
+        gsi_key_values: values,
         gsi_partitions_written: index.iter().map(|s| s.partitions_written as u64).max(),
         gsi_partition_count: index.iter().map(|s| s.partition_count as u64).max(),
         gsi_hottest_partition_share: share,
@@ -323,7 +338,7 @@ pub fn modelled_loads(count: u64, seed: u64, say: &dyn Fn(String)) -> Result<Vec
     let items = orders(count, seed);
     let mut loads = Vec::with_capacity(CASES.len());
     for case in &CASES {
-        say(format!("index-trap: {}, {count} items (modelled)", case.label));
+        say(format!("index-trap: {}, {count} items (modelled)", label(case, key_values(case, &items))));
         loads.push(modelled(case, items.clone())?);
     }
     Ok(loads)
@@ -348,7 +363,7 @@ pub async fn index_trap(ctx: &Ctx) -> Result<Scenario<IndexTrap>, ScenarioError>
         let items = orders(count, ctx.seed);
         let mut loads = Vec::with_capacity(CASES.len());
         for case in &CASES {
-            (ctx.say)(format!("index-trap: {}, {count} items (real time)", case.label));
+            (ctx.say)(format!("index-trap: {}, {count} items (real time)", label(case, key_values(case, &items))));
             loads.push(measured(ctx, &engine, case, &items).await?);
         }
         loads
