@@ -129,8 +129,14 @@ impl Engine {
     pub fn delete_table(&self, name: &str, now: Millis) -> Result<TableDescription, EngineError> {
         let name = self.resolve_name(name)?;
         let mut tables = self.tables.write();
-        if !tables.contains_key(name) {
+        let Some(table) = tables.get(name) else {
             return Err(EngineError::table_not_found_named(name));
+        };
+        // Not while an index is being built (S42).
+        if table.data.read().indexes.iter().any(|ix| !ix.def.is_active(now)) {
+            return Err(EngineError::ResourceInUse(format!(
+                "Attempt to change a resource which is still in use: Table is being updated: {name}"
+            )));
         }
         // The store goes first: if dropping it fails, the table stays.
         self.storage.drop_table(name)?;
@@ -278,11 +284,14 @@ fn checked_tags(
 impl Engine {
     /// The table a resource ARN names, for the tag operations (S147).
     fn tagged_table(&self, arn: &str, operation: &str, not_found: String) -> Result<Arc<Table>, EngineError> {
-        if !arn.starts_with("arn:") {
-            return Err(EngineError::AccessDenied(format!(
+        let denied = || {
+            EngineError::AccessDenied(format!(
                 "User: arn:aws:iam::{}:root is not authorized to perform: dynamodb:{operation} on resource: {arn}",
                 self.config.account_id
-            )));
+            ))
+        };
+        if !arn.starts_with("arn:") || arn.split(':').nth(4).is_some_and(|account| account != self.config.account_id) {
+            return Err(denied());
         }
         let name = self.resolve_name(arn)?;
         self.tables.read().get(name).cloned().ok_or(EngineError::ResourceNotFound(not_found))
@@ -377,8 +386,15 @@ impl Engine {
             }
         }
         let mut data = table.data.write();
+        // During a backfill the index being built may be deleted, but no
+        // other index added or removed (S42).
+        let deletes_busy = |busy: &str| {
+            updates.iter().all(|u| {
+                matches!(u, IndexUpdate::Delete { name } if name == busy) || matches!(u, IndexUpdate::Update { .. })
+            })
+        };
         if let Some(busy) = data.indexes.iter().find(|ix| !ix.def.is_active(now)) {
-            if online > 0 {
+            if online > 0 && !deletes_busy(&busy.def.name) {
                 return Err(EngineError::ResourceInUse(format!(
                     "Attempt to change a resource which is still in use: Index is being updated.  Table: {} Index: {}",
                     table.name, busy.def.name

@@ -69,6 +69,8 @@ impl Engine {
         }
         // Static validation: tables, keys, sizes, expressions, one action per item.
         let (tables, slots) = self.tables_in_name_order(input.actions.iter().map(|a| a.table_name.as_str()))?;
+        // Each table as the caller first named it (name or ARN, S165).
+        let sent = sent_names(tables.len(), &slots, input.actions.iter().map(|a| a.table_name.as_str()));
         let mut planned = Vec::with_capacity(input.actions.len());
         let mut seen: HashSet<(usize, StoreKey)> = HashSet::new();
         for (action, &slot) in input.actions.iter().zip(&slots) {
@@ -231,8 +233,10 @@ impl Engine {
                 .iter()
                 .zip(units_per_table)
                 .zip(&index_reports)
-                .filter_map(|((t, units), report)| {
-                    let mut c = consumed(input.return_capacity, &t.name, 0.0, units);
+                .zip(&sent)
+                .filter_map(|(((t, units), report), name)| {
+                    let name = if name.is_empty() { t.name.as_str() } else { name };
+                    let mut c = consumed(input.return_capacity, name, 0.0, units);
                     if let Some(c) = c.as_mut() {
                         for (name, global, w) in report {
                             c.add_index(name, *global, 0.0, *w);
@@ -247,6 +251,7 @@ impl Engine {
     /// TransactGetItems: a consistent snapshot of up to 100 items.
     pub fn transact_get_items(&self, input: TransactGetInput, now: Millis) -> Result<TransactGetOutput, EngineError> {
         let (tables, slots) = self.tables_in_name_order(input.gets.iter().map(|g| g.table_name.as_str()))?;
+        let sent = sent_names(tables.len(), &slots, input.gets.iter().map(|g| g.table_name.as_str()));
         let mut planned = Vec::with_capacity(input.gets.len());
         let mut seen = HashSet::new();
         for (get, &idx) in input.gets.iter().zip(&slots) {
@@ -287,8 +292,22 @@ impl Engine {
             consumed: tables
                 .iter()
                 .zip(units)
-                .filter_map(|(t, u)| consumed(input.return_capacity, &t.name, u, 0.0))
+                .zip(&sent)
+                .filter_map(|((t, u), name)| {
+                    consumed(input.return_capacity, if name.is_empty() { &t.name } else { name }, u, 0.0)
+                })
                 .collect(),
         })
     }
+}
+
+/// For each table slot, the name the request first used for it.
+fn sent_names<'a>(tables: usize, slots: &[usize], names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out = vec![""; tables];
+    for (name, &slot) in names.zip(slots) {
+        if let Some(s) = out.get_mut(slot).filter(|s| s.is_empty()) {
+            *s = name;
+        }
+    }
+    out
 }
