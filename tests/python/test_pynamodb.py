@@ -54,48 +54,51 @@ from conftest import ACCESS_KEY, REGION, SECRET_KEY, unique_name
 CONDITION_FAILED = "The conditional request failed"
 
 
-def make_models(endpoint):
-    """Declares the models against this server, with fresh table names."""
+def table_meta(endpoint, name):
+    """A model's Meta: this server, a fresh table name from `name`, on demand,
+    and one attempt (a retried request would hide a server error)."""
 
-    class BaseMeta:
+    class Meta:
+        table_name = unique_name(name)
         host = endpoint
         region = REGION
         aws_access_key_id = ACCESS_KEY
         aws_secret_access_key = SECRET_KEY
         billing_mode = "PAY_PER_REQUEST"
-        # one attempt: a retried request would hide a server error
         max_retry_attempts = 0
 
-    class ByStatus(GlobalSecondaryIndex):
-        class Meta:
-            index_name = "by_status"
-            projection = IncludeProjection(["note"])
+    return Meta
 
-        status = UnicodeAttribute(hash_key=True)
-        total = NumberAttribute(range_key=True)
 
-    class ByRegion(GlobalSecondaryIndex):
-        """Sparse: orders without a region are not in it."""
+def index(kind, name, projection, hash_key, range_key):
+    """A GSI or LSI class (`kind`) named `name`, keyed by hash_key and
+    range_key, each an (attribute name, attribute class) pair."""
+    (hash_name, hash_type), (range_name, range_type) = hash_key, range_key
+    meta = type("Meta", (), {"index_name": name, "projection": projection})
+    attrs = {"Meta": meta, hash_name: hash_type(hash_key=True), range_name: range_type(range_key=True)}
+    return type(name, (kind,), attrs)
 
-        class Meta:
-            index_name = "by_region"
-            projection = AllProjection()
 
-        region = UnicodeAttribute(hash_key=True)
-        placed_at = UnicodeAttribute(range_key=True)
+def make_models(endpoint):
+    """Declares the models against this server, with fresh table names."""
 
-    class ByPlaced(LocalSecondaryIndex):
-        class Meta:
-            index_name = "by_placed"
-            projection = KeysOnlyProjection()
-
-        customer = UnicodeAttribute(hash_key=True)
-        placed_at = UnicodeAttribute(range_key=True)
+    ByStatus = index(
+        GlobalSecondaryIndex, "by_status", IncludeProjection(["note"]), ("status", UnicodeAttribute), ("total", NumberAttribute)
+    )
+    # sparse: orders without a region are not in it
+    ByRegion = index(
+        GlobalSecondaryIndex, "by_region", AllProjection(), ("region", UnicodeAttribute), ("placed_at", UnicodeAttribute)
+    )
+    ByPlaced = index(
+        LocalSecondaryIndex,
+        "by_placed",
+        KeysOnlyProjection(),
+        ("customer", UnicodeAttribute),
+        ("placed_at", UnicodeAttribute),
+    )
 
     class Order(Model):
-        class Meta(BaseMeta):
-            table_name = unique_name("pynamodb-order")
-
+        Meta = table_meta(endpoint, "pynamodb-order")
         customer = UnicodeAttribute(hash_key=True)
         order_id = UnicodeAttribute(range_key=True)
         status = UnicodeAttribute()
@@ -113,28 +116,18 @@ def make_models(endpoint):
         by_placed = ByPlaced()
 
     class Product(Model):
-        class Meta(BaseMeta):
-            table_name = unique_name("pynamodb-product")
-
+        Meta = table_meta(endpoint, "pynamodb-product")
         sku = UnicodeAttribute(hash_key=True)
         price = NumberAttribute()
         stock = NumberAttribute(default=0)
         sizes = NumberSetAttribute(null=True)
 
-    class ByOwner(GlobalSecondaryIndex):
-        class Meta:
-            index_name = "by_owner"
-            projection = AllProjection()
-
-        owner = UnicodeAttribute(hash_key=True)
-        sk = UnicodeAttribute(range_key=True)
+    ByOwner = index(GlobalSecondaryIndex, "by_owner", AllProjection(), ("owner", UnicodeAttribute), ("sk", UnicodeAttribute))
 
     class Entry(Model):
         """Single-table polymorphism: one table, subclasses told apart by `kind`."""
 
-        class Meta(BaseMeta):
-            table_name = unique_name("pynamodb-entry")
-
+        Meta = table_meta(endpoint, "pynamodb-entry")
         pk = UnicodeAttribute(hash_key=True)
         sk = UnicodeAttribute(range_key=True)
         kind = DiscriminatorAttribute()
@@ -153,9 +146,7 @@ def make_models(endpoint):
         zip = UnicodeAttribute(null=True)
 
     class Profile(Model):
-        class Meta(BaseMeta):
-            table_name = unique_name("pynamodb-profile")
-
+        Meta = table_meta(endpoint, "pynamodb-profile")
         user = UnicodeAttribute(hash_key=True)
         address = Address(null=True)
         avatar = BinaryAttribute(null=True, legacy_encoding=False)
@@ -230,6 +221,11 @@ def seed_orders(Order):
         Order(customer, order_id, status=status, total=total, placed_at=placed_at, region=region, note=note).save()
 
 
+def order_values(customer, order_id, status, total, placed_at, **rest):
+    """An Order's whole attribute_values: its required attributes and `rest`."""
+    return {"customer": customer, "order_id": order_id, "status": status, "total": total, "placed_at": placed_at, **rest}
+
+
 def keys(results):
     return [(o.customer, o.order_id) for o in results]
 
@@ -293,17 +289,9 @@ def test_save_get_and_delete(models):
     assert order.version == 1
 
     got = Order.get("c9", "o1")
-    assert got.attribute_values == {
-        "customer": "c9",
-        "order_id": "o1",
-        "status": "open",
-        "total": 12.5,
-        "placed_at": "2026-02-01",
-        "tags": {"gift", "rush"},
-        "qty": 0,
-        "lines": ["a", "b"],
-        "version": 1,
-    }
+    assert got.attribute_values == order_values(
+        "c9", "o1", "open", 12.5, "2026-02-01", tags={"gift", "rush"}, qty=0, lines=["a", "b"], version=1
+    )
 
     partial = Order.get("c9", "o1", attributes_to_get=["status", "total"])
     assert partial.status == "open"
@@ -347,17 +335,9 @@ def test_update_actions_set_add_remove_delete_append(models):
 
     order.update(actions=[Order.tags.add({"d"}), Order.lines.set(Order.lines.prepend(["w"])), Order.qty.add(-1)])
     got = Order.get("c1", "u1")
-    assert got.attribute_values == {
-        "customer": "c1",
-        "order_id": "u1",
-        "status": "shipped",
-        "total": 15,
-        "placed_at": "2026-03-01",
-        "tags": {"b", "d"},
-        "qty": 2,
-        "lines": ["w", "x", "y", "z"],
-        "version": 3,
-    }
+    assert got.attribute_values == order_values(
+        "c1", "u1", "shipped", 15, "2026-03-01", tags={"b", "d"}, qty=2, lines=["w", "x", "y", "z"], version=3
+    )
 
     # deleting the last member of a set removes the attribute
     got.update(actions=[Order.tags.delete({"b", "d"}), Order.region.set("eu")])
@@ -939,15 +919,7 @@ def test_model_with_a_ttl_attribute_creates_its_table(endpoint):
     from conftest import boto_args
 
     class Session(Model):
-        class Meta:
-            table_name = unique_name("pynamodb-session")
-            host = endpoint
-            region = REGION
-            aws_access_key_id = ACCESS_KEY
-            aws_secret_access_key = SECRET_KEY
-            billing_mode = "PAY_PER_REQUEST"
-            max_retry_attempts = 0
-
+        Meta = table_meta(endpoint, "pynamodb-session")
         token = UnicodeAttribute(hash_key=True)
         expires = TTLAttribute()
 
