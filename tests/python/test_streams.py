@@ -168,3 +168,24 @@ def test_list_describe_disable_and_errors(ddb, streams, make_table):
         "ResourceNotFoundException",
     )
     expect_error(lambda: streams.describe_stream(StreamArn=arn + "x"), "ResourceNotFoundException")
+
+
+def test_a_refused_stream_specification_creates_nothing(ddb, ddb_raw, make_table):
+    from conftest import unique_name
+
+    name = unique_name()
+    kw = dict(
+        TableName=name,
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    expect_error(
+        lambda: ddb_raw.create_table(**kw, StreamSpecification={"StreamEnabled": False, "StreamViewType": "NEW_IMAGE"}),
+        "ValidationException",
+        "One or more parameter values were invalid: Table is being created with a stream disabled, "
+        "UpdateViewType should not be specified",
+    )
+    # The same name is free: the refused request left nothing behind.
+    make_table(name=name, StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"})
+    assert ddb.describe_table(TableName=name)["Table"]["StreamSpecification"]["StreamViewType"] == "KEYS_ONLY"

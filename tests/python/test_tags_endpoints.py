@@ -194,3 +194,40 @@ def test_cors_headers_for_a_browser(endpoint):
     assert pre.status_code == 200
     assert pre.headers["Access-Control-Allow-Methods"] == "POST"
     assert pre.headers["Access-Control-Allow-Headers"] == "content-type,x-amz-target"
+
+
+def test_a_table_named_by_name_and_by_arn_in_one_request_is_one_table(ddb, make_table):
+    table = make_table()
+    arn = arn_of(ddb, table)
+    # One transaction naming it both ways locks it once (and finishes).
+    ddb.transact_write_items(
+        TransactItems=[
+            {"Put": {"TableName": table, "Item": {"pk": {"S": "a"}}}},
+            {"Put": {"TableName": arn, "Item": {"pk": {"S": "b"}}}},
+        ]
+    )
+    expect_error(
+        lambda: ddb.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": table, "Item": {"pk": {"S": "c"}}}},
+                {"Delete": {"TableName": arn, "Key": {"pk": {"S": "c"}}}},
+            ]
+        ),
+        "ValidationException",
+        "Transaction request cannot include multiple operations on one item",
+    )
+    got = ddb.transact_get_items(
+        TransactItems=[{"Get": {"TableName": table, "Key": {"pk": {"S": "a"}}}}, {"Get": {"TableName": arn, "Key": {"pk": {"S": "b"}}}}]
+    )
+    assert [r["Item"]["pk"]["S"] for r in got["Responses"]] == ["a", "b"]
+    expect_error(
+        lambda: ddb.batch_write_item(
+            RequestItems={
+                table: [{"PutRequest": {"Item": {"pk": {"S": "d"}, "v": {"N": "1"}}}}],
+                arn: [{"PutRequest": {"Item": {"pk": {"S": "d"}, "v": {"N": "2"}}}}],
+            }
+        ),
+        "ValidationException",
+        "Provided list of item keys contains duplicates",
+    )
+    assert "Item" not in ddb.get_item(TableName=table, Key={"pk": {"S": "d"}})

@@ -17,7 +17,8 @@ pub enum LatencyArg {
 #[derive(clap::Args)]
 pub struct BenchArgs {
     /// Scenarios to run: write-apis (seed 000), doc-size (001),
-    /// parallel-patterns (002), latency (003), partition-keys (004), or all.
+    /// parallel-patterns (002), latency (003), partition-keys (004),
+    /// index-trap (a low-cardinality GSI key caps a bulk load), or all.
     #[arg(required = true)]
     scenarios: Vec<String>,
     /// Run against this endpoint (AWS, DynamoDB Local, another dynaburst

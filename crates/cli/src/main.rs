@@ -56,7 +56,7 @@ enum Command {
     /// Write one of the seeds' datasets, deterministically from a seed.
     Gen(gen_cmd::GenArgs),
     /// Re-run the seeds' experiments (write-apis, doc-size,
-    /// parallel-patterns, latency, partition-keys, or all) and write
+    /// parallel-patterns, latency, partition-keys, index-trap, or all) and write
     /// results.json, report.md, SVG charts and timelines beside the seeds'
     /// published numbers.
     Bench(bench_cmd::BenchArgs),

@@ -75,6 +75,14 @@ impl Engine {
         }
         let (tables, slots) = table_slots(&named)?;
         drop(named);
+        // A name and an ARN of one table are one table: its keys must be
+        // distinct across both entries too (S165).
+        let mut seen = HashSet::new();
+        for (keys, &slot) in plan.iter().zip(&slots) {
+            if keys.iter().any(|(k, _)| !seen.insert((slot, k.clone()))) {
+                return Err(EngineError::validation("Provided list of item keys contains duplicates"));
+            }
+        }
         let total: usize = plan.iter().map(Vec::len).sum();
         let mut guards: Vec<_> = tables.iter().map(|t| t.data.write()).collect();
         // Index key values are checked for the whole batch first: one bad

@@ -78,6 +78,11 @@ impl Engine {
                 "One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions"
             ));
         }
+        // Every check that can fail comes before the catalog is touched.
+        let stream_view = match input.stream {
+            Some(spec) => stream_request(spec, true)?,
+            None => None,
+        };
         let mut tables = self.tables.write();
         if tables.contains_key(&input.table_name) {
             return Err(EngineError::ResourceInUse(format!("Table already exists: {}", input.table_name)));
@@ -105,8 +110,8 @@ impl Engine {
         let data = TableData::new(store, (0, 0), &meta.indexes, self.config.capacity.as_ref(), now);
         let table = Table::from_meta(meta, data, self.config.capacity.clone(), now);
         let table = Arc::new(table);
-        if let Some(spec) = input.stream {
-            if let Some(view) = stream_request(spec, true)? {
+        if let Some(view) = stream_view {
+            {
                 let setting = self.set_stream(&table, Some(view), now)?;
                 let defs = table.index_defs();
                 let mut settings = table.settings.lock();
@@ -213,11 +218,23 @@ impl Engine {
                     settings.last_pay_per_request_switch = Some(now);
                 }
                 let mode = capacity_mode(settings.billing);
-                self.storage.save_table_meta(&table.meta_with(settings.clone(), index_defs.clone()))?;
+                // The GSIs follow the table onto on-demand capacity.
+                let defs: Vec<IndexDef> =
+                    index_defs.iter().cloned().map(|d| IndexDef { throughput: None, ..d }).collect();
+                self.storage.save_table_meta(&table.meta_with(settings.clone(), defs))?;
                 *guard = settings;
                 drop(guard);
                 if let Some(model) = table.capacity.lock().as_mut() {
                     model.set_mode(mode, now);
+                }
+                if !currently_ppr {
+                    let mut data = table.data.write();
+                    for ix in data.indexes.iter_mut().filter(|ix| ix.def.kind == IndexKind::Global) {
+                        ix.def.throughput = None;
+                        if let Some(model) = ix.capacity.lock().as_mut() {
+                            model.set_mode(dynaburst_capacity::Mode::OnDemand, now);
+                        }
+                    }
                 }
                 return Ok(table.describe("UPDATING", now));
             } else {
@@ -226,6 +243,13 @@ impl Engine {
                         "One or more parameter values were invalid: ProvisionedThroughput must be specified when BillingMode is PROVISIONED",
                     ));
                 };
+                // A switch to PROVISIONED must give every GSI its own throughput.
+                if currently_ppr {
+                    if let Some(ix) = index_defs.iter().find(|d| d.kind == IndexKind::Global && d.throughput.is_none())
+                    {
+                        return Err(invalid(format!("ProvisionedThroughput is not specified for index: {}", ix.name)));
+                    }
+                }
                 if let BillingMode::Provisioned { read: r0, write: w0 } = settings.billing {
                     if r0 == read && w0 == write && input.billing_mode_pay_per_request.is_none() {
                         return Err(EngineError::validation(format!(
@@ -299,27 +323,28 @@ impl Engine {
 
     /// TagResource.
     pub fn tag_resource(&self, arn: &str, tags: &[(String, String)]) -> Result<(), EngineError> {
-        let table = self.tagged_table(
-            arn,
-            "TagResource",
-            format!("Requested resource not found: ResourcArn: {arn} not found"),
-        )?;
-        let settings = table.settings.lock().clone();
-        let base = table.meta_with(settings, table.index_defs());
-        let mut guard = table.tags.lock();
-        let updated = checked_tags(arn, guard.clone(), tags)?;
-        self.storage.save_table_meta(&TableMeta { tags: updated.clone(), ..base })?;
-        *guard = updated;
-        Ok(())
+        let not_found = format!("Requested resource not found: ResourcArn: {arn} not found");
+        let table = self.tagged_table(arn, "TagResource", not_found)?;
+        self.retag(&table, |current| checked_tags(arn, current.to_vec(), tags))
     }
 
     /// UntagResource.
     pub fn untag_resource(&self, arn: &str, keys: &[String]) -> Result<(), EngineError> {
         let table = self.tagged_table(arn, "UntagResource", "Requested resource not found".to_string())?;
+        self.retag(&table, |current| Ok(current.iter().filter(|(k, _)| !keys.contains(k)).cloned().collect()))
+    }
+
+    /// Replaces `table`'s tags with what `change` makes of them, in the
+    /// catalog first.
+    fn retag(
+        &self,
+        table: &Table,
+        change: impl FnOnce(&[(String, String)]) -> Result<Vec<(String, String)>, EngineError>,
+    ) -> Result<(), EngineError> {
         let settings = table.settings.lock().clone();
         let base = table.meta_with(settings, table.index_defs());
         let mut guard = table.tags.lock();
-        let updated: Vec<(String, String)> = guard.iter().filter(|(k, _)| !keys.contains(k)).cloned().collect();
+        let updated = change(&guard)?;
         self.storage.save_table_meta(&TableMeta { tags: updated.clone(), ..base })?;
         *guard = updated;
         Ok(())

@@ -172,7 +172,7 @@ impl Engine {
                 }
                 matched_prefix = true;
             }
-            page.visit(key.hash, item, item_size(item), || schema.key_item(item))
+            page.visit(key.hash, item, None, item_size(item), || schema.key_item(item))
         })?;
         drop(data);
         let Page { mut out, bytes, failure, read_by_hash, .. } = page;
@@ -228,7 +228,17 @@ impl<'a> Page<'a> {
 
     /// Takes one item read (`size` bytes, under partition `hash`); stops
     /// the walk at the limit or the page size, resuming at `position()`.
-    fn visit(&mut self, hash: u128, item: &Item, size: usize, position: impl FnOnce() -> Item) -> ControlFlow<()> {
+    /// `item` is what the filter reads; `shown`, when given, what the page
+    /// returns of it instead (an index entry whose item was fetched only
+    /// for the filter).
+    fn visit(
+        &mut self,
+        hash: u128,
+        item: &Item,
+        shown: Option<&Item>,
+        size: usize,
+        position: impl FnOnce() -> Item,
+    ) -> ControlFlow<()> {
         self.out.scanned_count += 1;
         self.bytes += size;
         match self.read_by_hash.last_mut() {
@@ -248,7 +258,7 @@ impl<'a> Page<'a> {
         if keep {
             self.out.count += 1;
             if !self.out.count_only {
-                self.out.items.push(projected(item, self.projection));
+                self.out.items.push(projected(shown.unwrap_or(item), self.projection));
             }
         }
         if self.out.scanned_count >= self.limit || self.bytes >= MAX_PAGE_BYTES {
@@ -319,6 +329,10 @@ impl Engine {
             }
         }
         let fetch = all_attributes || (!global && missing.is_some());
+        // Fetched for the filter alone: the page still shows the entry.
+        let show_entry = fetch
+            && !all_attributes
+            && projection.iter().flatten().all(|p| p.top_level_name().is_none_or(|n| def.projects(schema, n)));
         let start = input.exclusive_start_key.as_ref().map(|k| def.start_key(schema, k)).transpose()?;
         let (lower, upper, direction, sort_filter) = match key_condition {
             Some(kc) => {
@@ -425,7 +439,8 @@ impl Engine {
             } else {
                 entry
             };
-            page.visit(key.hash, item, size, || def.position_of(schema, entry))
+            let shown = show_entry.then_some(&**entry);
+            page.visit(key.hash, item, shown, size, || def.position_of(schema, entry))
         });
         let Page { mut out, bytes, failure: page_failure, read_by_hash, .. } = page;
         if let Some(e) = failure.or(page_failure) {

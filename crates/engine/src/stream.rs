@@ -347,7 +347,9 @@ impl Engine {
             IteratorType::TrimHorizon => log.first_kept(),
             IteratorType::Latest => log.next_sequence,
             IteratorType::AtSequenceNumber => at(sequence)?,
-            IteratorType::AfterSequenceNumber => at(sequence)? + 1,
+            IteratorType::AfterSequenceNumber => at(sequence)?.checked_add(1).ok_or_else(|| {
+                EngineError::validation(format!("Invalid SequenceNumber: {}", sequence.unwrap_or("")))
+            })?,
         };
         if position < log.first_kept() {
             return Err(EngineError::TrimmedDataAccess);
@@ -359,7 +361,7 @@ impl Engine {
     pub fn get_records(&self, iterator: &str, limit: usize, now: Millis) -> Result<RecordsPage, EngineError> {
         let (issued, position, arn) = parse_iterator(iterator)
             .ok_or_else(|| EngineError::validation(format!("Invalid ShardIterator: {iterator}")))?;
-        if now.0 > issued + ITERATOR_LIFETIME_MS {
+        if now.0 > issued.saturating_add(ITERATOR_LIFETIME_MS) {
             return Err(EngineError::ExpiredIterator);
         }
         let (table, label) = self.stream_of(arn)?;
@@ -378,7 +380,7 @@ impl Engine {
             bytes += r.size_bytes(log.view);
             records.push(r.clone());
         }
-        let next = records.last().map_or(position, |r| r.sequence + 1);
+        let next = records.last().map_or(position, |r| r.sequence.saturating_add(1));
         let finished = log.closed_at.is_some() && next >= log.next_sequence;
         Ok(RecordsPage { records, view: log.view, next_iterator: (!finished).then(|| iterator_text(arn, next, now)) })
     }

@@ -43,17 +43,17 @@ impl Engine {
         names: impl Iterator<Item = &'a str>,
     ) -> Result<(Vec<Arc<Table>>, Vec<usize>), EngineError> {
         let names: Vec<&str> = names.collect();
-        let mut sorted = names.clone();
+        // Resolved first (a name and an ARN of one table are one table,
+        // locked once), looked up in name order so that the first missing
+        // table in that order is the one reported.
+        let mut sorted = names.iter().map(|n| self.resolve_name(n)).collect::<Result<Vec<_>, _>>()?;
         sorted.sort_unstable();
         sorted.dedup();
-        let tables = sorted.iter().map(|n| self.table(n)).collect::<Result<Vec<_>, _>>()?;
-        // Every name is in `sorted`; a miss would be a bug, reported as the
-        // table not found rather than routed to another table.
-        let slots = names
-            .iter()
-            .map(|n| sorted.binary_search(n).map_err(|_| EngineError::table_not_found()))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok((tables, slots))
+        for n in &sorted {
+            self.table(n)?;
+        }
+        let named = names.iter().map(|n| self.table(n)).collect::<Result<Vec<_>, _>>()?;
+        crate::batch::table_slots(&named)
     }
 
     /// TransactWriteItems: all or nothing.
