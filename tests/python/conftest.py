@@ -275,6 +275,24 @@ def table_hn(make_table):
     return make_table(range_key=("sk", "N"))
 
 
+# An item (key pk = "c") with an attribute of every type, for the condition
+# tests of test_conditions.py (which adds to it) and test_legacy.py.
+EVERY_TYPE_KEY = {"pk": {"S": "c"}}
+EVERY_TYPE_ITEM = {
+    **EVERY_TYPE_KEY,
+    "s": {"S": "hello"},
+    "n": {"N": "5"},
+    "b": {"B": b"\x01\x02\x03"},
+    "t": {"BOOL": True},
+    "nul": {"NULL": True},
+    "ss": {"SS": ["a", "b"]},
+    "ns": {"NS": ["1", "2"]},
+    "bs": {"BS": [b"\x01"]},
+    "l": {"L": [{"S": "x"}, {"N": "1"}]},
+    "m": {"M": {"k": {"S": "v"}}},
+}
+
+
 def expect_error(fn, code, message=None, *, startswith=None, endswith=None, contains=None):
     """Call fn() and require a ClientError with the exact error code and,
     if given, the exact message (or a prefix / suffix / substring of it).

@@ -4,19 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import Prefix, expect_error, expect_expr_error, invalid_expression
+from conftest import EVERY_TYPE_ITEM, EVERY_TYPE_KEY, Prefix, expect_error, expect_expr_error, invalid_expression
 
-KEY = {"pk": {"S": "c"}}
+KEY = EVERY_TYPE_KEY
 ITEM = {
-    **KEY,
-    "s": {"S": "hello"},
-    "n": {"N": "5"},
-    "b": {"B": b"\x01\x02\x03"},
-    "t": {"BOOL": True},
-    "nul": {"NULL": True},
-    "ss": {"SS": ["a", "b"]},
-    "ns": {"NS": ["1", "2"]},
-    "bs": {"BS": [b"\x01"]},
+    **EVERY_TYPE_ITEM,
     "l": {"L": [{"S": "x"}, {"N": "1"}, {"M": {"q": {"S": "w"}}}]},
     "m": {"M": {"k": {"S": "v"}, "child": {"M": {"deep": {"N": "10"}}}}},
     "name": {"S": "reserved"},

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import expect_error
+from conftest import EVERY_TYPE_ITEM, EVERY_TYPE_KEY, expect_error
 
 VALIDATION = "ValidationException"
 INVALID = "One or more parameter values were invalid: "
@@ -33,20 +33,7 @@ def operator_enum(value, path):
         f"Member must satisfy enum value set: {COMPARISON_SET}"
     )
 
-KEY = {"pk": {"S": "c"}}
-ITEM = {
-    **KEY,
-    "s": {"S": "hello"},
-    "n": {"N": "5"},
-    "b": {"B": b"\x01\x02\x03"},
-    "t": {"BOOL": True},
-    "nul": {"NULL": True},
-    "ss": {"SS": ["a", "b"]},
-    "ns": {"NS": ["1", "2"]},
-    "bs": {"BS": [b"\x01"]},
-    "l": {"L": [{"S": "x"}, {"N": "1"}]},
-    "m": {"M": {"k": {"S": "v"}}},
-}
+KEY, ITEM = EVERY_TYPE_KEY, EVERY_TYPE_ITEM
 
 
 def N(x):
@@ -365,12 +352,17 @@ def test_conditional_operator_messages(ddb, table):
 # ---------------------------------------------------------- AttributeUpdates
 
 
-def test_attribute_updates_put(ddb, table):
+def put_then_update(ddb, table, attribute_updates, **kwargs):
+    """Puts ITEM, then updates it with the legacy AttributeUpdates; returns UpdateItem's response."""
     ddb.put_item(TableName=table, Item=ITEM)
-    resp = ddb.update_item(
-        TableName=table,
-        Key=KEY,
-        AttributeUpdates={"n": {"Action": "PUT", "Value": S("five")}, "new": {"Value": {"L": [N(1)]}}},
+    return ddb.update_item(TableName=table, Key=KEY, AttributeUpdates=attribute_updates, **kwargs)
+
+
+def test_attribute_updates_put(ddb, table):
+    resp = put_then_update(
+        ddb,
+        table,
+        {"n": {"Action": "PUT", "Value": S("five")}, "new": {"Value": {"L": [N(1)]}}},
         ReturnValues="UPDATED_OLD",
     )
     assert resp["Attributes"] == {"n": N(5)}
@@ -378,11 +370,10 @@ def test_attribute_updates_put(ddb, table):
 
 
 def test_attribute_updates_add_numbers(ddb, table):
-    ddb.put_item(TableName=table, Item=ITEM)
-    resp = ddb.update_item(
-        TableName=table,
-        Key=KEY,
-        AttributeUpdates={"n": {"Action": "ADD", "Value": N("-7.5")}, "count": {"Action": "ADD", "Value": N(3)}},
+    resp = put_then_update(
+        ddb,
+        table,
+        {"n": {"Action": "ADD", "Value": N("-7.5")}, "count": {"Action": "ADD", "Value": N(3)}},
         ReturnValues="UPDATED_NEW",
     )
     assert resp["Attributes"] == {"n": N("-2.5"), "count": N(3)}
@@ -390,11 +381,10 @@ def test_attribute_updates_add_numbers(ddb, table):
 
 
 def test_attribute_updates_add_sets(ddb, table):
-    ddb.put_item(TableName=table, Item=ITEM)
-    ddb.update_item(
-        TableName=table,
-        Key=KEY,
-        AttributeUpdates={
+    put_then_update(
+        ddb,
+        table,
+        {
             "ss": {"Action": "ADD", "Value": {"SS": ["b", "c"]}},
             "ns": {"Action": "ADD", "Value": {"NS": ["3"]}},
             "bs2": {"Action": "ADD", "Value": {"BS": [b"\x09"]}},
@@ -410,11 +400,10 @@ def test_attribute_updates_add_sets(ddb, table):
 
 
 def test_attribute_updates_add_list_appends(ddb, table):
-    ddb.put_item(TableName=table, Item=ITEM)
-    ddb.update_item(
-        TableName=table,
-        Key=KEY,
-        AttributeUpdates={
+    put_then_update(
+        ddb,
+        table,
+        {
             "l": {"Action": "ADD", "Value": {"L": [S("y"), S("x")]}},
             "fresh": {"Action": "ADD", "Value": {"L": [N(7)]}},
         },
@@ -423,11 +412,10 @@ def test_attribute_updates_add_list_appends(ddb, table):
 
 
 def test_attribute_updates_delete(ddb, table):
-    ddb.put_item(TableName=table, Item=ITEM)
-    ddb.update_item(
-        TableName=table,
-        Key=KEY,
-        AttributeUpdates={
+    put_then_update(
+        ddb,
+        table,
+        {
             "s": {"Action": "DELETE"},
             "ss": {"Action": "DELETE", "Value": {"SS": ["a", "zzz"]}},
             "ns": {"Action": "DELETE", "Value": {"NS": ["1", "2"]}},
@@ -847,43 +835,33 @@ def test_in_with_many_values(ddb, table):
 MIXING = "Can not use both expression and non-expression parameters in the same request: "
 
 
-def test_mixing_query(ddb, qtable):
-    expect_error(
-        lambda: ddb.query(
-            TableName=qtable,
-            KeyConditionExpression="pk = :p",
-            FilterExpression="v > :p",
-            ProjectionExpression="v",
-            ExpressionAttributeValues={":p": S("q")},
-            KeyConditions={"pk": cond("EQ", S("q"))},
-            QueryFilter={"v": cond("NOT_NULL")},
-            ConditionalOperator="AND",
-            AttributesToGet=["v"],
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        pytest.param(
+            dict(KeyConditionExpression="pk = :p", FilterExpression="v > :p", ProjectionExpression="v",
+                 ExpressionAttributeValues={":p": S("q")}, KeyConditions={"pk": cond("EQ", S("q"))},
+                 QueryFilter={"v": cond("NOT_NULL")}, ConditionalOperator="AND", AttributesToGet=["v"]),
+            "Non-expression parameters: {AttributesToGet, QueryFilter, ConditionalOperator, KeyConditions} "
+            "Expression parameters: {ProjectionExpression, FilterExpression, KeyConditionExpression}",
+            id="every-parameter",
         ),
-        VALIDATION,
-        MIXING + "Non-expression parameters: {AttributesToGet, QueryFilter, ConditionalOperator, KeyConditions} "
-        "Expression parameters: {ProjectionExpression, FilterExpression, KeyConditionExpression}",
-    )
-    expect_error(
-        lambda: ddb.query(
-            TableName=qtable,
-            KeyConditionExpression="pk = :p",
-            ExpressionAttributeValues={":p": S("q")},
-            KeyConditions={"pk": cond("EQ", S("q"))},
+        pytest.param(
+            dict(KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": S("q")},
+                 KeyConditions={"pk": cond("EQ", S("q"))}),
+            "Non-expression parameters: {KeyConditions} Expression parameters: {KeyConditionExpression}",
+            id="key-conditions",
         ),
-        VALIDATION,
-        MIXING + "Non-expression parameters: {KeyConditions} Expression parameters: {KeyConditionExpression}",
-    )
-    expect_error(
-        lambda: ddb.query(
-            TableName=qtable,
-            KeyConditions={"pk": cond("EQ", S("q"))},
-            QueryFilter={"v": cond("NOT_NULL")},
-            FilterExpression="attribute_exists(v)",
+        pytest.param(
+            dict(KeyConditions={"pk": cond("EQ", S("q"))}, QueryFilter={"v": cond("NOT_NULL")},
+                 FilterExpression="attribute_exists(v)"),
+            "Non-expression parameters: {QueryFilter} Expression parameters: {FilterExpression}",
+            id="filter",
         ),
-        VALIDATION,
-        MIXING + "Non-expression parameters: {QueryFilter} Expression parameters: {FilterExpression}",
-    )
+    ],
+)
+def test_mixing_query(ddb, qtable, kwargs, message):
+    expect_error(lambda: ddb.query(TableName=qtable, **kwargs), VALIDATION, MIXING + message)
 
 
 @pytest.mark.parametrize(
@@ -914,6 +892,13 @@ def test_mixing_query(ddb, qtable):
             "put_item",
             dict(Item=ITEM, ConditionExpression="attribute_not_exists(pk)", Expected={"pk": {"Exists": False}}),
             "Non-expression parameters: {Expected} Expression parameters: {ConditionExpression}",
+        ),
+        pytest.param(
+            "put_item",
+            dict(Item=ITEM, ConditionExpression="attribute_exists(pk)", ExpressionAttributeValues={":unused": N(1)},
+                 Expected={"pk": {"Exists": False}}),
+            "Non-expression parameters: {Expected} Expression parameters: {ConditionExpression}",
+            id="mixing-is-checked-before-unused-values",
         ),
         (
             "delete_item",
@@ -994,20 +979,6 @@ def test_table_name_is_checked_before_mixing(ddb_raw):
         VALIDATION,
         "1 validation error detected: Value 'x' at 'tableName' failed to satisfy constraint: "
         "Member must have length greater than or equal to 3",
-    )
-
-
-def test_mixing_is_checked_before_unused_values(ddb, table):
-    expect_error(
-        lambda: ddb.put_item(
-            TableName=table,
-            Item=ITEM,
-            ConditionExpression="attribute_exists(pk)",
-            ExpressionAttributeValues={":unused": N(1)},
-            Expected={"pk": {"Exists": False}},
-        ),
-        VALIDATION,
-        MIXING + "Non-expression parameters: {Expected} Expression parameters: {ConditionExpression}",
     )
 
 
