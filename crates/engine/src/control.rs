@@ -111,13 +111,7 @@ impl Engine {
         let table = Table::from_meta(meta, data, self.config.capacity.clone(), now);
         let table = Arc::new(table);
         if let Some(view) = stream_view {
-            {
-                let setting = self.set_stream(&table, Some(view), now)?;
-                let defs = table.index_defs();
-                let mut settings = table.settings.lock();
-                settings.stream = setting;
-                self.storage.save_table_meta(&table.meta_with(settings.clone(), defs))?;
-            }
+            self.set_stream(&table, Some(view), now)?;
         }
         tables.insert(input.table_name.clone(), table.clone());
         // DynamoDB answers CreateTable with CREATING; tables here are ready
@@ -175,6 +169,13 @@ impl Engine {
     pub fn update_table(&self, input: UpdateTableInput, now: Millis) -> Result<TableDescription, EngineError> {
         let name = self.resolve_name(&input.table_name)?;
         let table = self.tables.read().get(name).cloned().ok_or_else(|| EngineError::table_not_found_named(name))?;
+        // Checks that need no table state come before any change (M1).
+        let stream = input.stream.map(|spec| stream_request(spec, false)).transpose()?;
+        if input.billing_mode_pay_per_request == Some(true) && input.throughput.is_some() {
+            return Err(EngineError::validation(
+                "One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST",
+            ));
+        }
         let mut index_changed = match &input.index_updates {
             Some(updates) => {
                 self.update_indexes(&table, updates, &input.attribute_definitions, now)?;
@@ -182,13 +183,8 @@ impl Engine {
             }
             None => false,
         };
-        if let Some(spec) = input.stream {
-            let setting = self.set_stream(&table, stream_request(spec, false)?, now)?;
-            // The data lock (index_defs) comes before the settings lock.
-            let defs = table.index_defs();
-            let mut settings = table.settings.lock();
-            settings.stream = setting;
-            self.storage.save_table_meta(&table.meta_with(settings.clone(), defs))?;
+        if let Some(view) = stream {
+            self.set_stream(&table, view, now)?;
             index_changed = true;
         }
         // Read before the settings lock: the data lock comes first.

@@ -131,6 +131,11 @@ impl Engine {
                     *data.collections.entry(key.partition.clone()).or_insert(0) += collection;
                 }
             }
+            // A stream that was on goes on with a fresh log (records are
+            // not stored).
+            if let Some(stream) = meta.settings.stream.as_ref().filter(|s| s.enabled) {
+                data.streams.push(crate::stream::StreamLog::new(stream.label.clone(), stream.view, now));
+            }
             let name = meta.name.clone();
             tables.insert(name, Arc::new(Table::from_meta(meta, data, config.capacity.clone(), now)));
         }

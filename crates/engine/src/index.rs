@@ -111,11 +111,20 @@ impl IndexDef {
     }
 
     /// The key of `item`'s entry (its primary key is `primary`); None when
-    /// the item lacks a component or holds one of another type: the item
-    /// is not in the index (sparse index).
+    /// the item lacks a component or holds one an index cannot hold (of
+    /// another type, empty): the item is not in the index (sparse index;
+    /// a backfill and a rebuild skip such items alike, S35).
     pub fn entry_key(&self, primary: &StoreKey, item: &Item) -> Option<IndexKey> {
-        let component =
-            |a: &KeyAttr| item.get(&a.name).and_then(KeyValue::from_attribute).filter(|k| k.key_type() == a.ty);
+        let component = |a: &KeyAttr| {
+            item.get(&a.name).and_then(KeyValue::from_attribute).filter(|k| {
+                k.key_type() == a.ty
+                    && match k {
+                        KeyValue::S(s) => !s.is_empty(),
+                        KeyValue::B(b) => !b.is_empty(),
+                        KeyValue::N(_) => true,
+                    }
+            })
+        };
         let partition: Option<Vec<KeyValue>> = self.schema.hash.iter().map(component).collect();
         let sort: Option<Vec<KeyValue>> = self.schema.range.iter().map(component).collect();
         Some(IndexKey::new(partition?, sort?, primary.clone()))

@@ -22,6 +22,8 @@ use crate::types::Millis;
 
 /// Records one stream keeps at most (older ones are trimmed).
 pub const MAX_STREAM_RECORDS: usize = 1_000_000;
+/// Bytes of records one stream keeps at most (older ones are trimmed).
+pub const MAX_STREAM_BYTES: usize = 256 * 1024 * 1024;
 /// How long records are kept (S107: 24 hours).
 pub const STREAM_RETENTION_MS: u64 = 24 * 60 * 60 * 1000;
 /// How long a shard iterator stays valid (S107: 15 minutes).
@@ -137,11 +139,21 @@ pub struct StreamLog {
     pub records: VecDeque<StreamRecord>,
     /// The sequence number the next record gets (1 for the first).
     pub next_sequence: u64,
+    /// Bytes of the records kept (their SizeBytes).
+    pub bytes: usize,
 }
 
 impl StreamLog {
-    fn new(label: String, view: StreamViewType, now: Millis) -> StreamLog {
-        StreamLog { label, view, created_at: now, closed_at: None, records: VecDeque::new(), next_sequence: 1 }
+    pub(crate) fn new(label: String, view: StreamViewType, now: Millis) -> StreamLog {
+        StreamLog {
+            label,
+            view,
+            created_at: now,
+            closed_at: None,
+            records: VecDeque::new(),
+            next_sequence: 1,
+            bytes: 0,
+        }
     }
 
     /// Appends a record of replacing `old` by `new` (keys of `key_schema`),
@@ -163,16 +175,24 @@ impl StreamLog {
         let keys = key_schema.key_item(new.as_deref().or(old.as_deref()).unwrap_or(&Item::new()));
         let sequence = self.next_sequence;
         self.next_sequence += 1;
-        self.records.push_back(StreamRecord { sequence, event, keys, new, old, at: now, by_service });
+        // Only the images the view shows are kept.
+        let (new, old) = (new.filter(|_| self.view.new_image()), old.filter(|_| self.view.old_image()));
+        let record = StreamRecord { sequence, event, keys, new, old, at: now, by_service };
+        self.bytes += record.size_bytes(self.view);
+        self.records.push_back(record);
         self.trim(now);
     }
 
-    /// Drops records older than the retention, and beyond the cap.
+    /// Drops records older than the retention, and beyond the caps.
     fn trim(&mut self, now: Millis) {
         while self.records.len() > MAX_STREAM_RECORDS
+            || self.bytes > MAX_STREAM_BYTES
             || self.records.front().is_some_and(|r| r.at.0 + STREAM_RETENTION_MS < now.0)
         {
-            self.records.pop_front();
+            match self.records.pop_front() {
+                Some(r) => self.bytes = self.bytes.saturating_sub(r.size_bytes(self.view)),
+                None => break,
+            }
         }
     }
 
@@ -392,9 +412,13 @@ impl Engine {
         table: &Table,
         enable: Option<StreamViewType>,
         now: Millis,
-    ) -> Result<Option<StreamSetting>, EngineError> {
-        let current = table.settings.lock().stream.clone();
+    ) -> Result<(), EngineError> {
+        // One critical section for the check and the change (data lock,
+        // then settings, the engine's order), saved to the catalog in it.
         let mut data = table.data.write();
+        let defs: Vec<_> = data.indexes.iter().map(|i| i.def.clone()).collect();
+        let mut settings = table.settings.lock();
+        let current = settings.stream.clone();
         let setting = match (enable, &current) {
             (Some(_), Some(s)) if s.enabled => {
                 return Err(EngineError::validation(format!(
@@ -421,7 +445,11 @@ impl Engine {
                 )))
             }
         };
-        Ok(Some(setting))
+        let mut changed = settings.clone();
+        changed.stream = Some(setting);
+        self.storage.save_table_meta(&table.meta_with(changed.clone(), defs))?;
+        *settings = changed;
+        Ok(())
     }
 }
 

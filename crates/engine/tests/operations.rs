@@ -695,3 +695,45 @@ fn an_item_collection_stops_at_its_limit_and_shrinking_writes_still_pass() {
     );
     assert_eq!(plain.unwrap().item_collection, None);
 }
+
+#[test]
+fn a_reopened_table_keeps_its_stream_on_and_skips_empty_index_keys() {
+    let storage = Arc::new(MemStorage::new());
+    let engine = Engine::open(EngineConfig::local(), storage.clone(), Millis(0)).unwrap();
+    engine
+        .create_table(
+            CreateTableInput {
+                table_name: "s".into(),
+                key_schema: vec![("pk".into(), KeyRole::Hash)],
+                attribute_definitions: vec![("pk".into(), ScalarType::S)],
+                billing: BillingMode::PayPerRequest,
+                global_indexes: None,
+                local_indexes: None,
+                tags: Vec::new(),
+                stream: Some((true, Some(dynaburst_engine::stream::StreamViewType::KeysOnly))),
+            },
+            Millis(0),
+        )
+        .unwrap();
+    create_indexed(&engine, "t");
+    // An empty index key: the write is refused, so put the item before the
+    // index exists through the same storage and reopen.
+    drop(engine);
+    let reopened = Engine::open(EngineConfig::local(), storage, Millis(0)).unwrap();
+    put(&reopened, "s", key("a"), WriteOptions::default()).unwrap();
+    let arn = reopened.describe_table("s", T0).unwrap().arn;
+    let (streams, _) = reopened.list_streams(Some("s"), 10, None).unwrap();
+    assert_eq!(streams.len(), 1, "the stream goes on after a reopen");
+    let d = reopened.describe_stream(&streams[0].arn).unwrap();
+    assert_eq!((d.status, d.summary.arn.starts_with(&arn)), ("ENABLED", true));
+    let it = reopened
+        .get_shard_iterator(&streams[0].arn, &d.shard_id, dynaburst_engine::stream::IteratorType::TrimHorizon, None, T0)
+        .unwrap();
+    let page = reopened.get_records(&it, 10, T0).unwrap();
+    assert_eq!(page.records.len(), 1, "the write after the reopen is recorded");
+    // An item whose index key is an empty string is in no index.
+    let mut empty = key("e");
+    empty.insert("g".into(), AttributeValue::S(String::new()));
+    assert!(matches!(put(&reopened, "t", empty, WriteOptions::default()), Err(EngineError::Validation(_))));
+    assert_eq!(index_entries(&reopened, "t", ""), Vec::<String>::new());
+}
