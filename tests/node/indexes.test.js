@@ -28,7 +28,16 @@ import {
   paginateQuery,
 } from "@aws-sdk/lib-dynamodb";
 
-import { expectError, tableName, useServer, waitActive } from "./lib/server.js";
+import {
+  attributes,
+  batchPut,
+  batchWrite,
+  expectError,
+  keySchema,
+  tableName,
+  useServer,
+  waitActive,
+} from "./lib/server.js";
 
 const ctx = useServer();
 
@@ -38,7 +47,7 @@ const P = "One or more parameter values were invalid: ";
 function index(IndexName, keys, Projection = { ProjectionType: "ALL" }, extra = {}) {
   return {
     IndexName,
-    KeySchema: keys.map(([AttributeName, KeyType]) => ({ AttributeName, KeyType })),
+    KeySchema: keySchema(...keys),
     Projection,
     ...extra,
   };
@@ -58,17 +67,8 @@ async function createIndexedTable(params) {
  */
 const createOrders = () =>
   createIndexedTable({
-    AttributeDefinitions: [
-      { AttributeName: "pk", AttributeType: "S" },
-      { AttributeName: "sk", AttributeType: "S" },
-      { AttributeName: "status", AttributeType: "S" },
-      { AttributeName: "amount", AttributeType: "N" },
-      { AttributeName: "customer", AttributeType: "S" },
-    ],
-    KeySchema: [
-      { AttributeName: "pk", KeyType: "HASH" },
-      { AttributeName: "sk", KeyType: "RANGE" },
-    ],
+    AttributeDefinitions: attributes({ pk: "S", sk: "S", status: "S", amount: "N", customer: "S" }),
+    KeySchema: keySchema(["pk", "HASH"], ["sk", "RANGE"]),
     GlobalSecondaryIndexes: [
       index("by_status", [["status", "HASH"], ["amount", "RANGE"]]),
       index("by_customer", [["customer", "HASH"]], { ProjectionType: "KEYS_ONLY" }),
@@ -81,14 +81,8 @@ const createOrders = () =>
 /** Multi-attribute GSI "games": partition key (region S, season N), sort key (round S, score N). */
 const createTournament = () =>
   createIndexedTable({
-    AttributeDefinitions: [
-      { AttributeName: "pk", AttributeType: "S" },
-      { AttributeName: "region", AttributeType: "S" },
-      { AttributeName: "season", AttributeType: "N" },
-      { AttributeName: "round", AttributeType: "S" },
-      { AttributeName: "score", AttributeType: "N" },
-    ],
-    KeySchema: [{ AttributeName: "pk", KeyType: "HASH" }],
+    AttributeDefinitions: attributes({ pk: "S", region: "S", season: "N", round: "S", score: "N" }),
+    KeySchema: keySchema(["pk", "HASH"]),
     GlobalSecondaryIndexes: [index("games", [["region", "HASH"], ["season", "HASH"], ["round", "RANGE"], ["score", "RANGE"]])],
   });
 
@@ -105,29 +99,40 @@ function order(sk, { status, amount, customer, note, pk = "u1" } = {}) {
 
 const sks = (out) => out.Items.map((i) => i.sk);
 
+/** Query (document client) of `table` with `params`. */
+const query = (TableName, params) => ctx.doc.send(new QueryCommand({ TableName, ...params }));
+
 /** Query of GSI by_status for one status. */
 const byStatus = (table, status, params = {}) =>
-  ctx.doc.send(
-    new QueryCommand({
-      TableName: table,
-      IndexName: "by_status",
-      KeyConditionExpression: "#s = :s",
-      ExpressionAttributeNames: { "#s": "status" },
-      ExpressionAttributeValues: { ":s": status },
-      ...params,
-    }),
-  );
+  query(table, {
+    IndexName: "by_status",
+    KeyConditionExpression: "#s = :s",
+    ExpressionAttributeNames: { "#s": "status" },
+    ExpressionAttributeValues: { ":s": status },
+    ...params,
+  });
 
-async function batchPut(table, items) {
-  for (let i = 0; i < items.length; i += 25) {
-    const out = await ctx.doc.send(
-      new BatchWriteCommand({
-        RequestItems: { [table]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) },
-      }),
-    );
-    assert.deepEqual(out.UnprocessedItems, {});
-  }
-}
+/** Query of KEYS_ONLY GSI by_customer for one customer. */
+const byCustomer = (table, customer, params = {}) =>
+  query(table, {
+    IndexName: "by_customer",
+    KeyConditionExpression: "customer = :c",
+    ExpressionAttributeValues: { ":c": customer },
+    ...params,
+  });
+
+/**
+ * Query of LSI by_amount in partition u1 (":p"); a KeyConditionExpression
+ * given replaces "pk = :p", ExpressionAttributeValues given are added.
+ */
+const byAmount = (table, { KeyConditionExpression = "pk = :p", ExpressionAttributeValues = {}, ...params } = {}) =>
+  query(table, {
+    IndexName: "by_amount",
+    KeyConditionExpression,
+    ExpressionAttributeValues: { ":p": "u1", ...ExpressionAttributeValues },
+    ...params,
+  });
+
 
 /** DescribeTable until GSI `name` is ACTIVE (bounded: 200 polls of 50 ms). */
 async function waitIndexActive(table, name, polls = 200) {
@@ -183,7 +188,7 @@ describe("secondary indexes", () => {
     await ctx.doc.send(new PutCommand({ TableName: table, Item: order("a", { status: "open", amount: 30 }) }));
     await ctx.doc.send(new PutCommand({ TableName: table, Item: order("b", { status: "open", amount: 10 }) }));
     await ctx.doc.send(new PutCommand({ TableName: table, Item: order("c", { amount: 5 }) })); // no status: sparse
-    await batchPut(table, [order("d", { status: "open", amount: 20 })]);
+    await batchPut(ctx.doc, table, [order("d", { status: "open", amount: 20 })]);
     assert.deepEqual(sks(await byStatus(table, "open")), ["b", "d", "a"], "ordered by amount");
     assert.deepEqual(sks(await byStatus(table, "open", { ScanIndexForward: false })), ["a", "d", "b"]);
 
@@ -230,63 +235,30 @@ describe("secondary indexes", () => {
     const table = await createOrders();
     await ctx.doc.send(new PutCommand({ TableName: table, Item: order("a", { status: "open", amount: 7, customer: "c1", note: "fragile" }) }));
 
-    const keysOnly = await ctx.doc.send(
-      new QueryCommand({
-        TableName: table,
-        IndexName: "by_customer",
-        KeyConditionExpression: "customer = :c",
-        ExpressionAttributeValues: { ":c": "c1" },
-      }),
-    );
+    const keysOnly = await byCustomer(table, "c1");
     assert.deepEqual(keysOnly.Items, [{ pk: "u1", sk: "a", customer: "c1" }]);
 
-    const lsi = await ctx.doc.send(
-      new QueryCommand({
-        TableName: table,
-        IndexName: "by_amount",
-        KeyConditionExpression: "pk = :p AND amount > :a",
-        ExpressionAttributeValues: { ":p": "u1", ":a": 5 },
-      }),
-    );
+    const lsi = await byAmount(table, { KeyConditionExpression: "pk = :p AND amount > :a", ExpressionAttributeValues: { ":a": 5 } });
     assert.deepEqual(lsi.Items, [{ pk: "u1", sk: "a", amount: 7, note: "fragile" }]);
 
     // An LSI fetches what it does not project from the table ...
-    const whole = await ctx.doc.send(
-      new QueryCommand({
-        TableName: table,
-        IndexName: "by_amount",
-        KeyConditionExpression: "pk = :p",
-        ExpressionAttributeValues: { ":p": "u1" },
-        Select: "ALL_ATTRIBUTES",
-      }),
-    );
+    const whole = await byAmount(table, { Select: "ALL_ATTRIBUTES" });
     assert.deepEqual(whole.Items, [order("a", { status: "open", amount: 7, customer: "c1", note: "fragile" })]);
 
     // ... a GSI refuses to.
     await expectError(
       () =>
-        ctx.doc.send(
-          new QueryCommand({
-            TableName: table,
-            IndexName: "by_customer",
-            KeyConditionExpression: "customer = :c",
-            ExpressionAttributeValues: { ":c": "c1" },
-            Select: "ALL_ATTRIBUTES",
-          }),
-        ),
+        byCustomer(table, "c1", { Select: "ALL_ATTRIBUTES" }),
       "ValidationException",
       P + "Select type ALL_ATTRIBUTES is not supported for global secondary index by_customer because its projection type is not ALL",
     );
     await expectError(
       () =>
-        ctx.doc.send(
-          new QueryCommand({
-            TableName: table,
-            KeyConditionExpression: "pk = :p",
-            ExpressionAttributeValues: { ":p": "u1" },
-            Select: "ALL_PROJECTED_ATTRIBUTES",
-          }),
-        ),
+        query(table, {
+          KeyConditionExpression: "pk = :p",
+          ExpressionAttributeValues: { ":p": "u1" },
+          Select: "ALL_PROJECTED_ATTRIBUTES",
+        }),
       "ValidationException",
       "1 validation error detected: ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName",
     );
@@ -299,28 +271,12 @@ describe("secondary indexes", () => {
     // A ProjectionExpression naming an attribute the GSI does not project is refused ...
     await expectError(
       () =>
-        ctx.doc.send(
-          new QueryCommand({
-            TableName: table,
-            IndexName: "by_customer",
-            KeyConditionExpression: "customer = :c",
-            ExpressionAttributeValues: { ":c": "c1" },
-            ProjectionExpression: "sk, note",
-          }),
-        ),
+        byCustomer(table, "c1", { ProjectionExpression: "sk, note" }),
       "ValidationException",
       P + "Global secondary index by_customer does not project the requested attribute note",
     );
     // ... through an LSI it is fetched from the table.
-    const fetched = await ctx.doc.send(
-      new QueryCommand({
-        TableName: table,
-        IndexName: "by_amount",
-        KeyConditionExpression: "pk = :p",
-        ExpressionAttributeValues: { ":p": "u1" },
-        ProjectionExpression: "sk, customer",
-      }),
-    );
+    const fetched = await byAmount(table, { ProjectionExpression: "sk, customer" });
     assert.deepEqual(fetched.Items, [{ sk: "a", customer: "c1" }]);
   });
 
@@ -337,15 +293,7 @@ describe("secondary indexes", () => {
       "ValidationException",
       "The table does not have the specified index: nope",
     );
-    const out = await ctx.doc.send(
-      new QueryCommand({
-        TableName: table,
-        IndexName: "by_amount",
-        KeyConditionExpression: "pk = :p",
-        ExpressionAttributeValues: { ":p": "u1" },
-        ConsistentRead: true,
-      }),
-    );
+    const out = await byAmount(table, { ConsistentRead: true });
     assert.deepEqual(out.Items, [{ pk: "u1", sk: "a", amount: 7 }]);
   });
 
@@ -375,16 +323,10 @@ describe("secondary indexes", () => {
       );
       await expectError(
         () =>
-          ctx.doc.send(
-            new BatchWriteCommand({
-              RequestItems: {
-                [table]: [
-                  { PutRequest: { Item: order("ok", { status: "open", amount: 1 }) } },
-                  { PutRequest: { Item: { pk: "u1", sk: "a", amount: 1, status: actual === "N" ? 1 : null } } },
-                ],
-              },
-            }),
-          ),
+          batchWrite(ctx.doc, table, [
+            order("ok", { status: "open", amount: 1 }),
+            { pk: "u1", sk: "a", amount: 1, status: actual === "N" ? 1 : null },
+          ]),
         "ValidationException",
         expected,
       );
@@ -407,6 +349,7 @@ describe("secondary indexes", () => {
   test("paging through a GSI resumes at index key + table key; paginateQuery yields the same items", async () => {
     const table = await createOrders();
     await batchPut(
+      ctx.doc,
       table,
       Array.from({ length: 10 }, (_, i) => order(`o${String(i).padStart(2, "0")}`, { status: "open", amount: i % 4 })),
     );
@@ -528,9 +471,7 @@ describe("secondary indexes", () => {
     // Reads: GetItem and a table Query report only the table, an index read only that index.
     const get = await ctx.doc.send(new GetCommand({ TableName: table, Key: { pk: "u1", sk: "a" }, ...R }));
     assert.deepEqual(get.ConsumedCapacity, { TableName: table, ...r(0.5), Table: r(0.5) });
-    const lsi = await ctx.doc.send(
-      new QueryCommand({ TableName: table, IndexName: "by_amount", KeyConditionExpression: "pk = :p", ExpressionAttributeValues: { ":p": "u1" }, ...R }),
-    );
+    const lsi = await byAmount(table, R);
     assert.deepEqual(sks(lsi), ["a", "b"]);
     assert.deepEqual(lsi.ConsumedCapacity, { TableName: table, ...r(0.5), LocalSecondaryIndexes: { by_amount: r(0.5) } });
     const scan = await ctx.doc.send(new ScanCommand({ TableName: table, IndexName: "by_customer", ...R }));
@@ -558,16 +499,13 @@ describe("secondary indexes", () => {
     await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "g8", region: "us", season: 2026, round: "final", score: 1 } }));
 
     const games = async (extraCond = "", extraValues = {}, params = {}) => {
-      const out = await ctx.doc.send(
-        new QueryCommand({
-          TableName: table,
-          IndexName: "games",
-          KeyConditionExpression: "#r = :r AND season = :s" + extraCond,
-          ExpressionAttributeNames: { "#r": "region", ...(extraCond.includes("#rd") ? { "#rd": "round" } : {}) },
-          ExpressionAttributeValues: { ":r": "eu", ":s": 2026, ...extraValues },
-          ...params,
-        }),
-      );
+      const out = await query(table, {
+        IndexName: "games",
+        KeyConditionExpression: "#r = :r AND season = :s" + extraCond,
+        ExpressionAttributeNames: { "#r": "region", ...(extraCond.includes("#rd") ? { "#rd": "round" } : {}) },
+        ExpressionAttributeValues: { ":r": "eu", ":s": 2026, ...extraValues },
+        ...params,
+      });
       return out.Items.map((i) => i.pk);
     };
 
@@ -584,15 +522,12 @@ describe("secondary indexes", () => {
     );
     await expectError(
       () =>
-        ctx.doc.send(
-          new QueryCommand({
-            TableName: table,
-            IndexName: "games",
-            KeyConditionExpression: "#r = :r",
-            ExpressionAttributeNames: { "#r": "region" },
-            ExpressionAttributeValues: { ":r": "eu" },
-          }),
-        ),
+        query(table, {
+          IndexName: "games",
+          KeyConditionExpression: "#r = :r",
+          ExpressionAttributeNames: { "#r": "region" },
+          ExpressionAttributeValues: { ":r": "eu" },
+        }),
       "ValidationException",
       "Query condition missed key schema element: season",
     );
@@ -603,16 +538,13 @@ describe("secondary indexes", () => {
     );
 
     // LastEvaluatedKey carries every index component and the table key.
-    const page = await ctx.doc.send(
-      new QueryCommand({
-        TableName: table,
-        IndexName: "games",
-        KeyConditionExpression: "#r = :r AND season = :s",
-        ExpressionAttributeNames: { "#r": "region" },
-        ExpressionAttributeValues: { ":r": "eu", ":s": 2026 },
-        Limit: 2,
-      }),
-    );
+    const page = await query(table, {
+      IndexName: "games",
+      KeyConditionExpression: "#r = :r AND season = :s",
+      ExpressionAttributeNames: { "#r": "region" },
+      ExpressionAttributeValues: { ":r": "eu", ":s": 2026 },
+      Limit: 2,
+    });
     assert.deepEqual(page.LastEvaluatedKey, { pk: "g5", region: "eu", season: 2026, round: "final", score: 70 });
 
     // A wrong-typed component is refused.
@@ -638,11 +570,11 @@ describe("secondary indexes", () => {
     for (const [pk, round, score] of rows) {
       await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk, region: "eu", season: 2026, round, score } }));
     }
-    const query = (params) => ctx.doc.send(new QueryCommand({ TableName: table, IndexName: "games", ...params }));
+    const onGames = (params) => query(table, { IndexName: "games", ...params });
     const pks = (out) => out.Items.map((i) => i.pk);
 
     // Conditions in any order in the text.
-    const shuffled = await query({
+    const shuffled = await onGames({
       KeyConditionExpression: "score = :x AND #rd = :f AND season = :s AND #r = :r",
       ExpressionAttributeNames: { "#r": "region", "#rd": "round" },
       ExpressionAttributeValues: { ":r": "eu", ":s": 2026, ":f": "final", ":x": 90 },
@@ -651,29 +583,29 @@ describe("secondary indexes", () => {
 
     // Legacy KeyConditions.
     const eq = (v) => ({ ComparisonOperator: "EQ", AttributeValueList: [v] });
-    const legacy = await query({
+    const legacy = await onGames({
       KeyConditions: { region: eq("eu"), season: eq(2026), round: { ComparisonOperator: "BEGINS_WITH", AttributeValueList: ["fi"] } },
     });
     assert.deepEqual(pks(legacy), ["g1", "g3"]);
     await expectError(
-      () => query({ KeyConditions: { region: eq("eu"), season: eq(2026), score: { ComparisonOperator: "GT", AttributeValueList: [1] } } }),
+      () => onGames({ KeyConditions: { region: eq("eu"), season: eq(2026), score: { ComparisonOperator: "GT", AttributeValueList: [1] } } }),
       "ValidationException",
       "RANGE key attributes round must have equality conditions specified in the query because a condition is present on key attribute score",
     );
 
     // A filter may read the table key but no component of the queried index.
     const base = { KeyConditionExpression: "#r = :r AND season = :s", ExpressionAttributeNames: { "#r": "region" } };
-    const byPk = await query({ ...base, FilterExpression: "pk = :p", ExpressionAttributeValues: { ":r": "eu", ":s": 2026, ":p": "g2" } });
+    const byPk = await onGames({ ...base, FilterExpression: "pk = :p", ExpressionAttributeValues: { ":r": "eu", ":s": 2026, ":p": "g2" } });
     assert.deepEqual([pks(byPk), byPk.Count, byPk.ScannedCount], [["g2"], 1, 3]);
     await expectError(
-      () => query({ ...base, FilterExpression: "score > :z", ExpressionAttributeValues: { ":r": "eu", ":s": 2026, ":z": 0 } }),
+      () => onGames({ ...base, FilterExpression: "score > :z", ExpressionAttributeValues: { ":r": "eu", ":s": 2026, ":z": 0 } }),
       "ValidationException",
       "Filter Expression can only contain non-primary key attributes: Primary key attribute: score",
     );
 
     // ExclusiveStartKey needs every component and the table key.
     await expectError(
-      () => query({ ...base, ExpressionAttributeValues: { ":r": "eu", ":s": 2026 }, ExclusiveStartKey: { pk: "g1", region: "eu", season: 2026, round: "final" } }),
+      () => onGames({ ...base, ExpressionAttributeValues: { ":r": "eu", ":s": 2026 }, ExclusiveStartKey: { pk: "g1", region: "eu", season: 2026, round: "final" } }),
       "ValidationException",
       "The provided starting key is invalid",
     );
@@ -687,16 +619,10 @@ describe("secondary indexes", () => {
     );
     await expectError(
       () =>
-        ctx.doc.send(
-          new BatchWriteCommand({
-            RequestItems: {
-              [table]: [
-                { PutRequest: { Item: { pk: "ok", region: "eu", season: 2026, round: "final", score: 1 } } },
-                { PutRequest: { Item: { pk: "bad", region: "eu", season: "2026", round: "final", score: 1 } } },
-              ],
-            },
-          }),
-        ),
+        batchWrite(ctx.doc, table, [
+          { pk: "ok", region: "eu", season: 2026, round: "final", score: 1 },
+          { pk: "bad", region: "eu", season: "2026", round: "final", score: 1 },
+        ]),
       "ValidationException",
       `${P}Type mismatch for Index Key season Expected: N Actual: S IndexName: games`,
     );
@@ -884,7 +810,7 @@ describe("secondary indexes", () => {
       AttributeDefinitions: [{ AttributeName: "pk", AttributeType: "S" }],
       KeySchema: [{ AttributeName: "pk", KeyType: "HASH" }],
     });
-    await batchPut(table, Array.from({ length: 25 }, (_, i) => ({ pk: `k${i}`, g: "x" })));
+    await batchPut(ctx.doc, table, Array.from({ length: 25 }, (_, i) => ({ pk: `k${i}`, g: "x" })));
     const out = await ctx.client.send(
       new UpdateTableCommand({
         TableName: table,
@@ -898,8 +824,7 @@ describe("secondary indexes", () => {
     assert.deepEqual([g.IndexName, g.IndexStatus, g.Backfilling], ["slow", "CREATING", true]);
     assert.deepEqual(g.ProvisionedThroughput.WriteCapacityUnits, 1);
     await expectError(
-      () =>
-        ctx.doc.send(new QueryCommand({ TableName: table, IndexName: "slow", KeyConditionExpression: "g = :g", ExpressionAttributeValues: { ":g": "x" } })),
+      () => query(table, { IndexName: "slow", KeyConditionExpression: "g = :g", ExpressionAttributeValues: { ":g": "x" } }),
       "ValidationException",
       "Cannot read from backfilling global secondary index: slow",
     );
@@ -935,8 +860,9 @@ describe("secondary indexes", () => {
       AttributeDefinitions: [{ AttributeName: "pk", AttributeType: "S" }],
       KeySchema: [{ AttributeName: "pk", KeyType: "HASH" }],
     });
-    await batchPut(table, Array.from({ length: 6 }, (_, i) => ({ pk: `k${i}`, team: i % 2 ? "red" : "blue" })));
+    await batchPut(ctx.doc, table, Array.from({ length: 6 }, (_, i) => ({ pk: `k${i}`, team: i % 2 ? "red" : "blue" })));
     await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "odd", team: 7 } })); // wrong type: skipped by the backfill
+    const redTeam = () => query(table, { IndexName: "by_team", KeyConditionExpression: "team = :t", ExpressionAttributeValues: { ":t": "red" } });
 
     const out = (
       await ctx.client.send(
@@ -971,9 +897,7 @@ describe("secondary indexes", () => {
 
     const desc = await waitIndexActive(table, "by_team");
     assert.deepEqual([desc.IndexStatus, desc.Backfilling, desc.ItemCount], ["ACTIVE", false, 6]);
-    const red = await ctx.doc.send(
-      new QueryCommand({ TableName: table, IndexName: "by_team", KeyConditionExpression: "team = :t", ExpressionAttributeValues: { ":t": "red" } }),
-    );
+    const red = await redTeam();
     assert.deepEqual(red.Items.map((i) => i.pk).sort(), ["k1", "k3", "k5"]);
 
     // Now a wrong-typed write is refused.
@@ -1007,10 +931,7 @@ describe("secondary indexes", () => {
     assert.equal(deleted.TableDescription.GlobalSecondaryIndexes, undefined);
     await ctx.doc.send(new PutCommand({ TableName: table, Item: { pk: "odd2", team: 1 } })); // no index constrains team any more
     await expectError(
-      () =>
-        ctx.doc.send(
-          new QueryCommand({ TableName: table, IndexName: "by_team", KeyConditionExpression: "team = :t", ExpressionAttributeValues: { ":t": "red" } }),
-        ),
+      () => redTeam(),
       "ValidationException",
       "The table does not have the specified index: by_team",
     );

@@ -4,9 +4,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { BatchWriteCommand, QueryCommand, ScanCommand, paginateQuery, paginateScan } from "@aws-sdk/lib-dynamodb";
+import { QueryCommand, ScanCommand, paginateQuery, paginateScan } from "@aws-sdk/lib-dynamodb";
 
-import { createTable, expectError, useServer } from "./lib/server.js";
+import { batchPut, createTable, expectError, useServer } from "./lib/server.js";
 
 let qtable; // pk S + sk N
 let stable; // pk S only
@@ -14,20 +14,10 @@ let stable; // pk S only
 // sort keys deliberately inserted out of order; numeric order differs from text order
 const SKS = [10, 2, -5, 100, 0, 7.5, 33, 1, 20, 3];
 
-async function batchPut(table, items) {
-  for (let i = 0; i < items.length; i += 25) {
-    const out = await ctx.doc.send(
-      new BatchWriteCommand({
-        RequestItems: { [table]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) },
-      }),
-    );
-    assert.deepEqual(out.UnprocessedItems, {});
-  }
-}
 
 const ctx = useServer(async () => {
   qtable = await createTable(ctx.client, { rangeType: "N" });
-  await batchPut(qtable, [
+  await batchPut(ctx.doc, qtable, [
     ...SKS.map((sk) => ({ pk: "p1", sk, odd: Math.abs(sk) % 2 === 1, label: `s${sk}` })),
     // other partitions that must never appear in p1 queries
     { pk: "p0", sk: 1 },
@@ -36,6 +26,7 @@ const ctx = useServer(async () => {
   ]);
   stable = await createTable(ctx.client);
   await batchPut(
+    ctx.doc,
     stable,
     Array.from({ length: 100 }, (_, i) => ({ pk: `item-${String(i).padStart(3, "0")}`, n: i })),
   );

@@ -17,7 +17,7 @@ import {
   DescribeTableCommand,
   DynamoDBClient,
 } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { BatchWriteCommand, DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, "..", "..", "..");
@@ -160,6 +160,25 @@ export async function waitActive(client, TableName, timeoutMs = 10000) {
       throw new Error(`table ${TableName} still ${out.Table.TableStatus} after ${timeoutMs} ms`);
     }
     await sleep(50);
+  }
+}
+
+/** AttributeDefinitions from { name: type }, in the object's order. */
+export const attributes = (types) =>
+  Object.entries(types).map(([AttributeName, AttributeType]) => ({ AttributeName, AttributeType }));
+
+/** A KeySchema from [attribute, KeyType] pairs. */
+export const keySchema = (...keys) => keys.map(([AttributeName, KeyType]) => ({ AttributeName, KeyType }));
+
+/** One BatchWriteItem (document client) putting `items` into `table`. */
+export const batchWrite = (doc, table, items) =>
+  doc.send(new BatchWriteCommand({ RequestItems: { [table]: items.map((Item) => ({ PutRequest: { Item } })) } }));
+
+/** Puts `items` in BatchWriteItems of 25; each must leave nothing unprocessed. */
+export async function batchPut(doc, table, items) {
+  for (let i = 0; i < items.length; i += 25) {
+    const out = await batchWrite(doc, table, items.slice(i, i + 25));
+    assert.deepEqual(out.UnprocessedItems, {});
   }
 }
 
