@@ -35,6 +35,9 @@ pub const MAX_BATCH_GET_KEYS: usize = 100;
 #[derive(Clone, Debug)]
 pub struct CapacityReport {
     pub table_name: String,
+    /// Set for a global secondary index's own model (the table's report
+    /// comes first).
+    pub index_name: Option<String>,
     pub mode: Mode,
     pub partitions: Vec<dynaburst_capacity::PartitionInfo>,
     pub warm_throughput: (f64, f64),
@@ -206,16 +209,35 @@ impl Engine {
         for table in tables {
             let mut capacity = table.capacity.lock();
             let Some(model) = capacity.as_mut() else { continue };
-            model.tick(now);
-            out.push(CapacityReport {
-                table_name: table.name.clone(),
-                mode: model.mode(),
-                partitions: model.partitions(),
-                warm_throughput: model.warm_throughput(),
-                metrics: model.metrics().clone(),
-            });
+            out.push(report_of(&table.name, None, model, now));
+            drop(capacity);
+            // Then the GSIs (data lock before their capacity locks).
+            let data = table.data.read();
+            for ix in &data.indexes {
+                if let Some(model) = ix.capacity.lock().as_mut() {
+                    out.push(report_of(&table.name, Some(&ix.def.name), model, now));
+                }
+            }
         }
         out
+    }
+}
+
+/// One capacity model's report, advanced to `now`.
+fn report_of(
+    table: &str,
+    index: Option<&str>,
+    model: &mut dynaburst_capacity::TableCapacity,
+    now: Millis,
+) -> CapacityReport {
+    model.tick(now);
+    CapacityReport {
+        table_name: table.to_string(),
+        index_name: index.map(str::to_string),
+        mode: model.mode(),
+        partitions: model.partitions(),
+        warm_throughput: model.warm_throughput(),
+        metrics: model.metrics().clone(),
     }
 }
 

@@ -18,6 +18,9 @@ pub struct MetricsDoc {
 #[derive(Serialize, Debug, PartialEq)]
 pub struct TableMetrics {
     pub table: String,
+    /// The global secondary index this model is, when it is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<String>,
     /// "on-demand" or "provisioned".
     pub mode: &'static str,
     /// Provisioned units per second; null on demand.
@@ -95,6 +98,7 @@ impl TableMetrics {
         let m = &r.metrics;
         TableMetrics {
             table: r.table_name.clone(),
+            index: r.index_name.clone(),
             mode,
             provisioned,
             partition_count: r.partitions.len(),
@@ -155,82 +159,87 @@ pub fn prometheus_text(reports: &[CapacityReport]) -> String {
             let _ = writeln!(out, "{name}{{{labels}}} {value}");
         }
     };
-    let label = |t: &str| format!("table=\"{}\"", t.replace('\\', "\\\\").replace('"', "\\\""));
+    let escape = |t: &str| t.replace('\\', "\\\\").replace('"', "\\\"");
+    // A GSI's own model is labelled with its table and index.
+    let label = |r: &CapacityReport| match &r.index_name {
+        Some(i) => format!("table=\"{}\",index=\"{}\"", escape(&r.table_name), escape(i)),
+        None => format!("table=\"{}\"", escape(&r.table_name)),
+    };
     family(
         "dynaburst_consumed_read_units_total",
         "counter",
         "Read units consumed.",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.metrics.total_read_units)),
+        &mut reports.iter().map(|r| (label(r), r.metrics.total_read_units)),
     );
     family(
         "dynaburst_consumed_write_units_total",
         "counter",
         "Write units consumed.",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.metrics.total_write_units)),
+        &mut reports.iter().map(|r| (label(r), r.metrics.total_write_units)),
     );
     family(
         "dynaburst_throttled_requests_total",
         "counter",
         "Requests answered with a throttling error.",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.metrics.total_throttled_requests as f64)),
+        &mut reports.iter().map(|r| (label(r), r.metrics.total_throttled_requests as f64)),
     );
     family(
         "dynaburst_throttled_items_total",
         "counter",
         "Items refused by the capacity model (throttled or unprocessed).",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.metrics.total_throttled_items as f64)),
+        &mut reports.iter().map(|r| (label(r), r.metrics.total_throttled_items as f64)),
     );
     family(
         "dynaburst_partitions",
         "gauge",
         "Current partition count.",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.partitions.len() as f64)),
+        &mut reports.iter().map(|r| (label(r), r.partitions.len() as f64)),
     );
     family(
         "dynaburst_splits_total",
         "counter",
         "Partition splits since the table was created.",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.metrics.splits.len() as f64)),
+        &mut reports.iter().map(|r| (label(r), r.metrics.splits.len() as f64)),
     );
     family(
         "dynaburst_warm_write_units",
         "gauge",
         "Write units per second the table takes at once.",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.warm_throughput.1)),
+        &mut reports.iter().map(|r| (label(r), r.warm_throughput.1)),
     );
     family(
         "dynaburst_warm_read_units",
         "gauge",
         "Read units per second the table takes at once.",
-        &mut reports.iter().map(|r| (label(&r.table_name), r.warm_throughput.0)),
+        &mut reports.iter().map(|r| (label(r), r.warm_throughput.0)),
     );
     let last = |r: &CapacityReport| r.metrics.seconds.back().cloned();
     family(
         "dynaburst_last_second_write_units",
         "gauge",
         "Write units consumed in the last completed second.",
-        &mut reports.iter().filter_map(|r| last(r).map(|s| (label(&r.table_name), s.write_units))),
+        &mut reports.iter().filter_map(|r| last(r).map(|s| (label(r), s.write_units))),
     );
     family(
         "dynaburst_last_second_read_units",
         "gauge",
         "Read units consumed in the last completed second.",
-        &mut reports.iter().filter_map(|r| last(r).map(|s| (label(&r.table_name), s.read_units))),
+        &mut reports.iter().filter_map(|r| last(r).map(|s| (label(r), s.read_units))),
     );
     family(
         "dynaburst_last_second_throttled_items",
         "gauge",
         "Items throttled in the last completed second.",
-        &mut reports.iter().filter_map(|r| {
-            last(r).map(|s| (label(&r.table_name), (s.throttled_read_items + s.throttled_write_items) as f64))
-        }),
+        &mut reports
+            .iter()
+            .filter_map(|r| last(r).map(|s| (label(r), (s.throttled_read_items + s.throttled_write_items) as f64))),
     );
     family(
         "dynaburst_partition_last_second_write_units",
         "gauge",
         "Write units per partition in the last completed second.",
         &mut reports.iter().flat_map(|r| {
-            let t = label(&r.table_name);
+            let t = label(r);
             last(r)
                 .map(|s| s.partitions)
                 .unwrap_or_default()

@@ -393,3 +393,33 @@ async fn a_ttl_deletion_is_a_remove_record_by_the_service() {
         (StatusCode::BAD_REQUEST, "com.amazonaws.dynamodb.v20120810#ExpiredIteratorException".to_string())
     );
 }
+
+#[tokio::test]
+async fn a_gsi_has_its_own_metrics_beside_its_table() {
+    let (server, _) = server(1);
+    ok(
+        &server,
+        "CreateTable",
+        json!({"TableName": "orders", "BillingMode": "PAY_PER_REQUEST",
+            "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}, {"AttributeName": "status", "AttributeType": "S"}],
+            "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+            "GlobalSecondaryIndexes": [{"IndexName": "by_status", "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "KEYS_ONLY"}}]}),
+    )
+    .await;
+    ok(&server, "PutItem", json!({"TableName": "orders", "Item": {"id": {"S": "a"}, "status": {"S": "open"}}})).await;
+    let get = |path: &str| Request::builder().method("GET").uri(path).body(Full::new(Bytes::new())).unwrap();
+    let (_, _, text) = send(&server, get("/metrics")).await;
+    let text = String::from_utf8(text.to_vec()).unwrap();
+    assert!(text.contains("dynaburst_consumed_write_units_total{table=\"orders\"} 1"), "{text}");
+    assert!(text.contains("dynaburst_consumed_write_units_total{table=\"orders\",index=\"by_status\"} 1"), "{text}");
+    let (_, _, body) = send(&server, get("/metrics.json")).await;
+    let doc: Value = serde_json::from_slice(&body).unwrap();
+    let names: Vec<(Value, Value)> = doc["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["table"].clone(), t.get("index").cloned().unwrap_or(Value::Null)))
+        .collect();
+    assert_eq!(names, [(json!("orders"), Value::Null), (json!("orders"), json!("by_status"))]);
+}
