@@ -165,6 +165,13 @@ impl Drop for Server {
 // Helpers
 // ---------------------------------------------------------------------------
 
+/// A fresh server and a client pointed at it.
+fn start() -> (Server, Client) {
+    let server = Server::start();
+    let client = server.client();
+    (server, client)
+}
+
 fn s(v: &str) -> AttributeValue {
     AttributeValue::S(v.to_string())
 }
@@ -180,23 +187,33 @@ fn item(pairs: &[(&str, AttributeValue)]) -> HashMap<String, AttributeValue> {
 /// Creates an on-demand table with hash key `pk` (S) and, if `range` is
 /// given, range key `sk` of that type; waits until ACTIVE.
 async fn create_table(client: &Client, name: &str, range: Option<ScalarAttributeType>) {
+    let mut defs = vec![("pk", ScalarAttributeType::S)];
+    let mut keys = vec![("pk", KeyType::Hash)];
+    if let Some(t) = range {
+        defs.push(("sk", t));
+        keys.push(("sk", KeyType::Range));
+    }
+    create_table_request(client, name, &defs, &keys).send().await.expect("CreateTable");
+    wait_active(client, name).await;
+}
+
+/// A CreateTable of on-demand table `name` with these attribute definitions
+/// and table key (send it, then wait_active).
+fn create_table_request(
+    client: &Client,
+    name: &str,
+    defs: &[(&str, ScalarAttributeType)],
+    keys: &[(&str, KeyType)],
+) -> aws_sdk_dynamodb::operation::create_table::builders::CreateTableFluentBuilder {
     let mut req = client
         .create_table()
         .table_name(name)
         .billing_mode(BillingMode::PayPerRequest)
-        .attribute_definitions(
-            AttributeDefinition::builder().attribute_name("pk").attribute_type(ScalarAttributeType::S).build().unwrap(),
-        )
-        .key_schema(KeySchemaElement::builder().attribute_name("pk").key_type(KeyType::Hash).build().unwrap());
-    if let Some(t) = range {
-        req = req
-            .attribute_definitions(
-                AttributeDefinition::builder().attribute_name("sk").attribute_type(t).build().unwrap(),
-            )
-            .key_schema(KeySchemaElement::builder().attribute_name("sk").key_type(KeyType::Range).build().unwrap());
+        .set_attribute_definitions(attrs(defs));
+    for (a, t) in keys {
+        req = req.key_schema(key(a, t.clone()));
     }
-    req.send().await.expect("CreateTable");
-    wait_active(client, name).await;
+    req
 }
 
 async fn wait_active(client: &Client, name: &str) {
@@ -211,6 +228,18 @@ async fn wait_active(client: &Client, name: &str) {
     }
 }
 
+/// Asserts that `result` failed (`what` says why it must) with error `code`
+/// and exactly `message`.
+fn assert_refused<T: std::fmt::Debug, E: ProvideErrorMetadata + std::fmt::Debug>(
+    result: Result<T, E>,
+    what: &str,
+    code: &str,
+    message: &str,
+) {
+    let err = result.expect_err(what);
+    assert_eq!((err.code(), err.message()), (Some(code), Some(message)), "{what}: {err:?}");
+}
+
 fn sorted<T: Ord + Clone>(v: &[T]) -> Vec<T> {
     let mut v = v.to_vec();
     v.sort();
@@ -223,21 +252,10 @@ fn sorted<T: Ord + Clone>(v: &[T]) -> Vec<T> {
 
 #[tokio::test]
 async fn table_create_describe_list_delete() {
-    let server = Server::start();
-    let client = server.client();
+    let (_server, client) = start();
 
-    let created = client
-        .create_table()
-        .table_name("orders")
-        .billing_mode(BillingMode::PayPerRequest)
-        .attribute_definitions(
-            AttributeDefinition::builder().attribute_name("pk").attribute_type(ScalarAttributeType::S).build().unwrap(),
-        )
-        .attribute_definitions(
-            AttributeDefinition::builder().attribute_name("sk").attribute_type(ScalarAttributeType::N).build().unwrap(),
-        )
-        .key_schema(KeySchemaElement::builder().attribute_name("pk").key_type(KeyType::Hash).build().unwrap())
-        .key_schema(KeySchemaElement::builder().attribute_name("sk").key_type(KeyType::Range).build().unwrap())
+    let defs = [("pk", ScalarAttributeType::S), ("sk", ScalarAttributeType::N)];
+    let created = create_table_request(&client, "orders", &defs, &[("pk", KeyType::Hash), ("sk", KeyType::Range)])
         .send()
         .await
         .expect("CreateTable");
@@ -298,8 +316,7 @@ const DIGITS38: &str = "12345678901234567890123456789012345678";
 
 #[tokio::test]
 async fn put_get_every_attribute_type() {
-    let server = Server::start();
-    let client = server.client();
+    let (_server, client) = start();
     create_table(&client, "types", None).await;
 
     let nested = AttributeValue::M(item(&[
@@ -363,8 +380,7 @@ async fn put_get_every_attribute_type() {
 
 #[tokio::test]
 async fn numbers_round_trip_exactly_and_reject_39_digits() {
-    let server = Server::start();
-    let client = server.client();
+    let (_server, client) = start();
     create_table(&client, "nums", None).await;
 
     let cases = [
@@ -410,8 +426,7 @@ async fn numbers_round_trip_exactly_and_reject_39_digits() {
 
 #[tokio::test]
 async fn update_item_set_add_all_new() {
-    let server = Server::start();
-    let client = server.client();
+    let (_server, client) = start();
     create_table(&client, "upd", None).await;
 
     client
@@ -460,8 +475,7 @@ async fn update_item_set_add_all_new() {
 
 #[tokio::test]
 async fn conditional_put_fails_with_typed_error() {
-    let server = Server::start();
-    let client = server.client();
+    let (_server, client) = start();
     create_table(&client, "cond", None).await;
 
     client.put_item().table_name("cond").item("pk", s("k")).item("v", n("1")).send().await.expect("PutItem");
@@ -489,8 +503,7 @@ async fn conditional_put_fails_with_typed_error() {
 
 #[tokio::test]
 async fn batch_write_25_then_batch_get() {
-    let server = Server::start();
-    let client = server.client();
+    let (_server, client) = start();
     create_table(&client, "batch", Some(ScalarAttributeType::N)).await;
 
     let requests: Vec<WriteRequest> = (0..25)
@@ -548,8 +561,7 @@ async fn batch_write_25_then_batch_get() {
 
 #[tokio::test]
 async fn transact_write_cancelled_reasons_in_order() {
-    let server = Server::start();
-    let client = server.client();
+    let (_server, client) = start();
     create_table(&client, "txn", None).await;
     client.put_item().table_name("txn").item("pk", s("guard")).item("state", s("closed")).send().await.unwrap();
     client.put_item().table_name("txn").item("pk", s("counter")).item("n", n("1")).send().await.unwrap();
@@ -621,8 +633,7 @@ async fn transact_write_cancelled_reasons_in_order() {
 
 #[tokio::test]
 async fn query_paginates_with_items_stream() {
-    let server = Server::start();
-    let client = server.client();
+    let (_server, client) = start();
     create_table(&client, "query", Some(ScalarAttributeType::N)).await;
 
     // 23 items in partition "p", inserted in a scrambled order, plus noise.
@@ -683,8 +694,7 @@ async fn query_paginates_with_items_stream() {
 
 #[tokio::test]
 async fn missing_table_is_resource_not_found() {
-    let server = Server::start();
-    let client = server.client();
+    let (_server, client) = start();
 
     let err = client.get_item().table_name("nope").key("pk", s("x")).send().await.expect_err("missing table");
     match err.into_service_error() {
@@ -714,41 +724,22 @@ async fn missing_table_is_resource_not_found() {
 
 #[tokio::test]
 async fn key_schema_mismatch_is_validation_exception() {
-    let server = Server::start();
-    let client = server.client();
+    let (_server, client) = start();
     create_table(&client, "valid", Some(ScalarAttributeType::N)).await;
 
     // Missing range key.
-    let err = client
-        .get_item()
-        .table_name("valid")
-        .key("pk", s("x"))
-        .send()
-        .await
-        .expect_err("key mismatch")
-        .into_service_error();
     // ValidationException is not a modelled variant: check the error code.
-    assert_eq!(err.code(), Some("ValidationException"), "got {err:?}");
-    assert_eq!(err.message(), Some("The provided key element does not match the schema"));
+    let mismatch = "The provided key element does not match the schema";
+    let get = || client.get_item().table_name("valid").key("pk", s("x"));
+    assert_refused(get().send().await, "key mismatch", "ValidationException", mismatch);
 
     // Wrong type for the range key.
-    let err = client
-        .get_item()
-        .table_name("valid")
-        .key("pk", s("x"))
-        .key("sk", s("1"))
-        .send()
-        .await
-        .expect_err("key type mismatch")
-        .into_service_error();
-    assert_eq!(err.code(), Some("ValidationException"));
-    assert_eq!(err.message(), Some("The provided key element does not match the schema"));
+    assert_refused(get().key("sk", s("1")).send().await, "key type mismatch", "ValidationException", mismatch);
 }
 
 #[tokio::test]
 async fn delete_item_all_old_and_consumed_capacity() {
-    let server = Server::start();
-    let client = server.client();
+    let (_server, client) = start();
     create_table(&client, "del", None).await;
 
     let put = client
@@ -826,6 +817,26 @@ fn gsi(name: &str, keys: &[(&str, KeyType)], p: Projection) -> GlobalSecondaryIn
     g.build().unwrap()
 }
 
+/// The AttributeDefinitions of (name, type) pairs.
+fn attrs(defs: &[(&str, ScalarAttributeType)]) -> Option<Vec<AttributeDefinition>> {
+    Some(defs.iter().map(|(a, t)| attr(a, t.clone())).collect())
+}
+
+/// A Query of `index` on `table` with key condition `condition` and its values.
+fn query_index(
+    client: &Client,
+    table: &str,
+    index: &str,
+    condition: &str,
+    values: &[(&str, AttributeValue)],
+) -> aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder {
+    let mut q = client.query().table_name(table).index_name(index).key_condition_expression(condition);
+    for (k, v) in values {
+        q = q.expression_attribute_values(*k, v.clone());
+    }
+    q
+}
+
 fn key_pairs(ks: &[KeySchemaElement]) -> Vec<(String, KeyType)> {
     ks.iter().map(|k| (k.attribute_name().to_string(), k.key_type().clone())).collect()
 }
@@ -843,17 +854,14 @@ fn units(total: f64, write: bool) -> Capacity {
 /// by_customer (customer S), INCLUDE LSI by_amount (pk, amount) projecting
 /// note.
 async fn create_orders(client: &Client, name: &str) {
-    client
-        .create_table()
-        .table_name(name)
-        .billing_mode(BillingMode::PayPerRequest)
-        .attribute_definitions(attr("pk", ScalarAttributeType::S))
-        .attribute_definitions(attr("sk", ScalarAttributeType::S))
-        .attribute_definitions(attr("status", ScalarAttributeType::S))
-        .attribute_definitions(attr("amount", ScalarAttributeType::N))
-        .attribute_definitions(attr("customer", ScalarAttributeType::S))
-        .key_schema(key("pk", KeyType::Hash))
-        .key_schema(key("sk", KeyType::Range))
+    let defs = [
+        ("pk", ScalarAttributeType::S),
+        ("sk", ScalarAttributeType::S),
+        ("status", ScalarAttributeType::S),
+        ("amount", ScalarAttributeType::N),
+        ("customer", ScalarAttributeType::S),
+    ];
+    create_table_request(client, name, &defs, &[("pk", KeyType::Hash), ("sk", KeyType::Range)])
         .global_secondary_indexes(gsi(
             "by_status",
             &[("status", KeyType::Hash), ("amount", KeyType::Range)],
@@ -907,8 +915,7 @@ fn sk_list(items: &[HashMap<String, AttributeValue>]) -> Vec<String> {
 
 #[tokio::test]
 async fn gsi_and_lsi_create_describe_query_with_paging() {
-    let server = Server::start();
-    let client = server.client();
+    let (_server, client) = start();
     create_orders(&client, "orders").await;
 
     // Ten open orders with amounts 0..3 (ties broken by the table key), one
@@ -954,13 +961,8 @@ async fn gsi_and_lsi_create_describe_query_with_paging() {
 
     // A GSI query in pages of 3: 3,3,3,1, each LastEvaluatedKey = index key + table key of the page's last item.
     let query = || {
-        client
-            .query()
-            .table_name("orders")
-            .index_name("by_status")
-            .key_condition_expression("#s = :s")
+        query_index(&client, "orders", "by_status", "#s = :s", &[(":s", s("open"))])
             .expression_attribute_names("#s", "status")
-            .expression_attribute_values(":s", s("open"))
     };
     let pages = query().into_paginator().page_size(3).send().try_collect().await.expect("Query pages");
     assert_eq!(pages.iter().map(|p| p.count()).collect::<Vec<_>>(), vec![3, 3, 3, 1]);
@@ -993,45 +995,37 @@ async fn gsi_and_lsi_create_describe_query_with_paging() {
     assert_eq!(sk_list(desc.items()), vec!["o07", "o03"]);
 
     // An ExclusiveStartKey without the index key is refused.
-    let err = query()
-        .exclusive_start_key("pk", s("u1"))
-        .exclusive_start_key("sk", s("o01"))
-        .send()
-        .await
-        .expect_err("a table key alone cannot resume an index query")
-        .into_service_error();
-    assert_eq!(err.code(), Some("ValidationException"));
-    assert_eq!(err.message(), Some("The provided starting key is invalid"));
+    assert_refused(
+        query().exclusive_start_key("pk", s("u1")).exclusive_start_key("sk", s("o01")).send().await,
+        "a table key alone cannot resume an index query",
+        "ValidationException",
+        "The provided starting key is invalid",
+    );
 
     // ConsistentRead is refused on a GSI.
-    let err = query().consistent_read(true).send().await.expect_err("GSI strong read").into_service_error();
-    assert_eq!(err.code(), Some("ValidationException"));
-    assert_eq!(err.message(), Some("Consistent reads are not supported on global secondary indexes"));
+    assert_refused(
+        query().consistent_read(true).send().await,
+        "GSI strong read",
+        "ValidationException",
+        "Consistent reads are not supported on global secondary indexes",
+    );
 
     // KEYS_ONLY GSI: table key + index key only.
-    let keys_only = client
-        .query()
-        .table_name("orders")
-        .index_name("by_customer")
-        .key_condition_expression("customer = :c")
-        .expression_attribute_values(":c", s("c2"))
-        .send()
-        .await
-        .expect("Query KEYS_ONLY");
+    let by_customer = || query_index(&client, "orders", "by_customer", "customer = :c", &[(":c", s("c2"))]);
+    let keys_only = by_customer().send().await.expect("Query KEYS_ONLY");
     assert_eq!(keys_only.items(), &[item(&[("pk", s("u1")), ("sk", s("p1")), ("customer", s("c2"))])]);
 
     // INCLUDE LSI, strongly consistent (allowed on an LSI), amount > 2.
-    let lsi_items = client
-        .query()
-        .table_name("orders")
-        .index_name("by_amount")
-        .key_condition_expression("pk = :p AND amount > :a")
-        .expression_attribute_values(":p", s("u1"))
-        .expression_attribute_values(":a", n("2"))
-        .consistent_read(true)
-        .send()
-        .await
-        .expect("Query LSI");
+    let by_amount = |op: &str, a: &str| {
+        query_index(
+            &client,
+            "orders",
+            "by_amount",
+            &format!("pk = :p AND amount {op} :a"),
+            &[(":p", s("u1")), (":a", n(a))],
+        )
+    };
+    let lsi_items = by_amount(">", "2").consistent_read(true).send().await.expect("Query LSI");
     assert_eq!(
         lsi_items.items(),
         &[
@@ -1041,37 +1035,15 @@ async fn gsi_and_lsi_create_describe_query_with_paging() {
         ]
     );
     // Through an LSI, ALL_ATTRIBUTES fetches the rest from the table ...
-    let whole = client
-        .query()
-        .table_name("orders")
-        .index_name("by_amount")
-        .key_condition_expression("pk = :p AND amount = :a")
-        .expression_attribute_values(":p", s("u1"))
-        .expression_attribute_values(":a", n("7"))
-        .select(Select::AllAttributes)
-        .send()
-        .await
-        .expect("Query LSI ALL_ATTRIBUTES");
+    let whole = by_amount("=", "7").select(Select::AllAttributes).send().await.expect("Query LSI ALL_ATTRIBUTES");
     assert_eq!(whole.items(), &[order("p1", None, Some("7"), Some("c2"), None)]);
     // ... a KEYS_ONLY GSI refuses it.
-    let err = client
-        .query()
-        .table_name("orders")
-        .index_name("by_customer")
-        .key_condition_expression("customer = :c")
-        .expression_attribute_values(":c", s("c2"))
-        .select(Select::AllAttributes)
-        .send()
-        .await
-        .expect_err("ALL_ATTRIBUTES on a KEYS_ONLY GSI")
-        .into_service_error();
-    assert_eq!(err.code(), Some("ValidationException"));
-    assert_eq!(
-        err.message(),
-        Some(
-            "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global \
-             secondary index by_customer because its projection type is not ALL"
-        )
+    assert_refused(
+        by_customer().select(Select::AllAttributes).send().await,
+        "ALL_ATTRIBUTES on a KEYS_ONLY GSI",
+        "ValidationException",
+        "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global \
+         secondary index by_customer because its projection type is not ALL",
     );
 
     // Scan of the GSI sees only the items that carry its key.
@@ -1079,47 +1051,33 @@ async fn gsi_and_lsi_create_describe_query_with_paging() {
     assert_eq!((scanned.count(), scanned.scanned_count()), (10, 10));
 
     // A wrong-typed index key refuses the write; an unknown index is a ValidationException.
-    let err = client
-        .put_item()
-        .table_name("orders")
-        .set_item(Some(item(&[("pk", s("u1")), ("sk", s("bad")), ("status", n("1")), ("amount", n("1"))])))
-        .send()
-        .await
-        .expect_err("wrong-typed index key")
-        .into_service_error();
-    assert_eq!(err.code(), Some("ValidationException"));
-    assert_eq!(
-        err.message().unwrap(),
-        format!("{INVALID}Type mismatch for Index Key status Expected: S Actual: N IndexName: by_status")
+    let bad = item(&[("pk", s("u1")), ("sk", s("bad")), ("status", n("1")), ("amount", n("1"))]);
+    assert_refused(
+        client.put_item().table_name("orders").set_item(Some(bad)).send().await,
+        "wrong-typed index key",
+        "ValidationException",
+        &format!("{INVALID}Type mismatch for Index Key status Expected: S Actual: N IndexName: by_status"),
     );
-    let err = client
-        .query()
-        .table_name("orders")
-        .index_name("nope")
-        .key_condition_expression("pk = :p")
-        .expression_attribute_values(":p", s("u1"))
-        .send()
-        .await
-        .expect_err("unknown index")
-        .into_service_error();
-    assert_eq!(err.message(), Some("The table does not have the specified index: nope"));
+    assert_refused(
+        query_index(&client, "orders", "nope", "pk = :p", &[(":p", s("u1"))]).send().await,
+        "unknown index",
+        "ValidationException",
+        "The table does not have the specified index: nope",
+    );
 }
 
 #[tokio::test]
 async fn multi_attribute_gsi_keys_sort_by_component_and_need_a_gapless_prefix() {
-    let server = Server::start();
-    let client = server.client();
+    let (_server, client) = start();
     // partition key (region, season), sort key (round, score)
-    client
-        .create_table()
-        .table_name("games")
-        .billing_mode(BillingMode::PayPerRequest)
-        .attribute_definitions(attr("pk", ScalarAttributeType::S))
-        .attribute_definitions(attr("region", ScalarAttributeType::S))
-        .attribute_definitions(attr("season", ScalarAttributeType::N))
-        .attribute_definitions(attr("round", ScalarAttributeType::S))
-        .attribute_definitions(attr("score", ScalarAttributeType::N))
-        .key_schema(key("pk", KeyType::Hash))
+    let defs = [
+        ("pk", ScalarAttributeType::S),
+        ("region", ScalarAttributeType::S),
+        ("season", ScalarAttributeType::N),
+        ("round", ScalarAttributeType::S),
+        ("score", ScalarAttributeType::N),
+    ];
+    create_table_request(&client, "games", &defs, &[("pk", KeyType::Hash)])
         .global_secondary_indexes(gsi(
             "games",
             &[
@@ -1134,6 +1092,11 @@ async fn multi_attribute_gsi_keys_sort_by_component_and_need_a_gapless_prefix() 
         .await
         .expect("CreateTable with a multi-attribute GSI");
     wait_active(&client, "games").await;
+    let put_game = |pk: &str, sort: &[(&str, AttributeValue)]| {
+        let mut it = item(&[("pk", s(pk)), ("region", s("eu")), ("season", n("2026"))]);
+        it.extend(item(sort));
+        client.put_item().table_name("games").set_item(Some(it)).send()
+    };
     for (pk, round, score) in [
         ("g1", "final", "50"),
         ("g2", "semi", "70"),
@@ -1141,40 +1104,15 @@ async fn multi_attribute_gsi_keys_sort_by_component_and_need_a_gapless_prefix() 
         ("g4", "semi", "10"),
         ("g5", "final", "70"),
     ] {
-        client
-            .put_item()
-            .table_name("games")
-            .set_item(Some(item(&[
-                ("pk", s(pk)),
-                ("region", s("eu")),
-                ("season", n("2026")),
-                ("round", s(round)),
-                ("score", n(score)),
-            ])))
-            .send()
-            .await
-            .expect("PutItem");
+        put_game(pk, &[("round", s(round)), ("score", n(score))]).await.expect("PutItem");
     }
     // sparse: lacks the sort components
-    client
-        .put_item()
-        .table_name("games")
-        .item("pk", s("g9"))
-        .item("region", s("eu"))
-        .item("season", n("2026"))
-        .send()
-        .await
-        .unwrap();
+    put_game("g9", &[]).await.unwrap();
 
     let games = |extra: &str| {
-        client
-            .query()
-            .table_name("games")
-            .index_name("games")
-            .key_condition_expression(format!("#r = :r AND season = :s{extra}"))
+        let condition = format!("#r = :r AND season = :s{extra}");
+        query_index(&client, "games", "games", &condition, &[(":r", s("eu")), (":s", n("2026"))])
             .expression_attribute_names("#r", "region")
-            .expression_attribute_values(":r", s("eu"))
-            .expression_attribute_values(":s", n("2026"))
     };
     let pks = |out: &aws_sdk_dynamodb::operation::query::QueryOutput| -> Vec<String> {
         out.items().iter().map(|i| i["pk"].as_s().unwrap().clone()).collect()
@@ -1201,19 +1139,12 @@ async fn multi_attribute_gsi_keys_sort_by_component_and_need_a_gapless_prefix() 
         ]))
     );
 
-    let err = games(" AND score > :x")
-        .expression_attribute_values(":x", n("50"))
-        .send()
-        .await
-        .expect_err("a condition on score without one on round")
-        .into_service_error();
-    assert_eq!(err.code(), Some("ValidationException"));
-    assert_eq!(
-        err.message(),
-        Some(
-            "RANGE key attributes round must have equality conditions specified in the query because a condition \
-             is present on key attribute score"
-        )
+    assert_refused(
+        games(" AND score > :x").expression_attribute_values(":x", n("50")).send().await,
+        "a condition on score without one on round",
+        "ValidationException",
+        "RANGE key attributes round must have equality conditions specified in the query because a condition is \
+         present on key attribute score",
     );
 
     let t = client.describe_table().table_name("games").send().await.unwrap().table.unwrap();
@@ -1227,8 +1158,7 @@ async fn multi_attribute_gsi_keys_sort_by_component_and_need_a_gapless_prefix() 
 
 #[tokio::test]
 async fn update_table_adds_a_gsi_with_a_backfill_then_deletes_it() {
-    let server = Server::start();
-    let client = server.client();
+    let (_server, client) = start();
     create_table(&client, "teams", None).await;
     for i in 0..6 {
         let team = if i % 2 == 1 { "red" } else { "blue" };
@@ -1291,31 +1221,18 @@ async fn update_table_adds_a_gsi_with_a_backfill_then_deletes_it() {
     let desc = desc.expect("by_team not ACTIVE after 200 polls");
     assert_eq!((desc.backfilling(), desc.item_count()), (Some(false), Some(6)));
 
-    let red = client
-        .query()
-        .table_name("teams")
-        .index_name("by_team")
-        .key_condition_expression("team = :t")
-        .expression_attribute_values(":t", s("red"))
-        .send()
-        .await
-        .expect("Query the new GSI");
+    let red_team = || query_index(&client, "teams", "by_team", "team = :t", &[(":t", s("red"))]);
+    let red = red_team().send().await.expect("Query the new GSI");
     let mut pks: Vec<String> = red.items().iter().map(|i| i["pk"].as_s().unwrap().clone()).collect();
     pks.sort();
     assert_eq!(pks, vec!["k1", "k3", "k5"]);
 
-    let err = client
-        .put_item()
-        .table_name("teams")
-        .item("pk", s("odd2"))
-        .item("team", n("1"))
-        .send()
-        .await
-        .expect_err("the new GSI constrains team")
-        .into_service_error();
-    assert_eq!(
-        err.message().unwrap(),
-        format!("{INVALID}Type mismatch for Index Key team Expected: S Actual: N IndexName: by_team")
+    let put_odd2 = || client.put_item().table_name("teams").item("pk", s("odd2")).item("team", n("1"));
+    assert_refused(
+        put_odd2().send().await,
+        "the new GSI constrains team",
+        "ValidationException",
+        &format!("{INVALID}Type mismatch for Index Key team Expected: S Actual: N IndexName: by_team"),
     );
 
     let out = client
@@ -1330,31 +1247,18 @@ async fn update_table_adds_a_gsi_with_a_backfill_then_deletes_it() {
         .await
         .expect("UpdateTable Delete");
     assert!(out.table_description().unwrap().global_secondary_indexes().is_empty());
-    client
-        .put_item()
-        .table_name("teams")
-        .item("pk", s("odd2"))
-        .item("team", n("1"))
-        .send()
-        .await
-        .expect("unconstrained");
-    let err = client
-        .query()
-        .table_name("teams")
-        .index_name("by_team")
-        .key_condition_expression("team = :t")
-        .expression_attribute_values(":t", s("red"))
-        .send()
-        .await
-        .expect_err("deleted index")
-        .into_service_error();
-    assert_eq!(err.message(), Some("The table does not have the specified index: by_team"));
+    put_odd2().send().await.expect("unconstrained");
+    assert_refused(
+        red_team().send().await,
+        "deleted index",
+        "ValidationException",
+        "The table does not have the specified index: by_team",
+    );
 }
 
 #[tokio::test]
 async fn consumed_capacity_indexes_reports_each_index() {
-    let server = Server::start();
-    let client = server.client();
+    let (_server, client) = start();
     create_orders(&client, "cap").await;
 
     let put = |it: HashMap<String, AttributeValue>, rc: ReturnConsumedCapacity| {
@@ -1390,13 +1294,8 @@ async fn consumed_capacity_indexes_reports_each_index() {
     assert_eq!((c.table(), c.global_secondary_indexes(), c.local_secondary_indexes()), (None, None, None));
 
     // An index read reports only that index.
-    let q = client
-        .query()
-        .table_name("cap")
-        .index_name("by_status")
-        .key_condition_expression("#s = :s")
+    let q = query_index(&client, "cap", "by_status", "#s = :s", &[(":s", s("shipped"))])
         .expression_attribute_names("#s", "status")
-        .expression_attribute_values(":s", s("shipped"))
         .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
         .send()
         .await
@@ -1410,8 +1309,7 @@ async fn consumed_capacity_indexes_reports_each_index() {
 
 #[tokio::test]
 async fn provisioned_gsi_back_pressure_throttles_base_table_writes() {
-    let server = Server::start();
-    let client = server.client();
+    let (_server, client) = start();
     let throughput =
         |r, w| ProvisionedThroughput::builder().read_capacity_units(r).write_capacity_units(w).build().unwrap();
     client
@@ -1467,15 +1365,9 @@ async fn provisioned_gsi_back_pressure_throttles_base_table_writes() {
 
 #[tokio::test]
 async fn tags_and_table_arn_as_table_name() {
-    let server = Server::start();
-    let client = server.client();
+    let (server, client) = start();
     let tag = |k: &str, v: &str| Tag::builder().key(k).value(v).build().unwrap();
-    client
-        .create_table()
-        .table_name("tagged")
-        .billing_mode(BillingMode::PayPerRequest)
-        .attribute_definitions(attr("pk", ScalarAttributeType::S))
-        .key_schema(key("pk", KeyType::Hash))
+    create_table_request(&client, "tagged", &[("pk", ScalarAttributeType::S)], &[("pk", KeyType::Hash)])
         .tags(tag("team", "data"))
         .send()
         .await
@@ -1533,22 +1425,22 @@ async fn tags_and_table_arn_as_table_name() {
         }
         other => panic!("expected ResourceNotFoundException, got {other:?}"),
     }
-    let err = client.tag_resource().resource_arn("abcd").tags(tag("a", "b")).send().await.expect_err("not an ARN");
-    let err = err.into_service_error();
-    assert_eq!(err.code(), Some("AccessDeniedException"));
-    assert_eq!(
-        err.message(),
-        Some(
-            "User: arn:aws:iam::000000000000:root is not authorized to perform: dynamodb:TagResource on resource: abcd"
-        )
+    assert_refused(
+        client.tag_resource().resource_arn("abcd").tags(tag("a", "b")).send().await,
+        "not an ARN",
+        "AccessDeniedException",
+        "User: arn:aws:iam::000000000000:root is not authorized to perform: dynamodb:TagResource on resource: abcd",
     );
     let mut req = client.tag_resource().resource_arn(&arn);
     for i in 0..51 {
         req = req.tags(tag(&format!("k{i}"), "v"));
     }
-    let err = req.send().await.expect_err("51 tags").into_service_error();
-    assert_eq!(err.code(), Some("ValidationException"));
-    assert_eq!(err.message().unwrap(), format!("{INVALID}The number of tags on a resource exceeds the limit of 50"));
+    assert_refused(
+        req.send().await,
+        "51 tags",
+        "ValidationException",
+        &format!("{INVALID}The number of tags on a resource exceeds the limit of 50"),
+    );
     assert_eq!(all_tags().await, vec![pair("cost center", "")], "a refused TagResource sets nothing");
 
     // The ARN works wherever a TableName does, and is echoed back.
@@ -1582,10 +1474,12 @@ async fn tags_and_table_arn_as_table_name() {
     assert!(client.get_item().table_name("tagged").key("pk", s("a")).send().await.unwrap().item().is_none());
 
     let other_region = arn.replace(":us-east-1:", ":eu-west-1:");
-    let err = client.describe_table().table_name(&other_region).send().await.expect_err("another region's ARN");
-    let err = err.into_service_error();
-    assert_eq!(err.code(), Some("ValidationException"));
-    assert_eq!(err.message(), Some(format!("Invalid AWS region in '{other_region}'").as_str()));
+    assert_refused(
+        client.describe_table().table_name(&other_region).send().await,
+        "another region's ARN",
+        "ValidationException",
+        &format!("Invalid AWS region in '{other_region}'"),
+    );
 
     // DescribeEndpoints answers the address the client used.
     let eps = client.describe_endpoints().send().await.expect("DescribeEndpoints");
