@@ -854,13 +854,8 @@ fn units(total: f64, write: bool) -> Capacity {
 /// by_customer (customer S), INCLUDE LSI by_amount (pk, amount) projecting
 /// note.
 async fn create_orders(client: &Client, name: &str) {
-    let defs = [
-        ("pk", ScalarAttributeType::S),
-        ("sk", ScalarAttributeType::S),
-        ("status", ScalarAttributeType::S),
-        ("amount", ScalarAttributeType::N),
-        ("customer", ScalarAttributeType::S),
-    ];
+    use ScalarAttributeType::{N, S};
+    let defs = [("pk", S), ("sk", S), ("status", S), ("amount", N), ("customer", S)];
     create_table_request(client, name, &defs, &[("pk", KeyType::Hash), ("sk", KeyType::Range)])
         .global_secondary_indexes(gsi(
             "by_status",
@@ -1070,13 +1065,8 @@ async fn gsi_and_lsi_create_describe_query_with_paging() {
 async fn multi_attribute_gsi_keys_sort_by_component_and_need_a_gapless_prefix() {
     let (_server, client) = start();
     // partition key (region, season), sort key (round, score)
-    let defs = [
-        ("pk", ScalarAttributeType::S),
-        ("region", ScalarAttributeType::S),
-        ("season", ScalarAttributeType::N),
-        ("round", ScalarAttributeType::S),
-        ("score", ScalarAttributeType::N),
-    ];
+    use ScalarAttributeType::{N, S};
+    let defs = [("pk", S), ("region", S), ("season", N), ("round", S), ("score", N)];
     create_table_request(&client, "games", &defs, &[("pk", KeyType::Hash)])
         .global_secondary_indexes(gsi(
             "games",
