@@ -28,6 +28,20 @@ const ctx = useServer();
 
 const SERVICE = "taskapp";
 
+/**
+ * An ElectroDB index whose key fields are `${prefix}pk` and `${prefix}sk`
+ * (prefix "" for the table index), composed of these attributes.
+ */
+const keyFields = (prefix, pkComposite, skComposite, extra = {}) => ({
+  ...extra,
+  pk: { field: `${prefix}pk`, composite: pkComposite },
+  sk: { field: `${prefix}sk`, composite: skComposite },
+});
+
+/** GSI number n: fields gsi{n}pk / gsi{n}sk, physical index "gsi{n}pk-gsi{n}sk-index". */
+const gsi = (n, pkComposite, skComposite, extra = {}) =>
+  keyFields(`gsi${n}`, pkComposite, skComposite, { index: `gsi${n}pk-gsi${n}sk-index`, ...extra });
+
 const employeeSchema = {
   model: { entity: "employee", version: "1", service: SERVICE },
   attributes: {
@@ -42,34 +56,12 @@ const employeeSchema = {
     skills: { type: "set", items: "string" },
   },
   indexes: {
-    employee: {
-      pk: { field: "pk", composite: ["employee"] },
-      sk: { field: "sk", composite: [] },
-    },
-    coworkers: {
-      index: "gsi1pk-gsi1sk-index",
-      collection: "workplaces",
-      pk: { field: "gsi1pk", composite: ["office"] },
-      sk: { field: "gsi1sk", composite: ["team", "title", "employee"] },
-    },
-    teams: {
-      index: "gsi2pk-gsi2sk-index",
-      pk: { field: "gsi2pk", composite: ["team"] },
-      sk: { field: "gsi2sk", composite: ["dateHired", "title"] },
-    },
-    assignments: {
-      index: "gsi3pk-gsi3sk-index",
-      collection: "assignments",
-      pk: { field: "gsi3pk", composite: ["employee"] },
-      sk: { field: "gsi3sk", composite: [] },
-    },
+    employee: keyFields("", ["employee"], []),
+    coworkers: gsi(1, ["office"], ["team", "title", "employee"], { collection: "workplaces" }),
+    teams: gsi(2, ["team"], ["dateHired", "title"]),
+    assignments: gsi(3, ["employee"], [], { collection: "assignments" }),
     // an INCLUDE index: only these attributes (and the keys) are projected
-    payroll: {
-      index: "payroll",
-      projection: ["firstName", "salary"],
-      pk: { field: "gsi4pk", composite: ["office"] },
-      sk: { field: "gsi4sk", composite: ["salary"] },
-    },
+    payroll: keyFields("gsi4", ["office"], ["salary"], { index: "payroll", projection: ["firstName", "salary"] }),
   },
 };
 
@@ -86,28 +78,11 @@ const taskSchema = {
     comments: { type: "list", items: { type: "string" } },
   },
   indexes: {
-    task: {
-      pk: { field: "pk", composite: ["task"] },
-      sk: { field: "sk", composite: ["project", "employee"] },
-    },
-    project: {
-      index: "gsi2pk-gsi2sk-index",
-      pk: { field: "gsi2pk", composite: ["project"] },
-      sk: { field: "gsi2sk", composite: ["employee", "status"] },
-    },
-    assigned: {
-      index: "gsi3pk-gsi3sk-index",
-      collection: "assignments",
-      pk: { field: "gsi3pk", composite: ["employee"] },
-      sk: { field: "gsi3sk", composite: ["project", "status"] },
-    },
+    task: keyFields("", ["task"], ["project", "employee"]),
+    project: gsi(2, ["project"], ["employee", "status"]),
+    assigned: gsi(3, ["employee"], ["project", "status"], { collection: "assignments" }),
     // a KEYS_ONLY index
-    statusKeys: {
-      index: "status-keys",
-      projection: "keys_only",
-      pk: { field: "gsi5pk", composite: ["status"] },
-      sk: { field: "gsi5sk", composite: ["task"] },
-    },
+    statusKeys: keyFields("gsi5", ["status"], ["task"], { index: "status-keys", projection: "keys_only" }),
     // DynamoDB multi-attribute GSI keys: HASH (project, status), RANGE (points, task)
     backlog: {
       index: "backlog",
@@ -128,16 +103,8 @@ const officeSchema = {
     zip: { type: "string", required: true },
   },
   indexes: {
-    locations: {
-      pk: { field: "pk", composite: ["country", "state"] },
-      sk: { field: "sk", composite: ["city", "zip", "office"] },
-    },
-    office: {
-      index: "gsi1pk-gsi1sk-index",
-      collection: "workplaces",
-      pk: { field: "gsi1pk", composite: ["office"] },
-      sk: { field: "gsi1sk", composite: [] },
-    },
+    locations: keyFields("", ["country", "state"], ["city", "zip", "office"]),
+    office: gsi(1, ["office"], [], { collection: "workplaces" }),
   },
 };
 

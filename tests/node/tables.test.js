@@ -11,27 +11,14 @@ import {
   paginateListTables,
 } from "@aws-sdk/client-dynamodb";
 
-import { createTable, expectError, tableName, useServer, waitActive } from "./lib/server.js";
+import { createTable, expectError, tableName, tableParams, useServer, waitActive } from "./lib/server.js";
 
 const ctx = useServer();
 
 describe("tables", () => {
   test("CreateTable returns a description; DescribeTable reports ACTIVE with the schema", async () => {
     const name = tableName("create");
-    const out = await ctx.client.send(
-      new CreateTableCommand({
-        TableName: name,
-        AttributeDefinitions: [
-          { AttributeName: "pk", AttributeType: "S" },
-          { AttributeName: "sk", AttributeType: "N" },
-        ],
-        KeySchema: [
-          { AttributeName: "pk", KeyType: "HASH" },
-          { AttributeName: "sk", KeyType: "RANGE" },
-        ],
-        BillingMode: "PAY_PER_REQUEST",
-      }),
-    );
+    const out = await ctx.client.send(new CreateTableCommand(tableParams({ name, rangeType: "N" })));
     assert.equal(out.$metadata.httpStatusCode, 200);
     assert.ok(out.$metadata.requestId, "x-amzn-RequestId header should be present");
     const td = out.TableDescription;
@@ -83,14 +70,7 @@ describe("tables", () => {
     const name = await createTable(ctx.client);
     const err = await expectError(
       () =>
-        ctx.client.send(
-          new CreateTableCommand({
-            TableName: name,
-            AttributeDefinitions: [{ AttributeName: "pk", AttributeType: "S" }],
-            KeySchema: [{ AttributeName: "pk", KeyType: "HASH" }],
-            BillingMode: "PAY_PER_REQUEST",
-          }),
-        ),
+        ctx.client.send(new CreateTableCommand(tableParams({ name }))),
       "ResourceInUseException",
       new RegExp(`Table already exists: ${name}`),
     );

@@ -31,7 +31,7 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 
-import { createTable, expectError, makeClient, makeDocClient, tableName, useServer, waitActive } from "./lib/server.js";
+import { createTable, expectError, expectValidation, makeClient, makeDocClient, tableName, useServer } from "./lib/server.js";
 
 const ctx = useServer();
 
@@ -63,16 +63,7 @@ const regionClient = (region) =>
 describe("tags", () => {
   test("CreateTable Tags, TagResource overwrites and adds, ListTagsOfResource pages by 10, UntagResource removes", async () => {
     const TableName = tableName("tags");
-    await ctx.client.send(
-      new CreateTableCommand({
-        TableName,
-        AttributeDefinitions: [{ AttributeName: "pk", AttributeType: "S" }],
-        KeySchema: [{ AttributeName: "pk", KeyType: "HASH" }],
-        BillingMode: "PAY_PER_REQUEST",
-        Tags: [{ Key: "team", Value: "data" }],
-      }),
-    );
-    await waitActive(ctx.client, TableName);
+    await createTable(ctx.client, { name: TableName, Tags: [{ Key: "team", Value: "data" }] });
     const arn = await arnOf(TableName);
     assert.equal(arn, `arn:aws:dynamodb:us-east-1:000000000000:table/${TableName}`);
     assert.deepEqual(await allTags(arn), [{ Key: "team", Value: "data" }]);
@@ -114,14 +105,12 @@ describe("tags", () => {
   test("tag errors: empty lists, a non-ARN, a missing table, over 50 tags, a 129-character key", async () => {
     const table = await createTable(ctx.client);
     const arn = await arnOf(table);
-    await expectError(
+    await expectValidation(
       () => ctx.client.send(new TagResourceCommand({ ResourceArn: arn, Tags: [] })),
-      "ValidationException",
       "Atleast one Tag needs to be provided as Input.",
     );
-    await expectError(
+    await expectValidation(
       () => ctx.client.send(new UntagResourceCommand({ ResourceArn: arn, TagKeys: [] })),
-      "ValidationException",
       "Atleast one Tag Key needs to be provided as Input.",
     );
     const denied = await expectError(
@@ -136,19 +125,17 @@ describe("tags", () => {
       "ResourceNotFoundException",
       `Requested resource not found: ResourcArn: ${missing} not found`,
     );
-    await expectError(
+    await expectValidation(
       () =>
         ctx.client.send(
           new TagResourceCommand({ ResourceArn: arn, Tags: Array.from({ length: 51 }, (_, i) => ({ Key: `k${i}`, Value: "v" })) }),
         ),
-      "ValidationException",
       "One or more parameter values were invalid: The number of tags on a resource exceeds the limit of 50",
     );
     assert.deepEqual(await allTags(arn), [], "a refused TagResource sets nothing");
     const longKey = "k".repeat(129);
-    await expectError(
+    await expectValidation(
       () => ctx.client.send(new TagResourceCommand({ ResourceArn: arn, Tags: [{ Key: longKey, Value: "v" }] })),
-      "ValidationException",
       `1 validation error detected: Value '${longKey}' at 'tags.1.member.key' failed to satisfy constraint: ` +
         "Member must have length less than or equal to 128",
     );
@@ -197,11 +184,7 @@ describe("endpoints, ARNs and regions", () => {
     assert.equal((await ctx.client.send(new DescribeTableCommand({ TableName: arn }))).Table.TableName, table);
 
     const otherRegion = arn.replace(":us-east-1:", ":eu-west-1:");
-    await expectError(
-      () => ctx.client.send(new DescribeTableCommand({ TableName: otherRegion })),
-      "ValidationException",
-      `Invalid AWS region in '${otherRegion}'`,
-    );
+    await expectValidation(() => ctx.client.send(new DescribeTableCommand({ TableName: otherRegion })), `Invalid AWS region in '${otherRegion}'`);
   });
 
   for (const region of ["eu-west-1", "ap-southeast-2"]) {
@@ -210,15 +193,7 @@ describe("endpoints, ARNs and regions", () => {
       const thereDoc = makeDocClient(there);
       const name = tableName("region");
       try {
-        await there.send(
-          new CreateTableCommand({
-            TableName: name,
-            AttributeDefinitions: [{ AttributeName: "pk", AttributeType: "S" }],
-            KeySchema: [{ AttributeName: "pk", KeyType: "HASH" }],
-            BillingMode: "PAY_PER_REQUEST",
-          }),
-        );
-        await waitActive(there, name);
+        await createTable(there, { name });
         assert.equal(await arnOf(name, there), `arn:aws:dynamodb:${region}:000000000000:table/${name}`);
         assert.ok((await there.send(new ListTablesCommand({}))).TableNames.includes(name));
         assert.ok(!(await ctx.client.send(new ListTablesCommand({}))).TableNames.includes(name));
@@ -291,9 +266,8 @@ describe("validation against the service model", () => {
 
   test("constraint violations are aggregated into one ValidationException, in model member order", async () => {
     const missing = tableName("missing");
-    await expectError(
+    await expectValidation(
       () => ctx.client.send(new ScanCommand({ TableName: missing, Limit: 0, Segment: 1000000, TotalSegments: 0, Select: "count" })),
-      "ValidationException",
       "4 validation errors detected: " +
         "Value '0' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1; " +
         "Value 'count' at 'select' failed to satisfy constraint: Member must satisfy enum value set: " +
@@ -301,18 +275,17 @@ describe("validation against the service model", () => {
         "Value '0' at 'totalSegments' failed to satisfy constraint: Member must have value greater than or equal to 1; " +
         "Value '1000000' at 'segment' failed to satisfy constraint: Member must have value less than or equal to 999999",
     );
-    await expectError(
+    await expectValidation(
       () =>
         ctx.client.send(
           new PutItemCommand({ TableName: missing, Item: { pk: { S: "x" } }, ReturnValues: "EVERYTHING", ReturnConsumedCapacity: "SOME" }),
         ),
-      "ValidationException",
       "2 validation errors detected: " +
         "Value 'EVERYTHING' at 'returnValues' failed to satisfy constraint: Member must satisfy enum value set: " +
         "[ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]; " +
         "Value 'SOME' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]",
     );
-    await expectError(
+    await expectValidation(
       () =>
         ctx.client.send(
           new CreateTableCommand({
@@ -322,18 +295,16 @@ describe("validation against the service model", () => {
             BillingMode: "PAY_PER_REQUEST",
           }),
         ),
-      "ValidationException",
       "2 validation errors detected: " +
         "Value 'Z' at 'attributeDefinitions.1.member.attributeType' failed to satisfy constraint: Member must satisfy enum value set: [B, N, S]; " +
         "Value 'HUSH' at 'keySchema.1.member.keyType' failed to satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]",
     );
     // Query's Limit quirk: no value, capital L.
-    await expectError(
+    await expectValidation(
       () =>
         ctx.client.send(
           new RawQueryCommand({ TableName: missing, Limit: 0, KeyConditionExpression: "pk = :p", ExpressionAttributeValues: { ":p": { S: "x" } } }),
         ),
-      "ValidationException",
       "1 validation error detected: Value at 'Limit' failed to satisfy constraint: Member must have value greater than or equal to 1",
     );
     // Nothing was created along the way.

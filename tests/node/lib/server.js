@@ -183,26 +183,27 @@ export async function batchPut(doc, table, items) {
 }
 
 /**
- * Creates an on-demand table: hash key `pk` (type S by default) and an
- * optional range key `sk`, then waits for ACTIVE.
+ * The CreateTable request of an on-demand table: hash key `pk` (type S by
+ * default) and an optional range key `sk`; `extra` (Tags, ...) is added.
  */
-export async function createTable(client, { name = tableName(), hashType = "S", rangeType = null } = {}) {
-  const AttributeDefinitions = [{ AttributeName: "pk", AttributeType: hashType }];
-  const KeySchema = [{ AttributeName: "pk", KeyType: "HASH" }];
-  if (rangeType) {
-    AttributeDefinitions.push({ AttributeName: "sk", AttributeType: rangeType });
-    KeySchema.push({ AttributeName: "sk", KeyType: "RANGE" });
-  }
-  await client.send(
-    new CreateTableCommand({
-      TableName: name,
-      AttributeDefinitions,
-      KeySchema,
-      BillingMode: "PAY_PER_REQUEST",
-    }),
-  );
-  await waitActive(client, name);
-  return name;
+export function tableParams({ name = tableName(), hashType = "S", rangeType = null, ...extra } = {}) {
+  const types = rangeType ? { pk: hashType, sk: rangeType } : { pk: hashType };
+  const keys = rangeType ? [["pk", "HASH"], ["sk", "RANGE"]] : [["pk", "HASH"]];
+  return {
+    TableName: name,
+    AttributeDefinitions: attributes(types),
+    KeySchema: keySchema(...keys),
+    BillingMode: "PAY_PER_REQUEST",
+    ...extra,
+  };
+}
+
+/** Creates the table of `tableParams(options)`, then waits for ACTIVE. */
+export async function createTable(client, options = {}) {
+  const params = tableParams(options);
+  await client.send(new CreateTableCommand(params));
+  await waitActive(client, params.TableName);
+  return params.TableName;
 }
 
 /**
@@ -223,3 +224,6 @@ export async function expectError(fn, name = undefined, message = undefined) {
   else if (message !== undefined) assert.equal(err.message, message);
   return err;
 }
+
+/** expectError for a ValidationException with exactly (or matching) `message`. */
+export const expectValidation = (fn, message) => expectError(fn, "ValidationException", message);
