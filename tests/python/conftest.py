@@ -106,11 +106,15 @@ class ServerProcess:
         return stop_process(self.proc, timeout)
 
 
-@pytest.fixture(scope="session")
-def server():
-    srv = ServerProcess()
+def running(srv):
+    """Fixture body for a started server process: yields it, then stops it."""
     yield srv
     srv.stop()
+
+
+@pytest.fixture(scope="session")
+def server():
+    yield from running(ServerProcess())
 
 
 @pytest.fixture(scope="session")
@@ -127,9 +131,7 @@ def ferretdb_server(tmp_path_factory):
     """One FerretDB (SQLite handler) per session, answering ping."""
     from ferretdb import FerretDBServer
 
-    srv = FerretDBServer.start(tmp_path_factory.mktemp("ferretdb"))
-    yield srv
-    srv.stop()
+    yield from running(FerretDBServer.start(tmp_path_factory.mktemp("ferretdb")))
 
 
 @pytest.fixture(scope="module")

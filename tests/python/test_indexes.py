@@ -14,6 +14,11 @@ S = lambda v: {"S": v}  # noqa: E731
 N = lambda v: {"N": str(v)}  # noqa: E731
 
 
+def attrs(**types):
+    """AttributeDefinitions from name=type keywords, in their order."""
+    return [{"AttributeName": name, "AttributeType": t} for name, t in types.items()]
+
+
 def gsi(name, keys, projection=None, **extra):
     return {
         "IndexName": name,
@@ -29,13 +34,7 @@ def orders(ddb, make_table):
     (customer), INCLUDE LSI by_amount (pk, amount) projecting note."""
     return make_table(
         range_key=("sk", "S"),
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-            {"AttributeName": "status", "AttributeType": "S"},
-            {"AttributeName": "amount", "AttributeType": "N"},
-            {"AttributeName": "customer", "AttributeType": "S"},
-        ],
+        AttributeDefinitions=attrs(pk="S", sk="S", status="S", amount="N", customer="S"),
         GlobalSecondaryIndexes=[
             gsi("by_status", [("status", "HASH"), ("amount", "RANGE")]),
             gsi("by_customer", [("customer", "HASH")], {"ProjectionType": "KEYS_ONLY"}),
@@ -66,6 +65,13 @@ def order(sk, status=None, amount=None, customer=None, note=None, pk="u1"):
 
 def sks(resp):
     return [i["sk"]["S"] for i in resp["Items"]]
+
+
+def query_index(ddb, table, index, condition, values, **kw):
+    """Query of `index` with key condition `condition` and its values."""
+    return ddb.query(
+        TableName=table, IndexName=index, KeyConditionExpression=condition, ExpressionAttributeValues=values, **kw
+    )
 
 
 def by_status(ddb, table, status, **kw):
@@ -142,38 +148,16 @@ def test_every_write_keeps_the_gsi_in_step_and_items_without_its_key_stay_out(dd
 
 def test_projections_keys_only_and_include_and_select_rules(ddb, orders):
     ddb.put_item(TableName=orders, Item=order("a", "open", 7, "c1", note="fragile"))
-    keys_only = ddb.query(
-        TableName=orders,
-        IndexName="by_customer",
-        KeyConditionExpression="customer = :c",
-        ExpressionAttributeValues={":c": S("c1")},
-    )
+    keys_only = query_index(ddb, orders, "by_customer", "customer = :c", {":c": S("c1")})
     assert keys_only["Items"] == [{"pk": S("u1"), "sk": S("a"), "customer": S("c1")}]
-    lsi = ddb.query(
-        TableName=orders,
-        IndexName="by_amount",
-        KeyConditionExpression="pk = :p AND amount > :a",
-        ExpressionAttributeValues={":p": S("u1"), ":a": N(5)},
-    )
+    lsi = query_index(ddb, orders, "by_amount", "pk = :p AND amount > :a", {":p": S("u1"), ":a": N(5)})
     assert lsi["Items"] == [{"pk": S("u1"), "sk": S("a"), "amount": N(7), "note": S("fragile")}]
     # An LSI fetches what it does not project from the table ...
-    whole = ddb.query(
-        TableName=orders,
-        IndexName="by_amount",
-        KeyConditionExpression="pk = :p",
-        ExpressionAttributeValues={":p": S("u1")},
-        Select="ALL_ATTRIBUTES",
-    )
+    whole = query_index(ddb, orders, "by_amount", "pk = :p", {":p": S("u1")}, Select="ALL_ATTRIBUTES")
     assert whole["Items"] == [order("a", "open", 7, "c1", note="fragile")]
     # ... a GSI refuses to.
     expect_error(
-        lambda: ddb.query(
-            TableName=orders,
-            IndexName="by_customer",
-            KeyConditionExpression="customer = :c",
-            ExpressionAttributeValues={":c": S("c1")},
-            Select="ALL_ATTRIBUTES",
-        ),
+        lambda: query_index(ddb, orders, "by_customer", "customer = :c", {":c": S("c1")}, Select="ALL_ATTRIBUTES"),
         "ValidationException",
         "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global "
         "secondary index by_customer because its projection type is not ALL",
@@ -202,13 +186,7 @@ def test_index_read_errors(ddb, orders):
         "The table does not have the specified index: nope",
     )
     # LSIs allow strongly consistent reads.
-    ddb.query(
-        TableName=orders,
-        IndexName="by_amount",
-        KeyConditionExpression="pk = :p",
-        ExpressionAttributeValues={":p": S("u1")},
-        ConsistentRead=True,
-    )
+    query_index(ddb, orders, "by_amount", "pk = :p", {":p": S("u1")}, ConsistentRead=True)
 
 
 @pytest.mark.parametrize(
@@ -297,13 +275,7 @@ def test_consumed_capacity_indexes_reports_each_index(ddb, orders):
 def tournament(make_table):
     """Multi-attribute GSI: partition key (region, season), sort key (round, score)."""
     return make_table(
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "region", "AttributeType": "S"},
-            {"AttributeName": "season", "AttributeType": "N"},
-            {"AttributeName": "round", "AttributeType": "S"},
-            {"AttributeName": "score", "AttributeType": "N"},
-        ],
+        AttributeDefinitions=attrs(pk="S", region="S", season="N", round="S", score="N"),
         GlobalSecondaryIndexes=[
             gsi("games", [("region", "HASH"), ("season", "HASH"), ("round", "RANGE"), ("score", "RANGE")])
         ],
@@ -343,13 +315,7 @@ def test_multi_attribute_gsi_keys_sort_component_by_component(ddb, tournament):
         "present on key attribute score",
     )
     expect_error(
-        lambda: ddb.query(
-            TableName=tournament,
-            IndexName="games",
-            KeyConditionExpression="#r = :r",
-            ExpressionAttributeNames=names,
-            ExpressionAttributeValues={":r": S("eu")},
-        ),
+        lambda: query_index(ddb, tournament, "games", "#r = :r", {":r": S("eu")}, ExpressionAttributeNames=names),
         "ValidationException",
         "Query condition missed key schema element: season",
     )
@@ -421,19 +387,23 @@ def test_create_table_index_validation(ddb_raw, message, kw):
     create_error(ddb_raw, message, **kw)
 
 
-def test_a_provisioned_gsi_throttles_base_table_writes_it_cannot_absorb(ddb, make_table):
-    table = make_table(
+@pytest.fixture
+def narrow(make_table):
+    """A PROVISIONED table (100 RCU, 1,000 WCU) whose GSI "narrow" (hash key g)
+    has 1 RCU and 1 WCU."""
+    return make_table(
         billing="PROVISIONED",
         rcu=100,
         wcu=1000,
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "g", "AttributeType": "S"},
-        ],
+        AttributeDefinitions=attrs(pk="S", g="S"),
         GlobalSecondaryIndexes=[
             gsi("narrow", [("g", "HASH")], ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1})
         ],
     )
+
+
+def test_a_provisioned_gsi_throttles_base_table_writes_it_cannot_absorb(ddb, narrow):
+    table = narrow
     arn = ddb.describe_table(TableName=table)["Table"]["TableArn"]
     # Items without g never touch the GSI: the table's 1,000 WCU absorb them.
     for i in range(50):
@@ -477,12 +447,7 @@ def test_update_table_adds_a_gsi_with_a_backfill_then_deletes_it(ddb, make_table
     )
     desc = wait_index_active(ddb, table, "by_team")
     assert (desc["IndexStatus"], desc["Backfilling"], desc["ItemCount"]) == ("ACTIVE", False, 6)
-    resp = ddb.query(
-        TableName=table,
-        IndexName="by_team",
-        KeyConditionExpression="team = :t",
-        ExpressionAttributeValues={":t": S("red")},
-    )
+    resp = query_index(ddb, table, "by_team", "team = :t", {":t": S("red")})
     assert sorted(i["pk"]["S"] for i in resp["Items"]) == ["k1", "k3", "k5"]
     # Now a wrong-typed write is refused.
     expect_error(
@@ -512,12 +477,7 @@ def test_update_table_adds_a_gsi_with_a_backfill_then_deletes_it(ddb, make_table
     assert "GlobalSecondaryIndexes" not in out["TableDescription"]
     ddb.put_item(TableName=table, Item={"pk": S("odd2"), "team": N(1)})  # no index constrains team any more
     expect_error(
-        lambda: ddb.query(
-            TableName=table,
-            IndexName="by_team",
-            KeyConditionExpression="team = :t",
-            ExpressionAttributeValues={":t": S("red")},
-        ),
+        lambda: query_index(ddb, table, "by_team", "team = :t", {":t": S("red")}),
         "ValidationException",
         "The table does not have the specified index: by_team",
     )
@@ -552,19 +512,8 @@ def test_item_collection_metrics_on_a_table_with_an_lsi(ddb, orders, make_table)
     assert "ItemCollectionMetrics" not in out, "only tables with an LSI have item collections"
 
 
-def test_switching_to_on_demand_takes_the_gsis_along(ddb, make_table):
-    table = make_table(
-        billing="PROVISIONED",
-        rcu=100,
-        wcu=1000,
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "g", "AttributeType": "S"},
-        ],
-        GlobalSecondaryIndexes=[
-            gsi("narrow", [("g", "HASH")], ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1})
-        ],
-    )
+def test_switching_to_on_demand_takes_the_gsis_along(ddb, narrow):
+    table = narrow
     ddb.update_table(TableName=table, BillingMode="PAY_PER_REQUEST")
     [g] = ddb.describe_table(TableName=table)["Table"]["GlobalSecondaryIndexes"]
     assert (g["ProvisionedThroughput"]["ReadCapacityUnits"], g["ProvisionedThroughput"]["WriteCapacityUnits"]) == (0, 0)
@@ -577,13 +526,14 @@ def test_switching_to_on_demand_takes_the_gsis_along(ddb, make_table):
 def test_an_lsi_filter_on_an_unprojected_attribute_still_returns_the_entries(ddb, orders):
     ddb.put_item(TableName=orders, Item=order("a", "open", 7, note="fragile"))
     ddb.put_item(TableName=orders, Item=order("b", "open", 9, note="plain"))
-    out = ddb.query(
-        TableName=orders,
-        IndexName="by_amount",
-        KeyConditionExpression="pk = :p",
+    out = query_index(
+        ddb,
+        orders,
+        "by_amount",
+        "pk = :p",
+        {":p": S("u1"), ":s": S("open")},
         FilterExpression="#s = :s",
         ExpressionAttributeNames={"#s": "status"},
-        ExpressionAttributeValues={":p": S("u1"), ":s": S("open")},
     )
     # The filter reads status (fetched from the table); the page shows the
     # INCLUDE entries: keys, amount and note, not status or extra.
