@@ -31,7 +31,17 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 
-import { createTable, expectError, expectValidation, makeClient, makeDocClient, tableName, useServer } from "./lib/server.js";
+import {
+  createTable,
+  expectError,
+  expectValidation,
+  keySchema,
+  makeClient,
+  makeDocClient,
+  tableName,
+  tableParams,
+  useServer,
+} from "./lib/server.js";
 
 const ctx = useServer();
 
@@ -288,12 +298,7 @@ describe("validation against the service model", () => {
     await expectValidation(
       () =>
         ctx.client.send(
-          new CreateTableCommand({
-            TableName: missing,
-            AttributeDefinitions: [{ AttributeName: "pk", AttributeType: "Z" }],
-            KeySchema: [{ AttributeName: "pk", KeyType: "HUSH" }],
-            BillingMode: "PAY_PER_REQUEST",
-          }),
+          new CreateTableCommand({ ...tableParams({ name: missing, hashType: "Z" }), KeySchema: keySchema(["pk", "HUSH"]) }),
         ),
       "2 validation errors detected: " +
         "Value 'Z' at 'attributeDefinitions.1.member.attributeType' failed to satisfy constraint: Member must satisfy enum value set: [B, N, S]; " +
