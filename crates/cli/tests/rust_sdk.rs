@@ -172,6 +172,13 @@ fn start() -> (Server, Client) {
     (server, client)
 }
 
+/// A fresh server, a client, and the on-demand table of `create_table`.
+async fn start_with_table(name: &str, range: Option<ScalarAttributeType>) -> (Server, Client) {
+    let (server, client) = start();
+    create_table(&client, name, range).await;
+    (server, client)
+}
+
 fn s(v: &str) -> AttributeValue {
     AttributeValue::S(v.to_string())
 }
@@ -238,6 +245,24 @@ fn assert_refused<T: std::fmt::Debug, E: ProvideErrorMetadata + std::fmt::Debug>
 ) {
     let err = result.expect_err(what);
     assert_eq!((err.code(), err.message()), (Some(code), Some(message)), "{what}: {err:?}");
+}
+
+/// A strongly consistent GetItem of the item with key pk = `pk` (S).
+fn get_consistent(
+    client: &Client,
+    table: &str,
+    pk: &str,
+) -> aws_sdk_dynamodb::operation::get_item::builders::GetItemFluentBuilder {
+    client.get_item().table_name(table).key("pk", s(pk)).consistent_read(true)
+}
+
+/// A Query of the partition pk = `pk` (S) of `table`.
+fn query_partition(
+    client: &Client,
+    table: &str,
+    pk: &str,
+) -> aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder {
+    client.query().table_name(table).key_condition_expression("pk = :p").expression_attribute_values(":p", s(pk))
 }
 
 fn sorted<T: Ord + Clone>(v: &[T]) -> Vec<T> {
@@ -316,8 +341,7 @@ const DIGITS38: &str = "12345678901234567890123456789012345678";
 
 #[tokio::test]
 async fn put_get_every_attribute_type() {
-    let (_server, client) = start();
-    create_table(&client, "types", None).await;
+    let (_server, client) = start_with_table("types", None).await;
 
     let nested = AttributeValue::M(item(&[
         ("inner_list", AttributeValue::L(vec![n("1"), s("two"), AttributeValue::Null(true)])),
@@ -350,14 +374,7 @@ async fn put_get_every_attribute_type() {
     ]);
     client.put_item().table_name("types").set_item(Some(original.clone())).send().await.expect("PutItem");
 
-    let got = client
-        .get_item()
-        .table_name("types")
-        .key("pk", s("all-types"))
-        .consistent_read(true)
-        .send()
-        .await
-        .expect("GetItem");
+    let got = get_consistent(&client, "types", "all-types").send().await.expect("GetItem");
     let got = got.item().expect("Item present").clone();
 
     let mut keys: Vec<&String> = got.keys().collect();
@@ -380,8 +397,7 @@ async fn put_get_every_attribute_type() {
 
 #[tokio::test]
 async fn numbers_round_trip_exactly_and_reject_39_digits() {
-    let (_server, client) = start();
-    create_table(&client, "nums", None).await;
+    let (_server, client) = start_with_table("nums", None).await;
 
     let cases = [
         DIGITS38,
@@ -392,7 +408,7 @@ async fn numbers_round_trip_exactly_and_reject_39_digits() {
     for (i, v) in cases.iter().enumerate() {
         let pk = format!("num-{i}");
         client.put_item().table_name("nums").item("pk", s(&pk)).item("v", n(v)).send().await.expect("PutItem");
-        let got = client.get_item().table_name("nums").key("pk", s(&pk)).consistent_read(true).send().await.unwrap();
+        let got = get_consistent(&client, "nums", &pk).send().await.unwrap();
         assert_eq!(got.item().and_then(|it| it.get("v")), Some(&n(v)), "number {v}");
     }
 
@@ -407,7 +423,7 @@ async fn numbers_round_trip_exactly_and_reject_39_digits() {
         .send()
         .await
         .expect("PutItem");
-    let got = client.get_item().table_name("nums").key("pk", s("canon")).consistent_read(true).send().await.unwrap();
+    let got = get_consistent(&client, "nums", "canon").send().await.unwrap();
     let it = got.item().expect("item");
     assert_eq!((&it["a"], &it["b"], &it["c"]), (&n("1.5"), &n("100"), &n("0")));
 
@@ -426,8 +442,7 @@ async fn numbers_round_trip_exactly_and_reject_39_digits() {
 
 #[tokio::test]
 async fn update_item_set_add_all_new() {
-    let (_server, client) = start();
-    create_table(&client, "upd", None).await;
+    let (_server, client) = start_with_table("upd", None).await;
 
     client
         .put_item()
@@ -468,15 +483,14 @@ async fn update_item_set_add_all_new() {
     assert_eq!(attrs["fresh"], n("5"));
     assert_eq!(sorted(attrs["tags"].as_ss().expect("SS")), vec!["a", "b", "c"]);
 
-    let got = client.get_item().table_name("upd").key("pk", s("u1")).consistent_read(true).send().await.unwrap();
+    let got = get_consistent(&client, "upd", "u1").send().await.unwrap();
     assert_eq!(got.item().unwrap().get("big"), Some(&n("12345678901234567890123456789012345679")));
     assert!(got.item().unwrap().get("old").is_none());
 }
 
 #[tokio::test]
 async fn conditional_put_fails_with_typed_error() {
-    let (_server, client) = start();
-    create_table(&client, "cond", None).await;
+    let (_server, client) = start_with_table("cond", None).await;
 
     client.put_item().table_name("cond").item("pk", s("k")).item("v", n("1")).send().await.expect("PutItem");
     let err = client
@@ -497,14 +511,13 @@ async fn conditional_put_fails_with_typed_error() {
         }
         other => panic!("expected ConditionalCheckFailedException, got {other:?}"),
     }
-    let got = client.get_item().table_name("cond").key("pk", s("k")).consistent_read(true).send().await.unwrap();
+    let got = get_consistent(&client, "cond", "k").send().await.unwrap();
     assert_eq!(got.item().unwrap().get("v"), Some(&n("1")), "failed put must not change the item");
 }
 
 #[tokio::test]
 async fn batch_write_25_then_batch_get() {
-    let (_server, client) = start();
-    create_table(&client, "batch", Some(ScalarAttributeType::N)).await;
+    let (_server, client) = start_with_table("batch", Some(ScalarAttributeType::N)).await;
 
     let requests: Vec<WriteRequest> = (0..25)
         .map(|i| {
@@ -561,8 +574,7 @@ async fn batch_write_25_then_batch_get() {
 
 #[tokio::test]
 async fn transact_write_cancelled_reasons_in_order() {
-    let (_server, client) = start();
-    create_table(&client, "txn", None).await;
+    let (_server, client) = start_with_table("txn", None).await;
     client.put_item().table_name("txn").item("pk", s("guard")).item("state", s("closed")).send().await.unwrap();
     client.put_item().table_name("txn").item("pk", s("counter")).item("n", n("1")).send().await.unwrap();
 
@@ -624,17 +636,15 @@ async fn transact_write_cancelled_reasons_in_order() {
     }
 
     // Nothing was applied.
-    let new = client.get_item().table_name("txn").key("pk", s("new")).consistent_read(true).send().await.unwrap();
+    let new = get_consistent(&client, "txn", "new").send().await.unwrap();
     assert!(new.item().is_none(), "cancelled Put was applied");
-    let counter =
-        client.get_item().table_name("txn").key("pk", s("counter")).consistent_read(true).send().await.unwrap();
+    let counter = get_consistent(&client, "txn", "counter").send().await.unwrap();
     assert_eq!(counter.item().unwrap().get("n"), Some(&n("1")), "cancelled Update was applied");
 }
 
 #[tokio::test]
 async fn query_paginates_with_items_stream() {
-    let (_server, client) = start();
-    create_table(&client, "query", Some(ScalarAttributeType::N)).await;
+    let (_server, client) = start_with_table("query", Some(ScalarAttributeType::N)).await;
 
     // 23 items in partition "p", inserted in a scrambled order, plus noise.
     for i in (0..23).map(|i| (i * 7) % 23) {
@@ -650,11 +660,7 @@ async fn query_paginates_with_items_stream() {
     }
     client.put_item().table_name("query").item("pk", s("other")).item("sk", n("5")).send().await.unwrap();
 
-    let items: Vec<HashMap<String, AttributeValue>> = client
-        .query()
-        .table_name("query")
-        .key_condition_expression("pk = :p")
-        .expression_attribute_values(":p", s("p"))
+    let items: Vec<HashMap<String, AttributeValue>> = query_partition(&client, "query", "p")
         .consistent_read(true)
         .into_paginator()
         .page_size(5)
@@ -669,11 +675,7 @@ async fn query_paginates_with_items_stream() {
     assert!(items.iter().all(|it| it["pk"] == s("p")));
 
     // Page shapes: 5,5,5,5,3 with LastEvaluatedKey on all but the last page.
-    let pages = client
-        .query()
-        .table_name("query")
-        .key_condition_expression("pk = :p")
-        .expression_attribute_values(":p", s("p"))
+    let pages = query_partition(&client, "query", "p")
         .into_paginator()
         .page_size(5)
         .send()
@@ -708,14 +710,7 @@ async fn missing_table_is_resource_not_found() {
     let err = client.put_item().table_name("nope").item("pk", s("x")).send().await.expect_err("missing table");
     assert!(matches!(err.into_service_error(), PutItemError::ResourceNotFoundException(_)));
 
-    let err = client
-        .query()
-        .table_name("nope")
-        .key_condition_expression("pk = :p")
-        .expression_attribute_values(":p", s("x"))
-        .send()
-        .await
-        .expect_err("missing table");
+    let err = query_partition(&client, "nope", "x").send().await.expect_err("missing table");
     assert!(matches!(err.into_service_error(), QueryError::ResourceNotFoundException(_)));
 
     let err = client.describe_table().table_name("nope").send().await.expect_err("missing table");
@@ -724,8 +719,7 @@ async fn missing_table_is_resource_not_found() {
 
 #[tokio::test]
 async fn key_schema_mismatch_is_validation_exception() {
-    let (_server, client) = start();
-    create_table(&client, "valid", Some(ScalarAttributeType::N)).await;
+    let (_server, client) = start_with_table("valid", Some(ScalarAttributeType::N)).await;
 
     // Missing range key.
     // ValidationException is not a modelled variant: check the error code.
@@ -739,8 +733,7 @@ async fn key_schema_mismatch_is_validation_exception() {
 
 #[tokio::test]
 async fn delete_item_all_old_and_consumed_capacity() {
-    let (_server, client) = start();
-    create_table(&client, "del", None).await;
+    let (_server, client) = start_with_table("del", None).await;
 
     let put = client
         .put_item()
@@ -765,11 +758,7 @@ async fn delete_item_all_old_and_consumed_capacity() {
         .unwrap();
     assert_eq!(del.attributes().cloned(), Some(item(&[("pk", s("k")), ("v", s("small"))])));
 
-    let got = client
-        .get_item()
-        .table_name("del")
-        .key("pk", s("k"))
-        .consistent_read(true)
+    let got = get_consistent(&client, "del", "k")
         .return_consumed_capacity(ReturnConsumedCapacity::Total)
         .send()
         .await
@@ -1148,8 +1137,7 @@ async fn multi_attribute_gsi_keys_sort_by_component_and_need_a_gapless_prefix() 
 
 #[tokio::test]
 async fn update_table_adds_a_gsi_with_a_backfill_then_deletes_it() {
-    let (_server, client) = start();
-    create_table(&client, "teams", None).await;
+    let (_server, client) = start_with_table("teams", None).await;
     for i in 0..6 {
         let team = if i % 2 == 1 { "red" } else { "blue" };
         client
@@ -1349,7 +1337,7 @@ async fn provisioned_gsi_back_pressure_throttles_base_table_writes() {
         }
         other => panic!("expected ProvisionedThroughputExceededException, got {other:?}"),
     }
-    let got = client.get_item().table_name("hot").key("pk", s(&format!("k{i}"))).consistent_read(true).send().await;
+    let got = get_consistent(&client, "hot", &format!("k{i}")).send().await;
     assert!(got.unwrap().item().is_none(), "the refused write is not in the table");
 }
 
