@@ -42,17 +42,18 @@ const keyFields = (prefix, pkComposite, skComposite, extra = {}) => ({
 const gsi = (n, pkComposite, skComposite, extra = {}) =>
   keyFields(`gsi${n}`, pkComposite, skComposite, { index: `gsi${n}pk-gsi${n}sk-index`, ...extra });
 
+/** An entity's ElectroDB model block in this service. */
+const model = (entity) => ({ entity, version: "1", service: SERVICE });
+
+/** ElectroDB attributes: each name a string the entity must have. */
+const requiredStrings = (...names) => Object.fromEntries(names.map((name) => [name, { type: "string", required: true }]));
+
 const employeeSchema = {
-  model: { entity: "employee", version: "1", service: SERVICE },
+  model: model("employee"),
   attributes: {
     employee: { type: "string" },
-    firstName: { type: "string", required: true },
-    lastName: { type: "string", required: true },
-    office: { type: "string", required: true },
-    title: { type: "string", required: true },
-    team: { type: "string", required: true },
+    ...requiredStrings("firstName", "lastName", "office", "title", "team", "dateHired"),
     salary: { type: "number" },
-    dateHired: { type: "string", required: true },
     skills: { type: "set", items: "string" },
   },
   indexes: {
@@ -66,11 +67,10 @@ const employeeSchema = {
 };
 
 const taskSchema = {
-  model: { entity: "task", version: "1", service: SERVICE },
+  model: model("task"),
   attributes: {
     task: { type: "string" },
-    project: { type: "string", required: true },
-    employee: { type: "string", required: true },
+    ...requiredStrings("project", "employee"),
     description: { type: "string" },
     status: { type: ["open", "in-progress", "closed"], default: "open" },
     points: { type: "number", required: true },
@@ -94,14 +94,8 @@ const taskSchema = {
 };
 
 const officeSchema = {
-  model: { entity: "office", version: "1", service: SERVICE },
-  attributes: {
-    office: { type: "string" },
-    country: { type: "string", required: true },
-    state: { type: "string", required: true },
-    city: { type: "string", required: true },
-    zip: { type: "string", required: true },
-  },
+  model: model("office"),
+  attributes: { office: { type: "string" }, ...requiredStrings("country", "state", "city", "zip") },
   indexes: {
     locations: keyFields("", ["country", "state"], ["city", "zip", "office"]),
     office: gsi(1, ["office"], [], { collection: "workplaces" }),
