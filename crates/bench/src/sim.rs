@@ -152,7 +152,9 @@ fn timeline(engine: &Engine, table: &str, now: u64) -> Vec<Second> {
 /// The per-second write metrics of `table` from `start_ms` to `now`,
 /// numbered from the second of `start_ms`.
 pub fn table_timeline(engine: &Engine, table: &str, start_ms: u64, now: u64) -> Vec<Second> {
-    let Some(report) = engine.capacity_reports(Millis(now)).into_iter().find(|r| r.table_name == table && r.index_name.is_none()) else {
+    let Some(report) =
+        engine.capacity_reports(Millis(now)).into_iter().find(|r| r.table_name == table && r.index_name.is_none())
+    else {
         return Vec::new();
     };
     let first = start_ms / 1000;
