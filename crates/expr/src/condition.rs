@@ -583,15 +583,10 @@ fn render_bound(value: &AttributeValue) -> Option<String> {
     }
 }
 
-/// The order of two values, defined only between two numbers, two strings
-/// (by UTF-8 bytes) or two binaries (by unsigned bytes).
+/// The order of two values of one scalar type (see
+/// [`AttributeValue::scalar_order`]).
 fn order(a: &AttributeValue, b: &AttributeValue) -> Option<Ordering> {
-    match (a, b) {
-        (AttributeValue::N(x), AttributeValue::N(y)) => Some(x.cmp(y)),
-        (AttributeValue::S(x), AttributeValue::S(y)) => Some(x.as_bytes().cmp(y.as_bytes())),
-        (AttributeValue::B(x), AttributeValue::B(y)) => Some(x.cmp(y)),
-        _ => None,
-    }
+    a.scalar_order(b)
 }
 
 /// `size()` of a value: UTF-8 bytes of a string, bytes of a binary,

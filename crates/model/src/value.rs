@@ -75,6 +75,18 @@ impl ValueType {
 }
 
 impl AttributeValue {
+    /// The order of two values, defined only between two numbers
+    /// (numerically), two strings (by UTF-8 bytes) or two binaries (by
+    /// unsigned bytes): what DynamoDB's comparisons use.
+    pub fn scalar_order(&self, other: &AttributeValue) -> Option<std::cmp::Ordering> {
+        match (self, other) {
+            (AttributeValue::N(x), AttributeValue::N(y)) => Some(x.cmp(y)),
+            (AttributeValue::S(x), AttributeValue::S(y)) => Some(x.as_bytes().cmp(y.as_bytes())),
+            (AttributeValue::B(x), AttributeValue::B(y)) => Some(x.cmp(y)),
+            _ => None,
+        }
+    }
+
     /// This value's type.
     pub fn value_type(&self) -> ValueType {
         match self {

@@ -267,15 +267,10 @@ fn enum_violation(violations: &mut Violations, value: &str, member: &str, set: &
     violations.add(&format!("'{value}'"), member, &format!("Member must satisfy enum value set: {set}"));
 }
 
-/// The order of two scalars of one type (numbers numerically, strings and
-/// binaries by unsigned bytes).
+/// The order of two values of one scalar type (see
+/// [`AttributeValue::scalar_order`]).
 fn order(a: &AttributeValue, b: &AttributeValue) -> Option<Ordering> {
-    match (a, b) {
-        (AttributeValue::N(x), AttributeValue::N(y)) => Some(x.cmp(y)),
-        (AttributeValue::S(x), AttributeValue::S(y)) => Some(x.as_bytes().cmp(y.as_bytes())),
-        (AttributeValue::B(x), AttributeValue::B(y)) => Some(x.cmp(y)),
-        _ => None,
-    }
+    a.scalar_order(b)
 }
 
 /// The checks on a condition's request values, in DynamoDB's order: their
