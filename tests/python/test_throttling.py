@@ -68,36 +68,57 @@ def put_requests(pk, first, count, kb):
 def test_hot_partition_batch_returns_unprocessed_items_then_throttling_exception(modelled):
     ddb, _ = modelled
     name = make(ddb)
-    # 25 items of 20 KB on one partition key: 500 units asked of a
-    # partition that serves 1,000 units/s and holds 0.3 s of it at once.
-    requests = put_requests("hot", 0, 25, 20)
-    resp = ddb.batch_write_item(RequestItems={name: requests}, ReturnConsumedCapacity="TOTAL")
-    unprocessed = resp["UnprocessedItems"].get(name, [])
-    assert 0 < len(unprocessed) < 25, len(unprocessed)
-    # Unprocessed items come back in the request's own shape, in order.
-    assert unprocessed == requests[25 - len(unprocessed):]
-    written = 25 - len(unprocessed)
-    assert resp["ConsumedCapacity"] == [
-        {"TableName": name, "CapacityUnits": 20.0 * written, "WriteCapacityUnits": 20.0 * written}
-    ]
-    # Keep asking: once the partition has less left than one 40 KB item,
-    # nothing is admitted and the whole call fails, as on-demand tables
-    # fail. The partition refills 1,000 units a second, so a call that
-    # lands after a pause may still get an item in; bounded at 50 calls.
+    # 25 items of 40 KB on one partition key: 1,000 units a request. A
+    # partition admits a request while it has tokens and charges it in
+    # full (A39), so the first calls are accepted whole; once its bucket
+    # and bank are spent it is in debt, and a call finds nothing left: the
+    # whole call fails, as on-demand tables fail. Bounded at 50 calls.
     error = None
     for attempt in range(50):
         try:
-            ddb.batch_write_item(RequestItems={name: put_requests("hot", 1000 + 25 * attempt, 25, 40)})
+            resp = ddb.batch_write_item(RequestItems={name: put_requests("hot", 25 * attempt, 25, 40)})
+            assert resp["UnprocessedItems"] == {}, "a partition with tokens takes the whole request"
         except ClientError as err:
             error = err.response
             break
     assert error is not None, "a hot partition refuses a whole batch at some point"
+    assert 2 <= attempt <= 10, attempt
     assert error["Error"]["Code"] == "ThrottlingException"
     assert error["Error"]["Message"].startswith("Throughput exceeds the current capacity of your table or index.")
     assert error["throttlingReasons"] == [
         {"reason": "TableWriteKeyRangeThroughputExceeded", "resource": ARN_PREFIX + name}
     ]
     assert error["ResponseMetadata"]["HTTPStatusCode"] == 400
+    # On a provisioned table of 10 partitions the table keeps room while a
+    # hot key spends its partition's share (1,000 of the 10,000 WCU) into
+    # debt, and the table's pool has none to lend it; then one batch
+    # for the hot key and for 20 other keys: the hot key's items, and
+    # those of keys on its partition, come back unprocessed, in the
+    # request's own shape and order; the rest is written.
+    name = make(ddb, provisioned=(1, 10000))
+    for attempt in range(50):
+        try:
+            resp = ddb.batch_write_item(RequestItems={name: put_requests("hot", 25 * attempt, 25, 40)})
+            assert resp["UnprocessedItems"] == {}
+        except ClientError as err:
+            assert err.response["Error"]["Code"] == "ProvisionedThroughputExceededException"
+            assert err.response["ThrottlingReasons"] == [
+                {"reason": "TableWriteProvisionedThroughputExceeded", "resource": ARN_PREFIX + name}
+            ]
+            break
+    else:
+        raise AssertionError("the hot key's partition never ran out")
+    hot = put_requests("hot", 5000, 5, 20)
+    cold = [{"PutRequest": {"Item": item(f"cold{i}", 0, 20)}} for i in range(20)]
+    requests = hot + cold
+    resp = ddb.batch_write_item(RequestItems={name: requests}, ReturnConsumedCapacity="TOTAL")
+    unprocessed = resp["UnprocessedItems"].get(name, [])
+    assert 5 <= len(unprocessed) < 25, len(unprocessed)
+    assert unprocessed[:5] == hot
+    assert unprocessed == [r for r in requests if r in unprocessed]
+    written = 25 - len(unprocessed)
+    [consumed] = resp["ConsumedCapacity"]
+    assert (consumed["TableName"], consumed["CapacityUnits"]) == (name, 20.0 * written)
 
 
 def test_provisioned_table_raises_provisioned_throughput_exceeded(modelled):
@@ -120,32 +141,49 @@ def test_provisioned_table_raises_provisioned_throughput_exceeded(modelled):
 
 def test_throttled_transaction_is_cancelled_whole(modelled):
     ddb, _ = modelled
-    # 5 RCU to read the result back; 1 WCU cannot take 3 transactional puts.
+    # 5 RCU to read the result back; 1 WCU. A transaction of 3 puts (6
+    # units) finds the new table's partition with tokens and is admitted in
+    # full (A39); the next one finds it in debt and is cancelled whole.
     name = make(ddb, provisioned=(5, 1), range_key=False)
+    ddb.transact_write_items(TransactItems=[{"Put": {"TableName": name, "Item": {"pk": {"S": f"s{i}"}}}} for i in range(3)])
     actions = [{"Put": {"TableName": name, "Item": {"pk": {"S": f"t{i}"}}}} for i in range(3)]
     with pytest.raises(ClientError) as err:
         ddb.transact_write_items(TransactItems=actions)
     e = err.value.response
     assert e["Error"]["Code"] == "TransactionCanceledException"
     assert [r["Code"] for r in e["CancellationReasons"]] == ["ProvisionedThroughputExceeded"] * 3
-    # Nothing was written.
-    got = ddb.batch_get_item(RequestItems={name: {"Keys": [{"pk": {"S": f"t{i}"}} for i in range(3)]}})
+    # Nothing of it was written; the first transaction was.
+    keys = [{"pk": {"S": f"{p}{i}"}} for p in "st" for i in range(3)]
+    got = ddb.batch_get_item(RequestItems={name: {"Keys": keys}})
     assert got["UnprocessedKeys"] == {}
-    assert got["Responses"][name] == []
+    assert sorted(i["pk"]["S"] for i in got["Responses"][name]) == ["s0", "s1", "s2"]
 
 
 def test_batch_get_returns_unprocessed_keys(modelled):
     ddb, _ = modelled
-    name = make(ddb, provisioned=(1, 100))
+    # 1 RCU over 2 partitions (ceil(1/3000 + 1500/1000)).
+    name = make(ddb, provisioned=(1, 1500))
     ddb.batch_write_item(RequestItems={name: put_requests("k", 0, 10, 4)})
+    others = [{"PutRequest": {"Item": item(f"o{i}", 0, 4)}} for i in range(10)]
+    ddb.batch_write_item(RequestItems={name: others})
+    # The first read of key k's 10 items (10 units, consistent) is
+    # admitted whole, leaving k's partition in debt for seconds.
     keys = [{"pk": {"S": "k"}, "sk": {"N": str(i)}} for i in range(10)]
-    resp = ddb.batch_get_item(RequestItems={name: {"Keys": keys, "ConsistentRead": True}})
+    first = ddb.batch_get_item(RequestItems={name: {"Keys": keys, "ConsistentRead": True}})
+    assert len(first["Responses"][name]) == 10
+    # Then k's keys and ten keys spread over both partitions: what lies on
+    # k's partition comes back unprocessed, the rest is read.
+    mixed = keys[:5] + [{"pk": {"S": f"o{i}"}, "sk": {"N": "0"}} for i in range(10)]
+    resp = ddb.batch_get_item(RequestItems={name: {"Keys": mixed, "ConsistentRead": True}})
     unprocessed = resp["UnprocessedKeys"][name]
     returned = resp["Responses"][name]
-    assert len(returned) + len(unprocessed["Keys"]) == 10
-    assert 0 < len(unprocessed["Keys"]) < 10
+    assert len(returned) + len(unprocessed["Keys"]) == 15
+    assert 5 <= len(unprocessed["Keys"]) < 15
+    assert all(k in unprocessed["Keys"] for k in keys[:5])
     assert unprocessed["ConsistentRead"] is True
-    assert {r["sk"]["N"] for r in returned} | {k["sk"]["N"] for k in unprocessed["Keys"]} == {str(i) for i in range(10)}
+    assert {(r["pk"]["S"], r["sk"]["N"]) for r in returned} | {
+        (k["pk"]["S"], k["sk"]["N"]) for k in unprocessed["Keys"]
+    } == {(k["pk"]["S"], k["sk"]["N"]) for k in mixed}
 
 
 def raw_describe(url, name):
@@ -178,9 +216,14 @@ def test_describe_table_shows_partitions_and_warm_throughput(modelled):
 def test_metrics_count_throttled_items(modelled):
     ddb, srv = modelled
     name = make(ddb, provisioned=(1, 1), range_key=False)
-    resp = ddb.batch_write_item(RequestItems={name: [{"PutRequest": {"Item": {"pk": {"S": f"m{i}"}}}} for i in range(25)]})
-    refused = len(resp["UnprocessedItems"].get(name, []))
-    assert refused >= 23
+    # The first batch finds the 1 WCU table's partition with tokens and is
+    # taken whole, into debt (A39); the next is refused whole.
+    first = ddb.batch_write_item(RequestItems={name: [{"PutRequest": {"Item": {"pk": {"S": f"m{i}"}}}} for i in range(25)]})
+    assert first["UnprocessedItems"] == {}
+    with pytest.raises(ClientError) as err:
+        ddb.batch_write_item(RequestItems={name: [{"PutRequest": {"Item": {"pk": {"S": f"n{i}"}}}} for i in range(25)]})
+    assert err.value.response["Error"]["Code"] == "ProvisionedThroughputExceededException"
+    refused = 25
     text = urllib.request.urlopen(srv.url + "/metrics").read().decode()
     assert f'dynaburst_throttled_items_total{{table="{name}"}} {refused}' in text
     assert f'dynaburst_partitions{{table="{name}"}} 1' in text
@@ -189,7 +232,7 @@ def test_metrics_count_throttled_items(modelled):
     assert table["mode"] == "provisioned"
     assert table["provisioned"] == {"read": 1.0, "write": 1.0}
     assert table["totals"]["throttled_items"] == refused
-    assert table["totals"]["write_units"] == 25 - refused
+    assert table["totals"]["write_units"] == 25
 
 
 def test_capacity_model_off_never_throttles(unlimited):

@@ -137,3 +137,30 @@ fn seed002_batches_fired_at_once_leave_items_unprocessed() {
     println!("4,000 calls: {unprocessed} of {sent} unprocessed");
     assert!(unprocessed * 2 > sent, "most: {unprocessed}/{sent}");
 }
+
+/// Seed 002's on-demand table as modelled: 1 KB items with random keys,
+/// fired in batches of 25 at the table after it idled for minutes.
+fn seed002_table(items: usize, spread: Option<(u64, u64)>) -> (u64, u64) {
+    let engine = sim::engine();
+    create(&engine, "seed002", BillingMode::PayPerRequest);
+    let mut keys = Rng::new(2);
+    let items: Vec<Item> = (0..items).map(|_| item(&format!("{:016x}", keys.next_u64()), 0)).collect();
+    sim::seed002_burst(&engine, "seed002", items, spread, &mut Rng::new(3))
+}
+
+#[test]
+fn seed002_its_own_table_admits_within_25_percent_of_what_the_seed_saw() {
+    // 400 calls of 25 at once: the seed lost "about 20%", so about 8,000
+    // were written.
+    let (written, lost) = seed002_table(10_000, None);
+    println!("seed 002, 10,000 at once: {written} written, {lost} unprocessed");
+    assert_eq!(written + lost, 10_000);
+    assert!((6_000..=10_000).contains(&written), "{written} written, the seed about 8,000");
+    // 100,000 over about 2 s (random 100-2,000 ms delays): the seed got
+    // 16,405 written.
+    let (written, lost) = seed002_table(100_000, Some((100, 2_000)));
+    println!("seed 002, 100,000 over 2 s: {written} written, {lost} unprocessed");
+    assert_eq!(written + lost, 100_000);
+    let seed = 16_405.0;
+    assert!((written as f64 - seed).abs() <= 0.25 * seed, "{written} written, the seed 16,405");
+}

@@ -2,9 +2,15 @@
 
 use dynaburst_model::Millis;
 
+/// The deepest debt a bucket records, in units: more than the largest
+/// single request can cost (100 transaction actions of 400 KB at double
+/// cost: 80,000 write units), so a request is always charged in full.
+pub const MAX_DEBT: f64 = 100_000.0;
+
 /// Tokens (capacity units) that refill at `rate` per second up to `cap`.
-/// `tokens` may go below zero when a debt is recorded (a table spending
-/// burst beyond its provisioned total), down to `-cap`.
+/// `tokens` go below zero when a request is charged more than the bucket
+/// holds (A39: admitted while it has tokens, charged its actual units);
+/// the debt is repaid by the refill before the bucket has tokens again.
 #[derive(Clone, Debug)]
 pub struct Bucket {
     tokens: f64,
@@ -33,14 +39,9 @@ impl Bucket {
         self.tokens
     }
 
-    /// True when `units` can be taken (a small epsilon absorbs float dust).
-    pub fn has(&self, units: f64) -> bool {
-        self.tokens + 1e-9 >= units
-    }
-
-    /// Takes `units`, possibly into debt (bounded by `-cap`).
+    /// Takes `units`, possibly into debt (bounded by [`MAX_DEBT`]).
     pub fn take(&mut self, units: f64) {
-        self.tokens = (self.tokens - units).max(-self.cap);
+        self.tokens = (self.tokens - units).max(-MAX_DEBT.max(self.cap));
     }
 
     /// Changes the refill rate and cap, keeping the tokens (clamped).
@@ -69,9 +70,14 @@ mod tests {
         b.refill(Millis(10_000));
         assert_eq!(b.tokens(), 300.0);
         b.take(1000.0);
-        assert_eq!(b.tokens(), -300.0);
+        assert_eq!(b.tokens(), -700.0);
         // Time going backwards (a caller's bug) adds nothing.
         b.refill(Millis(5_000));
-        assert_eq!(b.tokens(), -300.0);
+        assert_eq!(b.tokens(), -700.0);
+        // The debt is repaid at the refill rate: 7 s to get back to zero.
+        b.refill(Millis(17_000));
+        assert!(b.tokens().abs() < 1e-9, "{}", b.tokens());
+        b.take(1e9);
+        assert_eq!(b.tokens(), -MAX_DEBT);
     }
 }

@@ -68,6 +68,13 @@ struct Partition {
     /// window). Unused in on-demand mode.
     read_alloc: Bucket,
     write_alloc: Bucket,
+    /// Unused capacity the partition keeps beyond its maximum (A39),
+    /// spent once the maximum's bucket is empty.
+    read_bank: Bucket,
+    write_bank: Bucket,
+    /// What the partition could take when the current request of each op
+    /// arrived, and which request that was ([`TableCapacity::begin_request`]).
+    arrival: [(u64, Room); 2],
     share_read: f64,
     share_write: f64,
     size_bytes: u64,
@@ -77,8 +84,40 @@ struct Partition {
     heat: Heat,
 }
 
+/// Whether a partition had tokens when a request arrived: under its
+/// maximum (or its bank), and in its provisioned allocation.
+#[derive(Clone, Copy, Debug, Default)]
+struct Room {
+    hard: bool,
+    own: bool,
+}
+
+/// Tokens below this count as none (float dust).
+const EPSILON: f64 = 1e-9;
+
+/// Whether a bucket backed by a bank admits a request now (A39): the
+/// bucket has tokens, or it is not in debt and the bank has some.
+fn has_room(bucket: &Bucket, bank: &Bucket) -> bool {
+    let tokens = bucket.tokens();
+    tokens > EPSILON || (tokens > -EPSILON && bank.tokens() > EPSILON)
+}
+
+/// Charges `units` to what `bucket` holds, then to `bank`, and the rest as
+/// a debt on `bucket`, repaid by its refill before it admits again.
+fn charge(bucket: &mut Bucket, bank: &mut Bucket, units: f64) {
+    let from_bucket = bucket.tokens().max(0.0).min(units);
+    bucket.take(from_bucket);
+    let rest = units - from_bucket;
+    let from_bank = bank.tokens().max(0.0).min(rest);
+    bank.take(from_bank);
+    bucket.take(rest - from_bank);
+}
+
 impl Partition {
-    fn new(start: u128, s: &CapacitySettings, share: (f64, f64), banked: (f64, f64), now: Millis) -> Partition {
+    fn new(start: u128, s: &CapacitySettings, share: (f64, f64), banked: Banked, now: Millis) -> Partition {
+        let bank_cap =
+            (s.partition_read_max * s.partition_bank_seconds, s.partition_write_max * s.partition_bank_seconds);
+        let bank_rate = (bank_cap.0 / s.burst_seconds, bank_cap.1 / s.burst_seconds);
         Partition {
             start,
             read_max: Bucket::new(
@@ -93,8 +132,11 @@ impl Partition {
                 s.partition_write_max * s.partition_burst_seconds,
                 now,
             ),
-            read_alloc: Bucket::new(share.0, share.0 * s.burst_seconds, banked.0, now),
-            write_alloc: Bucket::new(share.1, share.1 * s.burst_seconds, banked.1, now),
+            read_alloc: Bucket::new(share.0, share.0 * s.burst_seconds, banked.alloc.0, now),
+            write_alloc: Bucket::new(share.1, share.1 * s.burst_seconds, banked.alloc.1, now),
+            read_bank: Bucket::new(bank_rate.0, bank_cap.0, bank_cap.0 * banked.bank_share, now),
+            write_bank: Bucket::new(bank_rate.1, bank_cap.1, bank_cap.1 * banked.bank_share, now),
+            arrival: [(0, Room::default()); 2],
             share_read: share.0,
             share_write: share.1,
             size_bytes: 0,
@@ -105,18 +147,37 @@ impl Partition {
         }
     }
 
-    fn max(&mut self, op: Op) -> &mut Bucket {
-        match op {
-            Op::Read => &mut self.read_max,
-            Op::Write => &mut self.write_max,
-        }
-    }
-
     fn alloc(&mut self, op: Op) -> &mut Bucket {
         match op {
             Op::Read => &mut self.read_alloc,
             Op::Write => &mut self.write_alloc,
         }
+    }
+
+    /// The partition's maximum and the bank behind it.
+    fn hard(&mut self, op: Op) -> (&mut Bucket, &mut Bucket) {
+        match op {
+            Op::Read => (&mut self.read_max, &mut self.read_bank),
+            Op::Write => (&mut self.write_max, &mut self.write_bank),
+        }
+    }
+
+    /// What the partition can take for the request `epoch` of `op`: read
+    /// from its buckets the first time that request touches it, then kept,
+    /// so that every item of one request sees the partition as the request
+    /// found it (a batch's items reach the partition together).
+    fn room(&mut self, op: Op, epoch: u64, now: Millis) -> Room {
+        let slot = op_slot(op);
+        if self.arrival[slot].0 != epoch {
+            let (max, bank) = self.hard(op);
+            max.refill(now);
+            bank.refill(now);
+            let hard = has_room(max, bank);
+            let alloc = self.alloc(op);
+            alloc.refill(now);
+            self.arrival[slot] = (epoch, Room { hard, own: alloc.tokens() > EPSILON });
+        }
+        self.arrival[slot].1
     }
 
     fn set_share(&mut self, share: (f64, f64), s: &CapacitySettings, now: Millis) {
@@ -127,12 +188,20 @@ impl Partition {
     }
 }
 
-/// True when a bucket can pay `units`. A request larger than the bucket's
-/// capacity is let through once the bucket is full (going into debt), as
-/// DynamoDB lets a 400 KB item onto a 1 WCU table; otherwise it would
-/// starve forever.
-fn can_pay(bucket: &Bucket, units: f64, cap: f64) -> bool {
-    bucket.has(units) || (units > cap && bucket.has(cap))
+/// Tokens a new partition starts with: its provisioned allocation's, and
+/// the share of its bank (1.0 for a new table, the parent's share after a
+/// split).
+#[derive(Clone, Copy, Debug)]
+struct Banked {
+    alloc: (f64, f64),
+    bank_share: f64,
+}
+
+fn op_slot(op: Op) -> usize {
+    match op {
+        Op::Read => 0,
+        Op::Write => 1,
+    }
 }
 
 /// The capacity state of one table.
@@ -145,12 +214,42 @@ pub struct TableCapacity {
     /// from it; burst drives it into debt). On-demand: the current ceiling.
     table_read: Bucket,
     table_write: Bucket,
+    /// On-demand: the unused capacity the table has banked behind its
+    /// ceiling (A39), empty for a new table. Unused when provisioned.
+    table_bank_read: Bucket,
+    table_bank_write: Bucket,
     peak_read: f64,
     peak_write: f64,
     max_provisioned: (f64, f64),
     recent: VecDeque<(f64, f64)>,
     current: SecondMetrics,
     metrics: Metrics,
+    /// The current request of each op (see [`TableCapacity::begin_request`]).
+    epoch: [u64; 2],
+    /// Whether the table-level bucket had tokens when that request arrived.
+    table_arrival: [(u64, bool); 2],
+}
+
+/// A table's ceiling bucket and the bank behind it, new, for `rate` units
+/// per second. Provisioned: a pool of one second that starts empty and no
+/// bank. On-demand: a bucket of `on_demand_burst_seconds` of the ceiling,
+/// starting full, and a bank of `on_demand_bank_seconds` that the table
+/// fills by leaving capacity unused (A39), starting empty.
+fn table_buckets(mode: Mode, rate: f64, s: &CapacitySettings, now: Millis) -> (Bucket, Bucket) {
+    let (cap, bank) = table_shape(mode, rate, s);
+    let initial = match mode {
+        Mode::Provisioned { .. } => 0.0,
+        Mode::OnDemand => cap,
+    };
+    (Bucket::new(rate, cap, initial, now), Bucket::new(bank / s.burst_seconds, bank, 0.0, now))
+}
+
+/// (bucket capacity, bank capacity) of a table's ceiling of `rate`.
+fn table_shape(mode: Mode, rate: f64, s: &CapacitySettings) -> (f64, f64) {
+    match mode {
+        Mode::Provisioned { .. } => (rate, 0.0),
+        Mode::OnDemand => (rate * s.on_demand_burst_seconds, rate * s.on_demand_bank_seconds),
+    }
 }
 
 fn equal_starts(n: usize) -> Vec<u128> {
@@ -168,8 +267,9 @@ fn provisioned_partitions(read: f64, write: f64, s: &CapacitySettings) -> usize 
 #[must_use = "an admission consumes nothing until passed to consume"]
 pub struct Admission {
     op: Op,
-    /// (partition index, units) in partition order.
-    per_partition: Vec<(usize, f64)>,
+    /// (partition index, units, paid from the partition's own allocation
+    /// rather than borrowed from the table) in partition order.
+    per_partition: Vec<(usize, f64, bool)>,
     total: f64,
     /// (hash, units) as asked, for the heat tracker.
     items: Vec<(u128, f64)>,
@@ -187,8 +287,10 @@ impl TableCapacity {
             Mode::Provisioned { read, write } => ((read / n as f64, write / n as f64), (read, write)),
         };
         // A new partition has banked nothing beyond its first second.
-        let partitions =
-            equal_starts(n).into_iter().map(|start| Partition::new(start, &settings, share, share, now)).collect();
+        let partitions = equal_starts(n)
+            .into_iter()
+            .map(|start| Partition::new(start, &settings, share, Banked { alloc: share, bank_share: 1.0 }, now))
+            .collect();
         let max_provisioned = match mode {
             Mode::OnDemand => (0.0, 0.0),
             Mode::Provisioned { read, write } => (read, write),
@@ -197,19 +299,25 @@ impl TableCapacity {
         // Provisioned: the table-level pool only lends to hot partitions
         // (adaptive capacity) and starts empty, so a new table's first
         // second is not counted twice (its partitions hold it).
-        let pool = |rate: f64| match mode {
-            Mode::OnDemand => rate,
-            Mode::Provisioned { .. } => 0.0,
-        };
+        // Provisioned: the table-level pool only lends to hot partitions
+        // (adaptive capacity) and starts empty, so a new table's first
+        // second is not counted twice (its partitions hold it). On-demand:
+        // the ceiling's bucket starts full and its bank empty.
+        let (read_bucket, read_bank) = table_buckets(mode, table.0, &settings, now);
+        let (write_bucket, write_bank) = table_buckets(mode, table.1, &settings, now);
         TableCapacity {
-            table_read: Bucket::new(table.0, table.0, pool(table.0), now),
-            table_write: Bucket::new(table.1, table.1, pool(table.1), now),
+            table_read: read_bucket,
+            table_write: write_bucket,
+            table_bank_read: read_bank,
+            table_bank_write: write_bank,
             peak_read: settings.on_demand_initial_read / 2.0,
             peak_write: settings.on_demand_initial_write / 2.0,
             max_provisioned,
             recent: VecDeque::new(),
             current: SecondMetrics::new(second, n),
             metrics: Metrics::default(),
+            epoch: [1, 1],
+            table_arrival: [(0, false); 2],
             mode,
             partitions,
             settings,
@@ -267,11 +375,24 @@ impl TableCapacity {
         self.partitions.partition_point(|p| p.start <= hash).saturating_sub(1)
     }
 
-    fn table_bucket(&mut self, op: Op) -> &mut Bucket {
+    /// The table's ceiling (or pool) bucket of `op` and its bank.
+    fn table_bucket(&mut self, op: Op) -> (&mut Bucket, &mut Bucket) {
         match op {
-            Op::Read => &mut self.table_read,
-            Op::Write => &mut self.table_write,
+            Op::Read => (&mut self.table_read, &mut self.table_bank_read),
+            Op::Write => (&mut self.table_write, &mut self.table_bank_write),
         }
+    }
+
+    /// Shapes the table-level buckets for the current mode and `(read,
+    /// write)` units per second, keeping what they hold (clamped).
+    fn reshape_table(&mut self, read: f64, write: f64, now: Millis) {
+        let burst = self.settings.burst_seconds;
+        let (read_cap, read_bank) = table_shape(self.mode, read, &self.settings);
+        let (write_cap, write_bank) = table_shape(self.mode, write, &self.settings);
+        self.table_read.reshape(read, read_cap, now);
+        self.table_write.reshape(write, write_cap, now);
+        self.table_bank_read.reshape(read_bank / burst, read_bank, now);
+        self.table_bank_write.reshape(write_bank / burst, write_bank, now);
     }
 
     /// Asks for `units` of `op` on the key whose partition hash is `hash`.
@@ -292,69 +413,70 @@ impl TableCapacity {
     /// would be admitted, consuming nothing (a refusal is recorded as
     /// throttled items). Several models (a table and its global secondary
     /// indexes) admit a write together by checking each, then consuming
-    /// each admission, with no other call on them in between.
+    /// each admission, with no other call on them in between. The items are
+    /// one request of their own.
     pub fn check_all(&mut self, op: Op, items: &[(u128, f64)], now: Millis) -> Result<Admission, Throttle> {
+        self.begin_request(op);
+        self.check_in_request(op, items, now)
+    }
+
+    /// Starts a request of `op` whose items are checked one by one with
+    /// [`TableCapacity::check_in_request`] (a batch): every item sees each
+    /// partition, and the table, as they were when the request arrived.
+    /// This is A39's admission: a request is admitted when the partition
+    /// has tokens and is charged its actual units, so one large request is
+    /// not refused; the debt is repaid before the partition admits again.
+    pub fn begin_request(&mut self, op: Op) {
+        self.epoch[op_slot(op)] += 1;
+    }
+
+    /// Checks items of the request begun by [`TableCapacity::begin_request`]
+    /// against the state it arrived to; consumes nothing.
+    pub fn check_in_request(&mut self, op: Op, items: &[(u128, f64)], now: Millis) -> Result<Admission, Throttle> {
         self.tick(now);
-        // Sum per partition, in partition order.
-        let mut per_partition: Vec<(usize, f64)> = Vec::with_capacity(items.len());
-        for &(hash, units) in items {
-            let idx = self.index_of(hash);
-            match per_partition.iter_mut().find(|(i, _)| *i == idx) {
-                Some((_, u)) => *u += units,
-                None => per_partition.push((idx, units)),
-            }
-        }
-        let total: f64 = per_partition.iter().map(|(_, u)| u).sum();
+        let slot = op_slot(op);
+        let epoch = self.epoch[slot];
+        let Admission { mut per_partition, total, .. } = self.unchecked(op, items);
         let table_max = self.settings.table_max(op);
-        let partition_max = self.settings.partition_max(op);
-        let partition_cap = partition_max * self.settings.partition_burst_seconds;
         let adaptive = self.settings.adaptive_capacity;
         let mode = self.mode;
-        {
-            let table = self.table_bucket(op);
-            table.refill(now);
+        if self.table_arrival[slot].0 != epoch {
+            let (bucket, bank) = self.table_bucket(op);
+            bucket.refill(now);
+            bank.refill(now);
+            let room = match mode {
+                Mode::OnDemand => has_room(bucket, bank),
+                Mode::Provisioned { .. } => bucket.tokens() > EPSILON,
+            };
+            self.table_arrival[slot] = (epoch, room);
         }
-        let table_tokens = match op {
-            Op::Read => self.table_read.tokens(),
-            Op::Write => self.table_write.tokens(),
-        };
-        let table_rate = match op {
-            Op::Read => self.table_read.rate(),
-            Op::Write => self.table_write.rate(),
-        };
-        // Check.
+        let table_room = self.table_arrival[slot].1;
+        let table_rate = self.table_bucket(op).0.rate();
         let mut refusal: Option<Throttle> = None;
-        let mut borrowed = 0.0;
-        if mode == Mode::OnDemand && !can_pay(&Bucket::new(0.0, table_rate, table_tokens, now), total, table_rate) {
+        if mode == Mode::OnDemand && !table_room {
             let kind = if table_rate >= table_max { LimitKind::AccountLimit } else { LimitKind::KeyRange };
             refusal = Some(Throttle { op, kind });
         }
         if refusal.is_none() {
-            for &(idx, units) in &per_partition {
-                let p = &mut self.partitions[idx];
-                p.max(op).refill(now);
-                p.alloc(op).refill(now);
-                if !can_pay(p.max(op), units, partition_cap) {
+            for (idx, _, own) in per_partition.iter_mut() {
+                let room = self.partitions[*idx].room(op, epoch, now);
+                if !room.hard {
                     refusal = Some(Throttle { op, kind: LimitKind::KeyRange });
                     break;
                 }
                 if let Mode::Provisioned { .. } = mode {
-                    let alloc = p.alloc(op);
-                    let own = alloc.tokens().max(0.0);
-                    if !can_pay(alloc, units, alloc.rate() * self.settings.burst_seconds) {
-                        borrowed += units - own;
+                    // Beyond its own allocation a partition borrows the
+                    // table's unused capacity (adaptive capacity, A17).
+                    *own = room.own;
+                    if !(room.own || (adaptive && table_room)) {
+                        refusal = Some(Throttle { op, kind: LimitKind::Provisioned });
+                        break;
                     }
                 }
             }
         }
-        if refusal.is_none() && borrowed > 0.0 {
-            let table_cap = table_rate;
-            if !adaptive || !can_pay(&Bucket::new(0.0, table_cap, table_tokens, now), borrowed, table_cap) {
-                refusal = Some(Throttle { op, kind: LimitKind::Provisioned });
-            }
-        }
         if let Some(t) = refusal {
-            for &(idx, _) in &per_partition {
+            for &(idx, _, _) in &per_partition {
                 self.partitions[idx].sec_throttled += 1;
             }
             match op {
@@ -367,18 +489,55 @@ impl TableCapacity {
         Ok(Admission { op, per_partition, total, items: items.to_vec() })
     }
 
+    /// `items` summed per partition, in partition order, as an admission
+    /// that nothing has checked (each partition's units counted as its own).
+    fn unchecked(&self, op: Op, items: &[(u128, f64)]) -> Admission {
+        let mut per_partition: Vec<(usize, f64, bool)> = Vec::with_capacity(items.len());
+        for &(hash, units) in items {
+            let idx = self.index_of(hash);
+            match per_partition.iter_mut().find(|(i, _, _)| *i == idx) {
+                Some((_, u, _)) => *u += units,
+                None => per_partition.push((idx, units, true)),
+            }
+        }
+        let total = per_partition.iter().map(|(_, u, _)| u).sum();
+        Admission { op, per_partition, total, items: items.to_vec() }
+    }
+
+    /// Charges `items` whatever the buckets hold: the units of work that
+    /// was done although it was not admitted as a write (a transaction
+    /// cancelled by its conditions is charged, A34, and is answered with
+    /// its conditions' failure, never with a throttle).
+    pub fn charge(&mut self, op: Op, items: &[(u128, f64)], now: Millis) {
+        self.tick(now);
+        for &(hash, _) in items {
+            let idx = self.index_of(hash);
+            let p = &mut self.partitions[idx];
+            let (max, bank) = p.hard(op);
+            max.refill(now);
+            bank.refill(now);
+            p.alloc(op).refill(now);
+        }
+        let (bucket, bank) = self.table_bucket(op);
+        bucket.refill(now);
+        bank.refill(now);
+        let admission = self.unchecked(op, items);
+        self.consume(admission);
+    }
+
     /// Consumes what [`TableCapacity::check_all`] admitted.
     pub fn consume(&mut self, admission: Admission) {
         let Admission { op, per_partition, total, items } = admission;
         let mode = self.mode;
         let partition_max = self.settings.partition_max(op);
-        for &(idx, units) in &per_partition {
+        for &(idx, units, own) in &per_partition {
             let p = &mut self.partitions[idx];
-            p.max(op).take(units);
+            let (max, bank) = p.hard(op);
+            charge(max, bank, units);
             if let Mode::Provisioned { .. } = mode {
-                let alloc = p.alloc(op);
-                let own = alloc.tokens().max(0.0).min(units);
-                alloc.take(own);
+                if own {
+                    p.alloc(op).take(units);
+                }
             }
             match op {
                 Op::Read => p.sec_read += units,
@@ -389,7 +548,11 @@ impl TableCapacity {
             let idx = self.index_of(hash);
             self.partitions[idx].heat.observe(hash, units / partition_max);
         }
-        self.table_bucket(op).take(total);
+        let (bucket, bank) = self.table_bucket(op);
+        match mode {
+            Mode::OnDemand => charge(bucket, bank, total),
+            Mode::Provisioned { .. } => bucket.take(total),
+        }
         match op {
             Op::Read => {
                 self.current.read_units += total;
@@ -439,8 +602,8 @@ impl TableCapacity {
                 for p in &mut self.partitions {
                     p.set_share((read / n, write / n), &s, now);
                 }
-                self.table_read.reshape(read, read, now);
-                self.table_write.reshape(write, write, now);
+                self.mode = mode;
+                self.reshape_table(read, write, now);
             }
             Mode::OnDemand => {
                 // A10: the previous peak is the larger of half the earlier
@@ -455,15 +618,13 @@ impl TableCapacity {
                 self.apply_on_demand_ceiling(now);
             }
         }
-        self.mode = mode;
     }
 
     fn apply_on_demand_ceiling(&mut self, now: Millis) {
         let s = self.settings.clone();
         let read = (2.0 * self.peak_read).min(s.table_max_read);
         let write = (2.0 * self.peak_write).min(s.table_max_write);
-        self.table_read.reshape(read, read, now);
-        self.table_write.reshape(write, write, now);
+        self.reshape_table(read, write, now);
         while ((self.partitions.len() as f64) * s.partition_write_max < write
             || (self.partitions.len() as f64) * s.partition_read_max < read)
             && self.partitions.len() * 2 <= MAX_PARTITIONS
@@ -502,6 +663,13 @@ impl TableCapacity {
         let banked = (parent.read_alloc.tokens().max(0.0) / 2.0, parent.write_alloc.tokens().max(0.0) / 2.0);
         let start = parent.start;
         let size = parent.size_bytes / 2;
+        parent.read_bank.refill(now);
+        parent.write_bank.refill(now);
+        let bank_share = (parent.write_bank.tokens().max(0.0)
+            / (s.partition_write_max * s.partition_bank_seconds).max(EPSILON)
+            / 2.0)
+            .min(0.5);
+        let banked = Banked { alloc: banked, bank_share };
         let mut left = Partition::new(start, &s, share, banked, now);
         let mut right = Partition::new(at, &s, share, banked, now);
         left.size_bytes = size;

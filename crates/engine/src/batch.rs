@@ -141,6 +141,7 @@ impl Engine {
             let mut units = 0.0;
             let mut unprocessed = Vec::new();
             let mut index_units: Vec<IndexChange> = Vec::new();
+            write::begin_batch(table, data);
             for ((key, new_size), request) in keys.into_iter().zip(requests) {
                 let old = data.store.get(&key)?;
                 let old_size = old.as_ref().map(|o| item_size(o)).unwrap_or(0);
@@ -242,11 +243,12 @@ impl Engine {
             let mut items = Vec::new();
             let mut unprocessed = Vec::new();
             let data = table.data.read();
+            table.begin_request(Op::Read);
             for (key, key_item) in keys.into_iter().zip(&request.keys) {
                 let found = data.store.get(&key)?;
                 let item_units =
                     read_units(found.as_ref().map(|i| item_size(i)).unwrap_or(0), read_kind(request.consistent_read));
-                match table.admit(Op::Read, key.hash, item_units, now) {
+                match table.admit_in_request(Op::Read, key.hash, item_units, now) {
                     Ok(()) => {}
                     Err(e @ EngineError::Throttled { .. }) => {
                         refusal.get_or_insert(e);

@@ -262,7 +262,12 @@ pub(crate) fn index_capacity(
                 Some((read, write)) => Mode::Provisioned { read: read as f64, write: write as f64 },
                 None => Mode::OnDemand,
             };
-            Some(TableCapacity::new(mode, settings.clone(), now))
+            // A GSI is written by DynamoDB itself, propagating base-table
+            // writes, not by clients' bursts of requests: its partitions
+            // keep no bank (A39's bank absorbs a client's burst on the
+            // table), so a GSI holds a load to its partitions' maximum.
+            let settings = CapacitySettings { partition_bank_seconds: 0.0, ..settings.clone() };
+            Some(TableCapacity::new(mode, settings, now))
         }
         _ => None,
     }
@@ -351,10 +356,33 @@ impl Table {
 
     /// All-or-nothing admission of several items (transactions).
     pub fn admit_all(&self, op: Op, items: &[(u128, f64)], now: Millis) -> Result<(), EngineError> {
+        self.admit_items(op, items, true, now)
+    }
+
+    /// Starts a request whose items are admitted one by one with
+    /// [`Table::admit_in_request`] against the state it arrived to (A39).
+    pub fn begin_request(&self, op: Op) {
+        if let Some(model) = self.capacity.lock().as_mut() {
+            model.begin_request(op);
+        }
+    }
+
+    /// Admits one item of the request begun by [`Table::begin_request`].
+    pub fn admit_in_request(&self, op: Op, hash: u128, units: f64, now: Millis) -> Result<(), EngineError> {
+        self.admit_items(op, &[(hash, units)], false, now)
+    }
+
+    fn admit_items(&self, op: Op, items: &[(u128, f64)], own_request: bool, now: Millis) -> Result<(), EngineError> {
         let mut capacity = self.capacity.lock();
         let Some(model) = capacity.as_mut() else { return Ok(()) };
-        match model.admit_all(op, items, now) {
-            Ok(()) => Ok(()),
+        if own_request {
+            model.begin_request(op);
+        }
+        match model.check_in_request(op, items, now) {
+            Ok(admission) => {
+                model.consume(admission);
+                Ok(())
+            }
             Err(t) => {
                 drop(capacity);
                 Err(self.throttle_error(t))

@@ -184,14 +184,16 @@ impl Engine {
             reasons.push(CancellationReason { code: "None", message: None, item: None });
             applies.push((apply, old_size));
         }
-        // Capacity: a transaction the model cannot admit is cancelled whole
-        // (A34); cancelled transactions are charged too.
+        // Capacity: a transaction cancelled by its conditions is charged
+        // and answered with their failure; one the model cannot admit is
+        // cancelled whole (A34).
         {
             let data: Vec<&TableData> = guards.iter().map(|g| &**g).collect();
+            if failed {
+                write::charge_transaction(&tables, &admissions, now);
+                return Err(EngineError::TransactionCanceled { reasons });
+            }
             write::admit_transaction(&tables, &data, &admissions, &index_changes, planned.len(), now)?;
-        }
-        if failed {
-            return Err(EngineError::TransactionCanceled { reasons });
         }
         let mut writes = Writes::with_capacity(planned.len());
         for ((plan, (apply, old_size)), changes) in planned.into_iter().zip(applies).zip(per_action_changes) {

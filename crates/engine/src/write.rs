@@ -18,7 +18,7 @@
 
 use std::sync::Arc;
 
-use dynaburst_capacity::Op;
+use dynaburst_capacity::{Op, TableCapacity};
 use dynaburst_model::{item_size, transactional_write_units, write_units, Item, KeyValue};
 
 use crate::engine::{throttle_cancellation, throttled};
@@ -83,11 +83,16 @@ fn admit_set(
     data: &TableData,
     items: &[(u128, f64)],
     changes: &[IndexChange],
+    arrival: Arrival,
     now: Millis,
 ) -> Result<(), EngineError> {
+    let check = |model: &mut TableCapacity, items: &[(u128, f64)]| match arrival {
+        Arrival::Own => model.check_all(Op::Write, items, now),
+        Arrival::InBatch => model.check_in_request(Op::Write, items, now),
+    };
     let mut capacity = table.capacity.lock();
     let Some(model) = capacity.as_mut() else { return Ok(()) };
-    let admitted = match model.check_all(Op::Write, items, now) {
+    let admitted = match check(model, items) {
         Ok(a) => a,
         Err(t) => {
             drop(capacity);
@@ -99,7 +104,7 @@ fn admit_set(
         let ix = &data.indexes[change.index];
         let mut gsi = ix.capacity.lock();
         let Some(gsi_model) = gsi.as_mut() else { continue };
-        match gsi_model.check_all(Op::Write, &change.admissions(), now) {
+        match check(gsi_model, &change.admissions()) {
             Ok(a) => on_indexes.push((change.index, a)),
             Err(t) => {
                 gsi_model.note_throttled_request(now);
@@ -143,7 +148,30 @@ pub(crate) fn admit_write(
     write: OneWrite<'_>,
     now: Millis,
 ) -> Result<(), EngineError> {
-    throttled(table, now, admit_set(table, data, &[(write.hash, write.units)], write.changes, now))
+    throttled(table, now, admit_set(table, data, &[(write.hash, write.units)], write.changes, Arrival::Own, now))
+}
+
+/// Whether the capacity models see a write as a request of its own, or as
+/// an item of the batch begun by [`begin_batch`] (checked against the state
+/// the batch arrived to: A39).
+#[derive(Clone, Copy)]
+enum Arrival {
+    Own,
+    InBatch,
+}
+
+/// Starts a batch's writes on `table` and its GSIs: each item admitted
+/// after this is checked against what the table had when the batch
+/// arrived, as DynamoDB's partitions receive a batch's items together.
+pub(crate) fn begin_batch(table: &Table, data: &TableData) {
+    if let Some(model) = table.capacity.lock().as_mut() {
+        model.begin_request(Op::Write);
+    }
+    for ix in &data.indexes {
+        if let Some(model) = ix.capacity.lock().as_mut() {
+            model.begin_request(Op::Write);
+        }
+    }
 }
 
 /// One item's write, as admission sees it: its partition hash, its table
@@ -165,7 +193,7 @@ pub(crate) fn admit_batch_item(
     now: Millis,
     refusal: &mut Option<EngineError>,
 ) -> Result<bool, EngineError> {
-    match admit_set(table, data, &[(write.hash, write.units)], write.changes, now) {
+    match admit_set(table, data, &[(write.hash, write.units)], write.changes, Arrival::InBatch, now) {
         Ok(()) => Ok(true),
         Err(e @ EngineError::Throttled { .. }) => {
             refusal.get_or_insert(e);
@@ -189,12 +217,24 @@ pub(crate) fn admit_transaction(
     for (slot, table) in tables.iter().enumerate() {
         let (Some(items), Some(d)) = (admissions.get(slot), data.get(slot)) else { continue };
         let changes = changes.get(slot).map(Vec::as_slice).unwrap_or_default();
-        if let Err(e) = admit_set(table, d, items, changes, now) {
+        if let Err(e) = admit_set(table, d, items, changes, Arrival::Own, now) {
             table.note_throttled_request(now);
             return Err(throttle_cancellation(&e, actions));
         }
     }
     Ok(())
+}
+
+/// Charges a transaction cancelled by its own conditions: its units are
+/// taken on each table whatever its buckets hold (nothing is written to
+/// its GSIs), and the caller answers with the conditions' failure, not
+/// with a throttle.
+pub(crate) fn charge_transaction(tables: &[Arc<Table>], admissions: &[Vec<(u128, f64)>], now: Millis) {
+    for (table, items) in tables.iter().zip(admissions) {
+        if let Some(model) = table.capacity.lock().as_mut() {
+            model.charge(Op::Write, items, now);
+        }
+    }
 }
 
 /// What the funnel keeps of each write to account for it after commit.
