@@ -11,7 +11,7 @@ use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::config::ProvideCredentials;
-use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue as Av, BillingMode, KeySchemaElement, KeyType, ProjectionType,
     ProvisionedThroughput, Put, PutRequest, ReturnConsumedCapacity, ScalarAttributeType, TableStatus,
@@ -75,6 +75,23 @@ pub struct Endpoint {
     pub profile: Option<String>,
 }
 
+impl Endpoint {
+    /// The endpoint as messages name it: the URL given, else
+    /// AWS_ENDPOINT_URL, else DynamoDB's own (in the region given).
+    pub fn name(&self) -> String {
+        if let Some(u) = &self.url {
+            return u.clone();
+        }
+        if let Some(u) = std::env::var_os("AWS_ENDPOINT_URL") {
+            return u.to_string_lossy().into_owned();
+        }
+        match &self.region {
+            Some(r) => format!("DynamoDB in {r}"),
+            None => "DynamoDB (the SDK's configured region)".to_string(),
+        }
+    }
+}
+
 /// Builds the client once. With an explicit endpoint and no credentials
 /// anywhere in the chain, local endpoints get placeholder credentials
 /// (they check only that a signature is present).
@@ -116,7 +133,7 @@ pub async fn client(endpoint: &Endpoint) -> Client {
 /// `errors::classify`, shared with every other caller).
 fn outcome_of<E: ProvideErrorMetadata + std::error::Error + 'static>(err: &SdkError<E, HttpResponse>) -> Outcome {
     let SdkError::ServiceError(e) = err else {
-        return Outcome::Transient { message: format!("{}", DisplayErrorContext(err)) };
+        return Outcome::Transient { message: crate::errors::error_text(err) };
     };
     let code = e.err().code().unwrap_or("").to_string();
     let message = e.err().message().unwrap_or("");

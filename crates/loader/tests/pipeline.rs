@@ -119,6 +119,7 @@ fn session(dir: &Path, input: &Path) -> Session {
         shard: None,
         resume_at: None,
         raw_json: false,
+        type_window: dynaburst_input::DEFAULT_TYPE_WINDOW,
     };
     open_session(spec, "test", Some(dir.join("ckpt")), Some(dir.join("rejects.jsonl")), false).unwrap()
 }
@@ -134,6 +135,7 @@ fn tuning(order: Order) -> Tuning {
         // Virtual time runs ahead while the pipeline waits for the reader
         // thread: no stall may be declared in a test.
         stall_timeout: Duration::from_secs(86_400 * 365),
+        max_rejects: None,
     }
 }
 
@@ -232,4 +234,137 @@ async fn interleaving_sorted_input_is_throttled_less_and_needs_fewer_requests_th
     assert!(interleave.1 < as_is.1, "items re-sent: interleave {interleave:?}, as-is {as_is:?}");
     // Each throttled request is a wasted round trip: interleave needs fewer.
     assert!(interleave.2 < as_is.2, "requests: interleave {interleave:?}, as-is {as_is:?}");
+}
+
+/// `partitions` x `per` records like [`sorted_input`], except that every
+/// `bad_every`-th line has no `pk` (its conversion rejects it).
+fn input_with_bad_records(dir: &Path, name: &str, partitions: u64, per: u64, bad_every: u64) -> PathBuf {
+    let path = dir.join(name);
+    let mut text = String::new();
+    let mut line = 0;
+    for p in 0..partitions {
+        for s in 0..per {
+            line += 1;
+            if bad_every > 0 && line % bad_every == 0 {
+                text.push_str(&format!("{{\"sk\":{s}}}\n"));
+            } else {
+                text.push_str(&format!("{{\"pk\":\"p{p}\",\"sk\":{s}}}\n"));
+            }
+        }
+    }
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn spec_of(input: &Path) -> InputSpec {
+    InputSpec {
+        path: Some(input.to_path_buf()),
+        format: Format::JsonLines,
+        compression: Compression::None,
+        types: Default::default(),
+        all_strings: false,
+        shard: None,
+        resume_at: None,
+        raw_json: false,
+        type_window: dynaburst_input::DEFAULT_TYPE_WINDOW,
+    }
+}
+
+fn reject_lines(path: &Path) -> Vec<u64> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["line"].as_u64().unwrap())
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_interrupted_load_names_what_it_left_unacknowledged_and_a_resume_continues_its_rejects() {
+    let dir = temp_dir("interrupt");
+    let input = input_with_bad_records(&dir, "input.jsonl", 4, 2000, 100);
+    let rejects = dir.join("rejects.jsonl");
+    let session = session(&dir, &input);
+    // 20 items per partition per 100 ms: the load takes seconds of virtual
+    // time, and is stopped once 500 records are written.
+    let sink = Arc::new(PartitionSink::new(20));
+    let (progress, _rx) = watch::channel(Snapshot::default());
+    let (stop_tx, stop) = watch::channel(false);
+    let tuning = tuning(Order::Interleave);
+    let stopper = async {
+        while sink.written.lock().unwrap().len() < 500 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        stop_tx.send(true).unwrap();
+    };
+    let (out, ()) = tokio::join!(
+        async { run_pipeline(sink.clone(), &session, &tuning, convert, progress, stop, TokioClock).await.unwrap() },
+        stopper
+    );
+    assert_eq!(out.ending, Ending::Interrupted);
+    let s = &out.stats;
+    println!(
+        "read {} = written {} + rejected {} + unacknowledged {}",
+        s.read, s.written, s.rejected, out.unacknowledged
+    );
+    assert!(out.unacknowledged > 0, "records were read ahead of the writes");
+    assert_eq!(s.read, s.written + s.rejected + out.unacknowledged);
+    // The report names them too.
+    let report = dynaburst_loader::load_report(&session, &tuning, "TestWrite", &out);
+    assert_eq!(report.records.unacknowledged, out.unacknowledged);
+    let json = serde_json::to_value(report.records).unwrap();
+    assert_eq!(json["unacknowledged"], out.unacknowledged);
+    // The resumed load continues the same rejects file: in the end it holds
+    // each bad line (every 100th) exactly once.
+    let first_rejects = if rejects.exists() { reject_lines(&rejects) } else { Vec::new() };
+    let resumed = open_session(spec_of(&input), "test", Some(dir.join("ckpt")), Some(rejects.clone()), true).unwrap();
+    let out = run(Arc::new(PartitionSink::new(u64::MAX)), &resumed, &tuning, convert).await;
+    assert_eq!(out.ending, Ending::Complete);
+    let lines = reject_lines(&rejects);
+    assert!(lines.starts_with(&first_rejects), "the resumed load kept the first run's rejects");
+    assert_eq!(lines, (1..=80).map(|i| i * 100).collect::<Vec<u64>>());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_new_load_starts_a_new_rejects_file() {
+    let dir = temp_dir("new-rejects");
+    let input = input_with_bad_records(&dir, "input.jsonl", 1, 100, 50);
+    let rejects = dir.join("rejects.jsonl");
+    for _ in 0..2 {
+        // A finished load's checkpoint lets a new load of the same input start.
+        let out =
+            run(Arc::new(PartitionSink::new(u64::MAX)), &session(&dir, &input), &tuning(Order::AsIs), convert).await;
+        assert_eq!((out.ending, out.stats.rejected), (Ending::Complete, 2));
+        assert_eq!(reject_lines(&rejects), vec![50, 100], "only this load's rejects, not the runs before");
+    }
+    // Fixed input: a new load with no rejects leaves no stale rejects file.
+    let fixed = input_with_bad_records(&dir, "input.jsonl", 1, 120, 0);
+    let out = run(Arc::new(PartitionSink::new(u64::MAX)), &session(&dir, &fixed), &tuning(Order::AsIs), convert).await;
+    assert_eq!((out.ending, out.stats.rejected), (Ending::Complete, 0));
+    assert!(!rejects.exists(), "the earlier load's rejects file is gone");
+}
+
+#[tokio::test(start_paused = true)]
+async fn max_rejects_stops_a_load_and_by_default_one_that_rejects_nearly_everything() {
+    let dir = temp_dir("max-rejects");
+    // Every record lacks its key: the default rule stops at 1,000 rejects.
+    let all_bad = input_with_bad_records(&dir, "bad.jsonl", 1, 3000, 1);
+    let out =
+        run(Arc::new(PartitionSink::new(u64::MAX)), &session(&dir, &all_bad), &tuning(Order::AsIs), convert).await;
+    let Ending::Aborted(reason) = &out.ending else { panic!("ended {:?}", out.ending) };
+    assert!(reason.contains("1000 of the first 1000 records read were rejected"), "{reason}");
+    assert!(reason.contains("--max-rejects"), "{reason}");
+    assert_eq!((out.stats.rejected, out.stats.written), (1000, 0));
+    std::fs::remove_file(dir.join("ckpt")).unwrap();
+    // Half bad: the default lets it finish.
+    let half = input_with_bad_records(&dir, "half.jsonl", 1, 3000, 2);
+    let out = run(Arc::new(PartitionSink::new(u64::MAX)), &session(&dir, &half), &tuning(Order::AsIs), convert).await;
+    assert_eq!((out.ending, out.stats.written, out.stats.rejected), (Ending::Complete, 1500, 1500));
+    // --max-rejects 5: the sixth reject stops it.
+    let some_bad = input_with_bad_records(&dir, "some.jsonl", 1, 1000, 10);
+    let strict = Tuning { max_rejects: Some(5), ..tuning(Order::AsIs) };
+    let out = run(Arc::new(PartitionSink::new(u64::MAX)), &session(&dir, &some_bad), &strict, convert).await;
+    let Ending::Aborted(reason) = &out.ending else { panic!("ended {:?}", out.ending) };
+    assert_eq!(reason, "6 records rejected, more than --max-rejects 5 (see the rejects file)");
+    assert_eq!(out.stats.rejected, 6);
+    assert_eq!(out.stats.read, out.stats.written + out.stats.rejected + out.unacknowledged);
 }
