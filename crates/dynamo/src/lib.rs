@@ -129,6 +129,7 @@ pub async fn load(
         schema: info.schema.clone(),
         mode: opts.mode,
         transact_size: opts.transact_size,
+        capacity_units_per_s: info.provisioned_wcu.or(info.warm_write_units).map(|w| w as f64),
         index_units: index_units.clone(),
     });
     let schema = info.schema.clone();

@@ -23,7 +23,7 @@ use dynaburst_model::ScalarType;
 use dynaburst_input::Record;
 use dynaburst_model::{write_units, MAX_ITEM_BYTES};
 
-use dynaburst_loader::{key_hashes, KeyId, Limits, Outcome, Sink, SinkItem, MAX_CONCURRENCY};
+use dynaburst_loader::{key_hashes, KeyId, Limits, Outcome, Sink, SinkItem};
 
 use crate::convert::{item_to_sdk, key_from_sdk};
 use crate::errors::{classify, classify_cancellation, DynamoError, ErrorClass};
@@ -176,6 +176,8 @@ pub struct DynamoSink {
     pub mode: WriteMode,
     /// Items per TransactWriteItems.
     pub transact_size: usize,
+    /// The table's write capacity (provisioned, else its warm throughput).
+    pub capacity_units_per_s: Option<f64>,
     /// Write units each secondary index consumed, from the answers'
     /// ConsumedCapacity (asked for with INDEXES).
     pub index_units: IndexUnits,
@@ -214,7 +216,9 @@ impl Sink for DynamoSink {
             WriteMode::Put => (1, MAX_ITEM_BYTES),
             WriteMode::Transact => (self.transact_size.clamp(1, MAX_TRANSACT_SIZE), MAX_TRANSACT_BYTES),
         };
-        Limits { max_items, max_bytes, max_concurrency: MAX_CONCURRENCY }
+        // No fixed cap: the pipeline bounds requests in flight by the
+        // table's capacity, the latency of the answers and memory.
+        Limits { max_items, max_bytes, max_concurrency: usize::MAX, capacity_units_per_s: self.capacity_units_per_s }
     }
 
     fn idempotent_requests(&self) -> bool {

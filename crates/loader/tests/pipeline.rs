@@ -58,7 +58,7 @@ impl Sink for PartitionSink {
     }
 
     fn limits(&self) -> Limits {
-        Limits { max_items: 25, max_bytes: 1 << 20, max_concurrency: 16 }
+        Limits { max_items: 25, max_bytes: 1 << 20, max_concurrency: 16, capacity_units_per_s: None }
     }
 
     async fn write<'a>(&'a self, items: &'a [&'a TestItem], _token: Option<&'a str>) -> Outcome {
@@ -155,6 +155,15 @@ fn convert(rec: &Record) -> Result<SinkItem<TestItem>, String> {
 
 async fn run<F>(sink: Arc<PartitionSink>, session: &Session, tuning: &Tuning, convert: F) -> Outcomes
 where
+    F: Fn(&Record) -> Result<SinkItem<TestItem>, String> + Send + 'static,
+{
+    run_on(sink, session, tuning, convert).await
+}
+
+/// [`run`] into any test sink.
+async fn run_on<S, F>(sink: Arc<S>, session: &Session, tuning: &Tuning, convert: F) -> Outcomes
+where
+    S: Sink<Item = TestItem>,
     F: Fn(&Record) -> Result<SinkItem<TestItem>, String> + Send + 'static,
 {
     let (progress, _rx) = watch::channel(Snapshot::default());
@@ -367,4 +376,107 @@ async fn max_rejects_stops_a_load_and_by_default_one_that_rejects_nearly_everyth
     assert_eq!(reason, "6 records rejected, more than --max-rejects 5 (see the rejects file)");
     assert_eq!(out.stats.rejected, 6);
     assert_eq!(out.stats.read, out.stats.written + out.stats.rejected + out.unacknowledged);
+}
+
+/// A table of `capacity` items a second (a token bucket holding a tenth of
+/// a second), answering every request after `round_trip`: one item per
+/// request, as PutItem. A request beyond the capacity is throttled.
+struct CapacitySink {
+    capacity: f64,
+    round_trip: Duration,
+    max_concurrency: usize,
+    bucket: Mutex<(Instant, f64)>,
+    in_flight: AtomicU64,
+    peak_in_flight: AtomicU64,
+}
+
+impl CapacitySink {
+    fn new(capacity: f64, round_trip: Duration, max_concurrency: usize) -> CapacitySink {
+        CapacitySink {
+            capacity,
+            round_trip,
+            max_concurrency,
+            bucket: Mutex::new((Instant::now(), capacity / 10.0)),
+            in_flight: AtomicU64::new(0),
+            peak_in_flight: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Sink for CapacitySink {
+    type Item = TestItem;
+
+    fn request_name(&self) -> &'static str {
+        "TestPut"
+    }
+
+    fn limits(&self) -> Limits {
+        Limits {
+            max_items: 1,
+            max_bytes: 1 << 20,
+            max_concurrency: self.max_concurrency,
+            capacity_units_per_s: Some(self.capacity),
+        }
+    }
+
+    async fn write<'a>(&'a self, items: &'a [&'a TestItem], _token: Option<&'a str>) -> Outcome {
+        let now = self.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        self.peak_in_flight.fetch_max(now, Ordering::Relaxed);
+        tokio::time::sleep(self.round_trip).await;
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+        let now = Instant::now();
+        let mut bucket = self.bucket.lock().unwrap();
+        let refill = now.duration_since(bucket.0).as_secs_f64() * self.capacity;
+        *bucket = (now, (bucket.1 + refill).min(self.capacity / 10.0));
+        let want = items.len() as f64;
+        if bucket.1 < want {
+            return Outcome::Throttled { code: "ThrottlingException".into() };
+        }
+        bucket.1 -= want;
+        Outcome::all_written(want)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn auto_concurrency_goes_past_64_requests_when_the_tables_capacity_and_latency_need_it() {
+    // A 4,000-unit table answering PutItem in 50 ms needs 200 requests in
+    // flight (Little's law); the bound is 2 x 4,000 x 0.05 = 400.
+    let mut best = Vec::new();
+    for sink_max in [64, usize::MAX] {
+        let dir = temp_dir(&format!("capacity-{sink_max}"));
+        let input = sorted_input(&dir, 1000, 60);
+        let session = session(&dir, &input);
+        let sink = Arc::new(CapacitySink::new(4000.0, Duration::from_millis(50), sink_max));
+        let out = run_on(sink.clone(), &session, &tuning(Order::Interleave), convert).await;
+        assert_eq!((out.ending, out.stats.written), (Ending::Complete, 60_000));
+        let peak = sink.peak_in_flight.load(Ordering::Relaxed);
+        let best_second = out.stats.timeline.iter().map(|r| r.items_written).max().unwrap();
+        let sink_max = if sink_max == usize::MAX { "none".to_string() } else { sink_max.to_string() };
+        println!(
+            "sink maximum {sink_max}: peak {peak} requests in flight, best second {best_second} items, {:.1} s",
+            out.elapsed.as_secs_f64()
+        );
+        assert!(peak <= 400, "the bound from capacity and latency holds: {peak}");
+        best.push((peak, best_second));
+    }
+    let (capped, lifted) = (best[0], best[1]);
+    assert!(capped.0 <= 64 && capped.1 <= 64 * 20, "a cap of 64 at 50 ms: 1,280 items/s at most: {capped:?}");
+    assert!(lifted.0 > 64, "the load went past 64 requests in flight: {lifted:?}");
+    assert!(lifted.1 >= 3600, "and reached 90% of the table's 4,000 items/s in its best second: {lifted:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn memory_bounds_requests_in_flight_when_items_are_large() {
+    // 1 MiB items into a table of unbounded capacity: half of the 64 MiB
+    // held, in requests of one item, is 32 in flight at most.
+    let dir = temp_dir("memory-bound");
+    let input = sorted_input(&dir, 50, 20);
+    let session = session(&dir, &input);
+    let sink = Arc::new(CapacitySink::new(1e12, Duration::from_millis(50), usize::MAX));
+    let large = |rec: &Record| convert(rec).map(|item| SinkItem { bytes: 1 << 20, ..item });
+    let out = run_on(sink.clone(), &session, &tuning(Order::AsIs), large).await;
+    assert_eq!((out.ending, out.stats.written), (Ending::Complete, 1000));
+    let peak = sink.peak_in_flight.load(Ordering::Relaxed);
+    println!("1 MiB items: peak {peak} requests in flight");
+    assert!((8..=32).contains(&peak), "{peak}");
 }

@@ -26,9 +26,11 @@
 mod controller;
 mod decide;
 mod rejects;
+mod sizing;
 
 pub use controller::Controller;
 pub use decide::{decide, Action, Decision, Fate, JobFacts, LoadFacts, Refusals, Signal};
+pub use sizing::{concurrency_bound, Sizing, CAPACITY_HEADROOM, IN_FLIGHT_MEMORY_SHARE, MIN_CONCURRENCY_BOUND};
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
@@ -49,7 +51,9 @@ use crate::report::Stats;
 use crate::target::{Limits, Outcome, Sink, SinkItem};
 use rejects::Rejects;
 
-/// Most requests in flight with `--concurrency auto`.
+/// Most requests in flight with `--concurrency auto` for a target that
+/// limits them itself (MongoDB); DynamoDB's bound follows its table's
+/// capacity and the memory held instead (`sizing`).
 pub const MAX_CONCURRENCY: usize = 64;
 /// Concurrency `auto` starts from.
 pub const START_CONCURRENCY: f64 = 4.0;
@@ -298,6 +302,8 @@ struct Pipeline<S: Sink, C: Clock> {
     next_job_id: u64,
     fatal: Option<String>,
     refusals: Refusals,
+    /// The bound on requests in flight, from capacity, latency and memory.
+    sizing: Sizing,
 }
 
 impl<S: Sink, C: Clock> Pipeline<S, C> {
@@ -502,6 +508,9 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
         let second = self.second(now);
         self.stats.requests += 1;
         self.stats.record_latency(self.sink.request_name(), latency);
+        let (units, bytes) = job.items.iter().fold((0.0, 0), |(u, b), p| (u + p.units, b + p.bytes));
+        self.sizing.answered(latency, units, bytes);
+        self.controller.set_max(self.sizing.bound(self.limits.capacity_units_per_s, self.limits.max_concurrency));
         let facts = JobFacts {
             items: job.items.len(),
             attempts: job.attempts,
@@ -800,6 +809,7 @@ pub async fn run<S: Sink, C: Clock>(
         next_job_id: 0,
         fatal: None,
         refusals: Refusals::default(),
+        sizing: Sizing::default(),
     };
     let mut in_flight: JoinSet<(Job<S::Item>, Outcome, Duration)> = JoinSet::new();
     let mut input_done = false;
@@ -900,6 +910,10 @@ pub async fn run<S: Sink, C: Clock>(
             break;
         }
         if now >= next_checkpoint {
+            // The last whole second's rate, for the bound on concurrency.
+            if let Some(last) = p.stats.timeline.iter().rev().nth(1) {
+                p.sizing.second(last.units);
+            }
             p.checkpoint(false, false)?;
             next_checkpoint = now + CHECKPOINT_EVERY;
         }
