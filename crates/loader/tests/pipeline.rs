@@ -35,6 +35,9 @@ struct PartitionSink {
     used: Mutex<HashMap<u64, (Instant, u64)>>,
     written: Mutex<Vec<u64>>,
     requests: AtomicU64,
+    /// Once this many items are written, every request is refused as
+    /// invalid (an endpoint that starts refusing everything mid-load).
+    refuse_after: usize,
 }
 
 impl PartitionSink {
@@ -46,6 +49,7 @@ impl PartitionSink {
             used: Mutex::new(HashMap::new()),
             written: Mutex::new(Vec::new()),
             requests: AtomicU64::new(0),
+            refuse_after: usize::MAX,
         }
     }
 }
@@ -64,6 +68,9 @@ impl Sink for PartitionSink {
     async fn write<'a>(&'a self, items: &'a [&'a TestItem], _token: Option<&'a str>) -> Outcome {
         tokio::time::sleep(self.round_trip).await;
         self.requests.fetch_add(1, Ordering::Relaxed);
+        if self.written.lock().unwrap().len() >= self.refuse_after {
+            return Outcome::Invalid { message: "ValidationException: refused".into() };
+        }
         let now = Instant::now();
         let mut used = self.used.lock().unwrap();
         let mut want: HashMap<u64, u64> = HashMap::new();
@@ -479,4 +486,22 @@ async fn memory_bounds_requests_in_flight_when_items_are_large() {
     let peak = sink.peak_in_flight.load(Ordering::Relaxed);
     println!("1 MiB items: peak {peak} requests in flight");
     assert!((8..=32).contains(&peak), "{peak}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_endpoint_that_starts_refusing_every_record_mid_load_stops_it() {
+    // 1,000 records written, then every request refused as invalid: the
+    // load splits the refused requests down to single records, and stops
+    // after 20 of them in a row instead of rejecting the rest of the input.
+    let dir = temp_dir("refusing");
+    let input = sorted_input(&dir, 8, 1000);
+    let session = session(&dir, &input);
+    let sink = Arc::new(PartitionSink { refuse_after: 1000, ..PartitionSink::new(u64::MAX) });
+    let out = run(sink.clone(), &session, &tuning(Order::Interleave), convert).await;
+    let Ending::Aborted(reason) = &out.ending else { panic!("ended {:?}", out.ending) };
+    assert!(reason.contains("refused 20 records in a row, each alone, with: ValidationException: refused"), "{reason}");
+    println!("written {}, rejected {}, unacknowledged {}", out.stats.written, out.stats.rejected, out.unacknowledged);
+    assert!(out.stats.written >= 1000);
+    assert!(out.stats.rejected < 100, "not the rest of the input: {}", out.stats.rejected);
+    assert_eq!(out.stats.read, out.stats.written + out.stats.rejected + out.unacknowledged);
 }
