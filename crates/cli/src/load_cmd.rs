@@ -476,7 +476,11 @@ async fn run_async(args: LoadArgs) -> anyhow::Result<ExitCode> {
         let client = dynaburst_dynamo::client(&endpoint).await;
         let (schema, capacity, indexes) = match dynaburst_dynamo::describe(&client, &table).await {
             Ok(info) => (info.schema, info.provisioned_wcu.or(info.warm_write_units).unwrap_or(4000) as f64, info.indexes),
-            Err(e @ dynaburst_dynamo::DynamoError::Unreachable { .. }) => bail_explained(&e, &endpoint)?,
+            // With --key a dry run needs no endpoint; without it, say why
+            // the table's key could not be read.
+            Err(e @ dynaburst_dynamo::DynamoError::Unreachable { .. }) if key.is_none() => {
+                bail_explained(&e, &endpoint)?
+            }
             Err(_) => match &key {
                 Some(k) => {
                     let cap = match Billing::parse(&args.billing).map_err(usage_error)? {

@@ -580,6 +580,11 @@ fn nothing_listening_and_an_endpoint_without_scheme_are_said_in_one_short_line()
         assert!(err.len() < 400, "{args:?}: one short line, not the SDK's debug structures: {err}");
         assert!(!err.contains("DispatchFailure") && !err.contains("ConnectorError"), "{args:?}: {err}");
     }
+    // A dry run given the key needs no endpoint.
+    let out = run(&["load", path, "--table", "t", "--endpoint-url", &url, "--dry-run", "--key", "id:S"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let est: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(est["records"]["valid"], 1);
     let out = run(&["load", path, "--table", "t", "--endpoint-url", "127.0.0.1:8000"]);
     assert_eq!(out.status.code(), Some(64), "{}", stderr(&out));
     assert!(
