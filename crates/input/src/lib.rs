@@ -258,27 +258,24 @@ impl Reader {
         let shard_range = match (reader.spec.shard, total_bytes) {
             (Some((i, n)), Some(len)) => {
                 let (start, end) = (len * i / n, len * (i + 1) / n);
-                if reader.spec.format == Format::Csv {
-                    // A quoted field may hold line breaks, so a line start
-                    // is not always a record start: both ends of the range
-                    // move to the first record start at or after them, found
-                    // the same way by the shards on either side.
-                    let (first, line) = csv_record_start(&name, &reader.spec, data, start)?;
-                    // The shard's first line number, counted on the way.
-                    shard_line = Some(reader.line + line);
-                    Some((first, csv_record_start(&name, &reader.spec, data, end)?.0))
-                } else {
-                    Some((start, end))
-                }
+                // The shard starts at the first record start at or after
+                // its byte range (its line number counted on the way). In
+                // CSV a quoted field may hold line breaks, so a line start
+                // is not always a record start: the end moves the same way,
+                // as the next shard's start does. Other formats end where a
+                // record starts at or past the range's end.
+                let quotes = reader.spec.format == Format::Csv;
+                let (first, lines) = record_start(&name, &reader.spec, data, start, quotes)?;
+                shard_line = Some(reader.line + lines);
+                let last = if quotes { record_start(&name, &reader.spec, data, end, quotes)?.0 } else { end };
+                Some((first, last))
             }
             _ => None,
         };
         let begin = reader.spec.resume_at.map(|(o, _)| o).or(shard_range.map(|(s, _)| s));
         if let Some(target) = begin {
             if target > reader.offset {
-                let to_line_start =
-                    shard_range.is_some() && reader.spec.resume_at.is_none() && reader.spec.format != Format::Csv;
-                reader.skip_to(target, &name, to_line_start)?;
+                reader.skip_to(target, &name)?;
             }
         }
         if let Some((_, line)) = reader.spec.resume_at.or(shard_line.map(|l| (0, l))) {
@@ -326,23 +323,16 @@ impl Reader {
         Ok(())
     }
 
-    /// Positions at `target`. With `to_line_start`, moves on to the start
-    /// of the next line unless `target` is one (shards); a resume offset is
-    /// always a record start.
-    fn skip_to(&mut self, target: u64, name: &str, to_line_start: bool) -> Result<(), InputError> {
+    /// Positions at `target`, a record start (a shard's first record, or a
+    /// resume offset).
+    fn skip_to(&mut self, target: u64, name: &str) -> Result<(), InputError> {
         if let Some(p) = &self.spec.path {
             if self.spec.compression == Compression::None {
                 // Seek the file directly: reopen and seek.
                 let mut f = File::open(p).map_err(|e| io_err(name, e))?;
-                let seek_to = if to_line_start { target.saturating_sub(1) } else { target };
-                f.seek(SeekFrom::Start(seek_to)).map_err(|e| io_err(name, e))?;
+                f.seek(SeekFrom::Start(target)).map_err(|e| io_err(name, e))?;
                 self.source = Box::new(BufReader::with_capacity(BUFFER_BYTES, f));
-                self.offset = seek_to;
-                if to_line_start {
-                    // The byte before the range: if it ends a line, the
-                    // range starts on a line; otherwise skip the rest of it.
-                    self.discard_line(name)?;
-                }
+                self.offset = target;
                 return Ok(());
             }
         }
@@ -604,13 +594,15 @@ fn csv_cells(raw: &str) -> Option<Vec<String>> {
     }
 }
 
-/// The first CSV record start at or after `target`, scanning from the
-/// start of the data (`data`, just past the header) with the reader's own
-/// rule: a record ends at a line break outside quotes. Every shard finds
-/// the same starts, so a record whose quoted field holds a line break
-/// belongs to exactly one shard. The end of the file when none is left.
-/// With it, the line breaks from `data` to there (for line numbers).
-fn csv_record_start(name: &str, spec: &InputSpec, data: u64, target: u64) -> Result<(u64, u64), InputError> {
+/// The first record start at or after `target`, scanning from the start
+/// of the data (`data`, just past a CSV header) with the reader's own rule:
+/// a record ends at a line break (with `quotes`, as in CSV, one outside
+/// quotes). Every shard finds the same starts, so a record whose quoted
+/// field holds a line break belongs to exactly one shard. The end of the
+/// file when none is left. With it, the line breaks from `data` to there,
+/// so that a shard's line numbers are the file's. Reads the file up to
+/// there: a shard far into a large file spends a moment on it.
+fn record_start(name: &str, spec: &InputSpec, data: u64, target: u64, quotes: bool) -> Result<(u64, u64), InputError> {
     let Some(path) = &spec.path else { return Ok((target, 0)) };
     if target <= data {
         return Ok((data, 0));
@@ -629,7 +621,7 @@ fn csv_record_start(name: &str, spec: &InputSpec, data: u64, target: u64) -> Res
         let n = buf.len();
         for (i, b) in buf.iter().enumerate() {
             match b {
-                b'"' => quoted = !quoted,
+                b'"' if quotes => quoted = !quoted,
                 b'\n' => {
                     lines += 1;
                     let start = at + i as u64 + 1;

@@ -221,3 +221,27 @@ fn csv_columns_are_typed_per_column_from_the_first_records_and_say_so() {
          loaded as numbers: pass --types code:S to load it as strings"
     );
 }
+
+#[test]
+fn json_lines_shards_number_their_records_with_the_files_line_numbers() {
+    let mut text = String::new();
+    for i in 0..300 {
+        text.push_str(&format!("{{\"id\": {i}, \"pad\": \"{}\"}}\n", "p".repeat(i % 17)));
+        if i % 50 == 0 {
+            text.push('\n'); // blank lines count as lines too
+        }
+    }
+    let p = temp("i.jsonl", text.as_bytes());
+    let whole: Vec<(u64, String)> =
+        all(spec(p.clone(), Format::JsonLines, Compression::None)).into_iter().map(|r| (r.line, r.raw)).collect();
+    assert_eq!(whole.len(), 300);
+    for count in [2u64, 3, 7, 16, 61] {
+        let mut got = Vec::new();
+        for index in 0..count {
+            let mut s = spec(p.clone(), Format::JsonLines, Compression::None);
+            s.shard = Some((index, count));
+            got.extend(all(s).into_iter().map(|r| (r.line, r.raw)));
+        }
+        assert!(got == whole, "{count} shards: each record once, with its line number in the file");
+    }
+}
