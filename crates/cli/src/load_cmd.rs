@@ -295,7 +295,7 @@ async fn show_progress(mut rx: watch::Receiver<Snapshot>, quiet: bool, units_lab
         // how many records are written, which is what a user waits for.
         b.set_style(
             ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] [{bar:30}] {percent:>3}% read, {msg} ETA {eta}",
+                "{spinner} [{elapsed_precise}] [{bar:30}] {percent:>3}% of the input, {msg} ETA {eta}",
             )
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
@@ -367,7 +367,7 @@ async fn show_progress(mut rx: watch::Receiver<Snapshot>, quiet: bool, units_lab
 /// while earlier records wait).
 fn progress_line(s: &Snapshot) -> String {
     let read_share = match s.total_bytes {
-        Some(total) => format!("input {:.0}% read, ", 100.0 * s.bytes_read as f64 / total.max(1) as f64),
+        Some(total) => format!("{:.0}% of the input, ", 100.0 * s.bytes_read as f64 / total.max(1) as f64),
         None => String::new(),
     };
     format!("{read_share}{}", records_progress(s))
@@ -397,7 +397,7 @@ mod tests {
             total_bytes: Some(100_000_000),
             ..Snapshot::default()
         };
-        assert_eq!(progress_line(&s), "input 41% read, 41,000 records read, 30,500 written, 2 rejected");
+        assert_eq!(progress_line(&s), "41% of the input, 41,000 records read, 30,500 written, 2 rejected");
         let stdin = Snapshot { read: 10, written: 9, total_bytes: None, ..Snapshot::default() };
         assert_eq!(progress_line(&stdin), "10 records read, 9 written");
     }
