@@ -117,18 +117,7 @@ fn sorted_input(dir: &Path, partitions: u64, per: u64) -> PathBuf {
 }
 
 fn session(dir: &Path, input: &Path) -> Session {
-    let spec = InputSpec {
-        path: Some(input.to_path_buf()),
-        format: Format::JsonLines,
-        compression: Compression::None,
-        types: Default::default(),
-        all_strings: false,
-        shard: None,
-        resume_at: None,
-        raw_json: false,
-        type_window: dynaburst_input::DEFAULT_TYPE_WINDOW,
-    };
-    open_session(spec, "test", Some(dir.join("ckpt")), Some(dir.join("rejects.jsonl")), false).unwrap()
+    open_session(spec_of(input), "test", Some(dir.join("ckpt")), Some(dir.join("rejects.jsonl")), false).unwrap()
 }
 
 fn tuning(order: Order) -> Tuning {
@@ -272,6 +261,7 @@ fn input_with_bad_records(dir: &Path, name: &str, partitions: u64, per: u64, bad
     path
 }
 
+/// The test input: JSON Lines from `input`.
 fn spec_of(input: &Path) -> InputSpec {
     InputSpec {
         path: Some(input.to_path_buf()),
