@@ -5,7 +5,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::bail;
 use dynaburst_bench::run::{run, BenchOptions, SCENARIOS};
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -66,11 +65,11 @@ pub fn run_cmd(args: BenchArgs) -> anyhow::Result<ExitCode> {
         } else if SCENARIOS.contains(&s.as_str()) {
             scenarios.push(s.clone());
         } else {
-            bail!("unknown scenario '{s}': choose from {} or all", SCENARIOS.join(", "));
+            crate::usage!("unknown scenario '{s}': choose from {} or all", SCENARIOS.join(", "));
         }
     }
     if args.target.is_some() && scenarios.iter().any(|s| s != "doc-size") {
-        bail!("--target is for doc-size only (seed 001 measured DocumentDB): run `dynaburst bench doc-size --target URI`, and the other scenarios without it");
+        crate::usage!("--target is for doc-size only (seed 001 measured DocumentDB): run `dynaburst bench doc-size --target URI`, and the other scenarios without it");
     }
     // The password never reaches results.json or report.md.
     let command = std::env::args()

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
+
+use crate::{usage, usage_error};
 use dynaburst_dynamo::{Billing, Endpoint, KeySchema, LoadOptions, WriteMode};
 use dynaburst_input::{detect, parse_type_hints, Compression, Format, InputSpec};
 use dynaburst_loader::{Concurrency, Ending, Order, Prices, Snapshot, TargetReport, DEFAULT_WINDOW};
@@ -72,8 +74,19 @@ pub struct EndpointArgs {
 }
 
 impl EndpointArgs {
-    fn endpoint(&self) -> Endpoint {
-        Endpoint { url: self.endpoint_url.clone(), region: self.region.clone(), profile: self.profile.clone() }
+    /// The endpoint; a URL without `http://` or `https://` is a usage
+    /// error that says how to write it.
+    fn endpoint(&self) -> anyhow::Result<Endpoint> {
+        if let Some(url) = &self.endpoint_url {
+            let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+            if !matches!(scheme.as_deref(), Some("http" | "https")) {
+                usage!(
+                    "--endpoint-url {url} needs a scheme: --endpoint-url http://{} (or https:// for TLS)",
+                    url.split_once("://").map(|(_, rest)| rest).unwrap_or(url)
+                );
+            }
+        }
+        Ok(Endpoint { url: self.endpoint_url.clone(), region: self.region.clone(), profile: self.profile.clone() })
     }
 }
 
@@ -182,6 +195,12 @@ pub struct LoadArgs {
     /// No progress display.
     #[arg(long)]
     quiet: bool,
+    /// Stop (with a checkpoint) once more than N records were rejected.
+    /// Default: stop once 1,000 were, if they are more than 90% of the
+    /// records read (a load that rejects nearly everything has the wrong
+    /// table, key or types).
+    #[arg(long, value_name = "N")]
+    max_rejects: Option<u64>,
     /// Give up (with a checkpoint) when nothing is acknowledged this long.
     #[arg(long, default_value_t = 300, value_name = "SECONDS")]
     stall_timeout: u64,
@@ -203,8 +222,11 @@ fn input_spec(args: &LoadArgs) -> anyhow::Result<InputSpec> {
         Some(FormatArg::Csv) => Format::Csv,
         Some(FormatArg::Jsonl) => Format::JsonLines,
         Some(FormatArg::DdbJson) => Format::DynamoDbJson,
-        None => detected_format.with_context(|| {
-            format!("cannot tell the format of {} from its name: pass --format csv|jsonl|ddb-json", args.input)
+        None => detected_format.ok_or_else(|| {
+            usage_error(format!(
+                "cannot tell the format of {} from its name: pass --format csv|jsonl|ddb-json",
+                args.input
+            ))
         })?,
     };
     let compression = match args.compression {
@@ -216,19 +238,19 @@ fn input_spec(args: &LoadArgs) -> anyhow::Result<InputSpec> {
     let shard = match &args.shard {
         None => None,
         Some(s) => {
-            let (i, n) = s.split_once('/').context("--shard takes I/N, for example 2/4")?;
+            let (i, n) = s.split_once('/').ok_or_else(|| usage_error("--shard takes I/N, for example 2/4"))?;
             let (i, n): (u64, u64) = (
-                i.trim().parse().context("--shard I is not a number")?,
-                n.trim().parse().context("--shard N is not a number")?,
+                i.trim().parse().map_err(|_| usage_error("--shard I is not a number"))?,
+                n.trim().parse().map_err(|_| usage_error("--shard N is not a number"))?,
             );
             if n == 0 || i == 0 || i > n {
-                bail!("--shard {s}: I must be 1 to N");
+                usage!("--shard {s}: I must be 1 to N");
             }
             Some((i - 1, n))
         }
     };
     let types = match &args.types {
-        Some(t) => parse_type_hints(t).map_err(|e| anyhow::anyhow!("--types: {e}"))?,
+        Some(t) => parse_type_hints(t).map_err(|e| usage_error(format!("--types: {e}")))?,
         None => Default::default(),
     };
     Ok(InputSpec {
@@ -240,6 +262,8 @@ fn input_spec(args: &LoadArgs) -> anyhow::Result<InputSpec> {
         shard,
         resume_at: None,
         raw_json: false,
+        // Column types are decided on the records the load reads ahead.
+        type_window: args.window.max(1),
     })
 }
 
@@ -267,10 +291,14 @@ async fn show_progress(mut rx: watch::Receiver<Snapshot>, quiet: bool, units_lab
     let terminal = std::io::stderr().is_terminal();
     let bar = terminal.then(|| {
         let b = ProgressBar::new(0);
+        // The bar and its percentage are the input read; the message says
+        // how many records are written, which is what a user waits for.
         b.set_style(
-            ProgressStyle::with_template("{spinner} [{elapsed_precise}] [{bar:30}] {percent:>3}% {msg} ETA {eta}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] [{bar:30}] {percent:>3}% of the input, {msg} ETA {eta}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
         );
         b
     });
@@ -280,8 +308,16 @@ async fn show_progress(mut rx: watch::Receiver<Snapshot>, quiet: bool, units_lab
     let mut last_throttles = 0u64;
     let mut last_at = Duration::ZERO;
     let mut warned = 0usize;
+    let mut noted = 0usize;
     while rx.changed().await.is_ok() {
         let s = rx.borrow_and_update().clone();
+        for n in s.notes.iter().skip(noted) {
+            match &bar {
+                Some(b) => b.println(format!("dynaburst load: {n}")),
+                None => eprintln!("dynaburst load: {n}"),
+            }
+        }
+        noted = s.notes.len();
         for w in s.warnings.iter().skip(warned) {
             match &bar {
                 Some(b) => b.println(format!("warning: {w}")),
@@ -304,33 +340,66 @@ async fn show_progress(mut rx: watch::Receiver<Snapshot>, quiet: bool, units_lab
         }
         let units_part =
             if units_label.is_empty() { String::new() } else { format!("{} {units_label}, ", human(units)) };
-        let msg = format!(
-            "{} written, {} items/s, {units_part}{:.1} throttled/s, {} in flight",
-            human(s.written as f64),
-            human(rate),
-            throttled,
-            s.in_flight
-        );
+        let rates =
+            format!("{} items/s, {units_part}{throttled:.1} throttled/s, {} in flight", human(rate), s.in_flight);
         match &bar {
             Some(b) => {
                 b.set_length(s.total_bytes.unwrap_or(s.bytes_read.max(1)));
-                b.set_position(s.bytes_done);
-                b.set_message(msg);
+                b.set_position(s.bytes_read);
+                b.set_message(format!("{}, {rates}", records_progress(&s)));
             }
             None => {
                 if last_line.elapsed() >= Duration::from_secs(5) {
                     last_line = std::time::Instant::now();
-                    let pct = s
-                        .total_bytes
-                        .map(|t| format!("{:.0}% ", 100.0 * s.bytes_done as f64 / t.max(1) as f64))
-                        .unwrap_or_default();
-                    eprintln!("[{:>6.1}s] {pct}{msg}", s.elapsed.as_secs_f64());
+                    eprintln!("[{:>6.1}s] {}, {rates}", s.elapsed.as_secs_f64(), progress_line(&s));
                 }
             }
         }
     }
     if let Some(b) = bar {
         b.finish_and_clear();
+    }
+}
+
+/// Where a load stands, for a log line: the share of the input read (when
+/// its size is known), then the records read, written and rejected, each
+/// on its own (not the checkpoint's position, which trails what is written
+/// while earlier records wait).
+fn progress_line(s: &Snapshot) -> String {
+    let read_share = match s.total_bytes {
+        Some(total) => format!("{:.0}% of the input, ", 100.0 * s.bytes_read as f64 / total.max(1) as f64),
+        None => String::new(),
+    };
+    format!("{read_share}{}", records_progress(s))
+}
+
+/// Records read, written and (when any) rejected.
+fn records_progress(s: &Snapshot) -> String {
+    let rejected = if s.rejected > 0 { format!(", {} rejected", human(s.rejected as f64)) } else { String::new() };
+    format!("{} records read, {} written{rejected}", human(s.read as f64), human(s.written as f64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_shows_input_read_and_records_written_apart() {
+        // 41% of the input read, while the checkpoint's low-water mark is
+        // still at 17% (an early record waits): the line follows what was
+        // read and written, not the low-water mark.
+        let s = Snapshot {
+            read: 41_000,
+            written: 30_500,
+            rejected: 2,
+            bytes_read: 41_000_000,
+            bytes_done: 17_000_000,
+            total_bytes: Some(100_000_000),
+            ..Snapshot::default()
+        };
+        assert_eq!(progress_line(&s), "41% of the input, 41,000 records read, 30,500 written, 2 rejected");
+        let stdin = Snapshot { read: 10, written: 9, total_bytes: None, ..Snapshot::default() };
+        assert_eq!(progress_line(&stdin), "10 records read, 9 written");
     }
 }
 
@@ -366,7 +435,10 @@ fn concurrency_of(text: &str) -> anyhow::Result<Concurrency> {
     Ok(match text {
         "auto" => Concurrency::Auto,
         n => Concurrency::Fixed(
-            n.parse::<usize>().ok().filter(|n| *n > 0).context("--concurrency takes auto or a positive number")?,
+            n.parse::<usize>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| usage_error("--concurrency takes auto or a positive number"))?,
         ),
     })
 }
@@ -381,7 +453,10 @@ async fn run_async(args: LoadArgs) -> anyhow::Result<ExitCode> {
     if let Some(target) = args.target.clone() {
         return run_mongo(args, target).await;
     }
-    let table = args.table.clone().context("--table is needed (or --target mongodb://... --collection C)")?;
+    let table = args
+        .table
+        .clone()
+        .ok_or_else(|| usage_error("--table is needed (or --target mongodb://... --collection C)"))?;
     for (given, flag) in [
         (args.collection.is_some(), "--collection"),
         (args.database.is_some(), "--database"),
@@ -390,32 +465,40 @@ async fn run_async(args: LoadArgs) -> anyhow::Result<ExitCode> {
         (matches!(args.mode, Some(ModeArg::Insert | ModeArg::Upsert)), "--mode insert|upsert"),
     ] {
         if given {
-            bail!("{flag} is for MongoDB targets: add --target mongodb://HOST:PORT/DB, or drop {flag} to load into DynamoDB");
+            usage!("{flag} is for MongoDB targets: add --target mongodb://HOST:PORT/DB, or drop {flag} to load into DynamoDB");
         }
     }
     let spec = input_spec(&args)?;
     let prices = Prices { per_million_wru: args.price_write_request_units, per_wcu_hour: args.price_wcu_hour };
-    let key = args.key.as_deref().map(KeySchema::parse).transpose().map_err(|e| anyhow::anyhow!(e))?;
+    let key = args.key.as_deref().map(KeySchema::parse).transpose().map_err(usage_error)?;
     if args.dry_run {
-        let client = dynaburst_dynamo::client(&args.endpoint.endpoint()).await;
+        let endpoint = args.endpoint.endpoint()?;
+        let client = dynaburst_dynamo::client(&endpoint).await;
         let (schema, capacity, indexes) = match dynaburst_dynamo::describe(&client, &table).await {
             Ok(info) => (info.schema, info.provisioned_wcu.or(info.warm_write_units).unwrap_or(4000) as f64, info.indexes),
+            // With --key a dry run needs no endpoint; without it, say why
+            // the table's key could not be read.
+            Err(e @ dynaburst_dynamo::DynamoError::Unreachable { .. }) if key.is_none() => {
+                bail_explained(&e, &endpoint)?
+            }
             Err(_) => match &key {
                 Some(k) => {
-                    let cap = match Billing::parse(&args.billing).map_err(|e| anyhow::anyhow!(e))? {
+                    let cap = match Billing::parse(&args.billing).map_err(usage_error)? {
                         Billing::OnDemand => 4000.0,
                         Billing::Provisioned { write, .. } => write as f64,
                     };
                     (k.clone(), cap, Vec::new())
                 }
-                None => bail!("--dry-run needs the table's key: the table {table} cannot be described, so pass --key NAME:TYPE[,NAME:TYPE]"),
+                None => usage!("--dry-run needs the table's key: the table {table} cannot be described, so pass --key NAME:TYPE[,NAME:TYPE]"),
             },
         };
         return print_dry_run(&dynaburst_dynamo::dry_run(spec, &schema, capacity, &indexes, prices)?);
     }
     let create = if args.create_table {
-        let k = key.clone().context("--create-table needs --key NAME:TYPE[,NAME:TYPE], for example --key id:S")?;
-        Some((k, Billing::parse(&args.billing).map_err(|e| anyhow::anyhow!(e))?))
+        let k = key
+            .clone()
+            .ok_or_else(|| usage_error("--create-table needs --key NAME:TYPE[,NAME:TYPE], for example --key id:S"))?;
+        Some((k, Billing::parse(&args.billing).map_err(usage_error)?))
     } else {
         None
     };
@@ -424,7 +507,8 @@ async fn run_async(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let opts = LoadOptions {
         input: spec,
         table,
-        endpoint: args.endpoint.endpoint(),
+        endpoint: args.endpoint.endpoint()?,
+        key,
         create,
         mode: match args.mode {
             Some(ModeArg::Put) => WriteMode::Put,
@@ -441,6 +525,7 @@ async fn run_async(args: LoadArgs) -> anyhow::Result<ExitCode> {
         checkpoint: args.checkpoint.clone(),
         resume: args.resume,
         stall_timeout: Duration::from_secs(args.stall_timeout),
+        max_rejects: args.max_rejects,
         prices,
     };
     let (progress_tx, progress_rx) = watch::channel(Snapshot::default());
@@ -449,6 +534,12 @@ async fn run_async(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let result = dynaburst_dynamo::load(opts, progress_tx, stop).await;
     let _ = display.await;
     finish(&args, result?)
+}
+
+/// Fails with a DynamoDB error as a person should read it: naming the
+/// endpoint, and what to do when nothing answered there.
+fn bail_explained<T>(e: &dynaburst_dynamo::DynamoError, endpoint: &Endpoint) -> anyhow::Result<T> {
+    Err(anyhow::anyhow!(e.explain(&endpoint.name())))
 }
 
 /// Prints a dry run's estimate; the status says whether any record would
@@ -476,16 +567,16 @@ async fn run_mongo(args: LoadArgs, uri: String) -> anyhow::Result<ExitCode> {
         (args.price_wcu_hour != dynaburst_loader::PRICE_PER_WCU_HOUR, "--price-wcu-hour"),
     ] {
         if given {
-            bail!("{flag} is for DynamoDB targets; with --target mongodb://... use --collection, --database, --mode insert|upsert, --id-field and --batch-size");
+            usage!("{flag} is for DynamoDB targets; with --target mongodb://... use --collection, --database, --mode insert|upsert, --id-field and --batch-size");
         }
     }
-    let collection = args.collection.clone().context("--target needs --collection NAME")?;
+    let collection = args.collection.clone().ok_or_else(|| usage_error("--target needs --collection NAME"))?;
     let mode = match args.mode {
         Some(ModeArg::Upsert) => dynaburst_mongo::MongoMode::Upsert,
         _ => dynaburst_mongo::MongoMode::Insert,
     };
     if args.id_field.is_some() && mode != dynaburst_mongo::MongoMode::Upsert {
-        bail!("--id-field chooses what --mode upsert matches on: add --mode upsert (inserts always use _id)");
+        usage!("--id-field chooses what --mode upsert matches on: add --mode upsert (inserts always use _id)");
     }
     let mut spec = input_spec(&args)?;
     spec.raw_json = true;
@@ -505,6 +596,7 @@ async fn run_mongo(args: LoadArgs, uri: String) -> anyhow::Result<ExitCode> {
             window: args.window,
             seed: seed_of(args.seed),
             stall_timeout: Duration::from_secs(args.stall_timeout),
+            max_rejects: args.max_rejects,
         },
         rejects: args.rejects.clone(),
         checkpoint: args.checkpoint.clone(),
@@ -537,8 +629,18 @@ fn finish(args: &LoadArgs, result: dynaburst_loader::LoadResult) -> anyhow::Resu
     let ending = serde_json::to_value(r.ending)?;
     let ending = ending.as_str().unwrap_or("?");
     let rejects = r.rejects_file.as_ref().map(|p| format!(" (see {p})")).unwrap_or_default();
+    // The equation holds however the load ended: records still in flight
+    // or waiting when it stopped are named, and a --resume sends them.
+    let unacknowledged = if r.records.unacknowledged > 0 {
+        format!(
+            " + {} not acknowledged (in flight or waiting to be sent when the load stopped; --resume sends them)",
+            human(r.records.unacknowledged as f64)
+        )
+    } else {
+        String::new()
+    };
     eprintln!(
-        "dynaburst load: {ending}: {} records read = {} written + {} rejected{rejects}",
+        "dynaburst load: {ending}: {} records read = {} written + {} rejected{rejects}{unacknowledged}",
         human(r.records.read as f64),
         human(r.records.written as f64),
         human(r.records.rejected as f64)
@@ -622,9 +724,15 @@ pub struct CountArgs {
 
 pub fn count(args: CountArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let endpoint = args.endpoint.endpoint()?;
     runtime.block_on(async move {
-        let client = dynaburst_dynamo::client(&args.endpoint.endpoint()).await;
-        let n = dynaburst_dynamo::count(&client, &args.table, args.segments).await?;
+        let client = dynaburst_dynamo::client(&endpoint).await;
+        // One DescribeTable first: a missing table or an endpoint that is
+        // not there is said at once, not after a scan's retries.
+        dynaburst_dynamo::describe(&client, &args.table).await.or_else(|e| bail_explained(&e, &endpoint))?;
+        let n = dynaburst_dynamo::count(&client, &args.table, args.segments)
+            .await
+            .or_else(|e| bail_explained(&e, &endpoint))?;
         println!("{n}");
         Ok(ExitCode::SUCCESS)
     })
@@ -647,12 +755,15 @@ pub struct PurgeArgs {
 
 pub fn purge(args: PurgeArgs) -> anyhow::Result<ExitCode> {
     if !args.yes {
-        bail!("purge deletes every item of {}: pass --yes to confirm", args.table);
+        usage!("purge deletes every item of {}: pass --yes to confirm", args.table);
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let endpoint = args.endpoint.endpoint()?;
     runtime.block_on(async move {
-        let client = dynaburst_dynamo::client(&args.endpoint.endpoint()).await;
-        let n = dynaburst_dynamo::purge(&client, &args.table, args.segments).await?;
+        let client = dynaburst_dynamo::client(&endpoint).await;
+        let n = dynaburst_dynamo::purge(&client, &args.table, args.segments)
+            .await
+            .or_else(|e| bail_explained(&e, &endpoint))?;
         eprintln!("dynaburst purge: deleted {} items from {}", human(n as f64), args.table);
         Ok(ExitCode::SUCCESS)
     })

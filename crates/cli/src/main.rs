@@ -110,6 +110,45 @@ enum Switch {
 /// EX_USAGE), so it is never mistaken for `load`'s 2 (records rejected).
 const EXIT_USAGE: u8 = 64;
 
+/// A command-line mistake that clap cannot see (a value it does not parse,
+/// options that do not go together): the command exits with `EXIT_USAGE`.
+#[derive(Debug)]
+pub(crate) struct UsageError(pub(crate) String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Returns early with a [`UsageError`].
+macro_rules! usage {
+    ($($arg:tt)*) => {
+        return Err(anyhow::Error::new($crate::UsageError(format!($($arg)*))))
+    };
+}
+pub(crate) use usage;
+
+/// A [`UsageError`] as an `anyhow::Error`, for `map_err` and `context`.
+pub(crate) fn usage_error(message: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::Error::new(UsageError(message.to_string()))
+}
+
+/// The exit status of an error: 64 for command-line mistakes, 1 otherwise.
+fn exit_status(e: &anyhow::Error) -> u8 {
+    let argument = e.chain().any(|c| {
+        c.is::<UsageError>()
+            || matches!(c.downcast_ref::<dynaburst_loader::LoadError>(), Some(dynaburst_loader::LoadError::Argument(_)))
+    });
+    if argument {
+        EXIT_USAGE
+    } else {
+        1
+    }
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -135,7 +174,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("dynaburst: error: {e:#}");
-            ExitCode::FAILURE
+            ExitCode::from(exit_status(&e))
         }
     }
 }

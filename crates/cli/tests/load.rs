@@ -549,3 +549,201 @@ fn a_dry_run_and_a_load_count_what_a_low_cardinality_gsi_costs() {
     assert_eq!(r["index_write_units"], serde_json::json!({"by_status": 2000.0}));
     assert_eq!(r["write_units"], 4000.0, "table and index units together");
 }
+
+/// A port nothing listens on: bound, then released.
+fn closed_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("run dynaburst")
+}
+
+#[test]
+fn nothing_listening_and_an_endpoint_without_scheme_are_said_in_one_short_line() {
+    let d = dir("unreachable");
+    let input = d.join("x.jsonl");
+    std::fs::write(&input, "{\"id\": \"a\"}\n").unwrap();
+    let url = format!("http://127.0.0.1:{}", closed_port());
+    let path = input.to_str().unwrap();
+    for args in [
+        vec!["load", path, "--table", "t", "--endpoint-url", &url, "--quiet"],
+        vec!["load", path, "--table", "t", "--endpoint-url", &url, "--dry-run"],
+        vec!["count", "--table", "t", "--endpoint-url", &url],
+        vec!["purge", "--table", "t", "--yes", "--endpoint-url", &url],
+    ] {
+        let out = run(&args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(&format!("cannot connect to {url}: is the server running")), "{args:?}: {err}");
+        assert!(err.len() < 400, "{args:?}: one short line, not the SDK's debug structures: {err}");
+        assert!(!err.contains("DispatchFailure") && !err.contains("ConnectorError"), "{args:?}: {err}");
+    }
+    // A dry run given the key needs no endpoint.
+    let out = run(&["load", path, "--table", "t", "--endpoint-url", &url, "--dry-run", "--key", "id:S"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let est: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(est["records"]["valid"], 1);
+    let out = run(&["load", path, "--table", "t", "--endpoint-url", "127.0.0.1:8000"]);
+    assert_eq!(out.status.code(), Some(64), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--endpoint-url 127.0.0.1:8000 needs a scheme: --endpoint-url http://127.0.0.1:8000"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn command_line_mistakes_clap_does_not_catch_exit_64() {
+    let d = dir("usage");
+    let input = d.join("x.jsonl");
+    std::fs::write(&input, "{\"id\": \"a\"}\n").unwrap();
+    let odd = d.join("x.parquet");
+    std::fs::write(&odd, "").unwrap();
+    let (path, odd) = (input.to_str().unwrap(), odd.to_str().unwrap());
+    let url = format!("http://127.0.0.1:{}", closed_port());
+    for (args, says) in [
+        (vec!["load", path, "--table", "t", "--key", "id:X", "--create-table"], "key type 'X' of id must be S, N or B"),
+        (vec!["load", path, "--table", "t", "--create-table"], "--create-table needs --key"),
+        (vec!["purge", "--table", "t"], "pass --yes to confirm"),
+        (vec!["load", odd, "--table", "t"], "cannot tell the format of"),
+        (vec!["bench", "nosuch"], "unknown scenario 'nosuch'"),
+        (vec!["load", path, "--table", "t", "--concurrency", "lots"], "--concurrency takes auto"),
+        (vec!["load", path, "--table", "t", "--shard", "3/2"], "I must be 1 to N"),
+    ] {
+        let mut args = args.clone();
+        if args[0] != "bench" {
+            args.extend(["--endpoint-url", &url]);
+        }
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(64), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn a_key_that_does_not_fit_the_records_or_the_table_stops_before_anything_is_written() {
+    let _one = serial();
+    let server = Server::start(&["--capacity-model", "off"]);
+    let d = dir("keycheck");
+    let strings = d.join("strings.jsonl");
+    write_rounds(&strings, 1000, 1, 5);
+    // --key id:N on string ids: one message, exit 64, and no table created.
+    let out = load(&server, &strings, "wrong", &["--create-table", "--key", "id:N"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(64), "{err}");
+    assert!(
+        err.contains("none of the first 100 records fits the key (line 1: partition key id must be of type N, not S; id is S in 100)"),
+        "{err}"
+    );
+    assert!(err.contains("--key id:N does not fit this input"), "{err}");
+    let described = runtime().block_on(client(&server.url).describe_table().table_name("wrong").send());
+    assert!(described.is_err(), "no table was created");
+    // The table exists keyed id:S: a --key id:N is refused, not ignored.
+    assert!(load(&server, &strings, "keyed", &["--create-table", "--key", "id:S"]).status.success());
+    let out = load(&server, &strings, "keyed", &["--key", "id:N"]);
+    assert_eq!(out.status.code(), Some(64), "{}", stderr(&out));
+    assert!(stderr(&out).contains("table keyed exists with key id:S, not the --key given (id:N)"), "{}", stderr(&out));
+    // A table keyed id:N and string ids, without --key: stopped up front.
+    let numbers = d.join("numbers.jsonl");
+    std::fs::write(&numbers, "{\"id\": 1}\n").unwrap();
+    assert!(load(&server, &numbers, "numeric", &["--create-table", "--key", "id:N"]).status.success());
+    let out = load(&server, &strings, "numeric", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("none of the first 100 records fits the key"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("table numeric has key id:N"), "{}", stderr(&out));
+    assert!(!d.join("strings.jsonl.rejects.jsonl").exists(), "nothing was rejected one by one");
+}
+
+/// The numbers of the summary's equation: read, written, rejected and (when
+/// named) not acknowledged.
+fn summary_equation(err: &str) -> (u64, u64, u64, u64) {
+    let line = err.lines().find(|l| l.contains(" records read = ")).unwrap_or_else(|| panic!("no summary: {err}"));
+    let num = |s: &str| s.trim().replace(',', "").parse::<u64>().unwrap_or_else(|_| panic!("{s:?} in {line}"));
+    let (_, rest) = line.split_once(": ").unwrap();
+    let rest = rest.split_once(": ").map(|(_, r)| r).unwrap_or(rest);
+    let (read, rest) = rest.split_once(" records read = ").unwrap();
+    let (written, rest) = rest.split_once(" written + ").unwrap();
+    let (rejected, rest) = rest.split_once(" rejected").unwrap();
+    let unacknowledged =
+        rest.split_once(" + ").map(|(_, r)| num(r.split_once(" not acknowledged").unwrap().0)).unwrap_or(0);
+    (num(read), num(written), num(rejected), unacknowledged)
+}
+
+#[test]
+fn after_ctrl_c_the_summary_equation_holds_and_names_the_unacknowledged_records() {
+    let _one = serial();
+    let server = Server::start(&[]);
+    let d = dir("ctrl-c");
+    let input = d.join("data.jsonl");
+    write_rounds(&input, 6000, 1, 800);
+    let rep = d.join("report.json");
+    let mut child = Command::new(BIN)
+        .arg("load")
+        .arg(&input)
+        .args(["--table", "interrupted", "--endpoint-url", &server.url, "--quiet", "--seed", "7"])
+        .args(["--create-table", "--key", "id:S", "--billing", "provisioned:5:300"])
+        .args(["--report", rep.to_str().unwrap()])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_checkpoint_past_line_1(&d.join("data.jsonl.dynaburst-checkpoint"), &mut child);
+    let int = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(int.success());
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    let (read, written, rejected, unacknowledged) = summary_equation(&err);
+    println!("{read} read = {written} written + {rejected} rejected + {unacknowledged} not acknowledged");
+    assert!(unacknowledged > 0, "the load was stopped with records read ahead: {err}");
+    assert_eq!(read, written + rejected + unacknowledged, "{err}");
+    let r = report(&rep);
+    assert_eq!(r["records"]["unacknowledged"], unacknowledged);
+    assert_eq!(r["records"]["read"], read);
+}
+
+#[test]
+fn csv_columns_are_typed_per_column_from_a_file_or_standard_input_and_the_load_says_which() {
+    let _one = serial();
+    let server = Server::start(&["--capacity-model", "off"]);
+    let d = dir("csv-types");
+    let input = d.join("people.csv");
+    std::fs::write(&input, "id,zip,age\na,02139,30\nb,10001,41\nc,94110,52\n").unwrap();
+    // Without --quiet, to see the types said.
+    let rep = d.join("file.report.json");
+    let out = Command::new(BIN)
+        .arg("load")
+        .arg(&input)
+        .args(["--table", "people", "--endpoint-url", &server.url, "--create-table", "--key", "id:S"])
+        .args(["--report", rep.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("dynaburst load: CSV column types: id S, zip S, age N (inferred from the first 3 records"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(report(&rep)["csv_types"], serde_json::json!({"id": "S", "zip": "S", "age": "N"}));
+    let items = scan_all(&server.url, "people");
+    assert_eq!(items["a"]["zip"].as_s().unwrap(), "02139");
+    assert_eq!(items["b"]["zip"].as_s().unwrap(), "10001", "the whole zip column is strings");
+    assert_eq!(items["c"]["age"].as_n().unwrap(), "52");
+    // The same from standard input, read ahead for the types.
+    let mut child = Command::new(BIN)
+        .args(["load", "-", "--format", "csv", "--table", "piped", "--endpoint-url", &server.url, "--quiet"])
+        .args(["--create-table", "--key", "id:S", "--checkpoint", d.join("piped.ckpt").to_str().unwrap()])
+        .args(["--rejects", d.join("piped.rejects").to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"id,zip\nx,10001\ny,02139\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let items = scan_all(&server.url, "piped");
+    assert_eq!(items["x"]["zip"].as_s().unwrap(), "10001", "typed by the column, not the cell");
+    assert_eq!(items["y"]["zip"].as_s().unwrap(), "02139");
+}

@@ -101,15 +101,77 @@ pub fn classify<E: ProvideErrorMetadata>(err: &SdkError<E, HttpResponse>) -> Err
     }
 }
 
-/// An SDK error as a person should read it: the service's code and
-/// message when it answered, else the transport error with its causes.
+/// An SDK error as a person should read it, in one short line: the
+/// service's code and message when it answered, else what went wrong on
+/// the way ([`transport_text`]), never the SDK's debug structures.
 pub fn error_text<E: ProvideErrorMetadata + std::error::Error + 'static>(err: &SdkError<E, HttpResponse>) -> String {
     match err {
         SdkError::ServiceError(e) => {
             format!("{}: {}", e.err().code().unwrap_or("error"), e.err().message().unwrap_or("(no message)"))
         }
-        other => format!("{}", DisplayErrorContext(other)),
+        other => transport_text(other).unwrap_or_else(|| format!("{}", DisplayErrorContext(other))),
     }
+}
+
+/// What went wrong when no answer came back, in one short line: "cannot
+/// connect to the endpoint (Connection refused (os error 111))", "no
+/// answer in time from the endpoint", ... None for an answer from the
+/// service.
+pub fn transport_text<E: std::error::Error + 'static>(err: &SdkError<E, HttpResponse>) -> Option<String> {
+    let (what, cause) = transport_failure(err)?;
+    Some(format!("{} ({cause})", what.text()))
+}
+
+/// Why no answer came back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unanswered {
+    /// Nothing listens there, or the host cannot be reached or resolved.
+    CannotConnect,
+    /// No answer within the request timeout.
+    Timeout,
+    /// The request could not be built (often a malformed endpoint URL).
+    Construction,
+    /// Something answered, but not as DynamoDB does.
+    NotDynamoDb,
+    /// Any other failure on the way.
+    Other,
+}
+
+impl Unanswered {
+    fn text(self) -> &'static str {
+        match self {
+            Unanswered::CannotConnect => "cannot connect to the endpoint",
+            Unanswered::Timeout => "no answer in time from the endpoint",
+            Unanswered::Construction => "cannot build the request (is the endpoint URL right?)",
+            Unanswered::NotDynamoDb => "the endpoint's answer is not a DynamoDB answer",
+            Unanswered::Other => "the request failed",
+        }
+    }
+}
+
+/// Why no answer came back, and the innermost cause in its own words.
+fn transport_failure<E: std::error::Error + 'static>(err: &SdkError<E, HttpResponse>) -> Option<(Unanswered, String)> {
+    let what = match err {
+        SdkError::ServiceError(_) => return None,
+        SdkError::DispatchFailure(d) if d.is_timeout() => Unanswered::Timeout,
+        SdkError::DispatchFailure(d) if d.is_io() => Unanswered::CannotConnect,
+        SdkError::DispatchFailure(_) => Unanswered::Other,
+        SdkError::TimeoutError(_) => Unanswered::Timeout,
+        SdkError::ConstructionFailure(_) => Unanswered::Construction,
+        SdkError::ResponseError(_) => Unanswered::NotDynamoDb,
+        _ => Unanswered::Other,
+    };
+    Some((what, root_cause(err)))
+}
+
+/// The innermost cause of an error: the operating system's or the
+/// parser's own words ("Connection refused (os error 111)").
+fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = err;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
 }
 
 /// Why a DynamoDB call failed.
@@ -117,8 +179,10 @@ pub fn error_text<E: ProvideErrorMetadata + std::error::Error + 'static>(err: &S
 pub enum DynamoError {
     /// The table does not exist.
     Missing { table: String },
-    /// The endpoint answered with an error (or did not answer).
+    /// The endpoint answered with an error.
     Request { operation: String, class: ErrorClass, text: String },
+    /// Nothing answered: no server there, a wrong address, a timeout.
+    Unreachable { operation: String, what: Unanswered, cause: String },
     /// A retried call made no progress.
     GaveUp { operation: String, attempts: u32, last: String },
     /// A request could not be built from what was given.
@@ -137,7 +201,27 @@ impl DynamoError {
     where
         E: ProvideErrorMetadata + std::error::Error + 'static,
     {
+        if let Some((what, cause)) = transport_failure(err).filter(|(w, _)| *w != Unanswered::NotDynamoDb) {
+            return DynamoError::Unreachable { operation: operation.into(), what, cause };
+        }
         DynamoError::Request { operation: operation.into(), class: classify(err), text: error_text(err) }
+    }
+
+    /// The error as a person should read it, with the endpoint it concerns
+    /// and what to do when nothing answered there.
+    pub fn explain(&self, endpoint: &str) -> String {
+        match self {
+            DynamoError::Unreachable { what: Unanswered::CannotConnect, cause, .. } => {
+                format!("cannot connect to {endpoint}: is the server running, and is the URL right? ({cause})")
+            }
+            DynamoError::Unreachable { what: Unanswered::Timeout, cause, .. } => {
+                format!("no answer from {endpoint} in time: is it the right endpoint, and reachable? ({cause})")
+            }
+            DynamoError::Unreachable { operation, what, cause } => {
+                format!("{operation} at {endpoint}: {} ({cause})", what.text())
+            }
+            other => other.to_string(),
+        }
     }
 }
 
@@ -146,6 +230,7 @@ impl std::fmt::Display for DynamoError {
         match self {
             DynamoError::Missing { table } => write!(f, "table {table} does not exist"),
             DynamoError::Request { operation, text, .. } => write!(f, "{operation}: {text}"),
+            DynamoError::Unreachable { operation, what, cause } => write!(f, "{operation}: {} ({cause})", what.text()),
             DynamoError::GaveUp { operation, attempts, last } => {
                 write!(f, "{operation}: gave up after {attempts} attempts: {last}")
             }

@@ -29,7 +29,7 @@ use tokio::sync::watch;
 
 pub use bench::{BenchClient, BenchError, BenchItem, BENCH_ATTEMPTS, BENCH_BACKOFF};
 pub use convert::{from_sdk, item_from_sdk, item_to_sdk, key_from_sdk, to_sdk};
-pub use errors::{classify, classify_code, DynamoError, ErrorClass};
+pub use errors::{classify, classify_code, DynamoError, ErrorClass, Unanswered};
 pub use schema::{KeySchema, RecordError, SpecError, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 pub use sink::{
     client, create_table, describe, prepare, Billing, DynamoItem, DynamoSink, Endpoint, IndexInfo, IndexUnits,
@@ -43,6 +43,9 @@ pub struct LoadOptions {
     pub input: InputSpec,
     pub table: String,
     pub endpoint: Endpoint,
+    /// `--key`: the key schema the user expects; an existing table's must
+    /// be the same.
+    pub key: Option<KeySchema>,
     /// `--create-table`: the key schema and billing to create with.
     pub create: Option<(KeySchema, Billing)>,
     pub mode: WriteMode,
@@ -56,6 +59,8 @@ pub struct LoadOptions {
     pub checkpoint: Option<PathBuf>,
     pub resume: bool,
     pub stall_timeout: Duration,
+    /// `--max-rejects` (None: the default rule, see `Tuning::max_rejects`).
+    pub max_rejects: Option<u64>,
     pub prices: Prices,
 }
 
@@ -68,16 +73,34 @@ pub async fn load(
     stop: watch::Receiver<bool>,
 ) -> Result<LoadResult, LoadError> {
     if opts.mode == WriteMode::Transact && !(1..=MAX_TRANSACT_SIZE).contains(&opts.transact_size) {
-        return Err(LoadError::Usage(format!("--transact-size must be 1 to {MAX_TRANSACT_SIZE}")));
+        return Err(LoadError::Argument(format!("--transact-size must be 1 to {MAX_TRANSACT_SIZE}")));
     }
     let session =
         open_session(opts.input.clone(), &opts.table, opts.checkpoint.clone(), opts.rejects.clone(), opts.resume)?;
     let client = sink::client(&opts.endpoint).await;
-    let table_error = |e: DynamoError| LoadError::Table(e.to_string());
+    let endpoint = opts.endpoint.name();
+    let table_error = |e: DynamoError| LoadError::Table(e.explain(&endpoint));
+    let given_key = opts.key.as_ref().or(opts.create.as_ref().map(|(k, _)| k));
     let info = match sink::describe(&client, &opts.table).await {
-        Ok(info) => info,
+        Ok(info) => {
+            if let Some(k) = given_key {
+                if *k != info.schema {
+                    return Err(LoadError::Argument(format!(
+                        "table {} exists with key {}, not the --key given ({}): drop --key, or load into another table",
+                        opts.table, info.schema, k
+                    )));
+                }
+            }
+            check_first_records(&session.input, &info.schema)
+                .map_err(|m| LoadError::Table(format!("{m}: table {} has key {}", opts.table, info.schema)))?;
+            info
+        }
         Err(DynamoError::Missing { table: t }) => match &opts.create {
             Some((schema, billing)) => {
+                // Before the table exists: a --key that does not fit the
+                // records must not create a table nothing can be loaded into.
+                check_first_records(&session.input, schema)
+                    .map_err(|m| LoadError::Argument(format!("{m}: --key {schema} does not fit this input")))?;
                 sink::create_table(&client, &t, schema, *billing).await.map_err(table_error)?;
                 sink::describe(&client, &t).await.map_err(table_error)?
             }
@@ -89,14 +112,6 @@ pub async fn load(
         },
         Err(e) => return Err(table_error(e)),
     };
-    if let Some((schema, _)) = &opts.create {
-        if *schema != info.schema {
-            return Err(LoadError::Usage(format!(
-                "table {} exists with key {:?}, not the --key given ({:?})",
-                opts.table, info.schema, schema
-            )));
-        }
-    }
     let tuning = Tuning {
         concurrency: opts.concurrency,
         latency_control: false,
@@ -105,6 +120,7 @@ pub async fn load(
         window: opts.window,
         seed: opts.seed,
         stall_timeout: opts.stall_timeout,
+        max_rejects: opts.max_rejects,
     };
     let index_units = IndexUnits::default();
     let sink = Arc::new(DynamoSink {
@@ -113,6 +129,7 @@ pub async fn load(
         schema: info.schema.clone(),
         mode: opts.mode,
         transact_size: opts.transact_size,
+        capacity_units_per_s: info.provisioned_wcu.or(info.warm_write_units).map(|w| w as f64),
         index_units: index_units.clone(),
     });
     let schema = info.schema.clone();
@@ -141,6 +158,56 @@ pub async fn load(
     Ok(LoadResult::new(&out, Report { target: TargetReport::DynamoDb(target), load }))
 }
 
+/// Records [`check_first_records`] reads.
+pub const KEY_PROBE_RECORDS: usize = 100;
+
+/// Reads the first [`KEY_PROBE_RECORDS`] records (from the resume point)
+/// and fails when none of those that parse fits `schema`'s key: a wrong
+/// `--key` or table would otherwise reject the whole input record by
+/// record. The message says which types the records carry. Standard input
+/// cannot be read twice, so it is not probed (the load's `--max-rejects`
+/// guard still stops it).
+pub fn check_first_records(spec: &InputSpec, schema: &KeySchema) -> Result<(), String> {
+    if spec.path.is_none() {
+        return Ok(());
+    }
+    // An unreadable input is reported by the load itself.
+    let Ok(reader) = Reader::open(spec.clone()) else { return Ok(()) };
+    let mut first_error: Option<(u64, RecordError)> = None;
+    let mut seen_types: Vec<HashMap<&'static str, u64>> = vec![HashMap::new(); schema.names().len()];
+    let mut parsed = 0;
+    for rec in reader.take(KEY_PROBE_RECORDS) {
+        let Ok(rec) = rec else { break };
+        let Ok(item) = &rec.item else { continue };
+        parsed += 1;
+        for (name, seen) in schema.names().iter().zip(seen_types.iter_mut()) {
+            let ty = item.get(*name).map(|v| v.value_type().descriptor()).unwrap_or("missing");
+            *seen.entry(ty).or_insert(0) += 1;
+        }
+        match schema.check(item) {
+            Ok(_) => return Ok(()),
+            Err(e @ (RecordError::MissingKey { .. } | RecordError::KeyType { .. })) => {
+                first_error.get_or_insert((rec.line, e));
+            }
+            // Size and emptiness are the record's own problems.
+            Err(_) => return Ok(()),
+        }
+    }
+    let Some((line, error)) = first_error else { return Ok(()) };
+    let found: Vec<String> = schema
+        .names()
+        .iter()
+        .zip(&seen_types)
+        .map(|(name, seen)| {
+            let mut types: Vec<(&&str, &u64)> = seen.iter().collect();
+            types.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            let types: Vec<String> = types.iter().map(|(t, n)| format!("{t} in {n}")).collect();
+            format!("{name} is {}", types.join(", "))
+        })
+        .collect();
+    Err(format!("none of the first {parsed} records fits the key (line {line}: {error}; {})", found.join("; ")))
+}
+
 /// `--dry-run`: reads and checks every record, estimates units, cost and
 /// time, writes nothing. `schema` comes from `--key` or the table, and
 /// `indexes` from the table: each record also pays for its entry in every
@@ -154,6 +221,7 @@ pub fn dry_run(
     prices: Prices,
 ) -> Result<Value, LoadError> {
     let reader = Reader::open(spec).map_err(LoadError::Input)?;
+    let csv_types = reader.column_types().map(|c| c.by_name());
     let (mut read, mut valid, mut units) = (0u64, 0u64, 0.0f64);
     let mut bytes = 0u64;
     let mut per_partition_key: HashMap<dynaburst_model::KeyValue, f64> = HashMap::new();
@@ -240,6 +308,7 @@ pub fn dry_run(
             "prices": { "per_million_wru": prices.per_million_wru, "per_wcu_hour": prices.per_wcu_hour },
         },
         "problems": problems,
+        "csv_types": csv_types,
     }))
 }
 

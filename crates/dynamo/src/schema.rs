@@ -95,6 +95,17 @@ pub struct KeySchema {
     pub range: Option<(String, ScalarType)>,
 }
 
+impl std::fmt::Display for KeySchema {
+    /// As `--key` takes it: `id:S` or `id:S,sk:N`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.hash.0, self.hash.1.descriptor())?;
+        if let Some((name, ty)) = &self.range {
+            write!(f, ",{name}:{}", ty.descriptor())?;
+        }
+        Ok(())
+    }
+}
+
 impl KeySchema {
     /// Parses `id:S` or `id:S,sk:N`.
     pub fn parse(spec: &str) -> Result<KeySchema, SpecError> {

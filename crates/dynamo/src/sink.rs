@@ -11,7 +11,7 @@ use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::config::ProvideCredentials;
-use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue as Av, BillingMode, KeySchemaElement, KeyType, ProjectionType,
     ProvisionedThroughput, Put, PutRequest, ReturnConsumedCapacity, ScalarAttributeType, TableStatus,
@@ -23,7 +23,7 @@ use dynaburst_model::ScalarType;
 use dynaburst_input::Record;
 use dynaburst_model::{write_units, MAX_ITEM_BYTES};
 
-use dynaburst_loader::{key_hashes, KeyId, Limits, Outcome, Sink, SinkItem, MAX_CONCURRENCY};
+use dynaburst_loader::{key_hashes, KeyId, Limits, Outcome, Sink, SinkItem};
 
 use crate::convert::{item_to_sdk, key_from_sdk};
 use crate::errors::{classify, classify_cancellation, DynamoError, ErrorClass};
@@ -75,6 +75,23 @@ pub struct Endpoint {
     pub profile: Option<String>,
 }
 
+impl Endpoint {
+    /// The endpoint as messages name it: the URL given, else
+    /// AWS_ENDPOINT_URL, else DynamoDB's own (in the region given).
+    pub fn name(&self) -> String {
+        if let Some(u) = &self.url {
+            return u.clone();
+        }
+        if let Some(u) = std::env::var_os("AWS_ENDPOINT_URL") {
+            return u.to_string_lossy().into_owned();
+        }
+        match &self.region {
+            Some(r) => format!("DynamoDB in {r}"),
+            None => "DynamoDB (the SDK's configured region)".to_string(),
+        }
+    }
+}
+
 /// Builds the client once. With an explicit endpoint and no credentials
 /// anywhere in the chain, local endpoints get placeholder credentials
 /// (they check only that a signature is present).
@@ -116,7 +133,7 @@ pub async fn client(endpoint: &Endpoint) -> Client {
 /// `errors::classify`, shared with every other caller).
 fn outcome_of<E: ProvideErrorMetadata + std::error::Error + 'static>(err: &SdkError<E, HttpResponse>) -> Outcome {
     let SdkError::ServiceError(e) = err else {
-        return Outcome::Transient { message: format!("{}", DisplayErrorContext(err)) };
+        return Outcome::Transient { message: crate::errors::error_text(err) };
     };
     let code = e.err().code().unwrap_or("").to_string();
     let message = e.err().message().unwrap_or("");
@@ -159,6 +176,8 @@ pub struct DynamoSink {
     pub mode: WriteMode,
     /// Items per TransactWriteItems.
     pub transact_size: usize,
+    /// The table's write capacity (provisioned, else its warm throughput).
+    pub capacity_units_per_s: Option<f64>,
     /// Write units each secondary index consumed, from the answers'
     /// ConsumedCapacity (asked for with INDEXES).
     pub index_units: IndexUnits,
@@ -197,7 +216,9 @@ impl Sink for DynamoSink {
             WriteMode::Put => (1, MAX_ITEM_BYTES),
             WriteMode::Transact => (self.transact_size.clamp(1, MAX_TRANSACT_SIZE), MAX_TRANSACT_BYTES),
         };
-        Limits { max_items, max_bytes, max_concurrency: MAX_CONCURRENCY }
+        // No fixed cap: the pipeline bounds requests in flight by the
+        // table's capacity, the latency of the answers and memory.
+        Limits { max_items, max_bytes, max_concurrency: usize::MAX, capacity_units_per_s: self.capacity_units_per_s }
     }
 
     fn idempotent_requests(&self) -> bool {

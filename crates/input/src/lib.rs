@@ -15,6 +15,7 @@
 
 mod typing;
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
@@ -23,13 +24,17 @@ use std::path::{Path, PathBuf};
 use dynaburst_model::{AttributeValue, Item, Number};
 use serde_json::Value;
 
-pub use typing::{infer_cell, parse_type_hints, typed_cell, TypeHint, TypeHints};
+pub use typing::{
+    describe_column_types, infer_cell, parse_type_hints, typed_cell, ColumnType, ColumnTypes, TypeHint, TypeHints,
+};
 
 /// Longest line accepted (DynamoDB items are at most 400 KB; DynamoDB JSON
 /// and CSV quoting can more than double that).
 pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 /// Read buffer size.
 const BUFFER_BYTES: usize = 256 * 1024;
+/// CSV records whose cells decide the untyped columns' types, by default.
+pub const DEFAULT_TYPE_WINDOW: usize = 10_000;
 
 /// Input format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,6 +156,10 @@ pub struct InputSpec {
     /// an empty item), for a target that converts the text itself (MongoDB
     /// keeps Extended JSON and number types the DynamoDB model has not).
     pub raw_json: bool,
+    /// CSV: the records (from the start of the data) whose cells decide
+    /// each untyped column's type ([`DEFAULT_TYPE_WINDOW`]; the loader
+    /// passes its read-ahead `--window`).
+    pub type_window: usize,
 }
 
 /// A streaming record reader.
@@ -164,10 +173,26 @@ pub struct Reader {
     /// Stop once a record starts at or past this offset (shards).
     stop_at: Option<u64>,
     header: Option<Vec<String>>,
+    /// CSV: each column's type (hinted, inferred, or strings), in header
+    /// order.
+    columns: ColumnTypes,
+    /// Records read ahead to infer CSV types from (standard input, which
+    /// cannot be read twice): handed out before any further record.
+    lookahead: VecDeque<RawRecord>,
     /// Total input bytes when known (plain files), for progress.
     total_bytes: Option<u64>,
     done: bool,
     buf: Vec<u8>,
+}
+
+/// A record's text and position, before parsing.
+struct RawRecord {
+    line: u64,
+    offset: u64,
+    end: u64,
+    raw: String,
+    /// Set when the record cannot be parsed at all (an overlong line).
+    error: Option<RecordError>,
 }
 
 fn io_err(path: &str, source: io::Error) -> InputError {
@@ -213,6 +238,8 @@ impl Reader {
             line: 1,
             stop_at: None,
             header: None,
+            columns: ColumnTypes::default(),
+            lookahead: VecDeque::new(),
             total_bytes,
             done: false,
             buf: Vec::with_capacity(4096),
@@ -221,18 +248,37 @@ impl Reader {
         if reader.spec.format == Format::Csv {
             reader.read_header(&name)?;
         }
-        // Where to begin: the shard's first line, or the resume point.
+        // Where the data starts (just past a CSV header).
+        let data = reader.offset;
+        if reader.spec.format == Format::Csv {
+            reader.infer_column_types(&name)?;
+        }
+        // Where to begin: the shard's first record, or the resume point.
+        let mut shard_line = None;
         let shard_range = match (reader.spec.shard, total_bytes) {
-            (Some((i, n)), Some(len)) => Some((len * i / n, len * (i + 1) / n)),
+            (Some((i, n)), Some(len)) => {
+                let (start, end) = (len * i / n, len * (i + 1) / n);
+                // The shard starts at the first record start at or after
+                // its byte range (its line number counted on the way). In
+                // CSV a quoted field may hold line breaks, so a line start
+                // is not always a record start: the end moves the same way,
+                // as the next shard's start does. Other formats end where a
+                // record starts at or past the range's end.
+                let quotes = reader.spec.format == Format::Csv;
+                let (first, lines) = record_start(&name, &reader.spec, data, start, quotes)?;
+                shard_line = Some(reader.line + lines);
+                let last = if quotes { record_start(&name, &reader.spec, data, end, quotes)?.0 } else { end };
+                Some((first, last))
+            }
             _ => None,
         };
         let begin = reader.spec.resume_at.map(|(o, _)| o).or(shard_range.map(|(s, _)| s));
         if let Some(target) = begin {
             if target > reader.offset {
-                reader.skip_to(target, &name, shard_range.is_some() && reader.spec.resume_at.is_none())?;
+                reader.skip_to(target, &name)?;
             }
         }
-        if let Some((_, line)) = reader.spec.resume_at {
+        if let Some((_, line)) = reader.spec.resume_at.or(shard_line.map(|l| (0, l))) {
             reader.line = line;
         }
         reader.stop_at = shard_range.map(|(_, end)| end);
@@ -277,23 +323,16 @@ impl Reader {
         Ok(())
     }
 
-    /// Positions at `target`. With `to_line_start`, moves on to the start
-    /// of the next line unless `target` is one (shards); a resume offset is
-    /// always a record start.
-    fn skip_to(&mut self, target: u64, name: &str, to_line_start: bool) -> Result<(), InputError> {
+    /// Positions at `target`, a record start (a shard's first record, or a
+    /// resume offset).
+    fn skip_to(&mut self, target: u64, name: &str) -> Result<(), InputError> {
         if let Some(p) = &self.spec.path {
             if self.spec.compression == Compression::None {
                 // Seek the file directly: reopen and seek.
                 let mut f = File::open(p).map_err(|e| io_err(name, e))?;
-                let seek_to = if to_line_start { target.saturating_sub(1) } else { target };
-                f.seek(SeekFrom::Start(seek_to)).map_err(|e| io_err(name, e))?;
+                f.seek(SeekFrom::Start(target)).map_err(|e| io_err(name, e))?;
                 self.source = Box::new(BufReader::with_capacity(BUFFER_BYTES, f));
-                self.offset = seek_to;
-                if to_line_start {
-                    // The byte before the range: if it ends a line, the
-                    // range starts on a line; otherwise skip the rest of it.
-                    self.discard_line(name)?;
-                }
+                self.offset = target;
                 return Ok(());
             }
         }
@@ -337,8 +376,33 @@ impl Reader {
 
     /// The next record, None at the end of the input (or of the shard).
     pub fn next_record(&mut self) -> Result<Option<Record>, InputError> {
-        let name =
-            self.spec.path.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "standard input".to_string());
+        let next = match self.lookahead.pop_front() {
+            Some(r) => Some(r),
+            None => {
+                let name = self.name();
+                self.next_raw(&name)?
+            }
+        };
+        let Some(RawRecord { line, offset, end, raw, error }) = next else { return Ok(None) };
+        let item = match error {
+            Some(e) => Err(e),
+            None => match self.spec.format {
+                Format::Csv => self.parse_csv(&raw),
+                Format::JsonLines if self.spec.raw_json => Ok(Item::new()),
+                Format::JsonLines => parse_json_line(&raw),
+                Format::DynamoDbJson => parse_ddb_json_line(&raw),
+            },
+        };
+        Ok(Some(Record { line, offset, end, raw, item }))
+    }
+
+    fn name(&self) -> String {
+        self.spec.path.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "standard input".to_string())
+    }
+
+    /// The next record's text and position, None at the end of the input
+    /// (or of the shard).
+    fn next_raw(&mut self, name: &str) -> Result<Option<RawRecord>, InputError> {
         loop {
             if self.done || self.stop_at.is_some_and(|s| self.offset >= s) {
                 self.done = true;
@@ -346,23 +410,18 @@ impl Reader {
             }
             let offset = self.offset;
             let line = self.line;
-            let Some(mut raw) = self.next_line(&name)? else {
+            let Some(mut raw) = self.next_line(name)? else {
                 self.done = true;
                 return Ok(None);
             };
             if raw.len() > MAX_LINE_BYTES {
                 // Finish the overlong line, then reject it.
                 if !raw.ends_with('\n') {
-                    self.discard_line(&name)?;
+                    self.discard_line(name)?;
                 }
                 raw.truncate(200);
-                return Ok(Some(Record {
-                    line,
-                    offset,
-                    end: self.offset,
-                    raw,
-                    item: Err(RecordError(format!("line longer than {MAX_LINE_BYTES} bytes"))),
-                }));
+                let error = Some(RecordError(format!("line longer than {MAX_LINE_BYTES} bytes")));
+                return Ok(Some(RawRecord { line, offset, end: self.offset, raw, error }));
             }
             if raw.trim().is_empty() {
                 continue;
@@ -371,7 +430,7 @@ impl Reader {
                 // A quoted field may span lines: keep reading while the
                 // quotes are unbalanced.
                 while raw.bytes().filter(|b| *b == b'"').count() % 2 == 1 {
-                    match self.next_line(&name)? {
+                    match self.next_line(name)? {
                         Some(more) => {
                             raw.push('\n');
                             raw.push_str(&more);
@@ -383,14 +442,71 @@ impl Reader {
                     }
                 }
             }
-            let item = match self.spec.format {
-                Format::Csv => self.parse_csv(&raw),
-                Format::JsonLines if self.spec.raw_json => Ok(Item::new()),
-                Format::JsonLines => parse_json_line(&raw),
-                Format::DynamoDbJson => parse_ddb_json_line(&raw),
-            };
-            return Ok(Some(Record { line, offset, end: self.offset, raw, item }));
+            return Ok(Some(RawRecord { line, offset, end: self.offset, raw, error: None }));
         }
+    }
+
+    /// CSV: each column's type, in header order (None for other formats).
+    pub fn column_types(&self) -> Option<&ColumnTypes> {
+        (self.spec.format == Format::Csv).then_some(&self.columns)
+    }
+
+    /// Decides the type of every column without a `--types` hint from the
+    /// first `type_window` records of the data (whatever the shard or the
+    /// resume point, so that every shard and every resumed load types a
+    /// column alike): N when every value in it is a canonical number, else
+    /// S. A file is read for it separately; standard input is read ahead.
+    fn infer_column_types(&mut self, name: &str) -> Result<(), InputError> {
+        let header = self.header.clone().unwrap_or_default();
+        let untyped: Vec<usize> = (0..header.len())
+            .filter(|i| !self.spec.all_strings && !self.spec.types.contains_key(&header[*i]))
+            .collect();
+        let mut seen = Observed { numbers: vec![true; header.len()], any: vec![false; header.len()], records: 0 };
+        if !untyped.is_empty() && self.spec.type_window > 0 {
+            if self.spec.path.is_some() {
+                let mut first = Reader::open(InputSpec {
+                    shard: None,
+                    resume_at: None,
+                    all_strings: true,
+                    types: TypeHints::new(),
+                    type_window: 0,
+                    ..self.spec.clone()
+                })?;
+                while seen.records < self.spec.type_window {
+                    match first.next_raw(name)? {
+                        Some(r) => seen.observe(&r.raw, &untyped),
+                        None => break,
+                    }
+                }
+            } else {
+                while self.lookahead.len() < self.spec.type_window {
+                    match self.next_raw(name)? {
+                        Some(r) => {
+                            seen.observe(&r.raw, &untyped);
+                            self.lookahead.push_back(r);
+                        }
+                        None => break,
+                    }
+                }
+            }
+        }
+        self.columns = ColumnTypes {
+            columns: header
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let ty = match self.spec.types.get(c) {
+                        Some(h) => ColumnType::Given(*h),
+                        None if self.spec.all_strings => ColumnType::Strings,
+                        None if seen.any[i] && seen.numbers[i] => ColumnType::Inferred(TypeHint::N),
+                        None => ColumnType::Inferred(TypeHint::S),
+                    };
+                    (c.clone(), ty)
+                })
+                .collect(),
+            records: seen.records,
+        };
+        Ok(())
     }
 
     fn parse_csv(&self, raw: &str) -> Result<Item, RecordError> {
@@ -406,14 +522,25 @@ impl Reader {
             return Err(RecordError(format!("{} fields, but the header has {}", rec.len(), header.len())));
         }
         let mut item = Item::new();
-        for (name, cell) in header.iter().zip(rec.iter()) {
+        for ((name, ty), cell) in self.columns.columns.iter().zip(rec.iter()) {
             if cell.is_empty() {
                 continue;
             }
-            let value = match self.spec.types.get(name) {
-                Some(hint) => typed_cell(cell, *hint).map_err(|e| RecordError(format!("column {name}: {e}")))?,
-                None if self.spec.all_strings => AttributeValue::S(cell.to_string()),
-                None => infer_cell(cell),
+            let value = match ty {
+                ColumnType::Given(hint) => {
+                    typed_cell(cell, *hint).map_err(|e| RecordError(format!("column {name}: {e}")))?
+                }
+                ColumnType::Strings | ColumnType::Inferred(TypeHint::S) => AttributeValue::S(cell.to_string()),
+                ColumnType::Inferred(_) => match infer_cell(cell) {
+                    n @ AttributeValue::N(_) => n,
+                    _ => {
+                        return Err(RecordError(format!(
+                            "column {name}: '{cell}' is not a number, but every value of {name} in the first {} \
+                             records was, so the column is loaded as numbers: pass --types {name}:S to load it as strings",
+                            self.columns.records
+                        )))
+                    }
+                },
             };
             item.insert(name.clone(), value);
         }
@@ -426,6 +553,87 @@ impl Iterator for Reader {
 
     fn next(&mut self) -> Option<Self::Item> {
         self.next_record().transpose()
+    }
+}
+
+/// What the first records say of each CSV column.
+struct Observed {
+    /// Every value seen was a canonical number.
+    numbers: Vec<bool>,
+    /// Some value was seen.
+    any: Vec<bool>,
+    /// Records observed (those that parse, with as many fields as the
+    /// header).
+    records: usize,
+}
+
+impl Observed {
+    fn observe(&mut self, raw: &str, untyped: &[usize]) {
+        let Some(cells) = csv_cells(raw) else { return };
+        if cells.len() != self.numbers.len() {
+            return;
+        }
+        self.records += 1;
+        for &i in untyped {
+            let cell = &cells[i];
+            if !cell.is_empty() {
+                self.any[i] = true;
+                self.numbers[i] &= matches!(infer_cell(cell), AttributeValue::N(_));
+            }
+        }
+    }
+}
+
+/// A CSV record's cells, None when it does not parse.
+fn csv_cells(raw: &str) -> Option<Vec<String>> {
+    let mut rdr = csv::ReaderBuilder::new().has_headers(false).from_reader(raw.as_bytes());
+    let mut rec = csv::StringRecord::new();
+    match rdr.read_record(&mut rec) {
+        Ok(true) => Some(rec.iter().map(str::to_string).collect()),
+        _ => None,
+    }
+}
+
+/// The first record start at or after `target`, scanning from the start
+/// of the data (`data`, just past a CSV header) with the reader's own rule:
+/// a record ends at a line break (with `quotes`, as in CSV, one outside
+/// quotes). Every shard finds the same starts, so a record whose quoted
+/// field holds a line break belongs to exactly one shard. The end of the
+/// file when none is left. With it, the line breaks from `data` to there,
+/// so that a shard's line numbers are the file's. Reads the file up to
+/// there: a shard far into a large file spends a moment on it.
+fn record_start(name: &str, spec: &InputSpec, data: u64, target: u64, quotes: bool) -> Result<(u64, u64), InputError> {
+    let Some(path) = &spec.path else { return Ok((target, 0)) };
+    if target <= data {
+        return Ok((data, 0));
+    }
+    let mut f = File::open(path).map_err(|e| io_err(name, e))?;
+    f.seek(SeekFrom::Start(data)).map_err(|e| io_err(name, e))?;
+    let mut r = BufReader::with_capacity(BUFFER_BYTES, f);
+    let mut at = data;
+    let mut quoted = false;
+    let mut lines = 0;
+    loop {
+        let buf = r.fill_buf().map_err(|e| io_err(name, e))?;
+        if buf.is_empty() {
+            return Ok((at, lines));
+        }
+        let n = buf.len();
+        for (i, b) in buf.iter().enumerate() {
+            match b {
+                b'"' if quotes => quoted = !quoted,
+                b'\n' => {
+                    lines += 1;
+                    let start = at + i as u64 + 1;
+                    if !quoted && start >= target {
+                        return Ok((start, lines));
+                    }
+                }
+                _ => {}
+            }
+        }
+        r.consume(n);
+        at += n as u64;
     }
 }
 

@@ -18,8 +18,87 @@ pub enum TypeHint {
     Json,
 }
 
+impl TypeHint {
+    /// The name `--types` takes for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TypeHint::S => "S",
+            TypeHint::N => "N",
+            TypeHint::Bool => "BOOL",
+            TypeHint::Null => "NULL",
+            TypeHint::Ss => "SS",
+            TypeHint::Ns => "NS",
+            TypeHint::Json => "JSON",
+        }
+    }
+}
+
 /// Column name to type.
 pub type TypeHints = HashMap<String, TypeHint>;
+
+/// How a CSV column's cells are typed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnType {
+    /// By `--types`.
+    Given(TypeHint),
+    /// From the first records' values: N when every one was a canonical
+    /// number, else S.
+    Inferred(TypeHint),
+    /// `--all-strings`.
+    Strings,
+}
+
+impl ColumnType {
+    /// The attribute type the column's cells become (`--types` names).
+    pub fn name(self) -> &'static str {
+        match self {
+            ColumnType::Given(h) | ColumnType::Inferred(h) => h.name(),
+            ColumnType::Strings => "S",
+        }
+    }
+}
+
+/// Every CSV column's type, in header order, and how many records the
+/// inferred ones were decided on.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ColumnTypes {
+    pub columns: Vec<(String, ColumnType)>,
+    pub records: usize,
+}
+
+impl ColumnTypes {
+    /// Column name to the type its cells become (`S`, `N`, ...).
+    pub fn by_name(&self) -> std::collections::BTreeMap<String, &'static str> {
+        self.columns.iter().map(|(name, ty)| (name.clone(), ty.name())).collect()
+    }
+}
+
+/// One line that says which type each CSV column was given and why, e.g.
+/// "CSV column types: id N, zip S, age N (inferred from the first 3
+/// records: N where every value was a canonical number); given: tags SS".
+pub fn describe_column_types(types: &ColumnTypes) -> String {
+    let list = |want: fn(&ColumnType) -> Option<&'static str>| -> Vec<String> {
+        types.columns.iter().filter_map(|(n, t)| want(t).map(|ty| format!("{n} {ty}"))).collect()
+    };
+    let inferred = list(|t| matches!(t, ColumnType::Inferred(_)).then(|| t.name()));
+    let given = list(|t| matches!(t, ColumnType::Given(_)).then(|| t.name()));
+    let strings = list(|t| matches!(t, ColumnType::Strings).then(|| t.name()));
+    let mut parts = Vec::new();
+    if !inferred.is_empty() {
+        parts.push(format!(
+            "{} (inferred from the first {} records: N where every value was a canonical number; --types NAME:TYPE overrides)",
+            inferred.join(", "),
+            types.records
+        ));
+    }
+    if !given.is_empty() {
+        parts.push(format!("given by --types: {}", given.join(", ")));
+    }
+    if !strings.is_empty() {
+        parts.push(format!("--all-strings: {}", strings.join(", ")));
+    }
+    format!("CSV column types: {}", parts.join("; "))
+}
 
 /// Parses `age:N,active:BOOL,tags:SS`.
 pub fn parse_type_hints(text: &str) -> Result<TypeHints, String> {

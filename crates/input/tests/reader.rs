@@ -22,6 +22,7 @@ fn spec(path: PathBuf, format: Format, compression: Compression) -> InputSpec {
         shard: None,
         resume_at: None,
         raw_json: false,
+        type_window: dynaburst_input::DEFAULT_TYPE_WINDOW,
     }
 }
 
@@ -142,4 +143,105 @@ fn shards_of_compressed_input_are_refused_with_advice() {
     s.shard = Some((0, 2));
     let err = Reader::open(s).err().unwrap().to_string();
     assert!(err.starts_with("--shard needs an uncompressed file"), "{err}");
+}
+
+#[test]
+fn csv_shards_never_cut_a_quoted_field_that_holds_line_breaks() {
+    // Records whose quoted note spans lines, some of those lines looking
+    // like records themselves ("9,fake"), of many lengths, so that shard
+    // boundaries fall inside quoted fields, at their line breaks and
+    // between records.
+    let mut text = String::from("id,note\n");
+    let mut expected = Vec::new();
+    for i in 0..400 {
+        let note = match i % 4 {
+            0 => format!("\"line one\n{i},fake,row\nline \"\"three\"\"\""),
+            1 => format!("plain {}", "y".repeat(i % 13)),
+            2 => format!("\"{}\n\n{}\"", "z".repeat(i % 29), "w".repeat(i % 7)),
+            _ => "\"\n\"".to_string(),
+        };
+        text.push_str(&format!("{i},{note}\n"));
+        expected.push(i.to_string());
+    }
+    let p = temp("g.csv", text.as_bytes());
+    let whole: Vec<(u64, String)> =
+        all(spec(p.clone(), Format::Csv, Compression::None)).into_iter().map(|r| (r.line, r.raw)).collect();
+    assert_eq!(whole.len(), 400);
+    for count in (2..=40u64).chain([97]) {
+        let mut got: Vec<(u64, String)> = Vec::new();
+        let mut ids = Vec::new();
+        for index in 0..count {
+            let mut s = spec(p.clone(), Format::Csv, Compression::None);
+            s.shard = Some((index, count));
+            for r in all(s) {
+                let item =
+                    r.item.as_ref().unwrap_or_else(|e| panic!("{count} shards, shard {index}: {e} in {:?}", r.raw));
+                ids.push(item["id"].as_n().unwrap().to_string());
+                got.push((r.line, r.raw));
+            }
+        }
+        assert!(got == whole, "{count} shards: every record exactly once, whole, with its line");
+        assert_eq!(ids, expected, "{count} shards");
+    }
+}
+
+#[test]
+fn csv_columns_are_typed_per_column_from_the_first_records_and_say_so() {
+    // zip: 02139 is not a canonical number, so the whole column is
+    // strings (10001 too); age: all numbers; code: a number, then text.
+    let text = "id,zip,age,code,empty\na,02139,42,7,\nb,10001,7,x1,\nc,94110,30,12,\n";
+    let p = temp("h.csv", text.as_bytes());
+    let reader = Reader::open(spec(p.clone(), Format::Csv, Compression::None)).unwrap();
+    let types = reader.column_types().unwrap().clone();
+    assert_eq!(
+        describe_column_types(&types),
+        "CSV column types: id S, zip S, age N, code S, empty S (inferred from the first 3 records: N where every \
+         value was a canonical number; --types NAME:TYPE overrides)"
+    );
+    let recs: Vec<Record> = reader.map(|r| r.unwrap()).collect();
+    let b = recs[1].item.as_ref().unwrap();
+    assert_eq!(b["zip"], AttributeValue::S("10001".into()), "a zip code stays a string in every row");
+    assert_eq!(recs[0].item.as_ref().unwrap()["zip"], AttributeValue::S("02139".into()));
+    assert_eq!(b["age"], n("7"));
+    assert_eq!(recs[0].item.as_ref().unwrap()["code"], AttributeValue::S("7".into()));
+    // --types wins and is said as given.
+    let mut s = spec(p.clone(), Format::Csv, Compression::None);
+    s.types = parse_type_hints("zip:N").unwrap();
+    let reader = Reader::open(s).unwrap();
+    assert!(describe_column_types(reader.column_types().unwrap()).ends_with("; given by --types: zip N"));
+    // Beyond the window, a column typed N that meets text rejects that
+    // record, saying how to load it as strings.
+    let mut s = spec(p, Format::Csv, Compression::None);
+    s.type_window = 1;
+    let recs = all(s);
+    assert_eq!(recs[0].item.as_ref().unwrap()["code"], n("7"));
+    assert_eq!(
+        recs[1].item.as_ref().unwrap_err().0,
+        "column code: 'x1' is not a number, but every value of code in the first 1 records was, so the column is \
+         loaded as numbers: pass --types code:S to load it as strings"
+    );
+}
+
+#[test]
+fn json_lines_shards_number_their_records_with_the_files_line_numbers() {
+    let mut text = String::new();
+    for i in 0..300 {
+        text.push_str(&format!("{{\"id\": {i}, \"pad\": \"{}\"}}\n", "p".repeat(i % 17)));
+        if i % 50 == 0 {
+            text.push('\n'); // blank lines count as lines too
+        }
+    }
+    let p = temp("i.jsonl", text.as_bytes());
+    let whole: Vec<(u64, String)> =
+        all(spec(p.clone(), Format::JsonLines, Compression::None)).into_iter().map(|r| (r.line, r.raw)).collect();
+    assert_eq!(whole.len(), 300);
+    for count in [2u64, 3, 7, 16, 61] {
+        let mut got = Vec::new();
+        for index in 0..count {
+            let mut s = spec(p.clone(), Format::JsonLines, Compression::None);
+            s.shard = Some((index, count));
+            got.extend(all(s).into_iter().map(|r| (r.line, r.raw)));
+        }
+        assert!(got == whole, "{count} shards: each record once, with its line number in the file");
+    }
 }

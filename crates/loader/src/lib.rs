@@ -18,7 +18,7 @@ mod target;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use dynaburst_input::{InputError, InputSpec, Reader, Record};
+use dynaburst_input::{describe_column_types, InputError, InputSpec, Reader, Record};
 use tokio::sync::{mpsc, watch};
 
 pub use checkpoint::{Checkpoint, CheckpointError, CHECKPOINT_VERSION};
@@ -26,9 +26,10 @@ pub use clock::{Clock, TokioClock};
 pub use keys::{key_hashes, HashMap128, HashSet128, KeyId, U128Hasher};
 pub use order::Order;
 pub use pipeline::{
-    decide, Action, Concurrency, Controller, Decision, Ending, Fate, JobFacts, LoadFacts, Outcomes, Refusals, Signal,
-    Snapshot, Tuning, BACKOFF, MAX_CONCURRENCY, MAX_HELD_BYTES, POISON_ATTEMPTS, POISON_RESPLIT, READER_DIED,
-    SYSTEMIC_REFUSALS,
+    concurrency_bound, decide, Action, Concurrency, Controller, Decision, Ending, Fate, JobFacts, LoadFacts, Outcomes,
+    Refusals, Signal, Snapshot, Tuning, BACKOFF, CAPACITY_HEADROOM, DEFAULT_MAX_REJECTS_FLOOR, DEFAULT_REJECTED_SHARE,
+    IN_FLIGHT_MEMORY_SHARE, MAX_CONCURRENCY, MAX_HELD_BYTES, MIN_CONCURRENCY_BOUND, POISON_ATTEMPTS, POISON_RESPLIT,
+    READER_DIED, SYSTEMIC_REFUSALS,
 };
 pub use report::{
     peak_memory_bytes, write_timeline, Cost, DynamoReport, EndingName, ItemRate, LatencySummary, LoadReport,
@@ -43,8 +44,13 @@ pub const DEFAULT_WINDOW: usize = 10_000;
 /// Why a load could not run.
 #[derive(Debug)]
 pub enum LoadError {
-    /// The options do not fit (the message says what to do).
+    /// The options do not fit the state (an unfinished checkpoint, ...):
+    /// the message says what to do.
     Usage(String),
+    /// An option is wrong for this input or target (a `--key` that does
+    /// not fit the records or the table, ...): a command-line mistake, exit
+    /// status 64 like every usage error.
+    Argument(String),
     /// The target (table, collection) is missing or cannot be used.
     Table(String),
     Input(InputError),
@@ -55,7 +61,7 @@ pub enum LoadError {
 impl std::fmt::Display for LoadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            LoadError::Usage(m) | LoadError::Table(m) | LoadError::Io(m) => f.write_str(m),
+            LoadError::Usage(m) | LoadError::Argument(m) | LoadError::Table(m) | LoadError::Io(m) => f.write_str(m),
             LoadError::Input(e) => write!(f, "{e}"),
             LoadError::Checkpoint(e) => write!(f, "{e}"),
         }
@@ -135,6 +141,16 @@ pub fn open_session(
     let input_bytes = input.path.as_ref().and_then(|p| std::fs::metadata(p).ok()).map(|m| m.len());
     let checkpoint_path = checkpoint.or_else(|| default_checkpoint(&input));
     let rejects_path = rejects.unwrap_or_else(|| default_rejects(&input));
+    // A new load starts a new rejects file: never the input itself (loading
+    // a rejects file with `--rejects` naming it would erase it).
+    if let (Some(i), Ok(r)) = (input.path.as_ref().and_then(|p| p.canonicalize().ok()), rejects_path.canonicalize()) {
+        if i == r {
+            return Err(LoadError::Argument(format!(
+                "--rejects {} is the input: rejects go to another file",
+                rejects_path.display()
+            )));
+        }
+    }
     let mut rejects_keep = None;
     let mut id_key = None;
     if let Some(path) = &checkpoint_path {
@@ -211,6 +227,7 @@ where
 {
     let reader = Reader::open(session.input.clone()).map_err(LoadError::Input)?;
     let total_bytes = reader.total_bytes();
+    let column_types = reader.column_types().filter(|c| !c.columns.is_empty()).cloned();
     let (tx, rx) = mpsc::channel(pipeline::CHANNEL_RECORDS);
     let reader_thread = std::thread::Builder::new()
         .name("dynaburst-reader".into())
@@ -238,6 +255,7 @@ where
         input_name: session.input_name.clone(),
         input_bytes: session.input_bytes,
         id_key: session.id_key,
+        notes: column_types.iter().map(describe_column_types).collect(),
     };
     let out = pipeline::run(sink, popts, rx, total_bytes, progress, stop, clock).await;
     // The pipeline has dropped its end of the channel: the reader is done
@@ -247,6 +265,7 @@ where
         pipeline::PipelineError::Input(e) => LoadError::Input(e),
         pipeline::PipelineError::Io(m) => LoadError::Io(m),
     })?;
+    out.column_types = column_types;
     if let Err(panic) = joined {
         let what = panic
             .downcast_ref::<&str>()
@@ -281,7 +300,7 @@ pub fn load_report(session: &Session, tuning: &Tuning, mode: &str, out: &Outcome
         ending,
         reason,
         resumed_from_line: session.input.resume_at.map(|(_, l)| l),
-        records: Records { read: s.read, written: s.written, rejected: s.rejected },
+        records: Records { read: s.read, written: s.written, rejected: s.rejected, unacknowledged: out.unacknowledged },
         bytes_read: s.bytes_read,
         duration_s: secs,
         items_per_s: ItemRate { mean: s.written as f64 / secs, best_second: best_items },
@@ -296,6 +315,10 @@ pub fn load_report(session: &Session, tuning: &Tuning, mode: &str, out: &Outcome
         rejects_file: out.rejects_written.then(|| session.rejects.display().to_string()),
         checkpoint_file: session.checkpoint.as_ref().map(|p| p.display().to_string()),
         warnings: out.warnings.clone(),
+        csv_types: out
+            .column_types
+            .as_ref()
+            .map(|c| c.by_name().into_iter().map(|(name, ty)| (name, ty.to_string())).collect()),
     }
 }
 

@@ -188,6 +188,15 @@ pub struct Records {
     pub read: u64,
     pub written: u64,
     pub rejected: u64,
+    /// Read but neither written nor rejected when the load stopped (in
+    /// flight or waiting to be sent; a `--resume` sends them again): read =
+    /// written + rejected + unacknowledged. Left out when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unacknowledged: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Items written per second: over the load, and in its best second.
@@ -241,6 +250,10 @@ pub struct LoadReport {
     pub rejects_file: Option<String>,
     pub checkpoint_file: Option<String>,
     pub warnings: Vec<String>,
+    /// CSV input: each column's type (S, N, ...), as given by `--types` or
+    /// inferred from the first records. Left out for other formats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub csv_types: Option<BTreeMap<String, String>>,
 }
 
 /// What a load into DynamoDB cost at list prices.

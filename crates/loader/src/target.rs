@@ -63,8 +63,14 @@ pub struct Limits {
     /// Most bytes of items in one request (a request always takes at least
     /// one item).
     pub max_bytes: usize,
-    /// Most requests in flight at once with `--concurrency auto`.
+    /// Most requests in flight at once with `--concurrency auto`, whatever
+    /// the target's capacity (a target's own limit; `usize::MAX` for none:
+    /// the pipeline then bounds it by capacity and memory).
     pub max_concurrency: usize,
+    /// Write units per second the target takes, when known (a table's
+    /// provisioned or warm throughput): with the latency of its answers,
+    /// it sets how many requests `--concurrency auto` may have in flight.
+    pub capacity_units_per_s: Option<f64>,
 }
 
 /// A write target.

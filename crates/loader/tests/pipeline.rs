@@ -35,6 +35,9 @@ struct PartitionSink {
     used: Mutex<HashMap<u64, (Instant, u64)>>,
     written: Mutex<Vec<u64>>,
     requests: AtomicU64,
+    /// Once this many items are written, every request is refused as
+    /// invalid (an endpoint that starts refusing everything mid-load).
+    refuse_after: usize,
 }
 
 impl PartitionSink {
@@ -46,6 +49,7 @@ impl PartitionSink {
             used: Mutex::new(HashMap::new()),
             written: Mutex::new(Vec::new()),
             requests: AtomicU64::new(0),
+            refuse_after: usize::MAX,
         }
     }
 }
@@ -58,12 +62,15 @@ impl Sink for PartitionSink {
     }
 
     fn limits(&self) -> Limits {
-        Limits { max_items: 25, max_bytes: 1 << 20, max_concurrency: 16 }
+        Limits { max_items: 25, max_bytes: 1 << 20, max_concurrency: 16, capacity_units_per_s: None }
     }
 
     async fn write<'a>(&'a self, items: &'a [&'a TestItem], _token: Option<&'a str>) -> Outcome {
         tokio::time::sleep(self.round_trip).await;
         self.requests.fetch_add(1, Ordering::Relaxed);
+        if self.written.lock().unwrap().len() >= self.refuse_after {
+            return Outcome::Invalid { message: "ValidationException: refused".into() };
+        }
         let now = Instant::now();
         let mut used = self.used.lock().unwrap();
         let mut want: HashMap<u64, u64> = HashMap::new();
@@ -110,17 +117,7 @@ fn sorted_input(dir: &Path, partitions: u64, per: u64) -> PathBuf {
 }
 
 fn session(dir: &Path, input: &Path) -> Session {
-    let spec = InputSpec {
-        path: Some(input.to_path_buf()),
-        format: Format::JsonLines,
-        compression: Compression::None,
-        types: Default::default(),
-        all_strings: false,
-        shard: None,
-        resume_at: None,
-        raw_json: false,
-    };
-    open_session(spec, "test", Some(dir.join("ckpt")), Some(dir.join("rejects.jsonl")), false).unwrap()
+    open_session(spec_of(input), "test", Some(dir.join("ckpt")), Some(dir.join("rejects.jsonl")), false).unwrap()
 }
 
 fn tuning(order: Order) -> Tuning {
@@ -134,6 +131,7 @@ fn tuning(order: Order) -> Tuning {
         // Virtual time runs ahead while the pipeline waits for the reader
         // thread: no stall may be declared in a test.
         stall_timeout: Duration::from_secs(86_400 * 365),
+        max_rejects: None,
     }
 }
 
@@ -153,6 +151,15 @@ fn convert(rec: &Record) -> Result<SinkItem<TestItem>, String> {
 
 async fn run<F>(sink: Arc<PartitionSink>, session: &Session, tuning: &Tuning, convert: F) -> Outcomes
 where
+    F: Fn(&Record) -> Result<SinkItem<TestItem>, String> + Send + 'static,
+{
+    run_on(sink, session, tuning, convert).await
+}
+
+/// [`run`] into any test sink.
+async fn run_on<S, F>(sink: Arc<S>, session: &Session, tuning: &Tuning, convert: F) -> Outcomes
+where
+    S: Sink<Item = TestItem>,
     F: Fn(&Record) -> Result<SinkItem<TestItem>, String> + Send + 'static,
 {
     let (progress, _rx) = watch::channel(Snapshot::default());
@@ -232,4 +239,259 @@ async fn interleaving_sorted_input_is_throttled_less_and_needs_fewer_requests_th
     assert!(interleave.1 < as_is.1, "items re-sent: interleave {interleave:?}, as-is {as_is:?}");
     // Each throttled request is a wasted round trip: interleave needs fewer.
     assert!(interleave.2 < as_is.2, "requests: interleave {interleave:?}, as-is {as_is:?}");
+}
+
+/// `partitions` x `per` records like [`sorted_input`], except that every
+/// `bad_every`-th line has no `pk` (its conversion rejects it).
+fn input_with_bad_records(dir: &Path, name: &str, partitions: u64, per: u64, bad_every: u64) -> PathBuf {
+    let path = dir.join(name);
+    let mut text = String::new();
+    let mut line = 0;
+    for p in 0..partitions {
+        for s in 0..per {
+            line += 1;
+            if bad_every > 0 && line % bad_every == 0 {
+                text.push_str(&format!("{{\"sk\":{s}}}\n"));
+            } else {
+                text.push_str(&format!("{{\"pk\":\"p{p}\",\"sk\":{s}}}\n"));
+            }
+        }
+    }
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The test input: JSON Lines from `input`.
+fn spec_of(input: &Path) -> InputSpec {
+    InputSpec {
+        path: Some(input.to_path_buf()),
+        format: Format::JsonLines,
+        compression: Compression::None,
+        types: Default::default(),
+        all_strings: false,
+        shard: None,
+        resume_at: None,
+        raw_json: false,
+        type_window: dynaburst_input::DEFAULT_TYPE_WINDOW,
+    }
+}
+
+fn reject_lines(path: &Path) -> Vec<u64> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["line"].as_u64().unwrap())
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_interrupted_load_names_what_it_left_unacknowledged_and_a_resume_continues_its_rejects() {
+    let dir = temp_dir("interrupt");
+    let input = input_with_bad_records(&dir, "input.jsonl", 4, 2000, 100);
+    let rejects = dir.join("rejects.jsonl");
+    let session = session(&dir, &input);
+    // 20 items per partition per 100 ms: the load takes seconds of virtual
+    // time, and is stopped once 500 records are written.
+    let sink = Arc::new(PartitionSink::new(20));
+    let (progress, _rx) = watch::channel(Snapshot::default());
+    let (stop_tx, stop) = watch::channel(false);
+    let tuning = tuning(Order::Interleave);
+    let stopper = async {
+        while sink.written.lock().unwrap().len() < 500 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        stop_tx.send(true).unwrap();
+    };
+    let (out, ()) = tokio::join!(
+        async { run_pipeline(sink.clone(), &session, &tuning, convert, progress, stop, TokioClock).await.unwrap() },
+        stopper
+    );
+    assert_eq!(out.ending, Ending::Interrupted);
+    let s = &out.stats;
+    println!(
+        "read {} = written {} + rejected {} + unacknowledged {}",
+        s.read, s.written, s.rejected, out.unacknowledged
+    );
+    assert!(out.unacknowledged > 0, "records were read ahead of the writes");
+    assert_eq!(s.read, s.written + s.rejected + out.unacknowledged);
+    // The report names them too.
+    let report = dynaburst_loader::load_report(&session, &tuning, "TestWrite", &out);
+    assert_eq!(report.records.unacknowledged, out.unacknowledged);
+    let json = serde_json::to_value(report.records).unwrap();
+    assert_eq!(json["unacknowledged"], out.unacknowledged);
+    // The resumed load continues the same rejects file: in the end it holds
+    // each bad line (every 100th) exactly once.
+    let first_rejects = if rejects.exists() { reject_lines(&rejects) } else { Vec::new() };
+    let resumed = open_session(spec_of(&input), "test", Some(dir.join("ckpt")), Some(rejects.clone()), true).unwrap();
+    let out = run(Arc::new(PartitionSink::new(u64::MAX)), &resumed, &tuning, convert).await;
+    assert_eq!(out.ending, Ending::Complete);
+    let lines = reject_lines(&rejects);
+    assert!(lines.starts_with(&first_rejects), "the resumed load kept the first run's rejects");
+    assert_eq!(lines, (1..=80).map(|i| i * 100).collect::<Vec<u64>>());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_new_load_starts_a_new_rejects_file() {
+    let dir = temp_dir("new-rejects");
+    let input = input_with_bad_records(&dir, "input.jsonl", 1, 100, 50);
+    let rejects = dir.join("rejects.jsonl");
+    for _ in 0..2 {
+        // A finished load's checkpoint lets a new load of the same input start.
+        let out =
+            run(Arc::new(PartitionSink::new(u64::MAX)), &session(&dir, &input), &tuning(Order::AsIs), convert).await;
+        assert_eq!((out.ending, out.stats.rejected), (Ending::Complete, 2));
+        assert_eq!(reject_lines(&rejects), vec![50, 100], "only this load's rejects, not the runs before");
+    }
+    // Fixed input: a new load with no rejects leaves no stale rejects file.
+    let fixed = input_with_bad_records(&dir, "input.jsonl", 1, 120, 0);
+    let out = run(Arc::new(PartitionSink::new(u64::MAX)), &session(&dir, &fixed), &tuning(Order::AsIs), convert).await;
+    assert_eq!((out.ending, out.stats.rejected), (Ending::Complete, 0));
+    assert!(!rejects.exists(), "the earlier load's rejects file is gone");
+}
+
+#[tokio::test(start_paused = true)]
+async fn max_rejects_stops_a_load_and_by_default_one_that_rejects_nearly_everything() {
+    let dir = temp_dir("max-rejects");
+    // Every record lacks its key: the default rule stops at 1,000 rejects.
+    let all_bad = input_with_bad_records(&dir, "bad.jsonl", 1, 3000, 1);
+    let out =
+        run(Arc::new(PartitionSink::new(u64::MAX)), &session(&dir, &all_bad), &tuning(Order::AsIs), convert).await;
+    let Ending::Aborted(reason) = &out.ending else { panic!("ended {:?}", out.ending) };
+    assert!(reason.contains("1000 of the first 1000 records read were rejected"), "{reason}");
+    assert!(reason.contains("--max-rejects"), "{reason}");
+    assert_eq!((out.stats.rejected, out.stats.written), (1000, 0));
+    std::fs::remove_file(dir.join("ckpt")).unwrap();
+    // Half bad: the default lets it finish.
+    let half = input_with_bad_records(&dir, "half.jsonl", 1, 3000, 2);
+    let out = run(Arc::new(PartitionSink::new(u64::MAX)), &session(&dir, &half), &tuning(Order::AsIs), convert).await;
+    assert_eq!((out.ending, out.stats.written, out.stats.rejected), (Ending::Complete, 1500, 1500));
+    // --max-rejects 5: the sixth reject stops it.
+    let some_bad = input_with_bad_records(&dir, "some.jsonl", 1, 1000, 10);
+    let strict = Tuning { max_rejects: Some(5), ..tuning(Order::AsIs) };
+    let out = run(Arc::new(PartitionSink::new(u64::MAX)), &session(&dir, &some_bad), &strict, convert).await;
+    let Ending::Aborted(reason) = &out.ending else { panic!("ended {:?}", out.ending) };
+    assert_eq!(reason, "6 records rejected, more than --max-rejects 5 (see the rejects file)");
+    assert_eq!(out.stats.rejected, 6);
+    assert_eq!(out.stats.read, out.stats.written + out.stats.rejected + out.unacknowledged);
+}
+
+/// A table of `capacity` items a second (a token bucket holding a tenth of
+/// a second), answering every request after `round_trip`: one item per
+/// request, as PutItem. A request beyond the capacity is throttled.
+struct CapacitySink {
+    capacity: f64,
+    round_trip: Duration,
+    max_concurrency: usize,
+    bucket: Mutex<(Instant, f64)>,
+    in_flight: AtomicU64,
+    peak_in_flight: AtomicU64,
+}
+
+impl CapacitySink {
+    fn new(capacity: f64, round_trip: Duration, max_concurrency: usize) -> CapacitySink {
+        CapacitySink {
+            capacity,
+            round_trip,
+            max_concurrency,
+            bucket: Mutex::new((Instant::now(), capacity / 10.0)),
+            in_flight: AtomicU64::new(0),
+            peak_in_flight: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Sink for CapacitySink {
+    type Item = TestItem;
+
+    fn request_name(&self) -> &'static str {
+        "TestPut"
+    }
+
+    fn limits(&self) -> Limits {
+        Limits {
+            max_items: 1,
+            max_bytes: 1 << 20,
+            max_concurrency: self.max_concurrency,
+            capacity_units_per_s: Some(self.capacity),
+        }
+    }
+
+    async fn write<'a>(&'a self, items: &'a [&'a TestItem], _token: Option<&'a str>) -> Outcome {
+        let now = self.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        self.peak_in_flight.fetch_max(now, Ordering::Relaxed);
+        tokio::time::sleep(self.round_trip).await;
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+        let now = Instant::now();
+        let mut bucket = self.bucket.lock().unwrap();
+        let refill = now.duration_since(bucket.0).as_secs_f64() * self.capacity;
+        *bucket = (now, (bucket.1 + refill).min(self.capacity / 10.0));
+        let want = items.len() as f64;
+        if bucket.1 < want {
+            return Outcome::Throttled { code: "ThrottlingException".into() };
+        }
+        bucket.1 -= want;
+        Outcome::all_written(want)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn auto_concurrency_goes_past_64_requests_when_the_tables_capacity_and_latency_need_it() {
+    // A 4,000-unit table answering PutItem in 50 ms needs 200 requests in
+    // flight (Little's law); the bound is 2 x 4,000 x 0.05 = 400.
+    let mut best = Vec::new();
+    for sink_max in [64, usize::MAX] {
+        let dir = temp_dir(&format!("capacity-{sink_max}"));
+        let input = sorted_input(&dir, 1000, 60);
+        let session = session(&dir, &input);
+        let sink = Arc::new(CapacitySink::new(4000.0, Duration::from_millis(50), sink_max));
+        let out = run_on(sink.clone(), &session, &tuning(Order::Interleave), convert).await;
+        assert_eq!((out.ending, out.stats.written), (Ending::Complete, 60_000));
+        let peak = sink.peak_in_flight.load(Ordering::Relaxed);
+        let best_second = out.stats.timeline.iter().map(|r| r.items_written).max().unwrap();
+        let sink_max = if sink_max == usize::MAX { "none".to_string() } else { sink_max.to_string() };
+        println!(
+            "sink maximum {sink_max}: peak {peak} requests in flight, best second {best_second} items, {:.1} s",
+            out.elapsed.as_secs_f64()
+        );
+        assert!(peak <= 400, "the bound from capacity and latency holds: {peak}");
+        best.push((peak, best_second));
+    }
+    let (capped, lifted) = (best[0], best[1]);
+    assert!(capped.0 <= 64 && capped.1 <= 64 * 20, "a cap of 64 at 50 ms: 1,280 items/s at most: {capped:?}");
+    assert!(lifted.0 > 64, "the load went past 64 requests in flight: {lifted:?}");
+    assert!(lifted.1 >= 3600, "and reached 90% of the table's 4,000 items/s in its best second: {lifted:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn memory_bounds_requests_in_flight_when_items_are_large() {
+    // 1 MiB items into a table of unbounded capacity: half of the 64 MiB
+    // held, in requests of one item, is 32 in flight at most.
+    let dir = temp_dir("memory-bound");
+    let input = sorted_input(&dir, 50, 20);
+    let session = session(&dir, &input);
+    let sink = Arc::new(CapacitySink::new(1e12, Duration::from_millis(50), usize::MAX));
+    let large = |rec: &Record| convert(rec).map(|item| SinkItem { bytes: 1 << 20, ..item });
+    let out = run_on(sink.clone(), &session, &tuning(Order::AsIs), large).await;
+    assert_eq!((out.ending, out.stats.written), (Ending::Complete, 1000));
+    let peak = sink.peak_in_flight.load(Ordering::Relaxed);
+    println!("1 MiB items: peak {peak} requests in flight");
+    assert!((8..=32).contains(&peak), "{peak}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_endpoint_that_starts_refusing_every_record_mid_load_stops_it() {
+    // 1,000 records written, then every request refused as invalid: the
+    // load splits the refused requests down to single records, and stops
+    // after 20 of them in a row instead of rejecting the rest of the input.
+    let dir = temp_dir("refusing");
+    let input = sorted_input(&dir, 8, 1000);
+    let session = session(&dir, &input);
+    let sink = Arc::new(PartitionSink { refuse_after: 1000, ..PartitionSink::new(u64::MAX) });
+    let out = run(sink.clone(), &session, &tuning(Order::Interleave), convert).await;
+    let Ending::Aborted(reason) = &out.ending else { panic!("ended {:?}", out.ending) };
+    assert!(reason.contains("refused 20 records in a row, each alone, with: ValidationException: refused"), "{reason}");
+    println!("written {}, rejected {}, unacknowledged {}", out.stats.written, out.stats.rejected, out.unacknowledged);
+    assert!(out.stats.written >= 1000);
+    assert!(out.stats.rejected < 100, "not the rest of the input: {}", out.stats.rejected);
+    assert_eq!(out.stats.read, out.stats.written + out.stats.rejected + out.unacknowledged);
 }

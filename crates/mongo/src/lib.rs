@@ -310,6 +310,7 @@ pub async fn load(
         max_items,
         max_bytes: server.max_bson_object_size.saturating_sub(COMMAND_OVERHEAD_BYTES).max(1),
         max_concurrency,
+        capacity_units_per_s: None,
     };
     let db = client.database(&database);
     let sink = Arc::new(MongoSink {

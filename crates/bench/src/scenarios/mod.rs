@@ -135,9 +135,11 @@ async fn run_loader(
             shard: None,
             resume_at: None,
             raw_json: false,
+            type_window: dynaburst_input::DEFAULT_TYPE_WINDOW,
         },
         table: table.to_string(),
         endpoint: Endpoint { url: Some(url.to_string()), region: Some("us-east-1".into()), profile: None },
+        key: None,
         create: None,
         mode: WriteMode::Batch,
         transact_size: 25,
@@ -150,6 +152,7 @@ async fn run_loader(
         checkpoint: Some(ctx.out_dir.join(format!(".{table}.checkpoint"))),
         resume: false,
         stall_timeout: Duration::from_secs(120),
+        max_rejects: None,
         prices: Prices::list(),
     };
     let (tx, _rx) = tokio::sync::watch::channel(Default::default());

@@ -63,6 +63,15 @@ impl Controller {
         }
     }
 
+    /// A new bound on requests in flight (`--concurrency auto` only): the
+    /// current limit comes down to it at once, and grows no further.
+    pub fn set_max(&mut self, max: usize) {
+        self.max = max.max(1) as f64;
+        if !self.fixed {
+            self.limit = self.limit.min(self.max);
+        }
+    }
+
     pub fn allowed(&self) -> usize {
         (self.limit.floor() as usize).max(1)
     }

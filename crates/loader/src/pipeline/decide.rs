@@ -187,10 +187,11 @@ fn invalid(message: String, job: &JobFacts, load: &LoadFacts<'_>) -> Decision {
         });
     }
     // The same refusal for record after record, with nothing written in
-    // between, is a problem with the requests (or the endpoint), not the
-    // data: stop rather than reject the whole input.
+    // between (any write resets the run), is a problem with the requests
+    // (or the endpoint), not the data: stop rather than reject the rest of
+    // the input, whether it starts before the first write or later.
     let count = if load.refusals.message == message { load.refusals.count + 1 } else { 1 };
-    let action = if count >= SYSTEMIC_REFUSALS && load.written == 0 {
+    let action = if count >= SYSTEMIC_REFUSALS {
         Action::Stop {
             reason: format!("the endpoint refused {SYSTEMIC_REFUSALS} records in a row, each alone, with: {message}"),
         }
@@ -358,15 +359,23 @@ mod tests {
     }
 
     #[test]
-    fn the_same_refusal_twenty_times_before_any_write_stops_the_load() {
+    fn the_same_refusal_twenty_times_in_a_row_stops_the_load_before_or_after_writes() {
         let message = "ValidationException: bad";
         let invalid = || Outcome::Invalid { message: message.into() };
         let r = Refusals { message: message.into(), count: SYSTEMIC_REFUSALS - 1 };
         let d = decide(invalid(), &job(1, 0), &load(0, 25, &r));
         assert!(matches!(&d.action, Action::Stop { reason } if reason.contains("refused 20 records in a row")));
-        // With records written, each is only rejected.
-        let d = decide(invalid(), &job(1, 0), &load(1, 25, &r));
+        // After 5,000 records written, a run of 20 refusals with nothing
+        // written in between stops the load just the same.
+        let d = decide(invalid(), &job(1, 0), &load(5000, 25, &r));
+        assert!(matches!(&d.action, Action::Stop { reason } if reason.contains("refused 20 records in a row")));
+        // One refusal fewer is only rejected.
+        let shorter = Refusals { message: message.into(), count: SYSTEMIC_REFUSALS - 2 };
+        let d = decide(invalid(), &job(1, 0), &load(5000, 25, &shorter));
         assert_eq!(d.action, Action::Reject { reason: message.into() });
+        // A write resets the run.
+        let d = decide(Outcome::all_written(1.0), &job(1, 0), &load(5000, 25, &r));
+        assert_eq!(d.refusals, Some(Refusals { message: message.into(), count: 0 }));
         // Another message starts a new run.
         let d = decide(Outcome::Invalid { message: "other".into() }, &job(1, 0), &load(0, 25, &r));
         assert_eq!(d.refusals, Some(Refusals { message: "other".into(), count: 1 }));

@@ -26,9 +26,11 @@
 mod controller;
 mod decide;
 mod rejects;
+mod sizing;
 
 pub use controller::Controller;
 pub use decide::{decide, Action, Decision, Fate, JobFacts, LoadFacts, Refusals, Signal};
+pub use sizing::{concurrency_bound, Sizing, CAPACITY_HEADROOM, IN_FLIGHT_MEMORY_SHARE, MIN_CONCURRENCY_BOUND};
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
@@ -49,7 +51,9 @@ use crate::report::Stats;
 use crate::target::{Limits, Outcome, Sink, SinkItem};
 use rejects::Rejects;
 
-/// Most requests in flight with `--concurrency auto`.
+/// Most requests in flight with `--concurrency auto` for a target that
+/// limits them itself (MongoDB); DynamoDB's bound follows its table's
+/// capacity and the memory held instead (`sizing`).
 pub const MAX_CONCURRENCY: usize = 64;
 /// Concurrency `auto` starts from.
 pub const START_CONCURRENCY: f64 = 4.0;
@@ -60,9 +64,17 @@ pub const DECREASE_INTERVAL: Duration = Duration::from_millis(100);
 /// A batch response with more than this fraction unprocessed counts as a
 /// throttle signal.
 pub const UNPROCESSED_SIGNAL: f64 = 0.1;
-/// This many records refused alone with one message, before anything was
-/// written, stop the load instead of rejecting them.
+/// This many records refused alone with one message, with nothing written
+/// in between (at any point of the load), stop the load instead of
+/// rejecting them.
 pub const SYSTEMIC_REFUSALS: u32 = 20;
+/// Without `--max-rejects`, a load stops once it has rejected this many
+/// records and they are more than `DEFAULT_REJECTED_SHARE` of the records
+/// read: a load that rejects (nearly) everything has the wrong table, key
+/// or types, and is not worth finishing.
+pub const DEFAULT_MAX_REJECTS_FLOOR: u64 = 1000;
+/// See `DEFAULT_MAX_REJECTS_FLOOR`.
+pub const DEFAULT_REJECTED_SHARE: f64 = 0.9;
 /// Retry backoff: base and cap (exponential, equal jitter).
 pub const BACKOFF_BASE: Duration = Duration::from_millis(50);
 pub const BACKOFF_CAP: Duration = Duration::from_secs(5);
@@ -115,6 +127,9 @@ pub struct Tuning {
     pub seed: u64,
     /// Abort when no record was acknowledged for this long.
     pub stall_timeout: Duration,
+    /// `--max-rejects`: stop once more records than this were rejected.
+    /// None applies the default rule (`DEFAULT_MAX_REJECTS_FLOOR`).
+    pub max_rejects: Option<u64>,
 }
 
 /// Everything the pipeline needs besides the sink and the input.
@@ -132,6 +147,8 @@ pub struct PipelineOptions {
     pub input_bytes: Option<u64>,
     /// Saved in the checkpoint (see `Checkpoint::id_key`).
     pub id_key: Option<u64>,
+    /// Said once, at the start, in every snapshot (the CSV column types).
+    pub notes: Vec<String>,
 }
 
 /// Progress, sent a few times a second.
@@ -146,10 +163,16 @@ pub struct Snapshot {
     pub total_bytes: Option<u64>,
     pub units: f64,
     pub throttle_events: u64,
+    /// Records read and neither written nor rejected yet: in requests in
+    /// flight, waiting to be sent or re-sent.
+    pub unacknowledged: u64,
     pub in_flight: usize,
     pub limit: usize,
     pub elapsed: Duration,
     pub warnings: Vec<String>,
+    /// What the load decided at its start (the CSV column types), to say
+    /// once.
+    pub notes: Vec<String>,
 }
 
 /// How a load ended.
@@ -168,6 +191,12 @@ pub enum Ending {
 pub struct Outcomes {
     pub ending: Ending,
     pub stats: Stats,
+    /// Records read and neither written nor rejected when the load ended
+    /// (in flight or waiting; non-zero only when it stopped early): read =
+    /// written + rejected + unacknowledged.
+    pub unacknowledged: u64,
+    /// CSV input: each column's type (set by `run_pipeline`).
+    pub column_types: Option<dynaburst_input::ColumnTypes>,
     pub elapsed: Duration,
     pub warnings: Vec<String>,
     pub rejects_written: bool,
@@ -273,6 +302,8 @@ struct Pipeline<S: Sink, C: Clock> {
     next_job_id: u64,
     fatal: Option<String>,
     refusals: Refusals,
+    /// The bound on requests in flight, from capacity, latency and memory.
+    sizing: Sizing,
 }
 
 impl<S: Sink, C: Clock> Pipeline<S, C> {
@@ -301,6 +332,34 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
         self.held_bytes += self.rejects.hold(seq, line, raw, error);
         self.stats.rejected += 1;
         self.acknowledge(seq);
+        if let Some(reason) = self.too_many_rejects() {
+            self.fatal.get_or_insert(reason);
+        }
+    }
+
+    /// Why the load must stop for its rejects (`--max-rejects`, or by
+    /// default when it rejects nearly everything), if it must.
+    fn too_many_rejects(&self) -> Option<String> {
+        let (rejected, written) = (self.stats.rejected, self.stats.written);
+        match self.opts.tuning.max_rejects {
+            Some(max) => (rejected > max)
+                .then(|| format!("{rejected} records rejected, more than --max-rejects {max} (see the rejects file)")),
+            None => {
+                // Against the records read, not those written: a record
+                // refused by its conversion is rejected at once, while the
+                // writes of the records around it are still in flight.
+                let read = self.stats.read;
+                (rejected >= DEFAULT_MAX_REJECTS_FLOOR && rejected as f64 > DEFAULT_REJECTED_SHARE * read as f64).then(
+                    || {
+                        format!(
+                            "{rejected} of the first {read} records read were rejected ({written} written; see the \
+                             rejects file): the records do not fit the target; check the table's key and the \
+                             input's types, or pass --max-rejects N to load the rest anyway"
+                        )
+                    },
+                )
+            }
+        }
     }
 
     /// The first record not yet acknowledged (everything before it is).
@@ -449,6 +508,9 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
         let second = self.second(now);
         self.stats.requests += 1;
         self.stats.record_latency(self.sink.request_name(), latency);
+        let (units, bytes) = job.items.iter().fold((0.0, 0), |(u, b), p| (u + p.units, b + p.bytes));
+        self.sizing.answered(latency, units, bytes);
+        self.controller.set_max(self.sizing.bound(self.limits.capacity_units_per_s, self.limits.max_concurrency));
         let facts = JobFacts {
             items: job.items.len(),
             attempts: job.attempts,
@@ -608,10 +670,12 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
             total_bytes,
             units: self.stats.units,
             throttle_events: self.stats.throttle_events,
+            unacknowledged: self.outstanding.len() as u64,
             in_flight,
             limit: self.controller.allowed(),
             elapsed: self.clock.now().saturating_duration_since(self.start),
             warnings: self.warnings.clone(),
+            notes: self.opts.notes.clone(),
         }
     }
 
@@ -745,6 +809,7 @@ pub async fn run<S: Sink, C: Clock>(
         next_job_id: 0,
         fatal: None,
         refusals: Refusals::default(),
+        sizing: Sizing::default(),
     };
     let mut in_flight: JoinSet<(Job<S::Item>, Outcome, Duration)> = JoinSet::new();
     let mut input_done = false;
@@ -784,7 +849,9 @@ pub async fn run<S: Sink, C: Clock>(
             break;
         }
         // Intake without waiting.
-        while !stopping && !input_done && p.may_read() {
+        // A fatal error (or too many rejects) stops reading at once: the
+        // records it would read are the resumed load's.
+        while !stopping && p.fatal.is_none() && !input_done && p.may_read() {
             match records.try_recv() {
                 Ok(intake) => p.take(intake, &mut input_done)?,
                 Err(mpsc::error::TryRecvError::Empty) => break,
@@ -843,6 +910,10 @@ pub async fn run<S: Sink, C: Clock>(
             break;
         }
         if now >= next_checkpoint {
+            // The last whole second's rate, for the bound on concurrency.
+            if let Some(last) = p.stats.timeline.iter().rev().nth(1) {
+                p.sizing.second(last.units);
+            }
             p.checkpoint(false, false)?;
             next_checkpoint = now + CHECKPOINT_EVERY;
         }
@@ -866,7 +937,7 @@ pub async fn run<S: Sink, C: Clock>(
         if let Some(t) = stopped_at {
             wake = wake.min(t + STOP_GRACE);
         }
-        let can_read = !stopping && !input_done && p.may_read();
+        let can_read = !stopping && p.fatal.is_none() && !input_done && p.may_read();
         tokio::select! {
             done = in_flight.join_next(), if !in_flight.is_empty() => {
                 if let Some(Ok((job, outcome, latency))) = done {
@@ -901,6 +972,8 @@ pub async fn run<S: Sink, C: Clock>(
         ending,
         elapsed: clock.now().saturating_duration_since(p.start),
         warnings: p.warnings.clone(),
+        unacknowledged: p.outstanding.len() as u64,
+        column_types: None,
         rejects_written: p.rejects.written(),
         stats: p.stats,
     })

@@ -35,7 +35,9 @@ pub struct Rejects {
 impl Rejects {
     /// The rejects file at `path`; when resuming, cut to `keep` bytes (the
     /// records after the checkpoint are read again, so their rejects are
-    /// dropped and written anew).
+    /// dropped and written anew). A new load (`keep` None) starts a new
+    /// file: one left by an earlier load is removed, so the file only ever
+    /// holds this load's rejects.
     pub fn open(path: PathBuf, keep: Option<u64>) -> Result<Rejects, PipelineError> {
         let mut bytes = 0;
         if let Some(keep) = keep {
@@ -43,6 +45,17 @@ impl Rejects {
                 f.set_len(keep).map_err(|e| PipelineError::Io(format!("cannot trim {}: {e}", path.display())))?;
             }
             bytes = keep;
+        } else {
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(PipelineError::Io(format!(
+                        "cannot remove the previous load's rejects file {}: {e}",
+                        path.display()
+                    )))
+                }
+            }
         }
         Ok(Rejects { path, file: None, bytes, pending: BTreeMap::new() })
     }
