@@ -71,8 +71,9 @@ pub enum Action {
     /// with the job's token.
     Answered { fates: Vec<Fate>, written: usize, unprocessed: usize, units: f64, again_attempts: u32, signal: Signal },
     /// Nothing written, the endpoint throttles: slow down, count `code`,
-    /// send the whole job again after a backoff for `attempts`.
-    Throttled { code: String, attempts: u32 },
+    /// send the whole job again after a backoff for `attempts`, noting the
+    /// load's written records at this failure.
+    Throttled { code: String, attempts: u32, written_at_failure: u64 },
     /// Send the whole job again, unchanged (same token), after a backoff.
     Retry { attempts: u32, written_at_failure: Option<u64>, strikes: u32 },
     /// Split the job into halves (the first `items / 2` items, then the
@@ -139,7 +140,17 @@ pub fn decide(outcome: Outcome, job: &JobFacts, load: &LoadFacts<'_>) -> Decisio
                 refusals,
             }
         }
-        Outcome::Throttled { code } => Decision::of(Action::Throttled { code, attempts: job.attempts + 1 }),
+        Outcome::Throttled { code } => {
+            // As for unprocessed items: while the load makes progress the
+            // throttle paces it (the concurrency controller backs off), and
+            // the request's backoff starts over; it grows only while
+            // nothing at all is written. Whole requests are refused more
+            // often than items left unprocessed, as DynamoDB admits a
+            // request whole while a partition has tokens (A39).
+            let progressed = job.written_at_failure.is_some_and(|w| load.written > w);
+            let attempts = if progressed { 1 } else { job.attempts + 1 };
+            Decision::of(Action::Throttled { code, attempts, written_at_failure: load.written })
+        }
         Outcome::Transient { message } => transient(message, job, load),
         Outcome::Invalid { message } => invalid(message, job, load),
         Outcome::Cancelled { reasons } => Decision::of(Action::Cancelled {
@@ -281,7 +292,16 @@ mod tests {
     fn throttled_retries_the_whole_job_one_attempt_later() {
         let r = Refusals::default();
         let d = decide(Outcome::Throttled { code: "ThrottlingException".into() }, &job(25, 2), &load(0, 25, &r));
-        assert_eq!(d, Decision::of(Action::Throttled { code: "ThrottlingException".into(), attempts: 3 }));
+        let code = "ThrottlingException".to_string();
+        assert_eq!(d, Decision::of(Action::Throttled { code: code.clone(), attempts: 3, written_at_failure: 0 }));
+        // Throttled again with nothing written since: the backoff grows.
+        let again = JobFacts { written_at_failure: Some(0), ..job(25, 3) };
+        let d = decide(Outcome::Throttled { code: code.clone() }, &again, &load(0, 25, &r));
+        assert_eq!(d, Decision::of(Action::Throttled { code: code.clone(), attempts: 4, written_at_failure: 0 }));
+        // Other requests were written since its last throttle: the table
+        // is admitting, this one is paced, its backoff starts over.
+        let d = decide(Outcome::Throttled { code: code.clone() }, &again, &load(500, 25, &r));
+        assert_eq!(d, Decision::of(Action::Throttled { code, attempts: 1, written_at_failure: 500 }));
     }
 
     #[test]

@@ -559,12 +559,12 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
                     self.retry(again, again_attempts, job.token, None, 0);
                 }
             }
-            Action::Throttled { code, attempts } => {
+            Action::Throttled { code, attempts, written_at_failure } => {
                 self.stats.throttle_events += 1;
                 *self.stats.throttle_codes.entry(code).or_insert(0) += 1;
                 self.stats.row(second).throttled_requests += 1;
                 self.controller.on_throttle(now, 1.0);
-                self.retry(job.items, attempts, job.token, None, 0);
+                self.retry(job.items, attempts, job.token, Some(written_at_failure), 0);
             }
             Action::Retry { attempts, written_at_failure, strikes } => {
                 self.retry(job.items, attempts, job.token, written_at_failure, strikes);
