@@ -565,6 +565,66 @@ impl TableCapacity {
         }
     }
 
+    /// Takes up to `budget` units of `op` that the table has to spare at
+    /// `now`, for background work that yields to requests (a GSI's
+    /// backfill): spread evenly over the partitions, each giving only what
+    /// its buckets hold, never going into debt. Returns the units taken,
+    /// which count as consumed in the metrics.
+    pub fn take_spare(&mut self, op: Op, budget: f64, now: Millis) -> f64 {
+        self.tick(now);
+        if budget <= 0.0 {
+            return 0.0;
+        }
+        let mode = self.mode;
+        let (table, _) = self.table_bucket(op);
+        table.refill(now);
+        let mut left = match mode {
+            Mode::OnDemand => budget.min(table.tokens().max(0.0)),
+            Mode::Provisioned { .. } => budget,
+        };
+        let n = self.partitions.len();
+        let mut taken = 0.0;
+        for (i, p) in self.partitions.iter_mut().enumerate() {
+            // An even share of what is left; a partition that has less
+            // leaves the rest to those after it. Banks are left alone.
+            let share = left / (n - i) as f64;
+            let (max, _) = p.hard(op);
+            max.refill(now);
+            let mut spare = max.tokens().max(0.0);
+            if let Mode::Provisioned { .. } = mode {
+                p.alloc(op).refill(now);
+                spare = spare.min(p.alloc(op).tokens().max(0.0));
+            }
+            let t = share.min(spare);
+            p.hard(op).0.take(t);
+            if let Mode::Provisioned { .. } = mode {
+                p.alloc(op).take(t);
+            }
+            match op {
+                Op::Read => p.sec_read += t,
+                Op::Write => p.sec_write += t,
+            }
+            left -= t;
+            taken += t;
+        }
+        let (bucket, bank) = self.table_bucket(op);
+        match mode {
+            Mode::OnDemand => charge(bucket, bank, taken),
+            Mode::Provisioned { .. } => bucket.take(taken),
+        }
+        match op {
+            Op::Read => {
+                self.current.read_units += taken;
+                self.metrics.total_read_units += taken;
+            }
+            Op::Write => {
+                self.current.write_units += taken;
+                self.metrics.total_write_units += taken;
+            }
+        }
+        taken
+    }
+
     /// Records a request answered with a throttling error.
     pub fn note_throttled_request(&mut self, now: Millis) {
         self.tick(now);

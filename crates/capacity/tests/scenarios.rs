@@ -171,3 +171,24 @@ fn on_demand_traffic_held_at_6000_becomes_the_peak_then_12000_is_admitted() {
     println!("then {rate:.0} units/s of 12,000 offered, first throttle {first:?}");
     assert!(rate >= 11_400.0, "rate {rate}");
 }
+
+#[test]
+fn spare_capacity_goes_to_background_work_only_after_requests_took_theirs() {
+    // A 100 WCU table, idle: background work gets what its budget asks,
+    // within what the buckets hold.
+    let settings = CapacitySettings::dynamodb();
+    let mut model = TableCapacity::new(Mode::Provisioned { read: 100.0, write: 100.0 }, settings, Millis(0));
+    let first = model.take_spare(Op::Write, 100.0, Millis(1000));
+    assert!((first - 100.0).abs() < 1e-6, "an idle second's 100 units are spare: {first}");
+    // Requests that ask for more than the table has leave less than one
+    // request's worth (5 units) spare, and the background work never
+    // drives the buckets into debt.
+    let keys: Vec<u128> = (0..100).map(|i| first_quarter(i, 100)).collect();
+    let (admitted, throttled) = offer(&mut model, &keys, 5.0, 5.0, 1000, 1000, true);
+    assert!(throttled.is_some());
+    let second = model.take_spare(Op::Write, 100.0, Millis(1990));
+    assert!((0.0..5.0).contains(&second), "spare after saturating requests: {second}");
+    // The units taken count as consumed.
+    let total = model.metrics().total_write_units;
+    assert!((total - (first + admitted.iter().sum::<f64>() + second)).abs() < 1e-6);
+}

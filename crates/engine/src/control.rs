@@ -132,7 +132,7 @@ impl Engine {
             return Err(EngineError::table_not_found_named(name));
         };
         // Not while an index is being built (S42).
-        if table.data.read().indexes.iter().any(|ix| !ix.def.is_active(now)) {
+        if table.data.read().indexes.iter().any(|ix| !ix.is_active(now)) {
             return Err(EngineError::ResourceInUse(format!(
                 "Attempt to change a resource which is still in use: Table is being updated: {name}"
             )));
@@ -374,10 +374,6 @@ const TAGS_PAGE: usize = 10;
 /// UpdateTable's answer when it was asked to change nothing (S39).
 const NOTHING_TO_UPDATE: &str = "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required";
 
-/// Write units per second a backfill runs at when the capacity model is
-/// off (an on-demand GSI's initial write throughput).
-const BACKFILL_UNITS_PER_SECOND: f64 = 4_000.0;
-
 impl Engine {
     /// UpdateTable's GlobalSecondaryIndexUpdates (S37-S42): creates (with
     /// a backfill), throughput updates and deletes of GSIs.
@@ -414,7 +410,7 @@ impl Engine {
                 matches!(u, IndexUpdate::Delete { name } if name == busy) || matches!(u, IndexUpdate::Update { .. })
             })
         };
-        if let Some(busy) = data.indexes.iter().find(|ix| !ix.def.is_active(now)) {
+        if let Some(busy) = data.indexes.iter().find(|ix| !ix.is_active(now)) {
             if online > 0 && !deletes_busy(&busy.def.name) {
                 return Err(EngineError::ResourceInUse(format!(
                     "Attempt to change a resource which is still in use: Index is being updated.  Table: {} Index: {}",
@@ -462,9 +458,13 @@ impl Engine {
                     }
                     let schema = index_schema(IndexKind::Global, spec, &table.key_schema, &defs)?;
                     let mut def = index_def(IndexKind::Global, spec, schema, billing, now)?;
-                    // The backfill: every item's entry is computed now; the
-                    // index turns ACTIVE once its write capacity would have
-                    // written them (at least one allocation step later).
+                    // The backfill: every item's entry is computed now (no
+                    // reader sees them while the index is CREATING); their
+                    // index write units are then written in the background,
+                    // charged to the index (`IndexData::is_active`), after
+                    // at least one allocation step.
+                    let allocated = Millis(now.0 + BACKFILL_MIN_MS);
+                    def.backfilled_at = Some(allocated);
                     let mut ix = IndexData::new(def.clone(), index_capacity(&def, self.config.capacity.as_ref(), now));
                     let mut items = Vec::new();
                     data.store.range(
@@ -489,13 +489,7 @@ impl Engine {
                             index::apply(&mut ix, change);
                         }
                     }
-                    let rate = match def.throughput {
-                        Some((_, write)) => write as f64,
-                        None => BACKFILL_UNITS_PER_SECOND,
-                    };
-                    let ms = (units / rate.max(1.0) * 1000.0).ceil() as u64;
-                    def.backfilled_at = Some(Millis(now.0 + ms.max(BACKFILL_MIN_MS)));
-                    ix.def = def;
+                    *ix.backfill.get_mut() = Some(index::Backfill { remaining: units, last: allocated });
                     data.indexes.push(ix);
                 }
                 IndexUpdate::Update { name, throughput } => {

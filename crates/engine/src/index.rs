@@ -94,8 +94,10 @@ pub struct IndexDef {
     /// LSIs (which use the table's).
     pub throughput: Option<(u64, u64)>,
     pub created_at: Millis,
-    /// For a GSI added by UpdateTable: when its backfill ends and it turns
-    /// ACTIVE. None for indexes created with their table.
+    /// For a GSI added by UpdateTable: the earliest it can turn ACTIVE
+    /// (its allocation step); it stays CREATING after it until its backfill
+    /// is written (`IndexData::is_active`). None for indexes created with
+    /// their table.
     pub backfilled_at: Option<Millis>,
 }
 
@@ -103,11 +105,6 @@ impl IndexDef {
     /// The ARN of the index of the table whose ARN is `table_arn`.
     pub fn arn(&self, table_arn: &str) -> String {
         format!("{table_arn}/index/{}", self.name)
-    }
-
-    /// ACTIVE, or CREATING while a backfill runs at `now`.
-    pub fn is_active(&self, now: Millis) -> bool {
-        self.backfilled_at.is_none_or(|t| now >= t)
     }
 
     /// The key of `item`'s entry (its primary key is `primary`); None when
@@ -236,14 +233,72 @@ pub struct IndexData {
     /// A GSI's capacity model (None for LSIs, and when the model is off).
     /// Locked after the table's data.
     pub capacity: Mutex<Option<TableCapacity>>,
+    /// The backfill of a GSI that UpdateTable added, while it runs.
+    /// Locked after the table's data and before `capacity`.
+    pub backfill: Mutex<Option<Backfill>>,
+}
+
+/// Index write units per second a backfill runs at on an on-demand GSI
+/// (its initial write throughput), or on any GSI when the capacity model
+/// is off.
+pub const BACKFILL_UNITS_PER_SECOND: f64 = 4_000.0;
+
+/// A GSI's backfill in progress: the index write units it has still to
+/// write, and when it last progressed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Backfill {
+    pub remaining: f64,
+    pub last: Millis,
 }
 
 impl IndexData {
     /// An empty index.
     pub fn new(def: IndexDef, capacity: Option<TableCapacity>) -> IndexData {
-        IndexData { def, entries: MemIndex::new(), item_count: 0, size_bytes: 0, capacity: Mutex::new(capacity) }
+        IndexData {
+            def,
+            entries: MemIndex::new(),
+            item_count: 0,
+            size_bytes: 0,
+            capacity: Mutex::new(capacity),
+            backfill: Mutex::new(None),
+        }
+    }
+
+    /// ACTIVE at `now`, or CREATING while it is being built. A backfill
+    /// first advances to `now`: it writes at the index's write throughput
+    /// (provisioned, or `BACKFILL_UNITS_PER_SECOND` on demand), charged to
+    /// the index's capacity model, where it gets only what the table's
+    /// writes into the index left spare; so writes during a backfill slow
+    /// it down, and raising the index's throughput speeds it up.
+    pub fn is_active(&self, now: Millis) -> bool {
+        if self.def.backfilled_at.is_some_and(|t| now < t) {
+            return false;
+        }
+        let mut guard = self.backfill.lock();
+        let Some(backfill) = guard.as_mut() else { return true };
+        if now > backfill.last {
+            let rate = match self.def.throughput {
+                Some((_, write)) => write as f64,
+                None => BACKFILL_UNITS_PER_SECOND,
+            };
+            let budget = (rate * (now.0 - backfill.last.0) as f64 / 1000.0).min(backfill.remaining);
+            let taken = match self.capacity.lock().as_mut() {
+                Some(model) => model.take_spare(dynaburst_capacity::Op::Write, budget, now),
+                None => budget,
+            };
+            backfill.remaining -= taken;
+            backfill.last = now;
+        }
+        if backfill.remaining > BACKFILL_DONE_EPSILON {
+            return false;
+        }
+        *guard = None;
+        true
     }
 }
+
+/// Units of a backfill small enough to count as written (float dust).
+const BACKFILL_DONE_EPSILON: f64 = 1e-6;
 
 /// What one write of an item does to one index.
 #[derive(Clone, Debug)]

@@ -299,7 +299,7 @@ impl Engine {
         if global && input.consistent_read {
             return Err(EngineError::validation("Consistent reads are not supported on global secondary indexes"));
         }
-        if !def.is_active(now) {
+        if !ix.is_active(now) {
             return Err(EngineError::validation(format!(
                 "Cannot read from backfilling global secondary index: {index_name}"
             )));

@@ -421,7 +421,7 @@ impl Table {
                 .map(|ix| IndexDescription {
                     def: ix.def.clone(),
                     arn: ix.def.arn(&self.arn),
-                    status: if ix.def.is_active(now) { "ACTIVE" } else { "CREATING" },
+                    status: if ix.is_active(now) { "ACTIVE" } else { "CREATING" },
                     item_count: ix.item_count,
                     size_bytes: ix.size_bytes,
                     warm_throughput: ix.capacity.lock().as_ref().map(|m| m.warm_throughput()),

@@ -737,3 +737,68 @@ fn a_reopened_table_keeps_its_stream_on_and_skips_empty_index_keys() {
     assert!(matches!(put(&reopened, "t", empty, WriteOptions::default()), Err(EngineError::Validation(_))));
     assert_eq!(index_entries(&reopened, "t", ""), Vec::<String>::new());
 }
+
+/// Adds GSI `by_g` on g (S) with `write` provisioned WCU to table `name`
+/// at `now`.
+fn add_by_g(engine: &Engine, name: &str, write: u64, now: Millis) {
+    let spec = IndexSpec {
+        name: "by_g".into(),
+        key_schema: vec![("g".into(), KeyRole::Hash)],
+        projection_type: Some(ProjectionType::All),
+        non_key_attributes: None,
+        throughput: Some((5, write)),
+    };
+    let input = UpdateTableInput {
+        table_name: name.into(),
+        billing_mode_pay_per_request: None,
+        throughput: None,
+        attribute_definitions: vec![("g".into(), ScalarType::S)],
+        index_updates: Some(vec![IndexUpdate::Create(spec)]),
+        stream: None,
+    };
+    engine.update_table(input, now).unwrap();
+}
+
+fn index_status(engine: &Engine, table: &str, at: u64) -> &'static str {
+    engine.describe_table(table, Millis(at)).unwrap().indexes[0].status
+}
+
+#[test]
+fn a_backfill_is_written_at_the_index_write_capacity_and_yields_to_writes_into_the_index() {
+    let engine = Engine::new(EngineConfig::local());
+    for table in ["idle", "busy"] {
+        create(&engine, table, BillingMode::Provisioned { read: 1_000, write: 1_000 });
+        for i in 0..100 {
+            put(&engine, table, with_g(&format!("{i}"), Some("x")), WriteOptions::default()).unwrap();
+        }
+        // 100 index write units to backfill at 10 WCU: 10 s after the
+        // allocation step (500 ms).
+        add_by_g(&engine, table, 10, Millis(2_000));
+    }
+    let write_at = |table: &str, pk: String, at: u64| {
+        let input = PutItemInput { table_name: table.into(), item: with_g(&pk, Some("y")), options: total() };
+        engine.put_item(input, Millis(at)).unwrap()
+    };
+    // "busy" gets one item a tenth of a second for the index, all of its
+    // 10 WCU; "idle" gets none. Both are polled as often.
+    for step in 0..100u64 {
+        let at = 2_500 + step * 100;
+        let out = write_at("busy", format!("new{step}"), at);
+        assert_eq!(out.consumed.map(|c| c.write_units), Some(1.0));
+        assert_eq!((index_status(&engine, "idle", at), index_status(&engine, "busy", at)), ("CREATING", "CREATING"));
+    }
+    assert_eq!(index_status(&engine, "idle", 12_400), "CREATING");
+    assert_eq!(index_status(&engine, "idle", 12_500), "ACTIVE");
+    // The busy index's backfill only had what its first seconds had
+    // banked: it is still being built, and finishes once the writes stop.
+    assert_eq!(index_status(&engine, "busy", 12_600), "CREATING");
+    assert_eq!(index_status(&engine, "busy", 30_000), "ACTIVE");
+    // The backfill's units were charged to each index's own model.
+    let index_units = |table: &str| {
+        let reports = engine.capacity_reports(Millis(30_000));
+        let report = reports.into_iter().find(|r| r.table_name == table && r.index_name.is_some()).unwrap();
+        report.metrics.total_write_units
+    };
+    assert!((index_units("idle") - 100.0).abs() < 1e-6, "idle: {}", index_units("idle"));
+    assert!((index_units("busy") - 200.0).abs() < 1e-6, "busy: {}", index_units("busy"));
+}
