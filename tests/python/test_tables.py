@@ -174,6 +174,17 @@ def test_create_key_attribute_not_defined(ddb):
     )
 
 
+def test_create_with_three_key_elements_shows_them_as_dynamodb_does(ddb):
+    # S5: the elements as DynamoDB's Java objects.
+    expect_error(
+        lambda: create(ddb, unique_name(), [("pk", "S"), ("sk", "S")], [("pk", "HASH"), ("sk", "RANGE"), ("pk", "RANGE")]),
+        "ValidationException",
+        "1 validation error detected: Value '[KeySchemaElement(attributeName=pk, keyType=HASH), "
+        "KeySchemaElement(attributeName=sk, keyType=RANGE), KeySchemaElement(attributeName=pk, keyType=RANGE)]' "
+        "at 'keySchema' failed to satisfy constraint: Member must have length less than or equal to 2",
+    )
+
+
 def expect_table_not_found(fn, name):
     """fn() must fail with ResourceNotFoundException naming table `name`."""
     return expect_error(fn, "ResourceNotFoundException", f"Requested resource not found: Table: {name} not found")

@@ -231,3 +231,16 @@ def test_a_table_named_by_name_and_by_arn_in_one_request_is_one_table(ddb, make_
         "Provided list of item keys contains duplicates",
     )
     assert "Item" not in ddb.get_item(TableName=table, Key={"pk": {"S": "d"}})
+    # In one BatchGetItem the two forms are one entry, under the form sent
+    # first, each key read once (S165).
+    ddb.put_item(TableName=table, Item={"pk": {"S": "e"}, "v": {"S": "x"}})
+    got = ddb.batch_get_item(
+        RequestItems={
+            arn: {"Keys": [{"pk": {"S": "e"}}]},
+            table: {"Keys": [{"pk": {"S": "e"}}, {"pk": {"S": "a"}}]},
+        },
+        ReturnConsumedCapacity="TOTAL",
+    )
+    assert list(got["Responses"]) == [arn]
+    assert sorted(i["pk"]["S"] for i in got["Responses"][arn]) == ["a", "e"]
+    assert [(c["TableName"], c["CapacityUnits"]) for c in got["ConsumedCapacity"]] == [(arn, 1.0)]

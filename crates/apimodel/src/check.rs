@@ -296,8 +296,13 @@ fn aggregate(violations: &[Violation]) -> String {
 /// cannot be reproduced; lists of structures are summarised as the wire
 /// layer summarises them (`[26 write requests]`, `[101 items]`), the rest is
 /// shown the way Java shows lists and maps.
-fn render_member(index: u16, v: &Value) -> String {
+pub(crate) fn render_member(index: u16, v: &Value) -> String {
     match (shape(index).kind, v) {
+        // A key schema shows each element as its Java object (S5).
+        (Kind::List(e), Value::Array(items)) if shape(e).name == "KeySchemaElement" => {
+            let elements: Vec<String> = items.iter().map(|item| render_object(e, item)).collect();
+            format!("[{}]", elements.join(", "))
+        }
         (Kind::List(e), Value::Array(items)) if matches!(shape(e).kind, Kind::Structure(_)) => {
             let noun = if shape(e).name == "WriteRequest" { "write requests" } else { "items" };
             format!("[{} {noun}]", items.len())
@@ -309,6 +314,25 @@ fn render_member(index: u16, v: &Value) -> String {
         }
         _ => render(v),
     }
+}
+
+/// A structure as the Java object DynamoDB prints:
+/// `KeySchemaElement(attributeName=pk, keyType=HASH)`, members in the
+/// model's order, named in lowerCamel case, absent ones left out.
+fn render_object(index: u16, v: &Value) -> String {
+    let Kind::Structure(members) = shape(index).kind else { return render(v) };
+    let fields: Vec<String> = members
+        .iter()
+        .filter_map(|m| {
+            let value = v.get(m.name)?;
+            let mut name = m.name.to_string();
+            if let Some(first) = name.get(..1) {
+                name.replace_range(..1, &first.to_ascii_lowercase());
+            }
+            Some(format!("{name}={}", render_member(m.shape, value)))
+        })
+        .collect();
+    format!("{}({})", shape(index).name, fields.join(", "))
 }
 
 /// A value as Java's `toString` would show it in a message.

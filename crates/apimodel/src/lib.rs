@@ -103,6 +103,14 @@ pub fn shape(index: u16) -> &'static Shape {
     &SHAPES[usize::from(index)]
 }
 
+/// A value of the shape named `shape_name` as DynamoDB's messages show it
+/// (`[KeySchemaElement(attributeName=pk, keyType=HASH)]` for a KeySchema,
+/// S5); None for a shape the model does not have.
+pub fn value_text(shape_name: &str, v: &serde_json::Value) -> Option<String> {
+    let index = SHAPES.iter().position(|s| s.name == shape_name)?;
+    Some(check::render_member(u16::try_from(index).ok()?, v))
+}
+
 /// Validates a request body with [`Options::DYNAMODB`].
 pub fn validate(service: Service, operation: &str, body: &serde_json::Value) -> Result<(), Invalid> {
     validate_with(service, operation, body, Options::DYNAMODB)

@@ -470,3 +470,13 @@ fn attribute_names_longer_than_the_model_allows() {
     let longest = "k".repeat(65_535);
     assert_eq!(ddb("PutItem", json!({"TableName": "abc", "Item": {"a": {"M": {longest: {"S": "v"}}}}})), Ok(()));
 }
+
+#[test]
+fn a_key_schema_shows_its_elements_as_java_objects() {
+    // S5.
+    let key = |name: &str, role: &str| json!({"AttributeName": name, "KeyType": role});
+    assert_eq!(
+        dynaburst_apimodel::value_text("KeySchema", &json!([key("pk", "HASH"), key("sk", "RANGE")])).as_deref(),
+        Some("[KeySchemaElement(attributeName=pk, keyType=HASH), KeySchemaElement(attributeName=sk, keyType=RANGE)]")
+    );
+}

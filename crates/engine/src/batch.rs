@@ -218,7 +218,7 @@ impl Engine {
         if total > MAX_BATCH_GET_KEYS {
             return Err(EngineError::validation("Too many items requested for the BatchGetItem call"));
         }
-        let mut plan = Vec::with_capacity(input.requests.len());
+        let mut plan: Vec<BatchGetPlan> = Vec::with_capacity(input.requests.len());
         for (table_name, request) in &input.requests {
             let table = self.table(table_name)?;
             let projection = parse_projection_only(request.projection.as_deref(), request.names.as_ref())?;
@@ -229,22 +229,32 @@ impl Engine {
                 if !seen.insert(key.clone()) {
                     return Err(EngineError::validation("Provided list of item keys contains duplicates"));
                 }
-                keys.push(key);
+                keys.push((key, k.clone()));
             }
-            plan.push((table_name, table, projection, keys, request));
+            // A table named by its name and by its ARN is one entry, under
+            // the first form sent, each key read once (S165).
+            if let Some(first) = plan.iter_mut().find(|p| Arc::ptr_eq(&p.table, &table)) {
+                for (key, sent) in keys {
+                    if !first.keys.iter().any(|(k, _)| *k == key) {
+                        first.keys.push((key, sent));
+                    }
+                }
+                continue;
+            }
+            plan.push(BatchGetPlan { sent: table_name, table, projection, keys, request });
         }
         let mut out = BatchGetOutput::default();
         let mut admitted_any = false;
         let mut refusal: Option<EngineError> = None;
         let mut throttled_tables = Vec::new();
         // Answers are keyed as the caller named each table (name or ARN, S165).
-        for (sent, table, projection, keys, request) in plan {
+        for BatchGetPlan { sent, table, projection, keys, request } in plan {
             let mut units = 0.0;
             let mut items = Vec::new();
             let mut unprocessed = Vec::new();
             let data = table.data.read();
             table.begin_request(Op::Read);
-            for (key, key_item) in keys.into_iter().zip(&request.keys) {
+            for (key, key_item) in keys {
                 let found = data.store.get(&key)?;
                 let item_units =
                     read_units(found.as_ref().map(|i| item_size(i)).unwrap_or(0), read_kind(request.consistent_read));
@@ -252,7 +262,7 @@ impl Engine {
                     Ok(()) => {}
                     Err(e @ EngineError::Throttled { .. }) => {
                         refusal.get_or_insert(e);
-                        unprocessed.push(key_item.clone());
+                        unprocessed.push(key_item);
                         continue;
                     }
                     Err(e) => return Err(e),
@@ -282,6 +292,16 @@ impl Engine {
         refuse_if_nothing_admitted(admitted_any, refusal, &throttled_tables, now)?;
         Ok(out)
     }
+}
+
+/// One table's part of a BatchGetItem: the table as the caller first named
+/// it, its projection, and its keys (each with the key as sent).
+struct BatchGetPlan<'a> {
+    sent: &'a String,
+    table: Arc<Table>,
+    projection: Option<Vec<dynaburst_expr::Path>>,
+    keys: Vec<(StoreKey, Item)>,
+    request: &'a KeysAndAttributes,
 }
 
 /// A batch of which no item was admitted fails whole with its first

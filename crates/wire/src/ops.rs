@@ -219,7 +219,7 @@ fn parse_key_schema(
     let list = v.as_array().ok_or_else(|| wrong_json_type(v, "List"))?;
     if list.is_empty() || list.len() > max {
         violations.add(
-            &format!("'{}'", list.len()),
+            &format!("'{}'", dynaburst_apimodel::value_text("KeySchema", v).unwrap_or_else(|| list.len().to_string())),
             path,
             &if list.is_empty() {
                 "Member must have length greater than or equal to 1".to_string()
