@@ -80,6 +80,36 @@ def test_indexes_mode_reports_table_detail(ddb, table):
     assert "LocalSecondaryIndexes" not in cc
 
 
+ITEM_OPERATIONS = {
+    "get_item": lambda ddb, t, rc: ddb.get_item(TableName=t, Key={"pk": {"S": "p"}}, ReturnConsumedCapacity=rc),
+    "put_item": lambda ddb, t, rc: ddb.put_item(TableName=t, Item={"pk": {"S": "p"}}, ReturnConsumedCapacity=rc),
+    "update_item": lambda ddb, t, rc: ddb.update_item(
+        TableName=t, Key={"pk": {"S": "p"}}, UpdateExpression="SET v = :v",
+        ExpressionAttributeValues={":v": {"N": "1"}}, ReturnConsumedCapacity=rc,
+    ),
+    "delete_item": lambda ddb, t, rc: ddb.delete_item(TableName=t, Key={"pk": {"S": "p"}}, ReturnConsumedCapacity=rc),
+    "batch_get_item": lambda ddb, t, rc: ddb.batch_get_item(
+        RequestItems={t: {"Keys": [{"pk": {"S": "p"}}]}}, ReturnConsumedCapacity=rc
+    ),
+    "batch_write_item": lambda ddb, t, rc: ddb.batch_write_item(
+        RequestItems={t: [{"PutRequest": {"Item": {"pk": {"S": "p"}}}}]}, ReturnConsumedCapacity=rc
+    ),
+}
+
+
+@pytest.mark.parametrize("granularity", ["TOTAL", "INDEXES"])
+@pytest.mark.parametrize("operation", list(ITEM_OPERATIONS))
+def test_item_operations_report_capacity_units_alone(ddb, table, operation, granularity):
+    # S59: no ReadCapacityUnits / WriteCapacityUnits, at the top or in Table.
+    cc = ITEM_OPERATIONS[operation](ddb, table, granularity)["ConsumedCapacity"]
+    if isinstance(cc, list):
+        (cc,) = cc
+    indexes = granularity == "INDEXES"
+    assert set(cc) == {"TableName", "CapacityUnits"} | ({"Table"} if indexes else set())
+    if indexes:
+        assert set(cc["Table"]) == {"CapacityUnits"}
+
+
 def test_size_counts_utf8_bytes(ddb, table):
     # "é" is 2 bytes in UTF-8: 2 + 1 + 4 + 2*509 = 1025 bytes -> 2 units
     # (a character count would give 516 -> 1 unit).

@@ -7,7 +7,8 @@ use dynaburst_capacity::Op;
 use dynaburst_model::{item_size, read_units, Item};
 
 use crate::engine::{
-    check_item_size, consumed, parse_projection_only, projected, read_kind, Engine, ITEM_TOO_BIG, MAX_BATCH_GET_KEYS,
+    check_item_size, check_scalar_keys, consumed, parse_projection_only, projected, read_kind, Engine, ITEM_TOO_BIG,
+    MAX_BATCH_GET_KEYS,
 };
 use crate::error::EngineError;
 use crate::index::IndexChange;
@@ -222,6 +223,7 @@ impl Engine {
         for (table_name, request) in &input.requests {
             let table = self.table(table_name)?;
             let projection = parse_projection_only(request.projection.as_deref(), request.names.as_ref())?;
+            check_scalar_keys(&table, projection.iter().flatten())?;
             let mut seen = HashSet::with_capacity(request.keys.len());
             let mut keys = Vec::with_capacity(request.keys.len());
             for k in &request.keys {

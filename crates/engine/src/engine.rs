@@ -375,6 +375,41 @@ pub(crate) fn apply_update(
     Ok((new_item, size))
 }
 
+/// Refuses a nested path (`k.x`, `k[0]`) into a key attribute of the table
+/// (`Key: k`) or of one of its indexes (`IndexKey: k`): key attributes are
+/// scalars (S34). Used on projections, filters and updates.
+pub(crate) fn check_scalar_keys<'p>(
+    table: &Table,
+    paths: impl IntoIterator<Item = &'p Path>,
+) -> Result<(), EngineError> {
+    let nested: Vec<&str> = paths.into_iter().filter(|p| p.0.len() > 1).filter_map(Path::top_level_name).collect();
+    if nested.is_empty() {
+        return Ok(());
+    }
+    let refuse = |role: &str, name: &str| {
+        EngineError::validation(format!(
+            "Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: {role}: {name}"
+        ))
+    };
+    if let Some(name) = nested.iter().find(|n| table.key_schema.is_key_attribute(n)) {
+        return Err(refuse("Key", name));
+    }
+    let defs = table.index_defs();
+    if let Some(name) = nested.iter().find(|n| defs.iter().any(|d| d.schema.is_key_attribute(n))) {
+        return Err(refuse("IndexKey", name));
+    }
+    Ok(())
+}
+
+/// An update may not write into an index key attribute's value (S34); a
+/// table key attribute is refused whole by `check_update_spares_key`.
+pub(crate) fn check_update_spares_index_keys(table: &Table, update: &Option<UpdateExpr>) -> Result<(), EngineError> {
+    let Some(update) = update else { return Ok(()) };
+    let paths = update.paths();
+    let schema = &table.key_schema;
+    check_scalar_keys(table, paths.iter().filter(|p| p.top_level_name().is_some_and(|n| !schema.is_key_attribute(n))))
+}
+
 /// An update may not write or remove a key attribute.
 pub(crate) fn check_update_spares_key(schema: &KeySchema, update: &UpdateExpr) -> Result<(), EngineError> {
     for name in update.top_level_names() {

@@ -7,9 +7,9 @@ use dynaburst_expr::Condition;
 use dynaburst_model::{item_size, read_units, Item};
 
 use crate::engine::{
-    apply_update, check_item_size, check_put_return_values, check_update_spares_key, condition_holds, consumed,
-    parse_projection_only, parse_write_exprs, projected, read_kind, throttled, update_return_values, Engine,
-    ITEM_TOO_BIG,
+    apply_update, check_item_size, check_put_return_values, check_scalar_keys, check_update_spares_index_keys,
+    check_update_spares_key, condition_holds, consumed, parse_projection_only, parse_write_exprs, projected, read_kind,
+    throttled, update_return_values, Engine, ITEM_TOO_BIG,
 };
 use crate::error::EngineError;
 use crate::store::StoreKey;
@@ -58,6 +58,7 @@ impl Engine {
     pub fn get_item(&self, input: GetItemInput, now: Millis) -> Result<GetItemOutput, EngineError> {
         let table = self.table(&input.table_name)?;
         let projection = parse_projection_only(input.projection.as_deref(), input.names.as_ref())?;
+        check_scalar_keys(&table, projection.iter().flatten())?;
         let key = table.key_schema.key_of_key(&input.key)?;
         let found = table.data.read().store.get(&key)?;
         let size = found.as_ref().map(|i| item_size(i)).unwrap_or(0);
@@ -155,6 +156,7 @@ impl Engine {
         let options = &input.options;
         let table = self.table(&input.table_name)?;
         let exprs = parse_write_exprs(options.condition.as_deref(), input.update.as_deref(), &options.expr)?;
+        check_update_spares_index_keys(&table, &exprs.update)?;
         let key = table.key_schema.key_of_key(&input.key)?;
         let mut data = table.data.write();
         let old = data.store.get(&key)?;

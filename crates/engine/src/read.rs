@@ -9,7 +9,9 @@ use dynaburst_expr::{
 };
 use dynaburst_model::{item_size, read_units, AttributeValue, Item, KeyValue};
 
-use crate::engine::{consumed, no_expression_args, projected, read_kind, throttled, Engine, MAX_PAGE_BYTES};
+use crate::engine::{
+    check_scalar_keys, consumed, no_expression_args, projected, read_kind, throttled, Engine, MAX_PAGE_BYTES,
+};
 use crate::error::EngineError;
 use crate::index::{IndexDef, IndexKind, IndexProjection};
 use crate::store::{index_partition_hash, Direction, IndexKey, PrimarySlot, SortSlot, StoreKey};
@@ -84,6 +86,18 @@ impl Engine {
         let filter = input.filter.as_deref().map(|f| parse_condition(f, ExprKind::Filter, &mut ph)).transpose()?;
         let projection = input.projection.as_deref().map(|p| parse_projection(p, &mut ph)).transpose()?;
         ph.check_all_used()?;
+        check_scalar_keys(&table, projection.iter().flatten())?;
+        // A Query's filter on the keys it queries is refused as such below
+        // (S53); nested paths into any other key attribute here (S34).
+        let queried = |name: &str| {
+            key_condition.is_some()
+                && (table.key_schema.is_key_attribute(name)
+                    || input.index_name.as_ref().is_some_and(|ix| {
+                        table.index_defs().iter().any(|d| d.name == *ix && d.schema.is_key_attribute(name))
+                    }))
+        };
+        let filter_paths = filter.iter().flat_map(Condition::paths);
+        check_scalar_keys(&table, filter_paths.filter(|p| p.top_level_name().is_some_and(|n| !queried(n))))?;
         if let Some(index_name) = &input.index_name {
             let query = IndexRead { key_condition, filter, projection, select, index_name };
             return self.read_index(&table, &input, query, now);

@@ -7,8 +7,9 @@ use dynaburst_capacity::Op;
 use dynaburst_model::{item_size, read_units, Item, ReadKind};
 
 use crate::engine::{
-    apply_update, check_item_size, check_update_spares_key, condition_holds, consumed, parse_projection_only,
-    parse_write_exprs, projected, throttle_cancellation, Engine, WriteExprs, ITEM_TOO_BIG,
+    apply_update, check_item_size, check_scalar_keys, check_update_spares_index_keys, check_update_spares_key,
+    condition_holds, consumed, parse_projection_only, parse_write_exprs, projected, throttle_cancellation, Engine,
+    WriteExprs, ITEM_TOO_BIG,
 };
 use crate::error::EngineError;
 use crate::index::{IndexChange, IndexKind};
@@ -89,6 +90,7 @@ impl Engine {
                     if let Some(u) = &exprs.update {
                         check_update_spares_key(schema, u)?;
                     }
+                    check_update_spares_index_keys(&tables[slot], &exprs.update)?;
                     (k, key.clone(), exprs)
                 }
                 TransactOp::Delete { key } => {
@@ -259,6 +261,7 @@ impl Engine {
         for (get, &idx) in input.gets.iter().zip(&slots) {
             let key = tables[idx].key_schema.key_of_key(&get.key)?;
             let projection = parse_projection_only(get.projection.as_deref(), get.names.as_ref())?;
+            check_scalar_keys(&tables[idx], projection.iter().flatten())?;
             if !seen.insert((idx, key.clone())) {
                 return Err(EngineError::validation(
                     "Transaction request cannot include multiple operations on one item",

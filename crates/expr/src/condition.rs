@@ -111,13 +111,17 @@ impl Condition {
     /// first appear.
     pub fn top_level_names(&self) -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
-        let mut note = |p: &Path| {
-            if let Some(n) = p.top_level_name() {
-                if !names.iter().any(|x| x == n) {
-                    names.push(n.to_string());
-                }
+        for n in self.paths().into_iter().filter_map(Path::top_level_name) {
+            if !names.iter().any(|x| x == n) {
+                names.push(n.to_string());
             }
-        };
+        }
+        names
+    }
+
+    /// Every document path the condition reads, in the order written.
+    pub fn paths(&self) -> Vec<&Path> {
+        let mut paths: Vec<&Path> = Vec::new();
         // Explicit stacks: the tree's depth is bounded, but no recursion is needed.
         let mut conditions = vec![self];
         while let Some(c) = conditions.pop() {
@@ -130,7 +134,7 @@ impl Condition {
                     operands.extend(candidates);
                 }
                 Condition::AttributeExists(p) | Condition::AttributeNotExists(p) | Condition::AttributeType(p, _) => {
-                    note(p)
+                    paths.push(p)
                 }
                 Condition::BeginsWith(a, b) | Condition::Contains(a, b) => operands.extend([a, b]),
                 Condition::Not(inner) => conditions.push(inner),
@@ -139,19 +143,16 @@ impl Condition {
             while let Some(o) = operands.first().copied() {
                 operands.remove(0);
                 match o {
-                    Operand::Path(p) => note(p),
+                    Operand::Path(p) => paths.push(p),
                     Operand::Value(_) => {}
                     Operand::Size(inner) => operands.insert(0, inner),
                 }
             }
         }
-        names
+        paths
     }
 }
 
-/// Parses a condition expression. `kind` (normally
-/// [`ExprKind::Condition`] or [`ExprKind::Filter`]) only names the
-/// expression in error messages.
 pub fn parse_condition(text: &str, kind: ExprKind, ph: &mut Placeholders) -> Result<Condition, ExprError> {
     let mut parser = Parser::new(text, kind, Grammar::Condition, ph)?;
     let condition = parser.parse_condition_tokens()?;

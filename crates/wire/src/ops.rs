@@ -29,33 +29,56 @@ fn secs(m: Millis) -> Value {
 
 /// A `Capacity` object: CapacityUnits, and the read and write parts that
 /// are not zero.
-fn units_json(read: f64, write: f64) -> Map<String, Value> {
+/// Which ConsumedCapacity members an operation's answer carries.
+#[derive(Clone, Copy, PartialEq)]
+enum UnitsShown {
+    /// CapacityUnits only: GetItem, PutItem, UpdateItem, DeleteItem and the
+    /// batches, at TOTAL and INDEXES alike (S59).
+    Total,
+    /// CapacityUnits with its ReadCapacityUnits / WriteCapacityUnits split:
+    /// Query, Scan and the transactions.
+    Split,
+}
+
+fn units_json(read: f64, write: f64, shown: UnitsShown) -> Map<String, Value> {
     let mut t = Map::new();
     t.insert("CapacityUnits".into(), json!(read + write));
-    if read > 0.0 {
-        t.insert("ReadCapacityUnits".into(), json!(read));
-    }
-    if write > 0.0 {
-        t.insert("WriteCapacityUnits".into(), json!(write));
+    if shown == UnitsShown::Split {
+        if read > 0.0 {
+            t.insert("ReadCapacityUnits".into(), json!(read));
+        }
+        if write > 0.0 {
+            t.insert("WriteCapacityUnits".into(), json!(write));
+        }
     }
     t
 }
 
+/// ConsumedCapacity of an item operation or a batch (S59).
+fn item_capacity_json(c: &ConsumedCapacity) -> Value {
+    consumed_json(c, UnitsShown::Total)
+}
+
+/// ConsumedCapacity of a Query, a Scan or a transaction.
 fn capacity_json(c: &ConsumedCapacity) -> Value {
+    consumed_json(c, UnitsShown::Split)
+}
+
+fn consumed_json(c: &ConsumedCapacity, shown: UnitsShown) -> Value {
     let mut m = Map::new();
     m.insert("TableName".into(), json!(c.table_name));
-    m.extend(units_json(c.total_read(), c.total_write()));
+    m.extend(units_json(c.total_read(), c.total_write(), shown));
     if c.include_table_detail {
         // An index read reports only that index (S58).
         if c.table_total() > 0.0 || c.indexes.is_empty() {
-            m.insert("Table".into(), Value::Object(units_json(c.read_units, c.write_units)));
+            m.insert("Table".into(), Value::Object(units_json(c.read_units, c.write_units, shown)));
         }
         for (global, member) in [(true, "GlobalSecondaryIndexes"), (false, "LocalSecondaryIndexes")] {
             let parts: Map<String, Value> = c
                 .indexes
                 .iter()
                 .filter(|i| i.global == global)
-                .map(|i| (i.name.clone(), Value::Object(units_json(i.read_units, i.write_units))))
+                .map(|i| (i.name.clone(), Value::Object(units_json(i.read_units, i.write_units, shown))))
                 .collect();
             if !parts.is_empty() {
                 m.insert(member.into(), Value::Object(parts));
@@ -571,7 +594,7 @@ fn write_output(out: WriteOutput) -> Value {
         m.insert("Attributes".into(), item_to_json(&a));
     }
     if let Some(c) = out.consumed {
-        m.insert("ConsumedCapacity".into(), capacity_json(&c));
+        m.insert("ConsumedCapacity".into(), item_capacity_json(&c));
     }
     if let Some(c) = out.item_collection {
         m.insert("ItemCollectionMetrics".into(), item_collection_json(&c));
@@ -619,7 +642,7 @@ pub fn get_item(engine: &Engine, body: &Value, now: Millis) -> Result<Value, Api
         m.insert("Item".into(), item_to_json(&i));
     }
     if let Some(c) = out.consumed {
-        m.insert("ConsumedCapacity".into(), capacity_json(&c));
+        m.insert("ConsumedCapacity".into(), item_capacity_json(&c));
     }
     Ok(Value::Object(m))
 }
@@ -721,7 +744,7 @@ pub fn batch_write_item(engine: &Engine, body: &Value, now: Millis) -> Result<Va
         m.insert("ItemCollectionMetrics".into(), Value::Object(metrics));
     }
     if req.return_capacity()? != ReturnCapacity::None {
-        m.insert("ConsumedCapacity".into(), Value::Array(out.consumed.iter().map(capacity_json).collect()));
+        m.insert("ConsumedCapacity".into(), Value::Array(out.consumed.iter().map(item_capacity_json).collect()));
     }
     Ok(Value::Object(m))
 }
@@ -817,7 +840,7 @@ pub fn batch_get_item(engine: &Engine, body: &Value, now: Millis) -> Result<Valu
     );
     m.insert("UnprocessedKeys".into(), unprocessed_keys_json(&out.unprocessed));
     if rc != ReturnCapacity::None {
-        m.insert("ConsumedCapacity".into(), Value::Array(out.consumed.iter().map(capacity_json).collect()));
+        m.insert("ConsumedCapacity".into(), Value::Array(out.consumed.iter().map(item_capacity_json).collect()));
     }
     Ok(Value::Object(m))
 }
