@@ -531,6 +531,13 @@ fn plan_index_query(def: &IndexDef, kc: dynaburst_expr::KeyCondition) -> Result<
             }
             match &part.op {
                 KeyOp::Eq(v) => hash[i] = Some(typed_key(&schema.hash[i], v)?),
+                // A multi-attribute partition key names the component (S24).
+                _ if schema.hash.len() > 1 => {
+                    return Err(EngineError::validation(format!(
+                        "HASH key attributes {} must have equality conditions specified in the query",
+                        part.attribute
+                    )))
+                }
                 _ => return Err(EngineError::validation("Query key condition not supported")),
             }
         } else if let Some(i) = schema.range.iter().position(|a| a.name == part.attribute) {

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use dynaburst_capacity::Op;
-use dynaburst_model::{item_size, read_units, Item, ReadKind};
+use dynaburst_model::{item_size, read_units, Item, KeyValue, ReadKind};
 
 use crate::engine::{
     apply_update, check_item_size, check_scalar_keys, check_update_spares_index_keys, check_update_spares_key,
@@ -17,6 +17,10 @@ use crate::store::StoreKey;
 use crate::table::{Table, TableData};
 use crate::types::*;
 use crate::write::{self, Writes};
+
+/// A cancellation reason's message for an item collection that would
+/// outgrow its limit (TransactWriteItems API reference).
+const COLLECTION_SIZE_EXCEEDED: &str = "Collection size exceeded.";
 
 /// One action, checked before any table is locked.
 struct Planned {
@@ -198,6 +202,12 @@ impl Engine {
             write::admit_transaction(&tables, &data, &admissions, &index_changes, planned.len(), now)?;
         }
         let mut writes = Writes::with_capacity(planned.len());
+        // Each action's item collection, and whether it writes an item there.
+        let targets: Vec<(usize, KeyValue, bool)> = planned
+            .iter()
+            .zip(&applies)
+            .map(|(plan, (apply, _))| (plan.slot, plan.key.partition.clone(), matches!(apply, Apply::Put(..))))
+            .collect();
         for ((plan, (apply, old_size)), changes) in planned.into_iter().zip(applies).zip(per_action_changes) {
             match apply {
                 Apply::Put(item, size) => writes.put(plan.slot, plan.key, item, size, Some(old_size), changes),
@@ -219,18 +229,54 @@ impl Engine {
                     .collect()
             })
             .collect();
+        // An item collection of a table with LSIs that would outgrow its
+        // limit cancels the transaction, naming the puts into it.
+        let limits = self.commit_limits();
+        if let Some((slot, partition)) = writes.collection_overflow(&guards, limits.item_collection_bytes) {
+            let reasons = targets
+                .iter()
+                .map(|(s, p, put)| match *s == slot && *p == partition && *put {
+                    true => CancellationReason {
+                        code: "ItemCollectionSizeLimitExceeded",
+                        message: Some(COLLECTION_SIZE_EXCEEDED.to_string()),
+                        item: None,
+                    },
+                    false => CancellationReason { code: "None", message: None, item: None },
+                })
+                .collect();
+            return Err(EngineError::TransactionCanceled { reasons });
+        }
         let table_refs: Vec<&Table> = tables.iter().map(|t| &**t).collect();
         let mut data: Vec<&mut TableData> = guards.iter_mut().map(|g| &mut **g).collect();
-        write::commit(&*self.storage, &self.commit_limits(), &table_refs, &mut data, writes, now)?;
+        let committed = write::commit(&*self.storage, &limits, &table_refs, &mut data, writes, now)?;
         drop(data);
         drop(guards);
+        let mut item_collections = Vec::new();
+        if input.return_item_collection_metrics {
+            for (slot, (table, name)) in tables.iter().zip(&sent).enumerate() {
+                let changed: Vec<ItemCollection> = committed
+                    .collections
+                    .iter()
+                    .filter(|(s, _, _)| *s == slot)
+                    .map(|(_, key, size)| ItemCollection {
+                        key: Item::from([(table.key_schema.hash.name.clone(), key.to_attribute())]),
+                        size_bytes: *size,
+                    })
+                    .collect();
+                if !changed.is_empty() {
+                    let name = if name.is_empty() { table.name.clone() } else { name.to_string() };
+                    item_collections.push((name, changed));
+                }
+            }
+        }
         if let Some((token, fingerprint)) = input.client_token {
             let all = tables
                 .iter()
                 .zip(&units_per_table)
                 .filter_map(|(t, units)| consumed(ReturnCapacity::Total, &t.name, 0.0, *units))
                 .collect::<Vec<_>>();
-            self.tokens.lock().remember(token, fingerprint, TransactWriteOutput { consumed: all }, now);
+            let output = TransactWriteOutput { consumed: all, item_collections: Vec::new() };
+            self.tokens.lock().remember(token, fingerprint, output, now);
         }
         Ok(TransactWriteOutput {
             consumed: tables
@@ -249,6 +295,7 @@ impl Engine {
                     c
                 })
                 .collect(),
+            item_collections,
         })
     }
 

@@ -406,11 +406,15 @@ pub struct TransactWriteInput {
     /// (computed by the caller from the canonical request), for idempotency.
     pub client_token: Option<(String, u64)>,
     pub return_capacity: ReturnCapacity,
+    /// ReturnItemCollectionMetrics SIZE.
+    pub return_item_collection_metrics: bool,
 }
 
 #[derive(Clone, Debug, Default)]
 pub struct TransactWriteOutput {
     pub consumed: Vec<ConsumedCapacity>,
+    /// Per table (as named), the collections the transaction changed.
+    pub item_collections: Vec<(String, Vec<ItemCollection>)>,
 }
 
 /// One reason of a TransactionCanceledException, in request order.

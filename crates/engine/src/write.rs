@@ -326,6 +326,75 @@ impl Writes {
     }
 }
 
+/// Item collections of tables with LSIs: each write's partition key and
+/// how many bytes it adds to its collection (the item and its LSI entries);
+/// empty when no table has an LSI.
+fn collection_deltas<D: std::ops::Deref<Target = TableData>>(
+    sizes: &[Sizes],
+    batch: &WriteBatch,
+    data: &[D],
+) -> Vec<Option<(KeyValue, i64)>> {
+    if !data.iter().any(|d| d.has_local_indexes()) {
+        return Vec::new();
+    }
+    sizes
+        .iter()
+        .zip(&batch.mutations)
+        .map(|(s, m)| {
+            data.get(s.slot).filter(|d| d.has_local_indexes()).map(|d| {
+                let local: i64 = s
+                    .changes
+                    .iter()
+                    .filter(|c| d.indexes.get(c.index).is_some_and(|i| i.def.kind == IndexKind::Local))
+                    .map(|c| {
+                        c.insert.as_ref().map_or(0, |(_, _, n)| *n as i64)
+                            - c.remove.as_ref().map_or(0, |(_, n)| *n as i64)
+                    })
+                    .sum();
+                (m.key.partition.clone(), s.new as i64 - s.old.unwrap_or(0) as i64 + local)
+            })
+        })
+        .collect()
+}
+
+/// The first item collection, (table slot, partition key), that writes
+/// adding `deltas` would grow past `limit`; checked before anything is
+/// written. Shrinking writes always pass.
+fn overflow<D: std::ops::Deref<Target = TableData>>(
+    sizes: &[Sizes],
+    deltas: &[Option<(KeyValue, i64)>],
+    data: &[D],
+    limit: u64,
+) -> Option<(usize, KeyValue)> {
+    let mut grown: Vec<((usize, &KeyValue), i64)> = Vec::new();
+    for (s, d) in sizes.iter().zip(deltas) {
+        if let Some((k, delta)) = d {
+            match grown.iter_mut().find(|((slot, key), _)| *slot == s.slot && *key == k) {
+                Some((_, total)) => *total += delta,
+                None => grown.push(((s.slot, k), *delta)),
+            }
+        }
+    }
+    grown.into_iter().find_map(|((slot, key), delta)| {
+        let now_bytes = data.get(slot).and_then(|d| d.collections.get(key)).copied().unwrap_or(0);
+        (delta > 0 && now_bytes.saturating_add(delta as u64) > limit).then(|| (slot, key.clone()))
+    })
+}
+
+impl Writes {
+    /// The item collection, (table slot, partition key), these writes would
+    /// grow past `limit` if committed on `data`, for a transaction to name
+    /// in its cancellation reasons.
+    pub(crate) fn collection_overflow<D: std::ops::Deref<Target = TableData>>(
+        &self,
+        data: &[D],
+        limit: u64,
+    ) -> Option<(usize, KeyValue)> {
+        let deltas = collection_deltas(&self.sizes, &self.batch, data);
+        overflow(&self.sizes, &deltas, data, limit)
+    }
+}
+
 /// Commits `writes` atomically: `data[slot]` is the write-locked data of
 /// `tables[slot]`. Then keeps each table's item count and size, and tells
 /// the capacity model of each size change not yet noted. Returns the sizes
@@ -344,39 +413,10 @@ pub(crate) fn commit(
     if sizes.is_empty() {
         return Ok(Committed { sizes, collections: Vec::new() });
     }
-    // Item collections of tables with LSIs: each write's partition key and
-    // how many bytes it adds to its collection (the item and its LSI
-    // entries), checked against the limit before anything is written.
-    let mut collection_deltas: Vec<Option<(KeyValue, i64)>> = Vec::new();
-    if data.iter().any(|d| d.has_local_indexes()) {
-        for (s, m) in sizes.iter().zip(&batch.mutations) {
-            let delta = data.get(s.slot).filter(|d| d.has_local_indexes()).map(|d| {
-                let local: i64 = s
-                    .changes
-                    .iter()
-                    .filter(|c| d.indexes.get(c.index).is_some_and(|i| i.def.kind == IndexKind::Local))
-                    .map(|c| {
-                        c.insert.as_ref().map_or(0, |(_, _, n)| *n as i64)
-                            - c.remove.as_ref().map_or(0, |(_, n)| *n as i64)
-                    })
-                    .sum();
-                (m.key.partition.clone(), s.new as i64 - s.old.unwrap_or(0) as i64 + local)
-            });
-            collection_deltas.push(delta);
-        }
-        let mut grown: std::collections::HashMap<(usize, &KeyValue), i64> = std::collections::HashMap::new();
-        for (s, d) in sizes.iter().zip(&collection_deltas) {
-            if let Some((k, delta)) = d {
-                *grown.entry((s.slot, k)).or_insert(0) += delta;
-            }
-        }
-        for ((slot, key), delta) in grown {
-            let now_bytes = data.get(slot).and_then(|d| d.collections.get(key)).copied().unwrap_or(0);
-            if delta > 0 && now_bytes.saturating_add(delta as u64) > limits.item_collection_bytes {
-                unnote(tables, &sizes, now);
-                return Err(EngineError::ItemCollectionSizeLimitExceeded);
-            }
-        }
+    let collection_deltas = collection_deltas(&sizes, &batch, data);
+    if overflow(&sizes, &collection_deltas, data, limits.item_collection_bytes).is_some() {
+        unnote(tables, &sizes, now);
+        return Err(EngineError::ItemCollectionSizeLimitExceeded);
     }
     let result = match data {
         // One table (every single-item write): no vector of stores.

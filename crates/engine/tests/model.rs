@@ -558,7 +558,12 @@ fn run(engine: &Engine, op: &Op, range: impl Fn(usize) -> bool, now: Millis) -> 
                 .collect();
             engine
                 .transact_write_items(
-                    TransactWriteInput { actions, client_token: None, return_capacity: ReturnCapacity::None },
+                    TransactWriteInput {
+                        actions,
+                        client_token: None,
+                        return_capacity: ReturnCapacity::None,
+                        return_item_collection_metrics: false,
+                    },
                     now,
                 )
                 .map(|_| Answer::Ok)

@@ -294,10 +294,18 @@ fn tx_put(table: &str, item: Item, condition: Option<&str>) -> TransactAction {
 }
 
 fn transact(engine: &Engine, actions: Vec<TransactAction>, now: Millis) -> Result<TransactWriteOutput, EngineError> {
-    engine.transact_write_items(
-        TransactWriteInput { actions, client_token: None, return_capacity: ReturnCapacity::Total },
-        now,
-    )
+    transact_with(engine, actions, false, now)
+}
+
+fn transact_with(
+    engine: &Engine,
+    actions: Vec<TransactAction>,
+    return_item_collection_metrics: bool,
+    now: Millis,
+) -> Result<TransactWriteOutput, EngineError> {
+    let return_capacity = ReturnCapacity::Total;
+    let input = TransactWriteInput { actions, client_token: None, return_capacity, return_item_collection_metrics };
+    engine.transact_write_items(input, now)
 }
 
 #[test]
@@ -653,19 +661,22 @@ fn create_with_lsi(engine: &Engine, name: &str) {
         .unwrap();
 }
 
+/// An item of the LSI table: pk, sk and v = sk, padded by `pad` bytes.
+fn lsi_item(pk: &str, sk: i64, pad: usize) -> Item {
+    let mut i = Item::new();
+    i.insert("pk".into(), AttributeValue::S(pk.into()));
+    i.insert("sk".into(), AttributeValue::N(Number::from_i64(sk)));
+    i.insert("v".into(), AttributeValue::N(Number::from_i64(sk)));
+    i.insert("pad".into(), AttributeValue::S("x".repeat(pad)));
+    i
+}
+
 #[test]
 fn an_item_collection_stops_at_its_limit_and_shrinking_writes_still_pass() {
     let config = EngineConfig { item_collection_limit_bytes: 3_000, ..EngineConfig::local() };
     let engine = Engine::new(config);
     create_with_lsi(&engine, "t");
-    let item = |pk: &str, sk: i64, pad: usize| {
-        let mut i = Item::new();
-        i.insert("pk".into(), AttributeValue::S(pk.into()));
-        i.insert("sk".into(), AttributeValue::N(Number::from_i64(sk)));
-        i.insert("v".into(), AttributeValue::N(Number::from_i64(sk)));
-        i.insert("pad".into(), AttributeValue::S("x".repeat(pad)));
-        i
-    };
+    let item = lsi_item;
     let metrics = WriteOptions { return_item_collection_metrics: true, ..WriteOptions::default() };
     // Each item counts twice: once in the table, once as its LSI entry.
     let first = put(&engine, "t", item("a", 1, 600), metrics.clone()).unwrap();
@@ -801,4 +812,32 @@ fn a_backfill_is_written_at_the_index_write_capacity_and_yields_to_writes_into_t
     };
     assert!((index_units("idle") - 100.0).abs() < 1e-6, "idle: {}", index_units("idle"));
     assert!((index_units("busy") - 200.0).abs() < 1e-6, "busy: {}", index_units("busy"));
+}
+
+#[test]
+fn a_transaction_that_would_outgrow_an_item_collection_is_cancelled_naming_the_put() {
+    let config = EngineConfig { item_collection_limit_bytes: 3_000, ..EngineConfig::local() };
+    let engine = Engine::new(config);
+    create_with_lsi(&engine, "t");
+    // A collection of 2 x 2 x ~620 bytes, reported per table when asked.
+    let out = transact_with(
+        &engine,
+        vec![tx_put("t", lsi_item("a", 1, 600), None), tx_put("t", lsi_item("b", 1, 600), None)],
+        true,
+        T0,
+    )
+    .unwrap();
+    let sizes: Vec<u64> = out.item_collections.iter().flat_map(|(_, cs)| cs.iter().map(|c| c.size_bytes)).collect();
+    assert_eq!(out.item_collections.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>(), vec!["t"]);
+    assert_eq!(sizes, vec![2 * item_size(&lsi_item("a", 1, 600)) as u64; 2]);
+    put(&engine, "t", lsi_item("a", 2, 600), WriteOptions::default()).unwrap();
+    // A third item in "a" would outgrow it: the put is named, the others
+    // pass, and nothing is written.
+    let err =
+        transact(&engine, vec![tx_put("t", lsi_item("b", 2, 10), None), tx_put("t", lsi_item("a", 3, 600), None)], T0)
+            .unwrap_err();
+    let EngineError::TransactionCanceled { reasons } = err else { panic!("expected a cancellation, got {err:?}") };
+    let codes: Vec<(&str, Option<&str>)> = reasons.iter().map(|r| (r.code, r.message.as_deref())).collect();
+    assert_eq!(codes, vec![("None", None), ("ItemCollectionSizeLimitExceeded", Some("Collection size exceeded."))]);
+    assert_eq!(engine.describe_table("t", T0).unwrap().item_count, 3, "nothing was written");
 }

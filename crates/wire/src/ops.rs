@@ -607,6 +607,18 @@ const GB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 /// ItemCollectionMetrics: the collection's key and a one-gigabyte range
 /// that holds its size (S60: `[0.0, 1.0]` for a small one).
+/// A batch's or a transaction's ItemCollectionMetrics, per table, when
+/// there are any.
+fn insert_item_collections(m: &mut Map<String, Value>, collections: &[(String, Vec<ItemCollection>)]) {
+    if !collections.is_empty() {
+        let metrics: Map<String, Value> = collections
+            .iter()
+            .map(|(t, cs)| (t.clone(), Value::Array(cs.iter().map(item_collection_json).collect())))
+            .collect();
+        m.insert("ItemCollectionMetrics".into(), Value::Object(metrics));
+    }
+}
+
 fn item_collection_json(c: &ItemCollection) -> Value {
     let low = (c.size_bytes as f64 / GB).floor();
     json!({ "ItemCollectionKey": item_to_json(&c.key), "SizeEstimateRangeGB": [low, low + 1.0] })
@@ -735,14 +747,7 @@ pub fn batch_write_item(engine: &Engine, body: &Value, now: Millis) -> Result<Va
     )?;
     let mut m = Map::new();
     m.insert("UnprocessedItems".into(), write_requests_json(&out.unprocessed));
-    if !out.item_collections.is_empty() {
-        let metrics: Map<String, Value> = out
-            .item_collections
-            .iter()
-            .map(|(t, cs)| (t.clone(), Value::Array(cs.iter().map(item_collection_json).collect())))
-            .collect();
-        m.insert("ItemCollectionMetrics".into(), Value::Object(metrics));
-    }
+    insert_item_collections(&mut m, &out.item_collections);
     if req.return_capacity()? != ReturnCapacity::None {
         m.insert("ConsumedCapacity".into(), Value::Array(out.consumed.iter().map(item_capacity_json).collect()));
     }
@@ -925,11 +930,14 @@ pub fn transact_write_items(engine: &Engine, body: &Value, now: Millis) -> Resul
         }
     };
     let rc = req.return_capacity()?;
-    let out = engine.transact_write_items(TransactWriteInput { actions, client_token, return_capacity: rc }, now)?;
+    let return_item_collection_metrics = req.return_item_collection_metrics()?;
+    let input = TransactWriteInput { actions, client_token, return_capacity: rc, return_item_collection_metrics };
+    let out = engine.transact_write_items(input, now)?;
     let mut m = Map::new();
     if rc != ReturnCapacity::None {
         m.insert("ConsumedCapacity".into(), Value::Array(out.consumed.iter().map(capacity_json).collect()));
     }
+    insert_item_collections(&mut m, &out.item_collections);
     Ok(Value::Object(m))
 }
 
