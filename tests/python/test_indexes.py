@@ -582,6 +582,65 @@ def test_switching_to_on_demand_takes_the_gsis_along(ddb, narrow):
     assert ddb.describe_table(TableName=table)["Table"]["GlobalSecondaryIndexes"][0]["ItemCount"] == 200
 
 
+def test_switching_to_provisioned_gives_the_gsis_their_throughput_in_the_same_request(ddb, orders):
+    # orders is on demand with two GSIs: both need throughput for the switch.
+    switch = dict(
+        TableName=orders,
+        BillingMode="PROVISIONED",
+        ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 6},
+    )
+    gsi_update = lambda name, r, w: {  # noqa: E731
+        "Update": {"IndexName": name, "ProvisionedThroughput": {"ReadCapacityUnits": r, "WriteCapacityUnits": w}}
+    }
+    expect_error(
+        lambda: ddb.update_table(**switch, GlobalSecondaryIndexUpdates=[gsi_update("by_status", 3, 4)]),
+        "ValidationException",
+        "One or more parameter values were invalid: ProvisionedThroughput is not specified for index: by_customer",
+    )
+    assert ddb.describe_table(TableName=orders)["Table"]["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+    ddb.update_table(**switch, GlobalSecondaryIndexUpdates=[gsi_update("by_status", 3, 4), gsi_update("by_customer", 1, 2)])
+    t = ddb.describe_table(TableName=orders)["Table"]
+    assert t["BillingModeSummary"]["BillingMode"] == "PROVISIONED"
+    throughput = {
+        g["IndexName"]: (g["ProvisionedThroughput"]["ReadCapacityUnits"], g["ProvisionedThroughput"]["WriteCapacityUnits"])
+        for g in t["GlobalSecondaryIndexes"]
+    }
+    assert throughput == {"by_status": (3, 4), "by_customer": (1, 2)}
+
+
+def test_update_table_names_gsis_only_and_checks_the_projected_attribute_total(ddb, orders, make_table):
+    # by_amount is an LSI: no GlobalSecondaryIndexUpdate finds it (S15).
+    for action in (
+        {"Update": {"IndexName": "by_amount", "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}}},
+        {"Delete": {"IndexName": "by_amount"}},
+    ):
+        expect_error(
+            lambda: ddb.update_table(TableName=orders, GlobalSecondaryIndexUpdates=[action]),
+            "ResourceNotFoundException",
+            "Requested resource not found: Index: by_amount not found",
+        )
+    # 5 indexes of 20 projected names make 100; a GSI added with one more
+    # passes 100 (S18), as it would at CreateTable.
+    include = lambda i: {"ProjectionType": "INCLUDE", "NonKeyAttributes": [f"a{i}_{j}" for j in range(20)]}  # noqa: E731
+    table = make_table(
+        AttributeDefinitions=attrs(pk="S", **{f"k{i}": "S" for i in range(5)}),
+        GlobalSecondaryIndexes=[gsi(f"gsi{i}", [(f"k{i}", "HASH")], include(i)) for i in range(5)],
+    )
+    expect_error(
+        lambda: ddb.update_table(
+            TableName=table,
+            AttributeDefinitions=attrs(k5="S"),
+            GlobalSecondaryIndexUpdates=[
+                {"Create": gsi("gsi5", [("k5", "HASH")], {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["x"]})}
+            ],
+        ),
+        "ValidationException",
+        "One or more parameter values were invalid: The sum of NonKeyAttributes across all secondary indexes "
+        "exceeds the limit of 100",
+    )
+    assert len(ddb.describe_table(TableName=table)["Table"]["GlobalSecondaryIndexes"]) == 5
+
+
 def test_an_lsi_filter_on_an_unprojected_attribute_still_returns_the_entries(ddb, orders):
     ddb.put_item(TableName=orders, Item=order("a", "open", 7, note="fragile"))
     ddb.put_item(TableName=orders, Item=order("b", "open", 9, note="plain"))

@@ -176,9 +176,34 @@ impl Engine {
                 "One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST",
             ));
         }
+        // The billing mode the index updates are checked against: the one
+        // this request switches to, if it switches.
+        let current = table.settings.lock().billing;
+        let billing = match (input.billing_mode_pay_per_request, input.throughput) {
+            (Some(true), _) => BillingMode::PayPerRequest,
+            (Some(false), Some((read, write))) => BillingMode::Provisioned { read, write },
+            _ => current,
+        };
+        // A switch to PROVISIONED must give every GSI its own throughput,
+        // already set or in this request's index updates.
+        if matches!(current, BillingMode::PayPerRequest) && input.billing_mode_pay_per_request == Some(false) {
+            let updated = |name: &str| {
+                input
+                    .index_updates
+                    .iter()
+                    .flatten()
+                    .any(|u| matches!(u, IndexUpdate::Update { name: n, .. } if n == name))
+            };
+            let defs = table.index_defs();
+            let missing =
+                defs.iter().find(|d| d.kind == IndexKind::Global && d.throughput.is_none() && !updated(&d.name));
+            if let Some(ix) = missing {
+                return Err(invalid(format!("ProvisionedThroughput is not specified for index: {}", ix.name)));
+            }
+        }
         let mut index_changed = match &input.index_updates {
             Some(updates) => {
-                self.update_indexes(&table, updates, &input.attribute_definitions, now)?;
+                self.update_indexes(&table, updates, &input.attribute_definitions, billing, now)?;
                 true
             }
             None => false,
@@ -239,13 +264,6 @@ impl Engine {
                         "One or more parameter values were invalid: ProvisionedThroughput must be specified when BillingMode is PROVISIONED",
                     ));
                 };
-                // A switch to PROVISIONED must give every GSI its own throughput.
-                if currently_ppr {
-                    if let Some(ix) = index_defs.iter().find(|d| d.kind == IndexKind::Global && d.throughput.is_none())
-                    {
-                        return Err(invalid(format!("ProvisionedThroughput is not specified for index: {}", ix.name)));
-                    }
-                }
                 if let BillingMode::Provisioned { read: r0, write: w0 } = settings.billing {
                     if r0 == read && w0 == write && input.billing_mode_pay_per_request.is_none() {
                         return Err(EngineError::validation(format!(
@@ -382,6 +400,7 @@ impl Engine {
         table: &Table,
         updates: &[IndexUpdate],
         definitions: &[(String, ScalarType)],
+        billing: BillingMode,
         now: Millis,
     ) -> Result<(), EngineError> {
         if updates.is_empty() {
@@ -418,7 +437,6 @@ impl Engine {
                 )));
             }
         }
-        let billing = table.settings.lock().billing;
         for update in updates {
             match update {
                 IndexUpdate::Create(spec) => {
@@ -458,6 +476,7 @@ impl Engine {
                     }
                     let schema = index_schema(IndexKind::Global, spec, &table.key_schema, &defs)?;
                     let mut def = index_def(IndexKind::Global, spec, schema, billing, now)?;
+                    check_projected_total(data.indexes.iter().map(|i| &i.def).chain([&def]))?;
                     // The backfill: every item's entry is computed now (no
                     // reader sees them while the index is CREATING); their
                     // index write units are then written in the background,
@@ -493,11 +512,7 @@ impl Engine {
                     data.indexes.push(ix);
                 }
                 IndexUpdate::Update { name, throughput } => {
-                    let Some(position) = data.index_position(name) else {
-                        return Err(EngineError::ResourceNotFound(format!(
-                            "Requested resource not found: Index: {name} not found"
-                        )));
-                    };
+                    let position = global_position(&data, name)?;
                     if matches!(billing, BillingMode::PayPerRequest) {
                         return Err(invalid(format!(
                             "ProvisionedThroughput should not be specified for index: {name} when BillingMode is PAY_PER_REQUEST"
@@ -516,14 +531,7 @@ impl Engine {
                     }
                 }
                 IndexUpdate::Delete { name } => {
-                    let Some(position) = data.index_position(name) else {
-                        return Err(EngineError::ResourceNotFound(format!(
-                            "Requested resource not found: Index: {name} not found"
-                        )));
-                    };
-                    if data.indexes[position].def.kind == IndexKind::Local {
-                        return Err(invalid(format!("Cannot delete a local secondary index: {name}")));
-                    }
+                    let position = global_position(&data, name)?;
                     data.indexes.remove(position);
                 }
             }
@@ -533,6 +541,15 @@ impl Engine {
         self.storage.save_table_meta(&table.meta_with(settings, defs))?;
         Ok(())
     }
+}
+
+/// The position of GSI `name`, for a GlobalSecondaryIndexUpdate's Update
+/// or Delete: an LSI of that name is not a GSI (LSIs are never updated or
+/// deleted, S15), so it is not found as one.
+fn global_position(data: &TableData, name: &str) -> Result<usize, EngineError> {
+    data.index_position(name)
+        .filter(|&p| data.indexes[p].def.kind == IndexKind::Global)
+        .ok_or_else(|| EngineError::ResourceNotFound(format!("Requested resource not found: Index: {name} not found")))
 }
 
 /// The shortest a GSI stays CREATING after UpdateTable adds it, in
@@ -585,26 +602,36 @@ fn index_defs(
         }
     }
     let mut out: Vec<IndexDef> = Vec::new();
-    let mut projected = 0usize;
     for (kind, list, _, _) in lists {
         for spec in list.iter().flatten() {
             if out.iter().any(|d| d.name == spec.name) {
                 return Err(invalid(format!("Duplicate index name: {}", spec.name)));
             }
             let schema = index_schema(kind, spec, table, defs)?;
-            let def = index_def(kind, spec, schema, input.billing, now)?;
-            if let IndexProjection::Include(names) = &def.projection {
-                projected += names.len();
-            }
-            out.push(def);
+            out.push(index_def(kind, spec, schema, input.billing, now)?);
         }
     }
+    check_projected_total(&out)?;
+    Ok(out)
+}
+
+/// NonKeyAttributes summed over a table's indexes, each name counted once
+/// per index, may not pass 100 (S18): at CreateTable, and again when
+/// UpdateTable adds a GSI.
+fn check_projected_total<'d>(defs: impl IntoIterator<Item = &'d IndexDef>) -> Result<(), EngineError> {
+    let projected: usize = defs
+        .into_iter()
+        .map(|d| match &d.projection {
+            IndexProjection::Include(names) => names.len(),
+            _ => 0,
+        })
+        .sum();
     if projected > MAX_PROJECTED_ATTRIBUTES {
         return Err(invalid(format!(
             "The sum of NonKeyAttributes across all secondary indexes exceeds the limit of {MAX_PROJECTED_ATTRIBUTES}"
         )));
     }
-    Ok(out)
+    Ok(())
 }
 
 /// An index's definition from its spec and checked key schema: its
