@@ -284,3 +284,101 @@ def test_transact_get_more_than_100(ddb, table):
         "ValidationException",
         contains="Member must have length less than or equal to 100",
     )
+
+
+@pytest.fixture
+def indexed(make_table):
+    """pk/sk table with GSI gsi1 on g (S)."""
+    return make_table(
+        range_key=("sk", "S"),
+        AttributeDefinitions=[
+            {"AttributeName": n, "AttributeType": "S"} for n in ("pk", "sk", "g")
+        ],
+        GlobalSecondaryIndexes=[
+            {"IndexName": "gsi1", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}
+        ],
+    )
+
+
+def expect_cancelled(ddb, items, reasons):
+    """A TransactionCanceledException whose reasons are `reasons`, (code,
+    message) pairs, message None for "None"."""
+    codes = ", ".join(code for code, _ in reasons)
+    err = expect_error(
+        lambda: ddb.transact_write_items(TransactItems=items),
+        "TransactionCanceledException",
+        f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]",
+    )
+    got = [(r["Code"], r.get("Message")) for r in err.response["CancellationReasons"]]
+    assert got == reasons
+
+
+TYPE_MISMATCH = "One or more parameter values were invalid: Type mismatch for "
+SCHEMA_MISMATCH = "The provided key element does not match the schema"
+
+
+def test_a_wrong_typed_key_cancels_with_a_validation_error_reason(ddb, table, indexed):
+    # A wrong-typed table or index key value is the action's ValidationError
+    # reason, the other actions "None"; nothing is written.
+    expect_cancelled(
+        ddb,
+        [tx_put(table, k("ok")), tx_put(table, {"pk": {"N": "5"}})],
+        [("None", None), ("ValidationError", TYPE_MISMATCH + "key pk expected: S actual: N")],
+    )
+    expect_cancelled(
+        ddb,
+        [tx_put(table, {"pk": {"L": [{"S": "x"}]}})],
+        [("ValidationError", TYPE_MISMATCH + "key pk expected: S actual: L")],
+    )
+    for action in (
+        tx_update(table, {"pk": {"N": "5"}}, "SET a = :v", {":v": {"S": "x"}}),
+        tx_delete(table, {"pk": {"L": [{"S": "x"}]}}),
+        tx_check(table, {"pk": {"N": "5"}}, "attribute_not_exists(pk)"),
+    ):
+        expect_cancelled(ddb, [action], [("ValidationError", SCHEMA_MISMATCH)])
+    key = {"pk": {"S": "a"}, "sk": {"S": "b"}}
+    index_mismatch = TYPE_MISMATCH + "Index Key g Expected: S Actual: N IndexName: gsi1"
+    expect_cancelled(ddb, [tx_put(indexed, {**key, "g": {"N": "5"}})], [("ValidationError", index_mismatch)])
+    expect_cancelled(
+        ddb, [tx_update(indexed, key, "SET g = :v", {":v": {"N": "5"}})], [("ValidationError", index_mismatch)]
+    )
+    assert get(ddb, table, k("ok")) is None
+    assert get(ddb, indexed, key) is None
+
+
+def test_an_empty_key_refuses_the_whole_transaction(ddb, table, indexed):
+    empty_key = "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: pk"
+    for action in (
+        tx_put(table, k("")),
+        tx_update(table, k(""), "SET a = :v", {":v": {"S": "x"}}),
+        tx_delete(table, k("")),
+        tx_check(table, k(""), "attribute_not_exists(pk)"),
+    ):
+        expect_error(lambda: ddb.transact_write_items(TransactItems=[action]), "ValidationException", empty_key)
+    key = {"pk": {"S": "a"}, "sk": {"S": "b"}}
+    expect_error(
+        lambda: ddb.transact_write_items(TransactItems=[tx_put(indexed, {**key, "g": {"S": ""}})]),
+        "ValidationException",
+        "One or more parameter values are not valid. A value specified for a secondary index key is not supported. "
+        "The AttributeValue for a key attribute cannot contain an empty string value. IndexName: gsi1, IndexKey: g",
+    )
+    # Written by an update expression, the empty index key has its own text,
+    # in a transaction and in UpdateItem alike (S33).
+    by_update = (
+        "One or more parameter values are not valid. The update expression attempted to update a secondary index "
+        "key to a value that is not supported. The AttributeValue for a key attribute cannot contain an empty "
+        "string value."
+    )
+    expect_error(
+        lambda: ddb.transact_write_items(TransactItems=[tx_update(indexed, key, "SET g = :v", {":v": {"S": ""}})]),
+        "ValidationException",
+        by_update,
+    )
+    expect_error(
+        lambda: ddb.update_item(
+            TableName=indexed, Key=key, UpdateExpression="SET g = :v", ExpressionAttributeValues={":v": {"S": ""}}
+        ),
+        "ValidationException",
+        by_update,
+    )
+    assert get(ddb, indexed, key) is None

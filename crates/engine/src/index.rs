@@ -30,6 +30,45 @@ pub const MAX_PROJECTED_ATTRIBUTES: usize = 100;
 /// collections": the 100-byte overhead per entry).
 pub const INDEX_ENTRY_OVERHEAD_BYTES: usize = 100;
 
+/// How a wrong-typed index key value's message starts (S31), the item's
+/// fault that a transaction reports as a cancellation reason.
+pub(crate) const INDEX_TYPE_MISMATCH: &str = "One or more parameter values were invalid: Type mismatch for Index Key ";
+
+/// How an empty index key value's message starts (S33), up to the kind of
+/// value ("string" or "binary").
+const INDEX_KEY_EMPTY: &str = "One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty ";
+
+/// An index key check's error as an UpdateItem (or a transaction's Update)
+/// reports it: an empty value that an update expression wrote has its own
+/// message, naming neither index nor attribute (S33).
+pub(crate) fn as_update_error(e: EngineError) -> EngineError {
+    match &e {
+        EngineError::Validation(m) if m.starts_with(INDEX_KEY_EMPTY) => {
+            let kind = if m[INDEX_KEY_EMPTY.len()..].starts_with("binary") { "binary" } else { "string" };
+            EngineError::validation(format!("{INDEX_KEY_EMPTY_BY_UPDATE}{kind} value."))
+        }
+        _ => e,
+    }
+}
+
+/// How an empty index key value written by an update expression is
+/// reported (S33), up to the kind of value.
+const INDEX_KEY_EMPTY_BY_UPDATE: &str = "One or more parameter values are not valid. The update expression attempted to update a secondary index key to a value that is not supported. The AttributeValue for a key attribute cannot contain an empty ";
+
+/// True for an empty index key value, in either form: a transaction
+/// refuses the whole request for it rather than cancelling.
+pub(crate) fn is_empty_index_key(e: &EngineError) -> bool {
+    matches!(e, EngineError::Validation(m) if m.starts_with(INDEX_KEY_EMPTY) || m.starts_with(INDEX_KEY_EMPTY_BY_UPDATE))
+}
+
+/// True for an item's fault that a transaction reports as a cancellation
+/// reason (ValidationError) rather than refusing the whole request: a
+/// wrong-typed table or index key value. Empty values refuse the request.
+pub(crate) fn is_cancelling_fault(e: &EngineError) -> bool {
+    matches!(e, EngineError::Validation(m)
+        if m.starts_with(INDEX_TYPE_MISMATCH) || m.starts_with(crate::table::KEY_TYPE_MISMATCH) || m == crate::table::SCHEMA_MISMATCH)
+}
+
 /// Global (own partitions and capacity) or local (the table's partition
 /// key, the table's capacity).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,7 +176,7 @@ impl IndexDef {
                 Some(k) if k.key_type() == attr.ty => k,
                 _ => {
                     return Err(EngineError::validation(format!(
-                        "One or more parameter values were invalid: Type mismatch for Index Key {} Expected: {} Actual: {} IndexName: {}",
+                        "{INDEX_TYPE_MISMATCH}{} Expected: {} Actual: {} IndexName: {}",
                         attr.name,
                         attr.ty.descriptor(),
                         value.value_type().descriptor(),
@@ -152,7 +191,7 @@ impl IndexDef {
             };
             if let Some(kind) = empty {
                 return Err(EngineError::validation(format!(
-                    "One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty {kind} value. IndexName: {}, IndexKey: {}",
+                    "{INDEX_KEY_EMPTY}{kind} value. IndexName: {}, IndexKey: {}",
                     self.name, attr.name
                 )));
             }

@@ -12,6 +12,7 @@ use crate::engine::{
     throttled, update_return_values, Engine, ITEM_TOO_BIG,
 };
 use crate::error::EngineError;
+use crate::index;
 use crate::store::StoreKey;
 use crate::table::Table;
 use crate::types::*;
@@ -184,7 +185,7 @@ impl Engine {
             });
         }
         let (new_item, new_size) = apply_update(&table.key_schema, &input.key, old.as_deref(), &exprs.update)?;
-        write::check_indexes(&data, &new_item)?;
+        write::check_indexes(&data, &new_item).map_err(index::as_update_error)?;
         let units = write::units(old_size, new_size);
         let changes = write::index_changes(&table, &data, &key, old.as_deref(), Some(&new_item));
         write::admit_write(

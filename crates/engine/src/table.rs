@@ -88,8 +88,13 @@ impl KeySchema {
 
 /// "The provided key element does not match the schema".
 pub(crate) fn schema_mismatch() -> EngineError {
-    EngineError::validation("The provided key element does not match the schema")
+    EngineError::validation(SCHEMA_MISMATCH)
 }
+
+/// A `Key` parameter that does not match the table's key schema.
+pub(crate) const SCHEMA_MISMATCH: &str = "The provided key element does not match the schema";
+/// How a wrong-typed key value's message starts.
+pub(crate) const KEY_TYPE_MISMATCH: &str = "One or more parameter values were invalid: Type mismatch for key ";
 
 fn check_key_value(attr: &KeyAttr, value: &KeyValue, is_hash: bool) -> Result<(), EngineError> {
     match value {
@@ -132,7 +137,7 @@ fn item_key_value(item: &Item, attr: &KeyAttr, is_hash: bool) -> Result<KeyValue
         Some(k) if k.key_type() == attr.ty => k,
         _ => {
             return Err(EngineError::validation(format!(
-                "One or more parameter values were invalid: Type mismatch for key {} expected: {} actual: {}",
+                "{KEY_TYPE_MISMATCH}{} expected: {} actual: {}",
                 attr.name,
                 attr.ty.descriptor(),
                 value.value_type().descriptor()

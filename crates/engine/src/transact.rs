@@ -12,7 +12,7 @@ use crate::engine::{
     WriteExprs, ITEM_TOO_BIG,
 };
 use crate::error::EngineError;
-use crate::index::{IndexChange, IndexKind};
+use crate::index::{self, IndexChange, IndexKind};
 use crate::store::StoreKey;
 use crate::table::{Table, TableData};
 use crate::types::*;
@@ -21,6 +21,15 @@ use crate::write::{self, Writes};
 /// A cancellation reason's message for an item collection that would
 /// outgrow its limit (TransactWriteItems API reference).
 const COLLECTION_SIZE_EXCEEDED: &str = "Collection size exceeded.";
+
+/// A ValidationError cancellation reason with `message`, or "None" for an
+/// action that would have passed.
+fn validation_reason(message: Option<String>) -> CancellationReason {
+    match message {
+        Some(m) => CancellationReason { code: "ValidationError", message: Some(m), item: None },
+        None => CancellationReason { code: "None", message: None, item: None },
+    }
+}
 
 /// One action, checked before any table is locked.
 struct Planned {
@@ -78,18 +87,28 @@ impl Engine {
         let sent = sent_names(tables.len(), &slots, input.actions.iter().map(|a| a.table_name.as_str()));
         let mut planned = Vec::with_capacity(input.actions.len());
         let mut seen: HashSet<(usize, StoreKey)> = HashSet::new();
-        for (action, &slot) in input.actions.iter().zip(&slots) {
+        // A wrong-typed key cancels the transaction with a ValidationError
+        // reason for its action (an empty one refuses the request).
+        let mut key_faults: Vec<Option<String>> = vec![None; input.actions.len()];
+        for (position, (action, &slot)) in input.actions.iter().zip(&slots).enumerate() {
             let schema = &tables[slot].key_schema;
             let mut put_size = 0;
             let (condition, expr) = (action.condition.as_deref(), &action.expr);
+            let key_of = |key: Result<StoreKey, EngineError>, faults: &mut Vec<Option<String>>| match key {
+                Err(e) if index::is_cancelling_fault(&e) => {
+                    faults[position] = Some(e.message());
+                    Ok(None)
+                }
+                other => other.map(Some),
+            };
             let (key, key_item, exprs) = match &action.op {
                 TransactOp::Put { item } => {
-                    let key = schema.key_of_item(item)?;
+                    let Some(key) = key_of(schema.key_of_item(item), &mut key_faults)? else { continue };
                     put_size = check_item_size(item, ITEM_TOO_BIG)?;
                     (key, schema.key_item(item), parse_write_exprs(condition, None, expr)?)
                 }
                 TransactOp::Update { key, update } => {
-                    let k = schema.key_of_key(key)?;
+                    let Some(k) = key_of(schema.key_of_key(key), &mut key_faults)? else { continue };
                     let exprs = parse_write_exprs(condition, Some(update), expr)?;
                     if let Some(u) = &exprs.update {
                         check_update_spares_key(schema, u)?;
@@ -98,10 +117,11 @@ impl Engine {
                     (k, key.clone(), exprs)
                 }
                 TransactOp::Delete { key } => {
-                    (schema.key_of_key(key)?, key.clone(), parse_write_exprs(condition, None, expr)?)
+                    let Some(k) = key_of(schema.key_of_key(key), &mut key_faults)? else { continue };
+                    (k, key.clone(), parse_write_exprs(condition, None, expr)?)
                 }
                 TransactOp::ConditionCheck { key } => {
-                    let k = schema.key_of_key(key)?;
+                    let Some(k) = key_of(schema.key_of_key(key), &mut key_faults)? else { continue };
                     (k, key.clone(), parse_write_exprs(Some(condition.unwrap_or_default()), None, expr)?)
                 }
             };
@@ -111,6 +131,10 @@ impl Engine {
                 ));
             }
             planned.push(Planned { slot, key, key_item, exprs, put_size });
+        }
+        if key_faults.iter().any(Option::is_some) {
+            let reasons = key_faults.into_iter().map(validation_reason).collect();
+            return Err(EngineError::TransactionCanceled { reasons });
         }
         // Lock every table in name order, then check every condition.
         let mut guards: Vec<_> = tables.iter().map(|t| t.data.write()).collect();
@@ -140,32 +164,38 @@ impl Engine {
                 continue;
             }
             let (apply, new_size) = match &action.op {
-                TransactOp::Put { item } => {
-                    write::check_indexes(&guards[plan.slot], item)?;
-                    (Apply::Put(item.clone(), plan.put_size), plan.put_size)
-                }
+                TransactOp::Put { item } => match write::check_indexes(&guards[plan.slot], item) {
+                    Ok(()) => (Apply::Put(item.clone(), plan.put_size), plan.put_size),
+                    Err(e) if index::is_cancelling_fault(&e) => {
+                        failed = true;
+                        admissions[plan.slot].push((plan.key.hash, write::transactional_units(old_size, 0)));
+                        reasons.push(validation_reason(Some(e.message())));
+                        applies.push((Apply::Nothing, old_size));
+                        per_action_changes.push(Vec::new());
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                },
                 TransactOp::Delete { .. } => (Apply::Delete, 0),
                 TransactOp::ConditionCheck { .. } => (Apply::Nothing, 0),
                 TransactOp::Update { .. } => {
                     let updated =
                         apply_update(&tables[plan.slot].key_schema, &plan.key_item, old.as_deref(), &plan.exprs.update);
                     let updated = updated.and_then(|(item, size)| {
-                        write::check_indexes(&guards[plan.slot], &item)?;
+                        write::check_indexes(&guards[plan.slot], &item).map_err(index::as_update_error)?;
                         Ok((item, size))
                     });
                     match updated {
                         Ok((new_item, size)) => (Apply::Put(new_item, size), size),
+                        // An empty index key refuses the whole request.
+                        Err(e) if index::is_empty_index_key(&e) => return Err(e),
                         // What only shows when applied (a type mismatch, a
                         // missing operand, an item grown too big) cancels
                         // the transaction with a ValidationError reason.
                         Err(EngineError::Validation(message)) => {
                             failed = true;
                             admissions[plan.slot].push((plan.key.hash, write::transactional_units(old_size, 0)));
-                            reasons.push(CancellationReason {
-                                code: "ValidationError",
-                                message: Some(message),
-                                item: None,
-                            });
+                            reasons.push(validation_reason(Some(message)));
                             applies.push((Apply::Nothing, old_size));
                             per_action_changes.push(Vec::new());
                             continue;
