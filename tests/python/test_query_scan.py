@@ -309,6 +309,28 @@ def test_scan_select_count_with_projection_rejected(ddb, qtable):
     )
 
 
+@pytest.mark.parametrize("is_query", [True, False], ids=["query", "scan"])
+def test_select_rules_in_dynamodb_order(ddb, qtable, is_query):
+    # S51: Query wraps these in the constraint envelope, Scan does not.
+    envelope = "1 validation error detected: " if is_query else ""
+    read = (
+        (lambda **kw: ddb.query(TableName=qtable, KeyConditionExpression="pk = :p", ExpressionAttributeValues=P, **kw))
+        if is_query
+        else (lambda **kw: ddb.scan(TableName=qtable, **kw))
+    )
+    expect_error(
+        lambda: read(Select="SPECIFIC_ATTRIBUTES"),
+        "ValidationException",
+        envelope + "Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES",
+    )
+    # With no IndexName and a projection, the projection is reported.
+    expect_error(
+        lambda: read(Select="ALL_PROJECTED_ATTRIBUTES", ProjectionExpression="tag"),
+        "ValidationException",
+        envelope + "Cannot specify the ProjectionExpression when choosing to get ALL_PROJECTED_ATTRIBUTES",
+    )
+
+
 @pytest.mark.parametrize("total", [1, 2, 3, 7])
 def test_parallel_scan_covers_every_item_once(ddb, make_table, total):
     name = make_table()

@@ -48,20 +48,21 @@ impl Engine {
             (None, None) => Select::AllAttributes,
         });
         match select {
-            Select::AllProjectedAttributes if input.index_name.is_none() => {
-                return Err(EngineError::validation(format!(
-                    "{envelope}ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName"
-                )))
-            }
+            // With both rules broken, the projection is the one reported.
             Select::AllProjectedAttributes if input.projection.is_some() => {
                 return Err(EngineError::validation(format!(
                     "{envelope}Cannot specify the ProjectionExpression when choosing to get ALL_PROJECTED_ATTRIBUTES"
                 )))
             }
+            Select::AllProjectedAttributes if input.index_name.is_none() => {
+                return Err(EngineError::validation(format!(
+                    "{envelope}ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName"
+                )))
+            }
             Select::SpecificAttributes if input.projection.is_none() => {
-                return Err(EngineError::validation(
-                    "One or more parameter values were invalid: Select type SPECIFIC_ATTRIBUTES requires ProjectionExpression or AttributesToGet",
-                ))
+                return Err(EngineError::validation(format!(
+                    "{envelope}Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES"
+                )))
             }
             // Live captures: Query wraps this one in the constraint envelope,
             // Scan does not.
