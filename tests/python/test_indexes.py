@@ -212,6 +212,40 @@ def test_a_wrong_typed_index_key_refuses_the_whole_write(ddb, orders, value, act
     assert ddb.scan(TableName=orders)["Items"] == [], "nothing reached the table"
 
 
+def test_a_wrong_typed_key_of_several_indexes_names_the_first_by_name(ddb, make_table):
+    # A GSI and an LSI keyed on x: the message names the alphabetically
+    # first (CONF's transaction messages name gsi1 of gsi1, gsi2, lsi1).
+    table = make_table(
+        range_key=("sk", "S"),
+        AttributeDefinitions=attrs(pk="S", sk="S", x="S"),
+        GlobalSecondaryIndexes=[gsi("z_gsi", [("x", "HASH")])],
+        LocalSecondaryIndexes=[gsi("a_lsi", [("pk", "HASH"), ("x", "RANGE")])],
+    )
+    expect_error(
+        lambda: ddb.put_item(TableName=table, Item={"pk": S("a"), "sk": S("b"), "x": N(1)}),
+        "ValidationException",
+        "One or more parameter values were invalid: Type mismatch for Index Key x Expected: S Actual: N "
+        "IndexName: a_lsi",
+    )
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [[("a", "HASH"), ("a", "HASH"), ("b", "RANGE")], [("a", "HASH"), ("b", "HASH"), ("a", "RANGE")]],
+    ids=["hash-twice", "hash-and-range"],
+)
+def test_an_index_key_attribute_named_twice_is_refused(ddb_raw, keys):
+    # S20: the message says "Duplicate"; alternator's AWS-run tests match
+    # "same name" (the exact text is not recorded).
+    create_error(
+        ddb_raw,
+        "One or more parameter values were invalid: Duplicate key attribute a in KeySchema of index: twice: "
+        "two key attributes have the same name",
+        AttributeDefinitions=attrs(pk="S", a="S", b="S"),
+        GlobalSecondaryIndexes=[gsi("twice", keys)],
+    )
+
+
 def test_an_empty_string_index_key_is_refused(ddb, orders):
     expect_error(
         lambda: ddb.put_item(TableName=orders, Item=order("a", "", 1)),

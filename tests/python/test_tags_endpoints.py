@@ -244,3 +244,8 @@ def test_a_table_named_by_name_and_by_arn_in_one_request_is_one_table(ddb, make_
     assert list(got["Responses"]) == [arn]
     assert sorted(i["pk"]["S"] for i in got["Responses"][arn]) == ["a", "e"]
     assert [(c["TableName"], c["CapacityUnits"]) for c in got["ConsumedCapacity"]] == [(arn, 1.0)]
+    # A replayed idempotent transaction names the table as it was sent.
+    put_f = [{"Put": {"TableName": arn, "Item": {"pk": {"S": "f"}}}}]
+    first = ddb.transact_write_items(TransactItems=put_f, ClientRequestToken="tok-arn", ReturnConsumedCapacity="TOTAL")
+    again = ddb.transact_write_items(TransactItems=put_f, ClientRequestToken="tok-arn", ReturnConsumedCapacity="TOTAL")
+    assert [c["TableName"] for c in first["ConsumedCapacity"] + again["ConsumedCapacity"]] == [arn, arn]

@@ -702,8 +702,14 @@ fn index_schema(
     }
     let mut schema = IndexSchema { hash: Vec::new(), range: Vec::new() };
     for (name, role) in &spec.key_schema {
+        // DynamoDB's exact text is not recorded; the suites written against
+        // it match "Duplicate" (S20) and "same" / "same name" (alternator's
+        // LSI and multi-attribute GSI tests), so this says both.
         if schema.is_key_attribute(name) {
-            return Err(invalid(format!("Duplicate key attribute {name} in KeySchema of index: {}", spec.name)));
+            return Err(invalid(format!(
+                "Duplicate key attribute {name} in KeySchema of index: {}: two key attributes have the same name",
+                spec.name
+            )));
         }
         let attr = KeyAttr { name: name.clone(), ty: defs[name.as_str()] };
         match role {

@@ -84,7 +84,7 @@ impl Engine {
         // Static validation: tables, keys, sizes, expressions, one action per item.
         let (tables, slots) = self.tables_in_name_order(input.actions.iter().map(|a| a.table_name.as_str()))?;
         // Each table as the caller first named it (name or ARN, S165).
-        let sent = sent_names(tables.len(), &slots, input.actions.iter().map(|a| a.table_name.as_str()));
+        let sent = sent_names(&tables, &slots, input.actions.iter().map(|a| a.table_name.as_str()));
         let mut planned = Vec::with_capacity(input.actions.len());
         let mut seen: HashSet<(usize, StoreKey)> = HashSet::new();
         // A wrong-typed key cancels the transaction with a ValidationError
@@ -294,16 +294,17 @@ impl Engine {
                     })
                     .collect();
                 if !changed.is_empty() {
-                    let name = if name.is_empty() { table.name.clone() } else { name.to_string() };
-                    item_collections.push((name, changed));
+                    item_collections.push((name.to_string(), changed));
                 }
             }
         }
         if let Some((token, fingerprint)) = input.client_token {
+            // Named as the caller named them, for the replay's answer.
             let all = tables
                 .iter()
                 .zip(&units_per_table)
-                .filter_map(|(t, units)| consumed(ReturnCapacity::Total, &t.name, 0.0, *units))
+                .zip(&sent)
+                .filter_map(|((_, units), name)| consumed(ReturnCapacity::Total, name, 0.0, *units))
                 .collect::<Vec<_>>();
             let output = TransactWriteOutput { consumed: all, item_collections: Vec::new() };
             self.tokens.lock().remember(token, fingerprint, output, now);
@@ -314,8 +315,7 @@ impl Engine {
                 .zip(units_per_table)
                 .zip(&index_reports)
                 .zip(&sent)
-                .filter_map(|(((t, units), report), name)| {
-                    let name = if name.is_empty() { t.name.as_str() } else { name };
+                .filter_map(|(((_, units), report), name)| {
                     let mut c = consumed(input.return_capacity, name, 0.0, units);
                     if let Some(c) = c.as_mut() {
                         for (name, global, w) in report {
@@ -332,7 +332,7 @@ impl Engine {
     /// TransactGetItems: a consistent snapshot of up to 100 items.
     pub fn transact_get_items(&self, input: TransactGetInput, now: Millis) -> Result<TransactGetOutput, EngineError> {
         let (tables, slots) = self.tables_in_name_order(input.gets.iter().map(|g| g.table_name.as_str()))?;
-        let sent = sent_names(tables.len(), &slots, input.gets.iter().map(|g| g.table_name.as_str()));
+        let sent = sent_names(&tables, &slots, input.gets.iter().map(|g| g.table_name.as_str()));
         let mut planned = Vec::with_capacity(input.gets.len());
         let mut seen = HashSet::new();
         for (get, &idx) in input.gets.iter().zip(&slots) {
@@ -371,24 +371,27 @@ impl Engine {
         drop(guards);
         Ok(TransactGetOutput {
             items,
-            consumed: tables
-                .iter()
-                .zip(units)
+            consumed: units
+                .into_iter()
                 .zip(&sent)
-                .filter_map(|((t, u), name)| {
-                    consumed(input.return_capacity, if name.is_empty() { &t.name } else { name }, u, 0.0)
-                })
+                .filter_map(|(u, name)| consumed(input.return_capacity, name, u, 0.0))
                 .collect(),
         })
     }
 }
 
-/// For each table slot, the name the request first used for it.
-fn sent_names<'a>(tables: usize, slots: &[usize], names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
-    let mut out = vec![""; tables];
+/// For each table slot, the name the request first used for it (name or
+/// ARN, S165); the table's name if the request named it nowhere.
+fn sent_names<'a>(tables: &'a [Arc<Table>], slots: &[usize], names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out = vec![""; tables.len()];
     for (name, &slot) in names.zip(slots) {
         if let Some(s) = out.get_mut(slot).filter(|s| s.is_empty()) {
             *s = name;
+        }
+    }
+    for (s, t) in out.iter_mut().zip(tables) {
+        if s.is_empty() {
+            *s = &t.name;
         }
     }
     out

@@ -39,9 +39,19 @@ pub(crate) fn transactional_units(old: usize, new: usize) -> f64 {
     transactional_write_units(old.max(new))
 }
 
-/// Refuses a new item whose index key values an index cannot hold (S31-S33).
+/// Refuses a new item whose index key values an index cannot hold (S31-S33),
+/// naming the first such index in alphabetical order, as DynamoDB does when
+/// several indexes share the attribute.
 pub(crate) fn check_indexes(data: &TableData, item: &Item) -> Result<(), EngineError> {
-    data.indexes.iter().try_for_each(|ix| ix.def.check_item(item))
+    let mut failed: Option<(&str, EngineError)> = None;
+    for ix in &data.indexes {
+        if let Err(e) = ix.def.check_item(item) {
+            if failed.as_ref().is_none_or(|(name, _)| ix.def.name.as_str() < *name) {
+                failed = Some((&ix.def.name, e));
+            }
+        }
+    }
+    failed.map_or(Ok(()), |(_, e)| Err(e))
 }
 
 /// What replacing `old` by `new` at `key` does to the table's indexes
