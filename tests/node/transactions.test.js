@@ -109,6 +109,28 @@ describe("transactions", () => {
     assert.deepEqual(await get("rv-guard"), { pk: "rv-guard", n: 1 });
   });
 
+  test("a wrong-typed key cancels with a ValidationError reason; an empty one refuses the request", async () => {
+    // The captured shapes of CONF tier3/error-messages transactWriteItems (real AWS, eu-west-2).
+    const err = await expectError(
+      () =>
+        transactWrite([
+          { Put: { TableName: table, Item: { pk: "wt-ok" } } },
+          { Delete: { TableName: table, Key: { pk: 5 } } },
+        ]),
+      "TransactionCanceledException",
+      "Transaction cancelled, please refer cancellation reasons for specific reasons [None, ValidationError]",
+    );
+    assert.deepEqual(err.CancellationReasons, [
+      { Code: "None" },
+      { Code: "ValidationError", Message: "The provided key element does not match the schema" },
+    ]);
+    await expectValidation(
+      () => transactWrite([{ Put: { TableName: table, Item: { pk: "" } } }]),
+      "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: pk",
+    );
+    assert.equal(await get("wt-ok"), undefined, "nothing of a cancelled transaction is applied");
+  });
+
   test("two actions on the same item -> ValidationException", async () => {
     await expectValidation(
       () =>
