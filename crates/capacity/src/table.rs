@@ -548,19 +548,25 @@ impl TableCapacity {
             let idx = self.index_of(hash);
             self.partitions[idx].heat.observe(hash, units / partition_max);
         }
+        self.count_consumed(op, total);
+    }
+
+    /// Charges `units` consumed to the table level and counts them.
+    fn count_consumed(&mut self, op: Op, units: f64) {
+        let mode = self.mode;
         let (bucket, bank) = self.table_bucket(op);
         match mode {
-            Mode::OnDemand => charge(bucket, bank, total),
-            Mode::Provisioned { .. } => bucket.take(total),
+            Mode::OnDemand => charge(bucket, bank, units),
+            Mode::Provisioned { .. } => bucket.take(units),
         }
         match op {
             Op::Read => {
-                self.current.read_units += total;
-                self.metrics.total_read_units += total;
+                self.current.read_units += units;
+                self.metrics.total_read_units += units;
             }
             Op::Write => {
-                self.current.write_units += total;
-                self.metrics.total_write_units += total;
+                self.current.write_units += units;
+                self.metrics.total_write_units += units;
             }
         }
     }
@@ -607,21 +613,7 @@ impl TableCapacity {
             left -= t;
             taken += t;
         }
-        let (bucket, bank) = self.table_bucket(op);
-        match mode {
-            Mode::OnDemand => charge(bucket, bank, taken),
-            Mode::Provisioned { .. } => bucket.take(taken),
-        }
-        match op {
-            Op::Read => {
-                self.current.read_units += taken;
-                self.metrics.total_read_units += taken;
-            }
-            Op::Write => {
-                self.current.write_units += taken;
-                self.metrics.total_write_units += taken;
-            }
-        }
+        self.count_consumed(op, taken);
         taken
     }
 

@@ -177,16 +177,7 @@ impl Engine {
         let mut out = BatchWriteOutput::default();
         if input.return_item_collection_metrics {
             for (h, &slot) in handled.iter().zip(&slots) {
-                let table = &tables[slot];
-                let collections: Vec<ItemCollection> = committed
-                    .collections
-                    .iter()
-                    .filter(|(s, _, _)| *s == slot)
-                    .map(|(_, key, size)| ItemCollection {
-                        key: Item::from([(table.key_schema.hash.name.clone(), key.to_attribute())]),
-                        size_bytes: *size,
-                    })
-                    .collect();
+                let collections = committed.collections_of(slot, &tables[slot]);
                 if !collections.is_empty() {
                     out.item_collections.push((h.table_name.clone(), collections));
                 }

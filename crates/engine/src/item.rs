@@ -30,10 +30,7 @@ fn collection_of(table: &Table, committed: &write::Committed, options: &WriteOpt
     if !options.return_item_collection_metrics {
         return None;
     }
-    committed.collections.first().map(|(_, key, size)| ItemCollection {
-        key: Item::from([(table.key_schema.hash.name.clone(), key.to_attribute())]),
-        size_bytes: *size,
-    })
+    committed.collections_of(0, table).into_iter().next()
 }
 
 /// The item a single-item write targets: its table (as the caller named

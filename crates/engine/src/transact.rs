@@ -284,15 +284,7 @@ impl Engine {
         let mut item_collections = Vec::new();
         if input.return_item_collection_metrics {
             for (slot, (table, name)) in tables.iter().zip(&sent).enumerate() {
-                let changed: Vec<ItemCollection> = committed
-                    .collections
-                    .iter()
-                    .filter(|(s, _, _)| *s == slot)
-                    .map(|(_, key, size)| ItemCollection {
-                        key: Item::from([(table.key_schema.hash.name.clone(), key.to_attribute())]),
-                        size_bytes: *size,
-                    })
-                    .collect();
+                let changed = committed.collections_of(slot, table);
                 if !changed.is_empty() {
                     item_collections.push((name.to_string(), changed));
                 }

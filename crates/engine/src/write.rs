@@ -26,7 +26,7 @@ use crate::error::EngineError;
 use crate::index::{self, IndexChange, IndexKind};
 use crate::store::{Mutation, Storage, StoreKey, TableStore, WriteBatch};
 use crate::table::{Table, TableData};
-use crate::types::{ConsumedCapacity, Millis};
+use crate::types::{ConsumedCapacity, ItemCollection, Millis};
 
 /// Write units of replacing an item of `old` bytes by one of `new` bytes
 /// (0 for an absent item).
@@ -521,6 +521,19 @@ impl Committed {
     /// Write units of the writes at `range` (positions in the batch).
     pub(crate) fn units(&self, range: std::ops::Range<usize>) -> f64 {
         self.sizes.get(range).unwrap_or_default().iter().map(|s| units(s.old.unwrap_or(0), s.new)).sum()
+    }
+
+    /// ItemCollectionMetrics of the collections the commit changed in
+    /// table slot `slot` (`table`).
+    pub(crate) fn collections_of(&self, slot: usize, table: &Table) -> Vec<ItemCollection> {
+        self.collections
+            .iter()
+            .filter(|(s, _, _)| *s == slot)
+            .map(|(_, key, size)| ItemCollection {
+                key: Item::from([(table.key_schema.hash.name.clone(), key.to_attribute())]),
+                size_bytes: *size,
+            })
+            .collect()
     }
 }
 
