@@ -254,3 +254,56 @@ def test_capacity_model_off_never_throttles(unlimited):
     assert "WarmThroughput" not in described
     text = urllib.request.urlopen(srv.url + "/metrics").read().decode()
     assert name not in text
+
+
+def test_on_demand_throughput_caps_an_on_demand_table(modelled):
+    ddb, srv = modelled
+    name = "thr-" + uuid.uuid4().hex[:12]
+    ddb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+        OnDemandThroughput={"MaxWriteRequestUnits": 10},
+    )
+    assert ddb.describe_table(TableName=name)["Table"]["OnDemandThroughput"] == {
+        "MaxReadRequestUnits": -1,
+        "MaxWriteRequestUnits": 10,
+    }
+    # The first batch (25 units) finds the maximum's bucket with tokens and
+    # is taken whole; the next is refused whole for the maximum (A13).
+    first = ddb.batch_write_item(RequestItems={name: [{"PutRequest": {"Item": {"pk": {"S": f"a{i}"}}}} for i in range(25)]})
+    assert first["UnprocessedItems"] == {}
+    with pytest.raises(ClientError) as err:
+        ddb.batch_write_item(RequestItems={name: [{"PutRequest": {"Item": {"pk": {"S": f"b{i}"}}}} for i in range(25)]})
+    e = err.value.response
+    assert e["Error"]["Code"] == "ThrottlingException"
+    assert e["throttlingReasons"] == [
+        {"reason": "TableWriteMaxOnDemandThroughputExceeded", "resource": ARN_PREFIX + name}
+    ]
+    # -1 removes the maximum; reads were never capped.
+    ddb.update_table(TableName=name, OnDemandThroughput={"MaxWriteRequestUnits": -1})
+    assert ddb.describe_table(TableName=name)["Table"]["OnDemandThroughput"] == {
+        "MaxReadRequestUnits": -1,
+        "MaxWriteRequestUnits": -1,
+    }
+
+
+def test_warm_throughput_pre_warms_a_table(modelled):
+    ddb, srv = modelled
+    name = "thr-" + uuid.uuid4().hex[:12]
+    ddb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+        WarmThroughput={"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 10000},
+    )
+    # A ceiling of at least 10,000 WRU needs 16 partitions (4 doubled
+    # twice: 10,000 / 1,000 rounded up to a power-of-two split).
+    warm = ddb.describe_table(TableName=name)["Table"]["WarmThroughput"]
+    assert warm == {"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 10000, "Status": "ACTIVE"}
+    assert raw_describe(srv.url, name)["PartitionCount"] == 16
+    ddb.update_table(TableName=name, WarmThroughput={"WriteUnitsPerSecond": 20000})
+    assert ddb.describe_table(TableName=name)["Table"]["WarmThroughput"]["WriteUnitsPerSecond"] == 20000
+    assert raw_describe(srv.url, name)["PartitionCount"] == 32

@@ -96,6 +96,8 @@ pub fn create_indexed_at(
                 local_indexes: None,
                 tags: Vec::new(),
                 stream: None,
+                on_demand: None,
+                warm: None,
             },
             now,
         )

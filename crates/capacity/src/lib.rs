@@ -44,6 +44,9 @@ pub enum LimitKind {
     Provisioned,
     /// An on-demand table is at its per-table maximum (40,000 by default).
     AccountLimit,
+    /// An on-demand table is at the maximum its owner set on it
+    /// (`OnDemandThroughput`, A13).
+    MaxOnDemand,
 }
 
 /// A throttling decision.
@@ -63,6 +66,8 @@ impl Throttle {
             (Op::Write, LimitKind::Provisioned) => "TableWriteProvisionedThroughputExceeded",
             (Op::Read, LimitKind::AccountLimit) => "TableReadAccountLimitExceeded",
             (Op::Write, LimitKind::AccountLimit) => "TableWriteAccountLimitExceeded",
+            (Op::Read, LimitKind::MaxOnDemand) => "TableReadMaxOnDemandThroughputExceeded",
+            (Op::Write, LimitKind::MaxOnDemand) => "TableWriteMaxOnDemandThroughputExceeded",
         }
     }
 }

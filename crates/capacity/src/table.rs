@@ -224,10 +224,14 @@ pub struct TableCapacity {
     recent: VecDeque<(f64, f64)>,
     current: SecondMetrics,
     metrics: Metrics,
+    /// On-demand maximums the table's owner set (`OnDemandThroughput`):
+    /// one second's bucket each, None for no maximum.
+    on_demand_max: [Option<Bucket>; 2],
     /// The current request of each op (see [`TableCapacity::begin_request`]).
     epoch: [u64; 2],
-    /// Whether the table-level bucket had tokens when that request arrived.
-    table_arrival: [(u64, bool); 2],
+    /// Whether the table-level bucket, and the on-demand maximum's, had
+    /// tokens when that request arrived.
+    table_arrival: [(u64, bool, bool); 2],
 }
 
 /// A table's ceiling bucket and the bank behind it, new, for `rate` units
@@ -316,8 +320,9 @@ impl TableCapacity {
             recent: VecDeque::new(),
             current: SecondMetrics::new(second, n),
             metrics: Metrics::default(),
+            on_demand_max: [None, None],
             epoch: [1, 1],
-            table_arrival: [(0, false); 2],
+            table_arrival: [(0, false, true); 2],
             mode,
             partitions,
             settings,
@@ -441,6 +446,13 @@ impl TableCapacity {
         let adaptive = self.settings.adaptive_capacity;
         let mode = self.mode;
         if self.table_arrival[slot].0 != epoch {
+            let under_max = match self.on_demand_max[slot].as_mut() {
+                Some(max) => {
+                    max.refill(now);
+                    max.tokens() > EPSILON
+                }
+                None => true,
+            };
             let (bucket, bank) = self.table_bucket(op);
             bucket.refill(now);
             bank.refill(now);
@@ -448,12 +460,15 @@ impl TableCapacity {
                 Mode::OnDemand => has_room(bucket, bank),
                 Mode::Provisioned { .. } => bucket.tokens() > EPSILON,
             };
-            self.table_arrival[slot] = (epoch, room);
+            self.table_arrival[slot] = (epoch, room, under_max);
         }
         let table_room = self.table_arrival[slot].1;
         let table_rate = self.table_bucket(op).0.rate();
         let mut refusal: Option<Throttle> = None;
-        if mode == Mode::OnDemand && !table_room {
+        if mode == Mode::OnDemand && !self.table_arrival[slot].2 {
+            refusal = Some(Throttle { op, kind: LimitKind::MaxOnDemand });
+        }
+        if refusal.is_none() && mode == Mode::OnDemand && !table_room {
             let kind = if table_rate >= table_max { LimitKind::AccountLimit } else { LimitKind::KeyRange };
             refusal = Some(Throttle { op, kind });
         }
@@ -554,6 +569,9 @@ impl TableCapacity {
     /// Charges `units` consumed to the table level and counts them.
     fn count_consumed(&mut self, op: Op, units: f64) {
         let mode = self.mode;
+        if let (Mode::OnDemand, Some(max)) = (mode, self.on_demand_max[op_slot(op)].as_mut()) {
+            max.take(units);
+        }
         let (bucket, bank) = self.table_bucket(op);
         match mode {
             Mode::OnDemand => charge(bucket, bank, units),
@@ -635,6 +653,43 @@ impl TableCapacity {
             let end = self.partition_end(idx);
             let mid = start + (end - start) / 2;
             self.split(idx, mid, SplitReason::Size, now);
+        }
+    }
+
+    /// Sets the on-demand maximums (`OnDemandThroughput`, A13): read and
+    /// write units per second, None for no maximum. Traffic above one is
+    /// throttled with `MaxOnDemandThroughputExceeded`; it applies while the
+    /// table is on demand.
+    pub fn set_on_demand_max(&mut self, read: Option<f64>, write: Option<f64>, now: Millis) {
+        self.tick(now);
+        for (slot, max) in [read, write].into_iter().enumerate() {
+            self.on_demand_max[slot] = max.map(|m| Bucket::new(m, m, m, now));
+        }
+    }
+
+    /// Pre-warms the table (`WarmThroughput`, A14): it takes at least
+    /// `read` and `write` units per second at once from now on. On demand
+    /// the ceiling rises (a previous peak of half of it); provisioned, the
+    /// partitions that much throughput needs are made now. Never lowers.
+    pub fn prewarm(&mut self, read: f64, write: f64, now: Millis) {
+        self.tick(now);
+        let s = self.settings.clone();
+        match self.mode {
+            Mode::OnDemand => {
+                let read = read.min(s.table_max_read);
+                let write = write.min(s.table_max_write);
+                if read / 2.0 > self.peak_read || write / 2.0 > self.peak_write {
+                    self.peak_read = self.peak_read.max(read / 2.0);
+                    self.peak_write = self.peak_write.max(write / 2.0);
+                    self.apply_on_demand_ceiling(now);
+                }
+            }
+            Mode::Provisioned { .. } => {
+                let needed = provisioned_partitions(read, write, &s);
+                while self.partitions.len() < needed && self.partitions.len() * 2 <= MAX_PARTITIONS {
+                    self.double(now);
+                }
+            }
         }
     }
 

@@ -15,7 +15,7 @@ use crate::index::{
     MAX_LOCAL_INDEXES, MAX_PROJECTED_ATTRIBUTES,
 };
 use crate::store::TableMeta;
-use crate::table::{capacity_mode, index_capacity, KeyAttr, KeySchema, Table, TableData, TableSettings};
+use crate::table::{apply_limits, capacity_mode, index_capacity, KeyAttr, KeySchema, Table, TableData, TableSettings};
 use crate::types::*;
 
 impl Engine {
@@ -100,7 +100,11 @@ impl Engine {
             account_id: self.config.account_id.clone(),
             key_schema,
             attribute_definitions: input.attribute_definitions.clone(),
-            settings: TableSettings::new(input.billing, now),
+            settings: TableSettings {
+                on_demand_max: input.on_demand.map(|m| merge_limits((-1, -1), m)),
+                warm: input.warm.map(|w| merge_limits((0, 0), w)),
+                ..TableSettings::new(input.billing, now)
+            },
             created_at: now,
             indexes,
             tags: Vec::new(),
@@ -222,6 +226,21 @@ impl Engine {
             let currently_ppr = matches!(settings.billing, BillingMode::PayPerRequest);
             let want_ppr = input.billing_mode_pay_per_request.unwrap_or(currently_ppr);
             if input.billing_mode_pay_per_request.is_none() && input.throughput.is_none() {
+                if input.on_demand.is_some() || input.warm.is_some() {
+                    if let Some(m) = input.on_demand {
+                        settings.on_demand_max = Some(merge_limits(settings.on_demand_max.unwrap_or((-1, -1)), m));
+                    }
+                    if let Some(w) = input.warm {
+                        settings.warm = Some(merge_limits(settings.warm.unwrap_or((0, 0)), w));
+                    }
+                    self.storage.save_table_meta(&table.meta_with(settings.clone(), index_defs.clone()))?;
+                    *guard = settings.clone();
+                    drop(guard);
+                    if let Some(model) = table.capacity.lock().as_mut() {
+                        apply_limits(model, &settings, now);
+                    }
+                    return Ok(table.describe("UPDATING", now));
+                }
                 drop(guard);
                 if index_changed {
                     return Ok(table.describe("UPDATING", now));
@@ -290,6 +309,11 @@ impl Engine {
         }
         Ok(table.describe("UPDATING", now))
     }
+}
+
+/// `current` with the parts of `update` that were given.
+fn merge_limits<T: Copy>(current: (T, T), update: (Option<T>, Option<T>)) -> (T, T) {
+    (update.0.unwrap_or(current.0), update.1.unwrap_or(current.1))
 }
 
 /// User tags a resource carries at most (S145).

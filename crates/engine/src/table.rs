@@ -173,6 +173,12 @@ pub struct TableSettings {
     pub ttl: Option<TimeToLive>,
     /// The stream: on or off, its view type and latest label.
     pub stream: Option<crate::stream::StreamSetting>,
+    /// OnDemandThroughput: the most read and write request units a second
+    /// the table may take on demand, -1 for no maximum (A13).
+    pub on_demand_max: Option<(i64, i64)>,
+    /// WarmThroughput asked for: read and write units a second the table
+    /// takes at once (A14); the model's own figure may be higher.
+    pub warm: Option<(u64, u64)>,
 }
 
 /// A table's time-to-live setting.
@@ -197,6 +203,8 @@ impl TableSettings {
             },
             ttl: None,
             stream: None,
+            on_demand_max: None,
+            warm: None,
         }
     }
 }
@@ -278,6 +286,17 @@ pub(crate) fn index_capacity(
     }
 }
 
+/// Gives the capacity model the limits the table's owner set: the
+/// on-demand maximums and the asked-for warm throughput.
+pub(crate) fn apply_limits(model: &mut TableCapacity, settings: &TableSettings, now: Millis) {
+    let positive = |v: i64| (v > 0).then_some(v as f64);
+    let (read, write) = settings.on_demand_max.unwrap_or((-1, -1));
+    model.set_on_demand_max(positive(read), positive(write), now);
+    if let Some((read, write)) = settings.warm {
+        model.prewarm(read as f64, write as f64, now);
+    }
+}
+
 /// The capacity model's mode for a billing mode.
 pub(crate) fn capacity_mode(billing: BillingMode) -> Mode {
     match billing {
@@ -312,6 +331,11 @@ impl Table {
     pub fn from_meta(meta: TableMeta, data: TableData, capacity: Option<CapacitySettings>, now: Millis) -> Table {
         let arn = meta.arn();
         let mode = capacity_mode(meta.settings.billing);
+        let model = capacity.map(|capacity| {
+            let mut model = TableCapacity::new(mode, capacity, now);
+            apply_limits(&mut model, &meta.settings, now);
+            model
+        });
         Table {
             name: meta.name,
             table_id: meta.table_id,
@@ -324,7 +348,7 @@ impl Table {
             settings: Mutex::new(meta.settings),
             tags: Mutex::new(meta.tags),
             data: RwLock::new(data),
-            capacity: Mutex::new(capacity.map(|settings| TableCapacity::new(mode, settings, now))),
+            capacity: Mutex::new(model),
         }
     }
 

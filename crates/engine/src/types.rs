@@ -136,6 +136,11 @@ pub struct CreateTableInput {
     pub tags: Vec<(String, String)>,
     /// StreamSpecification: (StreamEnabled, StreamViewType).
     pub stream: Option<(bool, Option<crate::stream::StreamViewType>)>,
+    /// OnDemandThroughput: (MaxReadRequestUnits, MaxWriteRequestUnits),
+    /// each -1 for no maximum, absent to keep the current one.
+    pub on_demand: Option<(Option<i64>, Option<i64>)>,
+    /// WarmThroughput: (ReadUnitsPerSecond, WriteUnitsPerSecond).
+    pub warm: Option<(Option<u64>, Option<u64>)>,
 }
 
 /// ProjectionType.
@@ -184,6 +189,10 @@ pub struct UpdateTableInput {
     pub index_updates: Option<Vec<IndexUpdate>>,
     /// StreamSpecification: (StreamEnabled, StreamViewType).
     pub stream: Option<(bool, Option<crate::stream::StreamViewType>)>,
+    /// OnDemandThroughput, as in [`CreateTableInput::on_demand`].
+    pub on_demand: Option<(Option<i64>, Option<i64>)>,
+    /// WarmThroughput, as in [`CreateTableInput::warm`].
+    pub warm: Option<(Option<u64>, Option<u64>)>,
 }
 
 /// One GlobalSecondaryIndexUpdate.

@@ -145,6 +145,8 @@ pub(crate) fn index_reason(table_reason: &'static str) -> &'static str {
         "TableWriteProvisionedThroughputExceeded" => "IndexWriteProvisionedThroughputExceeded",
         "TableReadAccountLimitExceeded" => "IndexReadAccountLimitExceeded",
         "TableWriteAccountLimitExceeded" => "IndexWriteAccountLimitExceeded",
+        "TableReadMaxOnDemandThroughputExceeded" => "IndexReadMaxOnDemandThroughputExceeded",
+        "TableWriteMaxOnDemandThroughputExceeded" => "IndexWriteMaxOnDemandThroughputExceeded",
         other => other,
     }
 }

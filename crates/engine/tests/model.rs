@@ -453,6 +453,8 @@ fn run(engine: &Engine, op: &Op, range: impl Fn(usize) -> bool, now: Millis) -> 
                         local_indexes: None,
                         tags: Vec::new(),
                         stream: None,
+                        on_demand: None,
+                        warm: None,
                     },
                     now,
                 )

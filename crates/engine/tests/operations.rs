@@ -40,6 +40,8 @@ fn create(engine: &Engine, name: &str, billing: BillingMode) {
                 local_indexes: None,
                 tags: Vec::new(),
                 stream: None,
+                on_demand: None,
+                warm: None,
             },
             Millis(0),
         )
@@ -391,6 +393,8 @@ fn an_engine_reopened_on_its_storage_finds_its_tables_and_items() {
                 attribute_definitions: Vec::new(),
                 index_updates: None,
                 stream: None,
+                on_demand: None,
+                warm: None,
             },
             Millis(500),
         )
@@ -560,6 +564,8 @@ fn create_indexed(engine: &Engine, name: &str) {
                 local_indexes: None,
                 tags: Vec::new(),
                 stream: None,
+                on_demand: None,
+                warm: None,
             },
             Millis(0),
         )
@@ -655,6 +661,8 @@ fn create_with_lsi(engine: &Engine, name: &str) {
                 }]),
                 tags: Vec::new(),
                 stream: None,
+                on_demand: None,
+                warm: None,
             },
             Millis(0),
         )
@@ -722,6 +730,8 @@ fn a_reopened_table_keeps_its_stream_on_and_skips_empty_index_keys() {
                 local_indexes: None,
                 tags: Vec::new(),
                 stream: Some((true, Some(dynaburst_engine::stream::StreamViewType::KeysOnly))),
+                on_demand: None,
+                warm: None,
             },
             Millis(0),
         )
@@ -766,6 +776,8 @@ fn add_by_g(engine: &Engine, name: &str, write: u64, now: Millis) {
         attribute_definitions: vec![("g".into(), ScalarType::S)],
         index_updates: Some(vec![IndexUpdate::Create(spec)]),
         stream: None,
+        on_demand: None,
+        warm: None,
     };
     engine.update_table(input, now).unwrap();
 }

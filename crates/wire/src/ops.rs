@@ -131,11 +131,17 @@ pub fn table_description_json(d: &TableDescription) -> Value {
         "TableSizeBytes": d.size_bytes,
         "DeletionProtectionEnabled": false,
     });
-    if let (Some((read, write)), Value::Object(m)) = (d.warm_throughput, &mut out) {
+    // The model's figure (at least what was asked for); without the model,
+    // what was asked for.
+    let warm = d.warm_throughput.map(|(r, w)| (r as u64, w as u64)).or(settings.warm);
+    if let (Some((read, write)), Value::Object(m)) = (warm, &mut out) {
         m.insert(
             "WarmThroughput".into(),
-            json!({"ReadUnitsPerSecond": read as u64, "WriteUnitsPerSecond": write as u64, "Status": "ACTIVE"}),
+            json!({"ReadUnitsPerSecond": read, "WriteUnitsPerSecond": write, "Status": "ACTIVE"}),
         );
+    }
+    if let (Some((read, write)), Value::Object(m)) = (settings.on_demand_max, &mut out) {
+        m.insert("OnDemandThroughput".into(), json!({"MaxReadRequestUnits": read, "MaxWriteRequestUnits": write}));
     }
     if let (Some(n), Value::Object(m)) = (d.partition_count, &mut out) {
         // A dynaburst extension: DynamoDB does not show partitions.
@@ -220,6 +226,30 @@ fn parse_throughput(v: &Value, violations: &mut Violations) -> Result<(u64, u64)
         }
     }
     Ok((read.unwrap_or(0).max(0) as u64, write.unwrap_or(0).max(0) as u64))
+}
+
+/// OnDemandThroughput and WarmThroughput of a CreateTable or UpdateTable:
+/// each part absent when not given (types are checked by the service
+/// model before this).
+type Limits = (Option<(Option<i64>, Option<i64>)>, Option<(Option<u64>, Option<u64>)>);
+
+fn parse_limits(req: &Req<'_>) -> Result<Limits, ApiError> {
+    let on_demand = match req.get("OnDemandThroughput") {
+        Some(v) => {
+            let o = Req::new(v)?;
+            Some((o.opt_i64("MaxReadRequestUnits")?, o.opt_i64("MaxWriteRequestUnits")?))
+        }
+        None => None,
+    };
+    let warm = match req.get("WarmThroughput") {
+        Some(v) => {
+            let w = Req::new(v)?;
+            let unit = |name| -> Result<Option<u64>, ApiError> { Ok(w.opt_i64(name)?.map(|n| n.max(0) as u64)) };
+            Some((unit("ReadUnitsPerSecond")?, unit("WriteUnitsPerSecond")?))
+        }
+        None => None,
+    };
+    Ok((on_demand, warm))
 }
 
 /// Most KeySchema elements of a table or an LSI.
@@ -469,6 +499,7 @@ pub fn create_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value,
     let global_indexes = parse_indexes(&req, "GlobalSecondaryIndexes", GSI_KEY_ELEMENTS, &mut violations)?;
     let local_indexes = parse_indexes(&req, "LocalSecondaryIndexes", TABLE_KEY_ELEMENTS, &mut violations)?;
     let tags = parse_tags(&req, &mut violations)?.unwrap_or_default();
+    let (on_demand, warm) = parse_limits(&req)?;
     violations.finish()?;
     let billing = match (mode, throughput) {
         (Some("PAY_PER_REQUEST"), None) => BillingMode::PayPerRequest,
@@ -500,6 +531,8 @@ pub fn create_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value,
             local_indexes,
             tags,
             stream: parse_stream_spec(&req)?,
+            on_demand,
+            warm,
         },
         now,
     )?;
@@ -573,6 +606,7 @@ pub fn update_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value,
         Some(v) => Some(parse_index_updates(v, &mut violations)?),
         None => None,
     };
+    let (on_demand, warm) = parse_limits(&req)?;
     violations.finish()?;
     let d = engine.update_table(
         UpdateTableInput {
@@ -582,6 +616,8 @@ pub fn update_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value,
             attribute_definitions,
             index_updates,
             stream: parse_stream_spec(&req)?,
+            on_demand,
+            warm,
         },
         now,
     )?;
