@@ -21,12 +21,12 @@ pub struct Writer {
 }
 
 impl Writer {
-    fn u8(&mut self, v: u8) {
+    pub(crate) fn u8(&mut self, v: u8) {
         self.buf.push(v);
     }
 
     /// LEB128.
-    fn uint(&mut self, mut v: u64) {
+    pub(crate) fn uint(&mut self, mut v: u64) {
         while v >= 0x80 {
             self.buf.push((v as u8) | 0x80);
             v >>= 7;
@@ -34,24 +34,24 @@ impl Writer {
         self.buf.push(v as u8);
     }
 
-    fn bytes(&mut self, b: &[u8]) {
+    pub(crate) fn bytes(&mut self, b: &[u8]) {
         self.uint(b.len() as u64);
         self.buf.extend_from_slice(b);
     }
 
-    fn str(&mut self, s: &str) {
+    pub(crate) fn str(&mut self, s: &str) {
         self.bytes(s.as_bytes());
     }
 
-    fn bool(&mut self, b: bool) {
+    pub(crate) fn bool(&mut self, b: bool) {
         self.u8(b as u8);
     }
 
-    fn millis(&mut self, m: Millis) {
+    pub(crate) fn millis(&mut self, m: Millis) {
         self.uint(m.0);
     }
 
-    fn opt_millis(&mut self, m: Option<Millis>) {
+    pub(crate) fn opt_millis(&mut self, m: Option<Millis>) {
         match m {
             Some(m) => {
                 self.u8(1);
@@ -61,7 +61,7 @@ impl Writer {
         }
     }
 
-    fn number(&mut self, n: &Number) {
+    pub(crate) fn number(&mut self, n: &Number) {
         self.str(&n.to_string());
     }
 }
@@ -77,17 +77,17 @@ impl<'a> Reader<'a> {
         Reader { buf, what }
     }
 
-    fn corrupt(&self) -> StoreError {
+    pub(crate) fn corrupt(&self) -> StoreError {
         StoreError::Corrupt { what: self.what }
     }
 
-    fn u8(&mut self) -> Result<u8, StoreError> {
+    pub(crate) fn u8(&mut self) -> Result<u8, StoreError> {
         let (&first, rest) = self.buf.split_first().ok_or_else(|| self.corrupt())?;
         self.buf = rest;
         Ok(first)
     }
 
-    fn uint(&mut self) -> Result<u64, StoreError> {
+    pub(crate) fn uint(&mut self) -> Result<u64, StoreError> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
             let b = self.u8()?;
@@ -99,25 +99,25 @@ impl<'a> Reader<'a> {
         Err(self.corrupt())
     }
 
-    fn len(&mut self) -> Result<usize, StoreError> {
+    pub(crate) fn len(&mut self) -> Result<usize, StoreError> {
         let n = self.uint()?;
         // A length can never exceed what is left.
         usize::try_from(n).ok().filter(|n| *n <= self.buf.len()).ok_or_else(|| self.corrupt())
     }
 
-    fn bytes(&mut self) -> Result<&'a [u8], StoreError> {
+    pub(crate) fn bytes(&mut self) -> Result<&'a [u8], StoreError> {
         let n = self.len()?;
         let (b, rest) = self.buf.split_at(n);
         self.buf = rest;
         Ok(b)
     }
 
-    fn string(&mut self) -> Result<String, StoreError> {
+    pub(crate) fn string(&mut self) -> Result<String, StoreError> {
         let b = self.bytes()?;
         String::from_utf8(b.to_vec()).map_err(|_| self.corrupt())
     }
 
-    fn bool(&mut self) -> Result<bool, StoreError> {
+    pub(crate) fn bool(&mut self) -> Result<bool, StoreError> {
         match self.u8()? {
             0 => Ok(false),
             1 => Ok(true),
@@ -125,21 +125,21 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn millis(&mut self) -> Result<Millis, StoreError> {
+    pub(crate) fn millis(&mut self) -> Result<Millis, StoreError> {
         Ok(Millis(self.uint()?))
     }
 
-    fn opt_millis(&mut self) -> Result<Option<Millis>, StoreError> {
+    pub(crate) fn opt_millis(&mut self) -> Result<Option<Millis>, StoreError> {
         Ok(if self.bool()? { Some(self.millis()?) } else { None })
     }
 
-    fn number(&mut self) -> Result<Number, StoreError> {
+    pub(crate) fn number(&mut self) -> Result<Number, StoreError> {
         let s = self.string()?;
         Number::parse(&s).map_err(|_| self.corrupt())
     }
 
     /// Fails unless every byte was read.
-    fn end(&self) -> Result<(), StoreError> {
+    pub(crate) fn end(&self) -> Result<(), StoreError> {
         if self.buf.is_empty() {
             Ok(())
         } else {

@@ -1,28 +1,34 @@
 //! Durable storage for `dynaburst serve --data-dir DIR`: the engine's
-//! [`Storage`] seam on disk, in one redb database file (`DIR/dynaburst.redb`;
+//! [`Storage`] seam on disk, as a write-ahead log (`DIR/wal-*`, `wal.rs`)
+//! in front of one redb database file (`DIR/dynaburst.redb`;
 //! docs/storage-engine.md says why redb).
 //!
-//! Layout: a `catalog` table maps each table name to its storage id and its
-//! [`TableMeta`] (every setting; `codec.rs`); table `t{id}` holds its items,
-//! key bytes to item bytes. A dropped table's id is never reused.
+//! Layout of the file: a `catalog` table maps each table name to its storage
+//! id and its [`TableMeta`] (every setting; `codec.rs`); table `t{id}` holds
+//! its items, key bytes to item bytes; `meta` holds the sequence number of
+//! the last batch the file holds. A dropped table's id is never reused.
 //!
 //! **Write path and group commit.** [`Storage::commit`] applies a batch to
 //! the table's in-memory copy (under the engine's table locks, so readers
-//! never see half of it), then queues the batch's encoded writes. One
-//! committer thread takes every batch waiting, writes them in one redb
-//! transaction and syncs once; so concurrent writers share a sync and a
-//! batch is always whole on disk (all of a transaction or none). The queue
-//! is bounded ([`MAX_QUEUED_BYTES`]): a writer that finds it full waits.
-//! The server answers a request only after [`Durability::settle`] says
-//! every write queued before the answer is on disk, so a 200 never leaves
-//! before its data is durable, and no answer shows data that a crash could
-//! take back.
+//! never see half of it), then queues the batch's encoded writes with a
+//! sequence number. The committer thread takes every batch waiting, appends
+//! them to the log and syncs once: concurrent writers share a sync, and a
+//! batch is one checksummed frame, whole or (torn by a crash) ignored, so
+//! a transaction is all or nothing. The applier thread then writes the
+//! durable batches into the redb file in large transactions, off the
+//! answer's path, and deletes log files the file holds entirely; start-up
+//! replays the batches the file lacks. Both queues are bounded in bytes
+//! ([`MAX_QUEUED_BYTES`], [`MAX_BACKLOG_BYTES`]): a writer that finds them
+//! full waits. The server answers a request only after
+//! [`Durability::settle`] says every batch queued before the answer is in
+//! the log, so a 200 never leaves before its data is durable, and no answer
+//! shows data that a crash could take back.
 //!
-//! **Failure.** A failed disk write or sync poisons the storage: the
-//! requests waiting on it, and every request after it, get an error until
-//! the server is restarted, and the file keeps exactly the groups that were
-//! synced before (the memory copy may hold the failed ones, so nothing is
-//! served from it any more).
+//! **Failure.** A failed log write or sync (or a failed write into the
+//! file) poisons the storage: the requests waiting on it, and every request
+//! after it, get an error until the server is restarted; the disk keeps
+//! exactly the batches synced before (the memory copy may hold the failed
+//! ones, so nothing is served from it any more).
 //!
 //! **Memory.** Items are kept in memory beside the file (the engine's
 //! `MemStore`), loaded at start-up: reads never touch the disk, and memory
@@ -31,6 +37,7 @@
 //! A lock on `DIR/LOCK` keeps a second server off the same directory.
 
 mod codec;
+mod wal;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
@@ -60,10 +67,16 @@ pub const DEFAULT_CACHE_BYTES: usize = 256 * 1024 * 1024;
 /// Most bytes of encoded writes waiting for the committer; a writer that
 /// would pass it waits.
 pub const MAX_QUEUED_BYTES: usize = 64 * 1024 * 1024;
-/// Most writes one disk transaction takes (more wait for the next).
+/// Most writes one log sync takes (more wait for the next).
 pub const MAX_WRITES_PER_SYNC: usize = 64 * 1024;
+/// Most bytes of durable writes waiting to be written into the database
+/// file; the committer waits past it.
+pub const MAX_BACKLOG_BYTES: usize = 128 * 1024 * 1024;
 
 const CATALOG: TableDefinition<&str, &[u8]> = TableDefinition::new("catalog");
+/// The file's own state: the last batch it holds ([`APPLIED_SEQ`]).
+const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+const APPLIED_SEQ: &str = "applied_seq";
 
 fn items_table(id: u64) -> String {
     format!("t{id}")
@@ -114,7 +127,7 @@ impl Default for DiskOptions {
 }
 
 /// One write the committer makes.
-enum Record {
+pub(crate) enum Record {
     Put {
         id: u64,
         key: Vec<u8>,
@@ -137,7 +150,7 @@ enum Record {
 }
 
 impl Record {
-    fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         match self {
             Record::Put { key, value, .. } => key.len() + value.len(),
             Record::Delete { key, .. } => key.len(),
@@ -185,8 +198,25 @@ struct Shared {
     poisoned: AtomicBool,
     /// Fault injection: the next disk transaction fails.
     fail_next_sync: AtomicBool,
-    /// Disk transactions (each one sync) made so far.
+    /// Write-ahead log syncs made so far.
     syncs: AtomicU64,
+    /// Durable batches the applier has not yet written into the file.
+    backlog: Mutex<Backlog>,
+    /// Signalled when the backlog has work or the applier must stop.
+    apply: Condvar,
+    /// Signalled when the applier has taken the backlog.
+    applied: Condvar,
+}
+
+/// Durable batches (in the log) waiting for the applier.
+#[derive(Default)]
+struct Backlog {
+    batches: Vec<(u64, Vec<Record>)>,
+    bytes: usize,
+    /// Log files complete (the committer moved on), in order: deleted once
+    /// their batches are in the file.
+    done_files: Vec<u64>,
+    stop: bool,
 }
 
 /// The engine's storage on disk. Open with [`DiskStorage::open`]; hand it
@@ -194,6 +224,7 @@ struct Shared {
 pub struct DiskStorage {
     shared: Arc<Shared>,
     committer: Mutex<Option<JoinHandle<()>>>,
+    applier: Mutex<Option<JoinHandle<()>>>,
     /// Held (locked) for as long as the storage lives.
     _lock: File,
 }
@@ -258,7 +289,13 @@ impl DiskStorage {
             redb::Builder::new().set_cache_size(options.cache_bytes).create(&path).map_err(|e| db_error(&path, e))?;
         let tx = db.begin_write().map_err(|e| db_error(&path, e))?;
         tx.open_table(CATALOG).map_err(|e| db_error(&path, e))?;
+        tx.open_table(META).map_err(|e| db_error(&path, e))?;
         tx.commit().map_err(|e| db_error(&path, e))?;
+        let (seq, generation) = replay(&db, dir).map_err(|e| match e {
+            LoadError::Store(e) => OpenError::Corrupt(e),
+            LoadError::Db(message) => OpenError::Database { path: path.clone(), message },
+        })?;
+        let log = wal::Wal::create(dir, generation).map_err(io(&wal::path(dir, generation)))?;
         let (catalog, next_id) = load(&db).map_err(|e| match e {
             LoadError::Store(e) => OpenError::Corrupt(e),
             LoadError::Db(message) => OpenError::Database { path: path.clone(), message },
@@ -266,23 +303,38 @@ impl DiskStorage {
         let shared = Arc::new(Shared {
             catalog: Mutex::new(catalog),
             next_id: AtomicU64::new(next_id),
-            queue: Mutex::new(Queue::default()),
+            queue: Mutex::new(Queue { next_seq: seq, ..Queue::default() }),
             work: Condvar::new(),
             space: Condvar::new(),
-            queued: AtomicU64::new(0),
-            synced: watch::Sender::new(Synced::default()),
+            queued: AtomicU64::new(seq),
+            synced: watch::Sender::new(Synced { seq, failed: false }),
             poisoned: AtomicBool::new(false),
             fail_next_sync: AtomicBool::new(false),
             syncs: AtomicU64::new(0),
+            backlog: Mutex::new(Backlog::default()),
+            apply: Condvar::new(),
+            applied: Condvar::new(),
         });
         let committer = {
             let shared = shared.clone();
             std::thread::Builder::new()
                 .name("dynaburst-committer".into())
-                .spawn(move || commit_loop(&db, &shared))
+                .spawn(move || commit_loop(log, &shared))
                 .map_err(io(dir))?
         };
-        Ok(DiskStorage { shared, committer: Mutex::new(Some(committer)), _lock: lock })
+        let applier = {
+            let (shared, owned) = (shared.clone(), dir.to_path_buf());
+            std::thread::Builder::new()
+                .name("dynaburst-applier".into())
+                .spawn(move || apply_loop(&db, &owned, &shared))
+                .map_err(io(dir))?
+        };
+        Ok(DiskStorage {
+            shared,
+            committer: Mutex::new(Some(committer)),
+            applier: Mutex::new(Some(applier)),
+            _lock: lock,
+        })
     }
 
     /// The handle the server waits on.
@@ -290,7 +342,7 @@ impl DiskStorage {
         Durability { shared: self.shared.clone() }
     }
 
-    /// Disk transactions (each one sync) made since the storage was opened.
+    /// Write-ahead log syncs made since the storage was opened.
     pub fn sync_count(&self) -> u64 {
         self.shared.syncs.load(Ordering::SeqCst)
     }
@@ -302,6 +354,12 @@ impl DiskStorage {
         self.shared.work.notify_all();
         if let Some(handle) = self.committer.lock().take() {
             // A panicked committer has nothing left to write.
+            let _ = handle.join();
+        }
+        self.shared.backlog.lock().stop = true;
+        self.shared.apply.notify_all();
+        if let Some(handle) = self.applier.lock().take() {
+            // What a panicked applier did not write is in the log.
             let _ = handle.join();
         }
     }
@@ -356,6 +414,38 @@ fn db<E: fmt::Display>(e: E) -> LoadError {
     LoadError::Db(e.to_string())
 }
 
+/// Writes the batches of the log files left by the last run into the
+/// database file (those it does not hold yet), then deletes the files.
+/// Returns the last sequence number and the next log generation.
+fn replay(db: &redb::Database, dir: &Path) -> Result<(u64, u64), LoadError> {
+    let applied = {
+        let tx = db.begin_read().map_err(self::db)?;
+        let meta = tx.open_table(META).map_err(self::db)?;
+        let seq = meta.get(APPLIED_SEQ).map_err(self::db)?.map(|v| v.value());
+        seq.unwrap_or(0)
+    };
+    let files = wal::list(dir).map_err(self::db)?;
+    let mut batches = Vec::new();
+    for (i, (_, path)) in files.iter().enumerate() {
+        let bytes = std::fs::read(path).map_err(self::db)?;
+        let (read, torn) = wal::decode(&bytes);
+        // Only the newest file can end in a torn frame (a crash mid-append).
+        if torn && i + 1 < files.len() {
+            return Err(StoreError::Corrupt { what: "write-ahead log" }.into());
+        }
+        batches.extend(read.into_iter().filter(|(seq, _)| *seq > applied));
+    }
+    let last = batches.last().map_or(applied, |(seq, _)| *seq);
+    if !batches.is_empty() {
+        write_batches(db, &batches, last).map_err(self::db)?;
+    }
+    for (_, path) in &files {
+        std::fs::remove_file(path).map_err(self::db)?;
+    }
+    wal::sync_dir(dir).map_err(self::db)?;
+    Ok((last, files.last().map_or(1, |(g, _)| g + 1)))
+}
+
 /// Every table of the catalog with its items, and the next free id.
 fn load(db: &redb::Database) -> Result<(BTreeMap<String, Entry>, u64), LoadError> {
     let tx = db.begin_read().map_err(self::db)?;
@@ -388,9 +478,10 @@ fn load(db: &redb::Database) -> Result<(BTreeMap<String, Entry>, u64), LoadError
 }
 
 /// The committer: takes every batch waiting (up to [`MAX_WRITES_PER_SYNC`]
-/// writes), writes them in one transaction, syncs, and publishes what is on
-/// disk. Ends when asked to and the queue is empty.
-fn commit_loop(db: &redb::Database, shared: &Shared) {
+/// writes), appends them to the write-ahead log, syncs it once, publishes
+/// what is durable and hands the batches to the applier. Ends when asked
+/// to and the queue is empty.
+fn commit_loop(mut wal: wal::Wal, shared: &Shared) {
     loop {
         let mut taken = Vec::new();
         {
@@ -416,21 +507,85 @@ fn commit_loop(db: &redb::Database, shared: &Shared) {
         shared.space.notify_all();
         let last = taken.last().map_or(0, |(seq, _)| *seq);
         let injected = shared.fail_next_sync.swap(false, Ordering::SeqCst);
-        let ok = !shared.poisoned.load(Ordering::SeqCst) && !injected && write_batches(db, &taken).is_ok();
-        if ok {
-            shared.syncs.fetch_add(1, Ordering::SeqCst);
-            shared.synced.send_modify(|s| s.seq = last);
-        } else {
-            shared.poisoned.store(true, Ordering::SeqCst);
-            shared.synced.send_modify(|s| s.failed = true);
+        let ok = !shared.poisoned.load(Ordering::SeqCst) && !injected && wal.append(&taken).is_ok();
+        if !ok {
+            poison(shared);
+            continue;
+        }
+        shared.syncs.fetch_add(1, Ordering::SeqCst);
+        shared.synced.send_modify(|s| s.seq = last);
+        let bytes: usize = taken.iter().flat_map(|(_, r)| r).map(Record::bytes).sum();
+        let mut b = shared.backlog.lock();
+        while b.bytes > 0 && b.bytes + bytes > MAX_BACKLOG_BYTES && !shared.poisoned.load(Ordering::SeqCst) {
+            shared.applied.wait(&mut b);
+        }
+        b.bytes += bytes;
+        b.batches.extend(taken);
+        if wal.bytes >= wal::WAL_ROTATE_BYTES {
+            match wal.rotate() {
+                Ok(done) => b.done_files.push(done),
+                Err(_) => {
+                    drop(b);
+                    poison(shared);
+                    continue;
+                }
+            }
+        }
+        drop(b);
+        shared.apply.notify_one();
+    }
+}
+
+/// Marks the storage failed and wakes everyone who waits on it.
+fn poison(shared: &Shared) {
+    shared.poisoned.store(true, Ordering::SeqCst);
+    shared.synced.send_modify(|s| s.failed = true);
+    shared.applied.notify_all();
+    shared.space.notify_all();
+}
+
+/// The applier: writes every durable batch the committer handed over into
+/// the database file, as many as are waiting in one transaction, then
+/// deletes the log files the file now holds entirely. Ends when asked to
+/// and the backlog is empty.
+fn apply_loop(db: &redb::Database, dir: &Path, shared: &Shared) {
+    loop {
+        let (batches, files) = {
+            let mut b = shared.backlog.lock();
+            while b.batches.is_empty() && b.done_files.is_empty() && !b.stop {
+                shared.apply.wait(&mut b);
+            }
+            if b.batches.is_empty() && b.done_files.is_empty() {
+                return;
+            }
+            b.bytes = 0;
+            (std::mem::take(&mut b.batches), std::mem::take(&mut b.done_files))
+        };
+        shared.applied.notify_all();
+        if shared.poisoned.load(Ordering::SeqCst) {
+            // The log keeps them; the next start replays it.
+            continue;
+        }
+        if let Some((last, _)) = batches.last() {
+            if write_batches(db, &batches, *last).is_err() {
+                poison(shared);
+                continue;
+            }
+        }
+        // Each completed file's batches were handed over before its marker.
+        let removed = files.iter().all(|g| std::fs::remove_file(wal::path(dir, *g)).is_ok());
+        if !removed || (!files.is_empty() && wal::sync_dir(dir).is_err()) {
+            poison(shared);
         }
     }
 }
 
-/// Writes `batches` in one durable transaction.
-fn write_batches(db: &redb::Database, batches: &[(u64, Vec<Record>)]) -> Result<(), redb::Error> {
+/// Writes `batches` in one durable transaction, with `applied` (the last
+/// batch's sequence number) as the file's applied mark.
+fn write_batches(db: &redb::Database, batches: &[(u64, Vec<Record>)], applied: u64) -> Result<(), redb::Error> {
     let tx = db.begin_write()?;
     {
+        tx.open_table(META)?.insert(APPLIED_SEQ, applied)?;
         let mut catalog = tx.open_table(CATALOG)?;
         let mut open: HashMap<u64, redb::Table<&[u8], &[u8]>> = HashMap::new();
         for (_, records) in batches {
