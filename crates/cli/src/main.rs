@@ -232,7 +232,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         let disk = match &args.data_dir {
             Some(dir) => {
-                let options = dynaburst_diskstore::DiskOptions { cache_bytes: args.cache_size.saturating_mul(1 << 20) };
+                let options = dynaburst_diskstore::DiskOptions {
+                    cache_bytes: args.cache_size.saturating_mul(1 << 20),
+                    ..Default::default()
+                };
                 let disk = dynaburst_diskstore::DiskStorage::open(dir, &options)?;
                 eprintln!("dynaburst: data in {}", dir.display());
                 Some(Arc::new(disk))

@@ -60,6 +60,11 @@ pub use codec::{decode_item, decode_key, decode_meta, encode_item, encode_key, e
 
 /// The database file inside the data directory.
 pub const DB_FILE: &str = "dynaburst.redb";
+/// Log files in a data directory (for tests and tools).
+pub fn wal_files(dir: &Path) -> std::io::Result<usize> {
+    wal::list(dir).map(|files| files.len())
+}
+
 /// The lock file inside the data directory.
 pub const LOCK_FILE: &str = "LOCK";
 /// Default page cache of the database file.
@@ -118,11 +123,13 @@ impl std::error::Error for OpenError {}
 pub struct DiskOptions {
     /// The database file's page cache.
     pub cache_bytes: usize,
+    /// Size past which the committer starts a new log file.
+    pub wal_rotate_bytes: u64,
 }
 
 impl Default for DiskOptions {
     fn default() -> DiskOptions {
-        DiskOptions { cache_bytes: DEFAULT_CACHE_BYTES }
+        DiskOptions { cache_bytes: DEFAULT_CACHE_BYTES, wal_rotate_bytes: wal::WAL_ROTATE_BYTES }
     }
 }
 
@@ -295,7 +302,8 @@ impl DiskStorage {
             LoadError::Store(e) => OpenError::Corrupt(e),
             LoadError::Db(message) => OpenError::Database { path: path.clone(), message },
         })?;
-        let log = wal::Wal::create(dir, generation).map_err(io(&wal::path(dir, generation)))?;
+        let log =
+            wal::Wal::create(dir, generation, options.wal_rotate_bytes).map_err(io(&wal::path(dir, generation)))?;
         let (catalog, next_id) = load(&db).map_err(|e| match e {
             LoadError::Store(e) => OpenError::Corrupt(e),
             LoadError::Db(message) => OpenError::Database { path: path.clone(), message },
@@ -521,7 +529,7 @@ fn commit_loop(mut wal: wal::Wal, shared: &Shared) {
         }
         b.bytes += bytes;
         b.batches.extend(taken);
-        if wal.bytes >= wal::WAL_ROTATE_BYTES {
+        if wal.bytes >= wal.rotate_bytes {
             match wal.rotate() {
                 Ok(done) => b.done_files.push(done),
                 Err(_) => {

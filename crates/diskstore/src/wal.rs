@@ -137,15 +137,17 @@ pub struct Wal {
     file: File,
     pub generation: u64,
     pub bytes: u64,
+    /// Size past which the committer starts the next file.
+    pub rotate_bytes: u64,
     buf: Vec<u8>,
 }
 
 impl Wal {
     /// Creates log file `generation` (empty) and makes it durable.
-    pub fn create(dir: &Path, generation: u64) -> std::io::Result<Wal> {
+    pub fn create(dir: &Path, generation: u64, rotate_bytes: u64) -> std::io::Result<Wal> {
         let file = File::options().create(true).truncate(true).write(true).open(path(dir, generation))?;
         sync_dir(dir)?;
-        Ok(Wal { dir: dir.to_path_buf(), file, generation, bytes: 0, buf: Vec::new() })
+        Ok(Wal { dir: dir.to_path_buf(), file, generation, bytes: 0, rotate_bytes, buf: Vec::new() })
     }
 
     /// Appends the batches and syncs: when it returns Ok they are durable.
@@ -161,7 +163,7 @@ impl Wal {
     /// Starts the next log file; returns the generation just completed.
     pub fn rotate(&mut self) -> std::io::Result<u64> {
         let done = self.generation;
-        *self = Wal::create(&self.dir, done + 1)?;
+        *self = Wal::create(&self.dir, done + 1, self.rotate_bytes)?;
         Ok(done)
     }
 }

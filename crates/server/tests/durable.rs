@@ -159,6 +159,41 @@ async fn concurrent_writers_share_syncs() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[tokio::test]
+async fn log_files_rotate_and_are_deleted_once_the_database_file_holds_them() {
+    let dir = fresh_dir("rotate");
+    let small = DiskOptions { wal_rotate_bytes: 4096, ..DiskOptions::default() };
+    {
+        let disk = Arc::new(DiskStorage::open(&dir, &small).expect("open"));
+        let engine = Engine::open(EngineConfig::local(), disk.clone(), START.millis()).expect("load");
+        let server = Server::new(Arc::new(engine), 1)
+            .with_clock(Arc::new(ManualClock::new(START)))
+            .with_durability(disk.durability());
+        create(&server, "tbl").await;
+        // About 60 bytes a write: several log files of 4 KB.
+        for i in 0..500 {
+            assert_eq!(put(&server, "tbl", &format!("k{i}"), i).await.0, StatusCode::OK);
+        }
+        assert_eq!(
+            call(&server, "DeleteItem", json!({"TableName": "tbl", "Key": {"id": {"S": "k7"}}})).await.0,
+            StatusCode::OK
+        );
+        assert!(disk.sync_count() >= 501);
+        disk.close();
+        // Closed cleanly: the database file holds everything, and only the
+        // newest log file (empty or not yet deleted) may remain.
+        assert!(dynaburst_diskstore::wal_files(&dir).expect("list") <= 2);
+    }
+    let (server, disk) = open(&dir);
+    assert_eq!(item_count(&server, "tbl").await, 499);
+    assert_eq!(get(&server, "tbl", "k499").await.1["Item"]["v"]["N"], "499");
+    assert_eq!(get(&server, "tbl", "k7").await.1, json!({}));
+    // Start-up replayed and removed the old files and started a new one.
+    assert_eq!(dynaburst_diskstore::wal_files(&dir).expect("list"), 1);
+    disk.close();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_second_server_on_the_same_directory_is_refused() {
     let dir = fresh_dir("lock");
