@@ -24,7 +24,7 @@ fn fresh_dir(name: &str) -> PathBuf {
     dir
 }
 
-fn open(dir: &PathBuf) -> (Server, Arc<DiskStorage>) {
+fn open(dir: &std::path::Path) -> (Server, Arc<DiskStorage>) {
     let disk = Arc::new(DiskStorage::open(dir, &DiskOptions::default()).expect("open the data directory"));
     let engine = Engine::open(EngineConfig::local(), disk.clone(), START.millis()).expect("load the tables");
     let server = Server::new(Arc::new(engine), 1)
