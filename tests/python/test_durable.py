@@ -28,6 +28,17 @@ def wait_active(ddb, name):
     raise AssertionError(f"{name} never became ACTIVE")
 
 
+def on_demand_table(ddb, name):
+    """An on-demand table with a string hash key `id`, ACTIVE."""
+    ddb.create_table(
+        TableName=name,
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    wait_active(ddb, name)
+
+
 def build(ddb):
     """Tables with every setting the catalog keeps, and items of every type."""
     ddb.create_table(
@@ -86,13 +97,7 @@ def build(ddb):
         )
     # An on-demand, hash-only table with items of every type, some
     # overwritten, updated and deleted.
-    ddb.create_table(
-        TableName=ITEMS_TABLE,
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
-    wait_active(ddb, ITEMS_TABLE)
+    on_demand_table(ddb, ITEMS_TABLE)
     every = {
         "s": {"S": "héllo"},
         "n": {"N": "-1.5E-100"},
@@ -123,13 +128,7 @@ def build(ddb):
         ]
     )
     # A table created and dropped stays dropped.
-    ddb.create_table(
-        TableName=DROPPED_TABLE,
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
-    wait_active(ddb, DROPPED_TABLE)
+    on_demand_table(ddb, DROPPED_TABLE)
     ddb.put_item(TableName=DROPPED_TABLE, Item={"id": {"S": "gone"}})
     ddb.delete_table(TableName=DROPPED_TABLE)
 

@@ -163,20 +163,20 @@ const T_M: u8 = 9;
 /// A hash-only table's absent sort key.
 const T_ABSENT: u8 = 10;
 
+/// A string, number or binary with its tag (values and keys alike).
+fn write_scalar_value(w: &mut Writer, tag: u8, text: &str, bytes: &[u8]) {
+    w.u8(tag);
+    match tag {
+        T_B => w.bytes(bytes),
+        _ => w.str(text),
+    }
+}
+
 fn write_value(w: &mut Writer, v: &AttributeValue) {
     match v {
-        AttributeValue::S(s) => {
-            w.u8(T_S);
-            w.str(s);
-        }
-        AttributeValue::N(n) => {
-            w.u8(T_N);
-            w.number(n);
-        }
-        AttributeValue::B(b) => {
-            w.u8(T_B);
-            w.bytes(b);
-        }
+        AttributeValue::S(s) => write_scalar_value(w, T_S, s, &[]),
+        AttributeValue::N(n) => write_scalar_value(w, T_N, &n.to_string(), &[]),
+        AttributeValue::B(b) => write_scalar_value(w, T_B, "", b),
         AttributeValue::Bool(b) => {
             w.u8(T_BOOL);
             w.bool(*b);
@@ -270,18 +270,9 @@ pub fn decode_item(bytes: &[u8]) -> Result<Item, StoreError> {
 
 fn write_key_value(w: &mut Writer, v: &KeyValue) {
     match v {
-        KeyValue::S(s) => {
-            w.u8(T_S);
-            w.str(s);
-        }
-        KeyValue::N(n) => {
-            w.u8(T_N);
-            w.number(n);
-        }
-        KeyValue::B(b) => {
-            w.u8(T_B);
-            w.bytes(b);
-        }
+        KeyValue::S(s) => write_scalar_value(w, T_S, s, &[]),
+        KeyValue::N(n) => write_scalar_value(w, T_N, &n.to_string(), &[]),
+        KeyValue::B(b) => write_scalar_value(w, T_B, "", b),
     }
 }
 
