@@ -2,6 +2,8 @@
 # Server benchmark (not part of CI): batch-write and single-put throughput
 # and latency of `dynaburst serve --capacity-model off`, DynamoDB Local and
 # dynoxide, one run, side by side, with `dynaburst loadgen` as the client.
+# `durable` is dynaburst on durable storage (`serve --data-dir`, a fresh
+# directory per run, every write synced before its answer).
 #
 #   bench/server/run.sh
 #
@@ -15,6 +17,7 @@
 #
 # Settings (environment):
 #   SERVERS="dynaburst dynoxide ddblocal"  MODES="batch put"
+#     (add `durable` for dynaburst --data-dir: SERVERS="dynaburst durable")
 #     (a mode may name GSIs: batch-gsi2 is batch into a table with 2 GSIs,
 #     `dynaburst loadgen --gsis 2`; the baseline build predates indexes and
 #     skips such modes)
@@ -217,11 +220,11 @@ install_baseline() {
 
 for server in $SERVERS; do
     case $server in
-        dynaburst) ;;
+        dynaburst | durable) ;;
         baseline) install_baseline || log "baseline unavailable: ${unavailable[baseline]}" ;;
         dynoxide) install_dynoxide || log "dynoxide unavailable: ${unavailable[dynoxide]}" ;;
         ddblocal) install_ddblocal || log "DynamoDB Local unavailable: ${unavailable[ddblocal]}" ;;
-        *) log "unknown server '$server' (known: dynaburst baseline dynoxide ddblocal)"; exit 2 ;;
+        *) log "unknown server '$server' (known: dynaburst durable baseline dynoxide ddblocal)"; exit 2 ;;
     esac
 done
 
@@ -236,6 +239,7 @@ log "building dynaburst (cargo build --release -p dynaburst)"
 dynaburst="$repo/target/release/dynaburst"
 
 version[dynaburst]="$(cd "$repo" && git rev-parse --short HEAD 2>/dev/null || echo unknown)$(cd "$repo" && git diff --quiet HEAD 2>/dev/null || echo '+dirty')"
+[[ " $SERVERS " == *" durable "* ]] && version[durable]="${version[dynaburst]}"
 [[ -z "${unavailable[baseline]:-}" && " $SERVERS " == *" baseline "* ]] \
     && version[baseline]="$baseline_sha"
 [[ -z "${unavailable[dynoxide]:-}" && " $SERVERS " == *" dynoxide "* ]] \
@@ -248,6 +252,7 @@ version[dynaburst]="$(cd "$repo" && git rev-parse --short HEAD 2>/dev/null || ec
 server_command() { # name port -> the command line that starts the server
     case $1 in
         dynaburst) echo "$dynaburst serve --capacity-model off --host 127.0.0.1 --port $2" ;;
+        durable) echo "$dynaburst serve --capacity-model off --host 127.0.0.1 --port $2 --data-dir <fresh directory>" ;;
         baseline) echo "$baseline_bin serve --capacity-model off --host 127.0.0.1 --port $2" ;;
         dynoxide) echo "$dynoxide_bin serve --host 127.0.0.1 --port $2" ;;
         ddblocal) echo "java -Djava.library.path=$ddbl_lib -cp $ddbl_lib/* com.amazonaws.services.dynamodbv2.local.main.ServerRunner -inMemory -sharedDb -port $2" ;;
@@ -258,6 +263,11 @@ start_server() { # name port log -> sets server_pid
     local name=$1 port=$2 out=$3 i
     case $name in
         dynaburst) "$dynaburst" serve --capacity-model off --host 127.0.0.1 --port "$port" >"$out" 2>&1 & ;;
+        durable)
+            rm -rf "$work/data-dir"
+            "$dynaburst" serve --capacity-model off --host 127.0.0.1 --port "$port" --data-dir "$work/data-dir" \
+                >"$out" 2>&1 &
+            ;;
         baseline) "$baseline_bin" serve --capacity-model off --host 127.0.0.1 --port "$port" >"$out" 2>&1 & ;;
         dynoxide) "$dynoxide_bin" serve --host 127.0.0.1 --port "$port" >"$out" 2>&1 & ;;
         ddblocal) java "-Djava.library.path=$ddbl_lib" -cp "$ddbl_lib/*" \
@@ -378,7 +388,7 @@ mem_gb = next((round(int(l.split()[1]) / 1048576, 1) for l in open("/proc/meminf
 rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
 machine = {"nproc": os.cpu_count(), "model_name": model, "memory_gb": mem_gb,
            "kernel": platform.release(), "rustc": rustc}
-names = {"dynaburst": "dynaburst (--capacity-model off)", "dynoxide": "dynoxide", "ddblocal": "DynamoDB Local",
+names = {"dynaburst": "dynaburst (--capacity-model off)", "durable": "dynaburst --data-dir (durable, --capacity-model off)", "dynoxide": "dynoxide", "ddblocal": "DynamoDB Local",
          "baseline": f"dynaburst at {versions.get('baseline', 'baseline')} (--capacity-model off)"}
 duration = float(env["DURATION"])
 
@@ -406,7 +416,12 @@ for mode in modes:
         theirs = median_items(peer, mode)
         if ours and theirs:
             ratios[f"{mode}: dynaburst/{peer}"] = round(ours / theirs, 2)
+    durable = median_items("durable", mode)
+    if ours and durable:
+        ratios[f"{mode}: durable/dynaburst"] = round(durable / ours, 2)
 goals = {}
+if "batch: durable/dynaburst" in ratios:
+    goals["durable batch >= 0.5x in-memory"] = ratios["batch: durable/dynaburst"] >= 0.5
 if "batch: dynaburst/dynoxide" in ratios:
     goals["batch >= 3x dynoxide"] = ratios["batch: dynaburst/dynoxide"] >= 3.0
 if "put: dynaburst/dynoxide" in ratios:
@@ -459,12 +474,20 @@ w("CPU columns are in cores, averaged over the load generator's whole life (tabl
 if ratios:
     w("Ratios of items/s (medians of undisturbed runs):\n")
     peers = [p for p in ("baseline", "dynoxide", "ddblocal") if any(f"{m}: dynaburst/{p}" in ratios for m in modes)]
-    w("| Mode | " + " | ".join(f"dynaburst / {names[p]}" for p in peers) + " |")
-    w("|---|" + "---:|" * len(peers))
-    for mode in modes:
-        cells = [ratios.get(f"{mode}: dynaburst/{p}") for p in peers]
-        w(f"| {mode} | " + " | ".join("" if c is None else f"{c:.2f}x" for c in cells) + " |")
-    w("")
+    if peers:
+        w("| Mode | " + " | ".join(f"dynaburst / {names[p]}" for p in peers) + " |")
+        w("|---|" + "---:|" * len(peers))
+        for mode in modes:
+            cells = [ratios.get(f"{mode}: dynaburst/{p}") for p in peers]
+            w(f"| {mode} | " + " | ".join("" if c is None else f"{c:.2f}x" for c in cells) + " |")
+        w("")
+    durable_modes = [m for m in modes if f"{m}: durable/dynaburst" in ratios]
+    if durable_modes:
+        w("| Mode | durable (--data-dir) / in-memory |")
+        w("|---|---:|")
+        for mode in durable_modes:
+            w(f"| {mode} | {ratios[f'{mode}: durable/dynaburst']:.2f}x |")
+        w("")
 if goals:
     w("Goals: " + "; ".join(f"{k}: {'met' if v else 'NOT met'}" for k, v in goals.items()) + ".\n")
 w("Server commands (ports vary per run):\n")

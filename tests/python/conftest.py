@@ -113,8 +113,14 @@ def running(srv):
 
 
 @pytest.fixture(scope="session")
-def server():
-    yield from running(ServerProcess())
+def server(tmp_path_factory):
+    """The session's server: in memory, or with DYNABURST_TEST_DATA_DIR=1
+    on durable storage (``serve --data-dir`` in a fresh directory), so the
+    whole suite can run against either."""
+    extra = []
+    if os.environ.get("DYNABURST_TEST_DATA_DIR") == "1":
+        extra = ["--data-dir", str(tmp_path_factory.mktemp("data-dir"))]
+    yield from running(ServerProcess(extra))
 
 
 @pytest.fixture(scope="session")

@@ -32,7 +32,12 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
         "dynaburst-wire",
         &["dynaburst-model", "dynaburst-expr", "dynaburst-engine", "dynaburst-ddbjson", "dynaburst-apimodel"],
     ),
-    ("dynaburst-server", &["dynaburst-model", "dynaburst-engine", "dynaburst-wire", "dynaburst-rng"]),
+    // Durable storage: the engine's seam on disk.
+    ("dynaburst-diskstore", &["dynaburst-model", "dynaburst-engine"]),
+    (
+        "dynaburst-server",
+        &["dynaburst-model", "dynaburst-engine", "dynaburst-wire", "dynaburst-rng", "dynaburst-diskstore"],
+    ),
     // The client side.
     ("dynaburst-input", &["dynaburst-model", "dynaburst-ddbjson"]),
     ("dynaburst-loader", &["dynaburst-model", "dynaburst-input", "dynaburst-rng"]),
@@ -63,6 +68,7 @@ const OWNED_EXTERNAL: &[(&str, &[&str])] = &[
     ("clap", &["dynaburst"]),
     ("indicatif", &["dynaburst"]),
     ("plotters", &["dynaburst-bench"]),
+    ("redb", &["dynaburst-diskstore"]),
 ];
 
 /// The pure core: no JSON, no async runtime, no HTTP, through any chain.

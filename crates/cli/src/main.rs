@@ -92,7 +92,19 @@ struct ServeArgs {
     /// to days; a few seconds keeps tests practical. 0 never expires items.
     #[arg(long, default_value_t = 5.0)]
     ttl_interval: f64,
+    /// Keep every table in this directory (created if missing): tables,
+    /// settings and items survive a restart or a crash, and each write is
+    /// on disk before its answer. One server per directory. Without it,
+    /// everything lives in memory and ends with the process.
+    #[arg(long)]
+    data_dir: Option<std::path::PathBuf>,
+    /// Page cache of the --data-dir database, in MiB.
+    #[arg(long, default_value_t = DEFAULT_CACHE_MIB)]
+    cache_size: usize,
 }
+
+/// Default of `serve --cache-size`.
+const DEFAULT_CACHE_MIB: usize = dynaburst_diskstore::DEFAULT_CACHE_BYTES >> 20;
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum LatencyArg {
@@ -218,7 +230,27 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         if args.capacity_model == Switch::Off {
             config.capacity = None;
         }
-        let engine = Arc::new(Engine::new(config));
+        let disk = match &args.data_dir {
+            Some(dir) => {
+                let options = dynaburst_diskstore::DiskOptions {
+                    cache_bytes: args.cache_size.saturating_mul(1 << 20),
+                    ..Default::default()
+                };
+                let disk = dynaburst_diskstore::DiskStorage::open(dir, &options)?;
+                eprintln!("dynaburst: data in {}", dir.display());
+                Some(Arc::new(disk))
+            }
+            None => None,
+        };
+        let engine = match &disk {
+            Some(disk) => {
+                use dynaburst_server::Clock;
+                let now = dynaburst_server::SystemClock::new().now().millis();
+                let engine = Engine::open(config, disk.clone(), now).context("cannot load the tables of --data-dir")?;
+                Arc::new(engine)
+            }
+            None => Arc::new(Engine::new(config)),
+        };
         let seed = seed_or_fresh(args.seed);
         // Request ids and service times draw from independent generators.
         let mut rng = dynaburst_rng::Rng::new(seed);
@@ -235,12 +267,19 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         let ttl = std::time::Duration::try_from_secs_f64(args.ttl_interval).map_err(|_| {
             anyhow::anyhow!("--ttl-interval must be a number of seconds >= 0, not {}", args.ttl_interval)
         })?;
-        let server = Arc::new(Server::new(engine, ids_seed).with_latency(model).with_ttl_interval(ttl));
+        let mut server = Server::new(engine, ids_seed).with_latency(model).with_ttl_interval(ttl);
+        if let Some(disk) = &disk {
+            server = server.with_durability(disk.durability());
+        }
+        let server = Arc::new(server);
         eprintln!("dynaburst: seed {seed} (pass --seed {seed} to draw the same request ids and service times)");
         let shutdown = shutdown_signal();
         println!("dynaburst listening on http://{local}");
         std::io::stdout().flush().context("cannot write to stdout")?;
         dynaburst_server::serve(listener, server, shutdown).await.context("server failed")?;
+        if let Some(disk) = &disk {
+            disk.close();
+        }
         eprintln!("dynaburst: shut down cleanly");
         Ok(())
     })

@@ -42,13 +42,28 @@ struct Server {
     child: Option<Child>,
     endpoint: String,
     stderr: Arc<Mutex<String>>,
+    /// With DYNABURST_TEST_DATA_DIR=1: the server's `--data-dir`, removed
+    /// on drop.
+    data_dir: Option<std::path::PathBuf>,
 }
 
 impl Server {
     fn start() -> Server {
         let bin = env!("CARGO_BIN_EXE_dynaburst");
+        // DYNABURST_TEST_DATA_DIR=1 runs the suite against durable storage.
+        static SERVERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let data_dir = (std::env::var("DYNABURST_TEST_DATA_DIR").as_deref() == Ok("1")).then(|| {
+            let n = SERVERS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            std::env::temp_dir().join(format!("dynaburst-rust-sdk-{}-{n}", std::process::id()))
+        });
+        let mut args: Vec<std::ffi::OsString> =
+            vec!["serve".into(), "--host".into(), "127.0.0.1".into(), "--port".into(), "0".into()];
+        if let Some(dir) = &data_dir {
+            args.push("--data-dir".into());
+            args.push(dir.clone().into_os_string());
+        }
         let mut child = Command::new(bin)
-            .args(["serve", "--host", "127.0.0.1", "--port", "0"])
+            .args(&args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -98,7 +113,7 @@ impl Server {
             });
         }
 
-        let mut server = Server { child: Some(child), endpoint: String::new(), stderr };
+        let mut server = Server { child: Some(child), endpoint: String::new(), stderr, data_dir };
         match rx.recv_timeout(Duration::from_secs(15)) {
             Ok(url) => {
                 assert!(url.starts_with("http://127.0.0.1:"), "unexpected listening URL {url:?}");
@@ -157,6 +172,9 @@ impl Drop for Server {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();
+        }
+        if let Some(dir) = self.data_dir.take() {
+            let _ = std::fs::remove_dir_all(dir);
         }
     }
 }

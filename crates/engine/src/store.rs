@@ -193,6 +193,11 @@ pub trait TableStore: Send + Sync {
     fn writes_are_infallible(&self) -> bool {
         false
     }
+    /// The backend's own id of this table, for a backend whose `commit`
+    /// writes each slot's mutations to its own table (memory: none).
+    fn storage_id(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// One write of a batch: `item` under `key` in the batch's table slot

@@ -55,6 +55,9 @@ pub struct Server {
     clock: Arc<dyn Clock>,
     /// Time between two sweeps of the TTL expirer; zero for none.
     ttl_interval: Duration,
+    /// Set over durable storage: every answer waits until what the
+    /// request wrote (and everything written before it) is on disk.
+    durability: Option<dynaburst_diskstore::Durability>,
 }
 
 impl Server {
@@ -67,7 +70,15 @@ impl Server {
             latency: None,
             clock: Arc::new(SystemClock::new()),
             ttl_interval: Duration::ZERO,
+            durability: None,
         }
+    }
+
+    /// Answers each request only once the writes before its answer are on
+    /// disk (the engine's storage is `durability`'s).
+    pub fn with_durability(mut self, durability: dynaburst_diskstore::Durability) -> Server {
+        self.durability = Some(durability);
+        self
     }
 
     /// Answers each request after a delay drawn from `model`.
@@ -312,6 +323,13 @@ where
     } else {
         dynaburst_wire::handle(&engine, &operation, &body, arrived.millis(), host.as_deref())
     };
+    // Durability: no answer (a write's 200, or a read of what a write
+    // left) leaves before the writes it reflects are on disk.
+    if let Some(durability) = &server.durability {
+        if let Err(e) = durability.settle().await {
+            return error_response(server, ApiError::internal(format!("Internal server error: {e}")));
+        }
+    }
     if let Some(model) = &server.latency {
         let delay = model.delay(&operation, outcome.items, outcome.cancelled());
         // The modelled service time includes our own processing.

@@ -6,8 +6,9 @@
 
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -35,9 +36,16 @@ export async function startServer({ timeoutMs = 15000 } = {}) {
   if (!existsSync(BIN)) {
     throw new Error(`dynaburst binary not found at ${BIN} (set DYNABURST_BIN)`);
   }
-  const proc = spawn(BIN, ["serve", "--host", "127.0.0.1", "--port", "0"], {
+  // DYNABURST_TEST_DATA_DIR=1 runs the suite against durable storage:
+  // `serve --data-dir` in a fresh directory, removed when the server exits.
+  const args = ["serve", "--host", "127.0.0.1", "--port", "0"];
+  const dataDir =
+    process.env.DYNABURST_TEST_DATA_DIR === "1" ? mkdtempSync(join(tmpdir(), "dynaburst-node-")) : null;
+  if (dataDir) args.push("--data-dir", dataDir);
+  const proc = spawn(BIN, args, {
     stdio: ["ignore", "pipe", "pipe"],
   });
+  if (dataDir) proc.once("exit", () => rmSync(dataDir, { recursive: true, force: true }));
   let stderr = "";
   proc.stderr.setEncoding("utf8");
   proc.stderr.on("data", (d) => {

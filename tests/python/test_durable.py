@@ -1,0 +1,234 @@
+"""`dynaburst serve --data-dir`: tables with every setting, and their items,
+are the same after a clean restart (SIGTERM) and after a crash (SIGKILL);
+a second server on the same directory is refused."""
+
+from __future__ import annotations
+
+import time
+from decimal import Decimal
+
+import pytest
+
+from conftest import ServerProcess, make_client
+
+SETTINGS_TABLE = "durable-settings"
+ITEMS_TABLE = "durable-items"
+DROPPED_TABLE = "durable-dropped"
+
+
+def start(data_dir):
+    return ServerProcess(["--data-dir", str(data_dir), "--ttl-interval", "0"])
+
+
+def wait_active(ddb, name):
+    for _ in range(400):
+        if ddb.describe_table(TableName=name)["Table"]["TableStatus"] == "ACTIVE":
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{name} never became ACTIVE")
+
+
+def on_demand_table(ddb, name):
+    """An on-demand table with a string hash key `id`, ACTIVE."""
+    ddb.create_table(
+        TableName=name,
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    wait_active(ddb, name)
+
+
+def build(ddb):
+    """Tables with every setting the catalog keeps, and items of every type."""
+    ddb.create_table(
+        TableName=SETTINGS_TABLE,
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "N"},
+            {"AttributeName": "g", "AttributeType": "S"},
+            {"AttributeName": "l", "AttributeType": "B"},
+        ],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        BillingMode="PROVISIONED",
+        ProvisionedThroughput={"ReadCapacityUnits": 700, "WriteCapacityUnits": 900},
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "by-g",
+                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["x", "y"]},
+                "ProvisionedThroughput": {"ReadCapacityUnits": 300, "WriteCapacityUnits": 400},
+            }
+        ],
+        LocalSecondaryIndexes=[
+            {
+                "IndexName": "by-l",
+                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "l", "KeyType": "RANGE"}],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            }
+        ],
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+        Tags=[{"Key": "team", "Value": "storage"}, {"Key": "empty", "Value": ""}],
+    )
+    wait_active(ddb, SETTINGS_TABLE)
+    ddb.update_time_to_live(
+        TableName=SETTINGS_TABLE, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires"}
+    )
+    # Raised throughput (the catalog keeps when it was last raised).
+    ddb.update_table(
+        TableName=SETTINGS_TABLE, ProvisionedThroughput={"ReadCapacityUnits": 800, "WriteCapacityUnits": 1000}
+    )
+    wait_active(ddb, SETTINGS_TABLE)
+    ddb.tag_resource(
+        ResourceArn=ddb.describe_table(TableName=SETTINGS_TABLE)["Table"]["TableArn"],
+        Tags=[{"Key": "added", "Value": "later"}],
+    )
+    for i in range(20):
+        ddb.put_item(
+            TableName=SETTINGS_TABLE,
+            Item={
+                "pk": {"S": f"p{i % 4}"},
+                "sk": {"N": str(i)},
+                "g": {"S": f"g{i % 3}"},
+                "l": {"B": bytes([i])},
+                "x": {"S": "x" * i},
+                "expires": {"N": "4102444800"},
+            },
+        )
+    # An on-demand, hash-only table with items of every type, some
+    # overwritten, updated and deleted.
+    on_demand_table(ddb, ITEMS_TABLE)
+    every = {
+        "s": {"S": "héllo"},
+        "n": {"N": "-1.5E-100"},
+        "b": {"B": b"\x00\xff"},
+        "t": {"BOOL": True},
+        "z": {"NULL": True},
+        "ss": {"SS": ["a", "b"]},
+        "ns": {"NS": ["1", "2.5"]},
+        "bs": {"BS": [b"\x01", b"\x02"]},
+        "l": {"L": [{"S": "x"}, {"M": {"deep": {"L": [{"N": "7"}]}}}]},
+        "m": {"M": {"k": {"S": "v"}}},
+    }
+    for i in range(200):
+        ddb.put_item(TableName=ITEMS_TABLE, Item={"id": {"S": f"i{i:03}"}, "v": {"N": str(i)}, **every})
+    for i in range(0, 200, 3):
+        ddb.update_item(
+            TableName=ITEMS_TABLE,
+            Key={"id": {"S": f"i{i:03}"}},
+            UpdateExpression="SET v = v + :one REMOVE ss",
+            ExpressionAttributeValues={":one": {"N": "1"}},
+        )
+    for i in range(0, 200, 7):
+        ddb.delete_item(TableName=ITEMS_TABLE, Key={"id": {"S": f"i{i:03}"}})
+    ddb.transact_write_items(
+        TransactItems=[
+            {"Put": {"TableName": ITEMS_TABLE, "Item": {"id": {"S": "tx-a"}, "v": {"N": "1"}}}},
+            {"Put": {"TableName": SETTINGS_TABLE, "Item": {"pk": {"S": "tx"}, "sk": {"N": "1"}}}},
+        ]
+    )
+    # A table created and dropped stays dropped.
+    on_demand_table(ddb, DROPPED_TABLE)
+    ddb.put_item(TableName=DROPPED_TABLE, Item={"id": {"S": "gone"}})
+    ddb.delete_table(TableName=DROPPED_TABLE)
+
+
+def scan_all(ddb, table):
+    items, start = [], None
+    while True:
+        kwargs = {"TableName": table, "ConsistentRead": True}
+        if start:
+            kwargs["ExclusiveStartKey"] = start
+        page = ddb.scan(**kwargs)
+        items.extend(page["Items"])
+        start = page.get("LastEvaluatedKey")
+        if not start:
+            return items
+
+
+def snapshot(ddb):
+    """Everything a client can see of the tables (no clocks of ours: the
+    catalog keeps the tables' own timestamps, so they must match too)."""
+    out = {"tables": ddb.list_tables()["TableNames"]}
+    for table in (SETTINGS_TABLE, ITEMS_TABLE):
+        desc = ddb.describe_table(TableName=table)["Table"]
+        out[table] = {
+            "describe": desc,
+            "tags": ddb.list_tags_of_resource(ResourceArn=desc["TableArn"])["Tags"],
+            "ttl": ddb.describe_time_to_live(TableName=table)["TimeToLiveDescription"],
+            "items": scan_all(ddb, table),
+            "gsi": sorted(
+                (i["g"]["S"], i["pk"]["S"], i["sk"]["N"])
+                for i in ddb.query(
+                    TableName=SETTINGS_TABLE,
+                    IndexName="by-g",
+                    KeyConditionExpression="g = :g",
+                    ExpressionAttributeValues={":g": {"S": "g1"}},
+                )["Items"]
+            ),
+        }
+    return out
+
+
+@pytest.mark.parametrize("how", ["clean", "kill"])
+def test_settings_and_items_survive_a_restart(tmp_path, how):
+    srv = start(tmp_path)
+    try:
+        ddb = make_client(srv.url)
+        build(ddb)
+        before = snapshot(ddb)
+    finally:
+        if how == "clean":
+            assert srv.stop() == 0
+        else:
+            srv.proc.kill()
+            srv.proc.wait()
+    srv = start(tmp_path)
+    try:
+        ddb = make_client(srv.url)
+        after = snapshot(ddb)
+        assert after["tables"] == [ITEMS_TABLE, SETTINGS_TABLE]
+        for table in (SETTINGS_TABLE, ITEMS_TABLE):
+            assert after[table] == before[table], table
+        settings = after[SETTINGS_TABLE]
+        desc = settings["describe"]
+        # Spot checks that the comparison compared something.
+        assert desc["ProvisionedThroughput"]["ReadCapacityUnits"] == 800
+        assert desc["ProvisionedThroughput"]["WriteCapacityUnits"] == 1000
+        assert "LastIncreaseDateTime" in desc["ProvisionedThroughput"]
+        assert desc["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
+        assert [i["IndexName"] for i in desc["GlobalSecondaryIndexes"]] == ["by-g"]
+        assert desc["GlobalSecondaryIndexes"][0]["ProvisionedThroughput"]["WriteCapacityUnits"] == 400
+        assert [i["IndexName"] for i in desc["LocalSecondaryIndexes"]] == ["by-l"]
+        assert settings["ttl"] == {"TimeToLiveStatus": "ENABLED", "AttributeName": "expires"}
+        assert sorted((t["Key"], t["Value"]) for t in settings["tags"]) == [
+            ("added", "later"),
+            ("empty", ""),
+            ("team", "storage"),
+        ]
+        assert desc["ItemCount"] == 21 and desc["TableSizeBytes"] > 0
+        items = after[ITEMS_TABLE]
+        assert items["describe"]["ItemCount"] == len(items["items"]) == 200 - 29 + 1
+        by_id = {i["id"]["S"]: i for i in items["items"]}
+        assert by_id["i003"]["v"] == {"N": "4"} and "ss" not in by_id["i003"]
+        assert by_id["i001"]["l"] == {"L": [{"S": "x"}, {"M": {"deep": {"L": [{"N": "7"}]}}}]}
+        assert "i007" not in by_id
+        # The database takes writes after the restart.
+        ddb.put_item(TableName=ITEMS_TABLE, Item={"id": {"S": "after"}, "v": {"N": str(Decimal("1.5"))}})
+        assert ddb.get_item(TableName=ITEMS_TABLE, Key={"id": {"S": "after"}})["Item"]["v"] == {"N": "1.5"}
+    finally:
+        srv.stop()
+
+
+def test_a_second_server_on_the_same_directory_is_refused(tmp_path):
+    first = start(tmp_path)
+    try:
+        with pytest.raises(RuntimeError) as refused:
+            start(tmp_path)
+        message = str(refused.value)
+        assert "exited before announcing its port" in message
+        assert f"data directory {tmp_path} is in use by another dynaburst server" in message
+        # The first server is unharmed.
+        assert make_client(first.url).list_tables()["TableNames"] == []
+    finally:
+        first.stop()
