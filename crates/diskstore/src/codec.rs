@@ -374,6 +374,8 @@ fn write_settings(w: &mut Writer, s: &TableSettings) {
         last_pay_per_request_switch,
         ttl,
         stream,
+        on_demand_max,
+        warm,
     } = s;
     write_pair(
         w,
@@ -409,6 +411,9 @@ fn write_settings(w: &mut Writer, s: &TableSettings) {
         }
         None => w.u8(0),
     }
+    // -1 (no maximum) kept as its two's-complement bits.
+    write_pair(w, on_demand_max.map(|(r, wr)| (r as u64, wr as u64)));
+    write_pair(w, *warm);
 }
 
 fn read_settings(r: &mut Reader<'_>) -> Result<TableSettings, StoreError> {
@@ -438,6 +443,8 @@ fn read_settings(r: &mut Reader<'_>) -> Result<TableSettings, StoreError> {
     } else {
         None
     };
+    let on_demand_max = read_pair(r)?.map(|(read, write)| (read as i64, write as i64));
+    let warm = read_pair(r)?;
     Ok(TableSettings {
         billing,
         last_increase,
@@ -446,6 +453,8 @@ fn read_settings(r: &mut Reader<'_>) -> Result<TableSettings, StoreError> {
         last_pay_per_request_switch,
         ttl,
         stream,
+        on_demand_max,
+        warm,
     })
 }
 
@@ -645,6 +654,8 @@ mod tests {
                     view: StreamViewType::NewAndOldImages,
                     label: "2026-11-24T00:00:00.000".into(),
                 }),
+                on_demand_max: Some((-1, 50)),
+                warm: Some((15_000, 6_000)),
             },
             created_at: Millis(1_700_000_000_000),
             indexes: vec![
