@@ -55,12 +55,12 @@ fn units_json(read: f64, write: f64, shown: UnitsShown) -> Map<String, Value> {
 }
 
 /// ConsumedCapacity of an item operation or a batch (S59).
-fn item_capacity_json(c: &ConsumedCapacity) -> Value {
+pub(crate) fn item_capacity_json(c: &ConsumedCapacity) -> Value {
     consumed_json(c, UnitsShown::Total)
 }
 
 /// ConsumedCapacity of a Query, a Scan or a transaction.
-fn capacity_json(c: &ConsumedCapacity) -> Value {
+pub(crate) fn capacity_json(c: &ConsumedCapacity) -> Value {
     consumed_json(c, UnitsShown::Split)
 }
 
