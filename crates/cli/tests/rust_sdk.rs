@@ -18,6 +18,7 @@ use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::operation::describe_table::DescribeTableError;
+use aws_sdk_dynamodb::operation::execute_transaction::ExecuteTransactionError;
 use aws_sdk_dynamodb::operation::get_item::GetItemError;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::query::QueryError;
@@ -25,11 +26,12 @@ use aws_sdk_dynamodb::operation::tag_resource::TagResourceError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue, BillingMode, Capacity, ConditionCheck, CreateGlobalSecondaryIndexAction,
-    DeleteGlobalSecondaryIndexAction, GlobalSecondaryIndex, GlobalSecondaryIndexDescription,
-    GlobalSecondaryIndexUpdate, IndexStatus, KeySchemaElement, KeyType, KeysAndAttributes, LocalSecondaryIndex,
-    Projection, ProjectionType, ProvisionedThroughput, Put, PutRequest, ReturnConsumedCapacity, ReturnValue,
-    ScalarAttributeType, Select, TableStatus, Tag, TransactWriteItem, Update, WriteRequest,
+    AttributeDefinition, AttributeValue, BatchStatementErrorCodeEnum, BatchStatementRequest, BillingMode, Capacity,
+    ConditionCheck, CreateGlobalSecondaryIndexAction, DeleteGlobalSecondaryIndexAction, GlobalSecondaryIndex,
+    GlobalSecondaryIndexDescription, GlobalSecondaryIndexUpdate, IndexStatus, KeySchemaElement, KeyType,
+    KeysAndAttributes, LocalSecondaryIndex, ParameterizedStatement, Projection, ProjectionType, ProvisionedThroughput,
+    Put, PutRequest, ReturnConsumedCapacity, ReturnValue, ScalarAttributeType, Select, TableStatus, Tag,
+    TransactWriteItem, Update, WriteRequest,
 };
 use aws_sdk_dynamodb::Client;
 
@@ -1487,4 +1489,87 @@ async fn each_region_of_the_credential_scope_has_its_own_tables() {
     assert_eq!(got.item().cloned(), Some(item(&[("pk", s("k")), ("at", s("eu-west-1"))])));
     let got = here.get_item().table_name("regional").key("pk", s("k")).send().await.unwrap();
     assert_eq!(got.item().cloned(), Some(item(&[("pk", s("k")), ("at", s("us-east-1"))])));
+}
+
+#[tokio::test]
+async fn partiql_statements_batch_and_transaction() {
+    let (_server, client) = start_with_table("pql", Some(ScalarAttributeType::N)).await;
+    for i in 0..4 {
+        client
+            .execute_statement()
+            .statement(r#"INSERT INTO "pql" VALUE {'pk': ?, 'sk': ?, 'v': 'x'}"#)
+            .parameters(s("rs"))
+            .parameters(n(&i.to_string()))
+            .send()
+            .await
+            .expect("INSERT");
+    }
+    let page = client
+        .execute_statement()
+        .statement(r#"SELECT sk FROM "pql" WHERE pk = 'rs' AND sk > 0"#)
+        .limit(2)
+        .send()
+        .await
+        .expect("SELECT");
+    assert_eq!(page.items(), [item(&[("sk", n("1"))]), item(&[("sk", n("2"))])]);
+    let rest = client
+        .execute_statement()
+        .statement(r#"SELECT sk FROM "pql" WHERE pk = 'rs' AND sk > 0"#)
+        .set_next_token(page.next_token().map(str::to_string))
+        .send()
+        .await
+        .expect("second page");
+    assert_eq!(rest.items(), [item(&[("sk", n("3"))])]);
+    assert_eq!(rest.next_token(), None);
+
+    let dup = client.execute_statement().statement(r#"INSERT INTO "pql" VALUE {'pk': 'rs', 'sk': 0}"#).send().await;
+    assert_refused(dup, "a duplicate INSERT", "DuplicateItemException", "Duplicate primary key exists in table");
+
+    let batch = client
+        .batch_execute_statement()
+        .statements(
+            BatchStatementRequest::builder()
+                .statement(r#"UPDATE "pql" SET v = 'y' WHERE pk = 'rs' AND sk = 1"#)
+                .build()
+                .unwrap(),
+        )
+        .statements(
+            BatchStatementRequest::builder()
+                .statement(r#"UPDATE "pql" SET v = 'y' WHERE pk = 'rs' AND sk = 1 AND v = 'x'"#)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .expect("BatchExecuteStatement");
+    let codes: Vec<Option<&BatchStatementErrorCodeEnum>> =
+        batch.responses().iter().map(|r| r.error().and_then(|e| e.code())).collect();
+    assert_eq!(codes, [None, Some(&BatchStatementErrorCodeEnum::ConditionalCheckFailed)]);
+
+    let err = client
+        .execute_transaction()
+        .transact_statements(
+            ParameterizedStatement::builder()
+                .statement(r#"DELETE FROM "pql" WHERE pk = 'rs' AND sk = 2"#)
+                .build()
+                .unwrap(),
+        )
+        .transact_statements(
+            ParameterizedStatement::builder()
+                .statement(r#"INSERT INTO "pql" VALUE {'pk': 'rs', 'sk': 3}"#)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .expect_err("a duplicate INSERT cancels the transaction");
+    match err.into_service_error() {
+        ExecuteTransactionError::TransactionCanceledException(e) => {
+            let codes: Vec<Option<&str>> = e.cancellation_reasons().iter().map(|r| r.code()).collect();
+            assert_eq!(codes, [Some("None"), Some("DuplicateItem")]);
+        }
+        other => panic!("expected TransactionCanceledException, got {other:?}"),
+    }
+    let kept = client.get_item().table_name("pql").key("pk", s("rs")).key("sk", n("2")).send().await.unwrap();
+    assert!(kept.item().is_some(), "the cancelled DELETE was applied");
 }
