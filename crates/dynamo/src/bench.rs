@@ -8,7 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-use aws_sdk_dynamodb::types::{AttributeValue as Av, ConditionCheck, Put, PutRequest, TransactWriteItem, WriteRequest};
+use aws_sdk_dynamodb::types::{
+    AttributeValue as Av, BatchStatementRequest, ConditionCheck, Put, PutRequest, TransactWriteItem, WriteRequest,
+};
 use aws_sdk_dynamodb::Client;
 use dynaburst_model::{AttributeValue, Item, ScalarType};
 use dynaburst_rng::{Backoff, Rng};
@@ -173,6 +175,48 @@ impl BenchClient {
         Err(gave_up("TransactWriteItems", "throttled every time"))
     }
 
+    /// One BatchExecuteStatement of an INSERT per item, re-sending the
+    /// statements refused for throughput until all are in. A DuplicateItem
+    /// is an error: the table is purged before each run.
+    pub async fn batch_statements(&self, table: &str, items: &[BenchItem]) -> Result<(), BenchError> {
+        let mut pending = insert_statements(table, items)?;
+        let mut rng = self.rng(table);
+        let mut attempt = 0;
+        while !pending.is_empty() {
+            self.sent.fetch_add(1, Ordering::Relaxed);
+            match self.client.batch_execute_statement().set_statements(Some(pending.clone())).send().await {
+                Ok(o) => {
+                    let mut left = Vec::new();
+                    for (statement, response) in pending.iter().zip(o.responses()) {
+                        let Some(code) = response.error().and_then(|e| e.code()) else { continue };
+                        if !THROTTLED_STATEMENT_CODES.contains(&code.as_str()) {
+                            let message = response.error().and_then(|e| e.message()).unwrap_or_default();
+                            return Err(DynamoError::Build {
+                                operation: "BatchExecuteStatement",
+                                text: format!("{}: {message}", code.as_str()),
+                            });
+                        }
+                        left.push(statement.clone());
+                    }
+                    if !left.is_empty() {
+                        tokio::time::sleep(BENCH_BACKOFF.delay(attempt, &mut rng)).await;
+                        attempt += 1;
+                    }
+                    pending = left;
+                }
+                Err(e) if classify(&e).is_retryable() => {
+                    tokio::time::sleep(BENCH_BACKOFF.delay(attempt, &mut rng)).await;
+                    attempt += 1;
+                }
+                Err(e) => return Err(DynamoError::request("BatchExecuteStatement", &e)),
+            }
+            if attempt > BENCH_ATTEMPTS {
+                return Err(gave_up("BatchExecuteStatement", "no progress"));
+            }
+        }
+        Ok(())
+    }
+
     /// One PutItem, once: whether it succeeded.
     pub async fn put_once(&self, table: &str, item: &Item) -> bool {
         self.client.put_item().table_name(table).set_item(Some(item_to_sdk(item))).send().await.is_ok()
@@ -258,6 +302,29 @@ fn put_requests(items: &[BenchItem]) -> Result<Vec<WriteRequest>, DynamoError> {
         })
         .collect::<Result<_, _>>()
         .map_err(|e| DynamoError::Build { operation: "BatchWriteItem", text: e.to_string() })
+}
+
+/// Per-statement error codes of BatchExecuteStatement that ask for the
+/// statement to be sent again.
+const THROTTLED_STATEMENT_CODES: [&str; 4] =
+    ["ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded", "InternalServerError"];
+
+/// `INSERT INTO "table" VALUE {'a': ?, ...}` for each item, its values as
+/// the parameters.
+fn insert_statements(table: &str, items: &[BenchItem]) -> Result<Vec<BatchStatementRequest>, DynamoError> {
+    let quote = |name: &str| name.replace('\'', "''");
+    items
+        .iter()
+        .map(|i| {
+            let (names, values): (Vec<&String>, Vec<Av>) = i.0.iter().map(|(k, v)| (k, v.clone())).unzip();
+            let fields: Vec<String> = names.iter().map(|k| format!("'{}': ?", quote(k))).collect();
+            BatchStatementRequest::builder()
+                .statement(format!("INSERT INTO \"{table}\" VALUE {{{}}}", fields.join(", ")))
+                .set_parameters(Some(values))
+                .build()
+        })
+        .collect::<Result<_, _>>()
+        .map_err(|e| DynamoError::Build { operation: "BatchExecuteStatement", text: e.to_string() })
 }
 
 fn transact_puts(table: &str, items: &[BenchItem]) -> Result<Vec<TransactWriteItem>, DynamoError> {
