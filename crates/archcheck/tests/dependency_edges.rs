@@ -23,8 +23,9 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
     ("dynaburst-expr", &["dynaburst-model"]),
     ("dynaburst-capacity", &["dynaburst-model"]),
     ("dynaburst-engine", &["dynaburst-model", "dynaburst-expr", "dynaburst-capacity"]),
-    // DynamoDB's PartiQL subset: a parser that depends on nothing.
-    ("dynaburst-partiql", &[]),
+    // DynamoDB's PartiQL subset: a parser (its comparison operators are
+    // the expression language's).
+    ("dynaburst-partiql", &["dynaburst-expr"]),
     // DynamoDB's request shapes and constraints, from its service model.
     ("dynaburst-apimodel", &[]),
     // DynamoDB JSON: a leaf over the model, shared by both sides.

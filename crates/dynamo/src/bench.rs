@@ -3,6 +3,7 @@
 //! and retry what the one classification (`errors`) calls retryable.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -114,28 +115,45 @@ impl BenchClient {
     /// One BatchWriteItem, re-sending what comes back unprocessed or
     /// throttled until all is in.
     pub async fn batch_all(&self, table: &str, items: &[BenchItem]) -> Result<(), BenchError> {
-        let mut pending = put_requests(items)?;
+        let pending = put_requests(items)?;
+        self.resend_until_done(table, "BatchWriteItem", pending, |p| async move {
+            match self.client.batch_write_item().request_items(table, p).send().await {
+                Ok(o) => Sent::Left(o.unprocessed_items().and_then(|m| m.get(table)).cloned().unwrap_or_default()),
+                Err(e) if classify(&e).is_retryable() => Sent::Retry,
+                Err(e) => Sent::Failed(DynamoError::request("BatchWriteItem", &e)),
+            }
+        })
+        .await
+    }
+
+    /// Sends `pending` with `send`, then what each answer leaves, backing
+    /// off after an answer that leaves something or asks for a retry, until
+    /// nothing is left or [`BENCH_ATTEMPTS`] backoffs pass.
+    async fn resend_until_done<T: Clone, F: Future<Output = Sent<T>>>(
+        &self,
+        table: &str,
+        operation: &str,
+        mut pending: Vec<T>,
+        send: impl Fn(Vec<T>) -> F,
+    ) -> Result<(), BenchError> {
         let mut rng = self.rng(table);
         let mut attempt = 0;
         while !pending.is_empty() {
             self.sent.fetch_add(1, Ordering::Relaxed);
-            match self.client.batch_write_item().request_items(table, pending.clone()).send().await {
-                Ok(o) => {
-                    let left = o.unprocessed_items().and_then(|m| m.get(table)).cloned().unwrap_or_default();
-                    if !left.is_empty() {
-                        tokio::time::sleep(BENCH_BACKOFF.delay(attempt, &mut rng)).await;
-                        attempt += 1;
-                    }
+            let again = match send(pending.clone()).await {
+                Sent::Left(left) => {
                     pending = left;
+                    !pending.is_empty()
                 }
-                Err(e) if classify(&e).is_retryable() => {
-                    tokio::time::sleep(BENCH_BACKOFF.delay(attempt, &mut rng)).await;
-                    attempt += 1;
-                }
-                Err(e) => return Err(DynamoError::request("BatchWriteItem", &e)),
+                Sent::Retry => true,
+                Sent::Failed(e) => return Err(e),
+            };
+            if again {
+                tokio::time::sleep(BENCH_BACKOFF.delay(attempt, &mut rng)).await;
+                attempt += 1;
             }
             if attempt > BENCH_ATTEMPTS {
-                return Err(gave_up("BatchWriteItem", "no progress"));
+                return Err(gave_up(operation, "no progress"));
             }
         }
         Ok(())
@@ -179,42 +197,28 @@ impl BenchClient {
     /// statements refused for throughput until all are in. A DuplicateItem
     /// is an error: the table is purged before each run.
     pub async fn batch_statements(&self, table: &str, items: &[BenchItem]) -> Result<(), BenchError> {
-        let mut pending = insert_statements(table, items)?;
-        let mut rng = self.rng(table);
-        let mut attempt = 0;
-        while !pending.is_empty() {
-            self.sent.fetch_add(1, Ordering::Relaxed);
-            match self.client.batch_execute_statement().set_statements(Some(pending.clone())).send().await {
+        let pending = insert_statements(table, items)?;
+        self.resend_until_done(table, "BatchExecuteStatement", pending, |p| async move {
+            let out = self.client.batch_execute_statement().set_statements(Some(p.clone())).send().await;
+            match out {
                 Ok(o) => {
                     let mut left = Vec::new();
-                    for (statement, response) in pending.iter().zip(o.responses()) {
-                        let Some(code) = response.error().and_then(|e| e.code()) else { continue };
-                        if !THROTTLED_STATEMENT_CODES.contains(&code.as_str()) {
-                            let message = response.error().and_then(|e| e.message()).unwrap_or_default();
-                            return Err(DynamoError::Build {
-                                operation: "BatchExecuteStatement",
-                                text: format!("{}: {message}", code.as_str()),
-                            });
+                    for (statement, response) in p.into_iter().zip(o.responses()) {
+                        let Some(error) = response.error() else { continue };
+                        let code = error.code().map(|c| c.as_str()).unwrap_or_default();
+                        if !THROTTLED_STATEMENT_CODES.contains(&code) {
+                            let text = format!("{code}: {}", error.message().unwrap_or_default());
+                            return Sent::Failed(DynamoError::Build { operation: "BatchExecuteStatement", text });
                         }
-                        left.push(statement.clone());
+                        left.push(statement);
                     }
-                    if !left.is_empty() {
-                        tokio::time::sleep(BENCH_BACKOFF.delay(attempt, &mut rng)).await;
-                        attempt += 1;
-                    }
-                    pending = left;
+                    Sent::Left(left)
                 }
-                Err(e) if classify(&e).is_retryable() => {
-                    tokio::time::sleep(BENCH_BACKOFF.delay(attempt, &mut rng)).await;
-                    attempt += 1;
-                }
-                Err(e) => return Err(DynamoError::request("BatchExecuteStatement", &e)),
+                Err(e) if classify(&e).is_retryable() => Sent::Retry,
+                Err(e) => Sent::Failed(DynamoError::request("BatchExecuteStatement", &e)),
             }
-            if attempt > BENCH_ATTEMPTS {
-                return Err(gave_up("BatchExecuteStatement", "no progress"));
-            }
-        }
-        Ok(())
+        })
+        .await
     }
 
     /// One PutItem, once: whether it succeeded.
@@ -285,6 +289,15 @@ impl BenchClient {
             .map_err(|e| DynamoError::request("Query", &e))?;
         Ok(out.items().first().and_then(item_from_sdk))
     }
+}
+
+/// What one send of a batch left.
+enum Sent<T> {
+    /// The entries to send again (none: all done).
+    Left(Vec<T>),
+    /// A retryable failure: send the same again.
+    Retry,
+    Failed(DynamoError),
 }
 
 fn gave_up(operation: &str, last: &str) -> DynamoError {

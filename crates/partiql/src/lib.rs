@@ -5,13 +5,17 @@
 //! attribute values, and statements into operations, is the caller's job
 //! (`dynaburst-wire`), which knows the tables.
 //!
-//! Architecture invariant: pure and dependency-free: no I/O, no clock, and
-//! no input makes it recurse past [`MAX_NESTING`].
+//! Architecture invariant: pure (it depends only on `dynaburst-expr`, for
+//! its comparison operators): no I/O, no clock, and no input makes it
+//! recurse past [`MAX_NESTING`].
 
 mod lexer;
 mod parser;
 
 use std::fmt;
+
+/// The comparison operators are the expression language's.
+pub use dynaburst_expr::Comparator as CompareOp;
 
 pub use parser::parse;
 
@@ -117,17 +121,6 @@ impl Path {
             _ => None,
         }
     }
-}
-
-/// A comparison operator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CompareOp {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
 }
 
 /// What `IS [NOT] ...` tests.

@@ -22,8 +22,8 @@ use dynaburst_partiql::{CompareOp, Expr, IsKind, Path, Returning, Statement, Ste
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ErrorKind};
-use crate::ops::{capacity_json, item_capacity_json};
-use crate::request::{null_member, Req, Violations};
+use crate::ops::{capacity_json, item_capacity_json, member_list};
+use crate::request::{null_member, Req};
 use crate::value::{item_to_json, parse_item, parse_value, wrong_json_type};
 
 /// Most statements in one BatchExecuteStatement.
@@ -153,24 +153,26 @@ impl Render<'_> {
                 }
                 AttributeValue::M(m)
             }
-            Expr::List(items) => {
-                let mut out = Vec::with_capacity(items.len());
-                for v in items {
-                    let Some(v) = self.constant(v)? else { return Ok(None) };
-                    out.push(v);
-                }
-                AttributeValue::L(out)
-            }
-            Expr::Bag(items) => {
-                let mut values = Vec::with_capacity(items.len());
-                for v in items {
-                    let Some(v) = self.constant(v)? else { return Ok(None) };
-                    values.push(v);
-                }
-                set_of(values)?
-            }
+            Expr::List(items) => match self.constants(items)? {
+                Some(values) => AttributeValue::L(values),
+                None => return Ok(None),
+            },
+            Expr::Bag(items) => match self.constants(items)? {
+                Some(values) => set_of(values)?,
+                None => return Ok(None),
+            },
             _ => return Ok(None),
         }))
+    }
+
+    /// The values of constant expressions, None when one reads the item.
+    fn constants(&self, items: &[Expr]) -> Result<Option<Vec<AttributeValue>>, ApiError> {
+        let mut out = Vec::with_capacity(items.len());
+        for v in items {
+            let Some(v) = self.constant(v)? else { return Ok(None) };
+            out.push(v);
+        }
+        Ok(Some(out))
     }
 
     /// An operand of a condition: a path, `size(path)` or a constant.
@@ -193,17 +195,7 @@ impl Render<'_> {
     /// A condition as a DynamoDB condition expression.
     fn condition(&mut self, e: &Expr) -> Result<String, ApiError> {
         Ok(match e {
-            Expr::Compare(op, a, b) => {
-                let op = match op {
-                    CompareOp::Eq => "=",
-                    CompareOp::Ne => "<>",
-                    CompareOp::Lt => "<",
-                    CompareOp::Le => "<=",
-                    CompareOp::Gt => ">",
-                    CompareOp::Ge => ">=",
-                };
-                format!("{} {op} {}", self.operand(a)?, self.operand(b)?)
-            }
+            Expr::Compare(op, a, b) => format!("{} {} {}", self.operand(a)?, op.symbol(), self.operand(b)?),
             Expr::Between(a, lo, hi) => {
                 format!("{} BETWEEN {} AND {}", self.operand(a)?, self.operand(lo)?, self.operand(hi)?)
             }
@@ -732,25 +724,6 @@ pub fn execute_statement(engine: &Engine, body: &Value, now: Millis) -> Result<V
     Ok(Value::Object(m))
 }
 
-/// A statement list's members, checked for length.
-fn statement_list<'a>(req: &Req<'a>, member: &str, path: &str, max: usize) -> Result<&'a Vec<Value>, ApiError> {
-    let Some(v) = req.get(member) else { return Err(null_member(path)) };
-    let list = v.as_array().ok_or_else(|| wrong_json_type(v, "List"))?;
-    let mut violations = Violations::default();
-    if list.is_empty() {
-        violations.add("'[]'", path, "Member must have length greater than or equal to 1");
-    }
-    if list.len() > max {
-        violations.add(
-            &format!("'[{} items]'", list.len()),
-            path,
-            &format!("Member must have length less than or equal to {max}"),
-        );
-    }
-    violations.finish()?;
-    Ok(list)
-}
-
 /// Adds `c` to the per-table totals in `all`.
 fn add_consumed(all: &mut Vec<ConsumedCapacity>, c: ConsumedCapacity) {
     match all.iter_mut().find(|a| a.table_name == c.table_name) {
@@ -784,7 +757,7 @@ fn batch_code(kind: &ErrorKind) -> &'static str {
 /// its slot; only a malformed request fails as a whole.
 pub fn batch_execute_statement(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
     let req = Req::new(body)?;
-    let list = statement_list(&req, "Statements", "statements", MAX_BATCH_STATEMENTS)?;
+    let list = member_list(&req, "Statements", "statements", MAX_BATCH_STATEMENTS)?;
     let rc = req.return_capacity()?;
     let mut entries = Vec::with_capacity(list.len());
     for e in list {
@@ -854,7 +827,7 @@ pub fn batch_execute_statement(engine: &Engine, body: &Value, now: Millis) -> Re
 /// EXISTS checks (a TransactWriteItems), all or nothing.
 pub fn execute_transaction(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
     let req = Req::new(body)?;
-    let list = statement_list(&req, "TransactStatements", "transactStatements", MAX_TRANSACTION_STATEMENTS)?;
+    let list = member_list(&req, "TransactStatements", "transactStatements", MAX_TRANSACTION_STATEMENTS)?;
     let rc = req.return_capacity()?;
     let mut plans = Vec::with_capacity(list.len());
     for (i, e) in list.iter().enumerate() {
