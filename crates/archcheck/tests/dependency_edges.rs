@@ -61,6 +61,7 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
 /// directly.
 const OWNED_EXTERNAL: &[(&str, &[&str])] = &[
     ("aws-sdk-dynamodb", &["dynaburst-dynamo"]),
+    ("aws-sdk-dynamodbstreams", &["dynaburst-dynamo"]),
     ("aws-config", &["dynaburst-dynamo"]),
     ("aws-smithy-types", &["dynaburst-dynamo"]),
     ("aws-smithy-runtime-api", &["dynaburst-dynamo"]),
@@ -105,7 +106,7 @@ const NEVER_REACHES: &[(&str, &[&str])] = &[
     // The generic pipeline knows no target.
     ("dynaburst-loader", &["aws-sdk-dynamodb", "aws-config", "mongodb", "bson"]),
     // The server builds without the loader's heavy clients.
-    ("dynaburst-server", &["aws-sdk-dynamodb", "aws-config", "mongodb", "bson", "plotters"]),
+    ("dynaburst-server", &["aws-sdk-dynamodb", "aws-sdk-dynamodbstreams", "aws-config", "mongodb", "bson", "plotters"]),
 ];
 
 struct Graph {
