@@ -299,6 +299,18 @@ def test_execute_transaction_reads_and_key_rules(ddb, table):
         "Validation failed in TransactStatements[1]: Select statements within ExecuteTransaction must specify the primary key in the where clause.",
     )
     expect_error(
+        lambda: ddb.execute_transaction(TransactStatements=[{"Statement": f'SELECT * FROM {q(table)}."idx" WHERE pk = \'r1\''}]),
+        "ValidationException",
+        "Validation failed in TransactStatements[0]: Reads on indices are not supported within transactions.",
+    )
+    expect_error(
+        lambda: ddb.execute_transaction(
+            TransactStatements=[{"Statement": f"DELETE FROM {q(table)} WHERE pk = 'r1' RETURNING ALL OLD *"}]
+        ),
+        "ValidationException",
+        "Validation failed in TransactStatements[0]: RETURNING clause is not supported in ExecuteTransaction.",
+    )
+    expect_error(
         lambda: ddb.execute_transaction(
             TransactStatements=[{"Statement": f"EXISTS(SELECT * FROM {q(table)} WHERE pk = 'r1')"}]
         ),

@@ -424,6 +424,13 @@ fn plan(
     })?;
     let schema = &table.key_schema;
     let hash = schema.first().map(|(n, _)| n.clone()).unwrap_or_default();
+    let returning = match &parsed.statement {
+        Statement::Update { returning, .. } | Statement::Delete { returning, .. } => returning.is_some(),
+        _ => false,
+    };
+    if returning && opts.surface == Surface::Transaction {
+        return Err(ApiError::validation("RETURNING clause is not supported in ExecuteTransaction."));
+    }
     let mut r = Render { params, exprs: Exprs::default() };
     let options = |condition: Option<String>, exprs: Exprs, return_values| WriteOptions {
         condition,
@@ -437,6 +444,9 @@ fn plan(
         Statement::Select(s) => {
             let projection =
                 s.projection.as_ref().map(|paths| paths.iter().map(|p| r.exprs.path(p)).collect::<Vec<_>>().join(", "));
+            if opts.surface == Surface::Transaction && s.index.is_some() {
+                return Err(ApiError::validation("Reads on indices are not supported within transactions."));
+            }
             if opts.surface != Surface::Single {
                 let by_key = match (&s.index, &s.condition) {
                     (None, Some(c)) => split_key(&r, schema, c)?.filter(|(_, rest)| rest.is_empty()),
