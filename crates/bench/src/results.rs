@@ -170,8 +170,10 @@ pub struct WriteApiRow {
     pub peak_memory_bytes: Option<u64>,
     /// Items in the table afterwards (a parallel Scan).
     pub count_after: u64,
-    /// The seed's published wall time.
-    pub seed_wall_s: f64,
+    /// The seed's published wall time; None for an API the seed did not
+    /// run (BatchExecuteStatement).
+    #[serde(default)]
+    pub seed_wall_s: Option<f64>,
     /// Write requests the API took, retries included (absent in results
     /// written before it was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]

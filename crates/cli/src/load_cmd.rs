@@ -76,7 +76,7 @@ pub struct EndpointArgs {
 impl EndpointArgs {
     /// The endpoint; a URL without `http://` or `https://` is a usage
     /// error that says how to write it.
-    fn endpoint(&self) -> anyhow::Result<Endpoint> {
+    pub fn endpoint(&self) -> anyhow::Result<Endpoint> {
         if let Some(url) = &self.endpoint_url {
             let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
             if !matches!(scheme.as_deref(), Some("http" | "https")) {

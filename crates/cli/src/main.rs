@@ -7,6 +7,7 @@ mod bench_cmd;
 mod gen_cmd;
 mod load_cmd;
 mod loadgen_cmd;
+mod streams_cmd;
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -60,6 +61,9 @@ enum Command {
     /// results.json, report.md, SVG charts and timelines beside the seeds'
     /// published numbers.
     Bench(bench_cmd::BenchArgs),
+    /// DynamoDB Streams tools: `streams tail --table T` prints a table's
+    /// change records as they arrive, as JSON Lines.
+    Streams(streams_cmd::StreamsArgs),
 }
 
 #[derive(clap::Args)]
@@ -177,6 +181,7 @@ fn main() -> ExitCode {
         Command::Count(args) => load_cmd::count(args),
         Command::Purge(args) => load_cmd::purge(args),
         Command::Gen(args) => gen_cmd::run(args),
+        Command::Streams(args) => streams_cmd::run(args),
         Command::Bench(args) => {
             no_transparent_huge_pages();
             bench_cmd::run_cmd(args)

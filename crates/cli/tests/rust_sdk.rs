@@ -18,6 +18,7 @@ use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::operation::describe_table::DescribeTableError;
+use aws_sdk_dynamodb::operation::execute_transaction::ExecuteTransactionError;
 use aws_sdk_dynamodb::operation::get_item::GetItemError;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::query::QueryError;
@@ -25,11 +26,12 @@ use aws_sdk_dynamodb::operation::tag_resource::TagResourceError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue, BillingMode, Capacity, ConditionCheck, CreateGlobalSecondaryIndexAction,
-    DeleteGlobalSecondaryIndexAction, GlobalSecondaryIndex, GlobalSecondaryIndexDescription,
-    GlobalSecondaryIndexUpdate, IndexStatus, KeySchemaElement, KeyType, KeysAndAttributes, LocalSecondaryIndex,
-    Projection, ProjectionType, ProvisionedThroughput, Put, PutRequest, ReturnConsumedCapacity, ReturnValue,
-    ScalarAttributeType, Select, TableStatus, Tag, TransactWriteItem, Update, WriteRequest,
+    AttributeDefinition, AttributeValue, BatchStatementErrorCodeEnum, BatchStatementRequest, BillingMode, Capacity,
+    ConditionCheck, CreateGlobalSecondaryIndexAction, DeleteGlobalSecondaryIndexAction, GlobalSecondaryIndex,
+    GlobalSecondaryIndexDescription, GlobalSecondaryIndexUpdate, IndexStatus, KeySchemaElement, KeyType,
+    KeysAndAttributes, LocalSecondaryIndex, ParameterizedStatement, Projection, ProjectionType, ProvisionedThroughput,
+    Put, PutRequest, ReturnConsumedCapacity, ReturnValue, ScalarAttributeType, Select, TableStatus, Tag,
+    TransactWriteItem, Update, WriteRequest,
 };
 use aws_sdk_dynamodb::Client;
 
@@ -49,6 +51,11 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
+        Server::start_with(&[])
+    }
+
+    /// A server with `extra` arguments after `serve --host --port`.
+    fn start_with(extra: &[&str]) -> Server {
         let bin = env!("CARGO_BIN_EXE_dynaburst");
         // DYNABURST_TEST_DATA_DIR=1 runs the suite against durable storage.
         static SERVERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -64,6 +71,7 @@ impl Server {
         }
         let mut child = Command::new(bin)
             .args(&args)
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -1505,4 +1513,200 @@ async fn each_region_of_the_credential_scope_has_its_own_tables() {
     assert_eq!(got.item().cloned(), Some(item(&[("pk", s("k")), ("at", s("eu-west-1"))])));
     let got = here.get_item().table_name("regional").key("pk", s("k")).send().await.unwrap();
     assert_eq!(got.item().cloned(), Some(item(&[("pk", s("k")), ("at", s("us-east-1"))])));
+}
+
+#[tokio::test]
+async fn partiql_statements_batch_and_transaction() {
+    let (_server, client) = start_with_table("pql", Some(ScalarAttributeType::N)).await;
+    for i in 0..4 {
+        client
+            .execute_statement()
+            .statement(r#"INSERT INTO "pql" VALUE {'pk': ?, 'sk': ?, 'v': 'x'}"#)
+            .parameters(s("rs"))
+            .parameters(n(&i.to_string()))
+            .send()
+            .await
+            .expect("INSERT");
+    }
+    let page = client
+        .execute_statement()
+        .statement(r#"SELECT sk FROM "pql" WHERE pk = 'rs' AND sk > 0"#)
+        .limit(2)
+        .send()
+        .await
+        .expect("SELECT");
+    assert_eq!(page.items(), [item(&[("sk", n("1"))]), item(&[("sk", n("2"))])]);
+    let rest = client
+        .execute_statement()
+        .statement(r#"SELECT sk FROM "pql" WHERE pk = 'rs' AND sk > 0"#)
+        .set_next_token(page.next_token().map(str::to_string))
+        .send()
+        .await
+        .expect("second page");
+    assert_eq!(rest.items(), [item(&[("sk", n("3"))])]);
+    assert_eq!(rest.next_token(), None);
+
+    let dup = client.execute_statement().statement(r#"INSERT INTO "pql" VALUE {'pk': 'rs', 'sk': 0}"#).send().await;
+    assert_refused(dup, "a duplicate INSERT", "DuplicateItemException", "Duplicate primary key exists in table");
+
+    let batch = client
+        .batch_execute_statement()
+        .statements(
+            BatchStatementRequest::builder()
+                .statement(r#"UPDATE "pql" SET v = 'y' WHERE pk = 'rs' AND sk = 1"#)
+                .build()
+                .unwrap(),
+        )
+        .statements(
+            BatchStatementRequest::builder()
+                .statement(r#"UPDATE "pql" SET v = 'y' WHERE pk = 'rs' AND sk = 1 AND v = 'x'"#)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .expect("BatchExecuteStatement");
+    let codes: Vec<Option<&BatchStatementErrorCodeEnum>> =
+        batch.responses().iter().map(|r| r.error().and_then(|e| e.code())).collect();
+    assert_eq!(codes, [None, Some(&BatchStatementErrorCodeEnum::ConditionalCheckFailed)]);
+
+    let err = client
+        .execute_transaction()
+        .transact_statements(
+            ParameterizedStatement::builder()
+                .statement(r#"DELETE FROM "pql" WHERE pk = 'rs' AND sk = 2"#)
+                .build()
+                .unwrap(),
+        )
+        .transact_statements(
+            ParameterizedStatement::builder()
+                .statement(r#"INSERT INTO "pql" VALUE {'pk': 'rs', 'sk': 3}"#)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .expect_err("a duplicate INSERT cancels the transaction");
+    match err.into_service_error() {
+        ExecuteTransactionError::TransactionCanceledException(e) => {
+            let codes: Vec<Option<&str>> = e.cancellation_reasons().iter().map(|r| r.code()).collect();
+            assert_eq!(codes, [Some("None"), Some("DuplicateItem")]);
+        }
+        other => panic!("expected TransactionCanceledException, got {other:?}"),
+    }
+    let kept = client.get_item().table_name("pql").key("pk", s("rs")).key("sk", n("2")).send().await.unwrap();
+    assert!(kept.item().is_some(), "the cancelled DELETE was applied");
+}
+
+/// DynamoDB Streams through the Rust SDK's own streams client, with the
+/// expirer of time to live deleting an expired item: the stream holds every
+/// change in order, the expiry as a REMOVE by the service.
+#[tokio::test]
+async fn streams_record_every_change_and_the_ttl_expiry() {
+    use aws_sdk_dynamodb::types::{StreamSpecification, StreamViewType, TimeToLiveSpecification, TimeToLiveStatus};
+    use aws_sdk_dynamodbstreams::types::{OperationType, ShardIteratorType};
+
+    let server = Server::start_with(&["--ttl-interval", "0.2"]);
+    let client = server.client();
+    create_table_request(&client, "changes", &[("pk", ScalarAttributeType::S)], &[("pk", KeyType::Hash)])
+        .stream_specification(
+            StreamSpecification::builder()
+                .stream_enabled(true)
+                .stream_view_type(StreamViewType::NewAndOldImages)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .expect("CreateTable with a stream");
+    wait_active(&client, "changes").await;
+    client
+        .update_time_to_live()
+        .table_name("changes")
+        .time_to_live_specification(
+            TimeToLiveSpecification::builder().enabled(true).attribute_name("exp").build().unwrap(),
+        )
+        .send()
+        .await
+        .expect("UpdateTimeToLive");
+    let ttl = client.describe_time_to_live().table_name("changes").send().await.unwrap();
+    let ttl = ttl.time_to_live_description().unwrap();
+    assert_eq!(ttl.time_to_live_status(), Some(&TimeToLiveStatus::Enabled));
+    assert_eq!(ttl.attribute_name(), Some("exp"));
+
+    client.put_item().table_name("changes").item("pk", s("kept")).item("v", n("1")).send().await.unwrap();
+    client
+        .update_item()
+        .table_name("changes")
+        .key("pk", s("kept"))
+        .update_expression("SET v = :two")
+        .expression_attribute_values(":two", n("2"))
+        .send()
+        .await
+        .unwrap();
+    // Expired a minute ago (TTL skips values more than five years old).
+    let expired = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() - 60;
+    client
+        .put_item()
+        .table_name("changes")
+        .item("pk", s("expiring"))
+        .item("exp", n(&expired.to_string()))
+        .send()
+        .await
+        .unwrap();
+    // The expirer runs on the server's clock: wait (bounded) until it acts.
+    let mut gone = false;
+    for _ in 0..300 {
+        if get_consistent(&client, "changes", "expiring").send().await.unwrap().item().is_none() {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(gone, "the expired item was never deleted");
+
+    let streams = aws_sdk_dynamodbstreams::Client::from_conf(
+        aws_sdk_dynamodbstreams::Config::builder()
+            .behavior_version(aws_sdk_dynamodbstreams::config::BehaviorVersion::latest())
+            .region(aws_sdk_dynamodbstreams::config::Region::new("us-east-1"))
+            .credentials_provider(aws_sdk_dynamodbstreams::config::Credentials::new("x", "y", None, None, "test"))
+            .endpoint_url(&server.endpoint)
+            .build(),
+    );
+    let listed = streams.list_streams().table_name("changes").send().await.expect("ListStreams");
+    let arn = listed.streams()[0].stream_arn().unwrap().to_string();
+    let described = streams.describe_stream().stream_arn(&arn).send().await.expect("DescribeStream");
+    let shard = described.stream_description().unwrap().shards()[0].shard_id().unwrap().to_string();
+    let iterator = streams
+        .get_shard_iterator()
+        .stream_arn(&arn)
+        .shard_id(&shard)
+        .shard_iterator_type(ShardIteratorType::TrimHorizon)
+        .send()
+        .await
+        .expect("GetShardIterator");
+    let records =
+        streams.get_records().shard_iterator(iterator.shard_iterator().unwrap()).send().await.expect("GetRecords");
+    let seen: Vec<(Option<&OperationType>, Option<&str>)> = records
+        .records()
+        .iter()
+        .map(|r| {
+            let key = r.dynamodb().and_then(|d| d.keys()).and_then(|k| k.get("pk")).and_then(|v| v.as_s().ok());
+            (r.event_name(), key.map(String::as_str))
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (Some(&OperationType::Insert), Some("kept")),
+            (Some(&OperationType::Modify), Some("kept")),
+            (Some(&OperationType::Insert), Some("expiring")),
+            (Some(&OperationType::Remove), Some("expiring")),
+        ]
+    );
+    let modify = records.records()[1].dynamodb().unwrap();
+    assert_eq!(modify.old_image().unwrap().get("v").and_then(|v| v.as_n().ok()).map(String::as_str), Some("1"));
+    assert_eq!(modify.new_image().unwrap().get("v").and_then(|v| v.as_n().ok()).map(String::as_str), Some("2"));
+    let by = records.records()[3].user_identity().expect("an expiry names the service");
+    assert_eq!((by.r#type(), by.principal_id()), (Some("Service"), Some("dynamodb.amazonaws.com")));
 }

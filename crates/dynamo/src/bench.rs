@@ -3,12 +3,15 @@
 //! and retry what the one classification (`errors`) calls retryable.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-use aws_sdk_dynamodb::types::{AttributeValue as Av, ConditionCheck, Put, PutRequest, TransactWriteItem, WriteRequest};
+use aws_sdk_dynamodb::types::{
+    AttributeValue as Av, BatchStatementRequest, ConditionCheck, Put, PutRequest, TransactWriteItem, WriteRequest,
+};
 use aws_sdk_dynamodb::Client;
 use dynaburst_model::{AttributeValue, Item, ScalarType};
 use dynaburst_rng::{Backoff, Rng};
@@ -112,28 +115,45 @@ impl BenchClient {
     /// One BatchWriteItem, re-sending what comes back unprocessed or
     /// throttled until all is in.
     pub async fn batch_all(&self, table: &str, items: &[BenchItem]) -> Result<(), BenchError> {
-        let mut pending = put_requests(items)?;
+        let pending = put_requests(items)?;
+        self.resend_until_done(table, "BatchWriteItem", pending, |p| async move {
+            match self.client.batch_write_item().request_items(table, p).send().await {
+                Ok(o) => Sent::Left(o.unprocessed_items().and_then(|m| m.get(table)).cloned().unwrap_or_default()),
+                Err(e) if classify(&e).is_retryable() => Sent::Retry,
+                Err(e) => Sent::Failed(DynamoError::request("BatchWriteItem", &e)),
+            }
+        })
+        .await
+    }
+
+    /// Sends `pending` with `send`, then what each answer leaves, backing
+    /// off after an answer that leaves something or asks for a retry, until
+    /// nothing is left or [`BENCH_ATTEMPTS`] backoffs pass.
+    async fn resend_until_done<T: Clone, F: Future<Output = Sent<T>>>(
+        &self,
+        table: &str,
+        operation: &str,
+        mut pending: Vec<T>,
+        send: impl Fn(Vec<T>) -> F,
+    ) -> Result<(), BenchError> {
         let mut rng = self.rng(table);
         let mut attempt = 0;
         while !pending.is_empty() {
             self.sent.fetch_add(1, Ordering::Relaxed);
-            match self.client.batch_write_item().request_items(table, pending.clone()).send().await {
-                Ok(o) => {
-                    let left = o.unprocessed_items().and_then(|m| m.get(table)).cloned().unwrap_or_default();
-                    if !left.is_empty() {
-                        tokio::time::sleep(BENCH_BACKOFF.delay(attempt, &mut rng)).await;
-                        attempt += 1;
-                    }
+            let again = match send(pending.clone()).await {
+                Sent::Left(left) => {
                     pending = left;
+                    !pending.is_empty()
                 }
-                Err(e) if classify(&e).is_retryable() => {
-                    tokio::time::sleep(BENCH_BACKOFF.delay(attempt, &mut rng)).await;
-                    attempt += 1;
-                }
-                Err(e) => return Err(DynamoError::request("BatchWriteItem", &e)),
+                Sent::Retry => true,
+                Sent::Failed(e) => return Err(e),
+            };
+            if again {
+                tokio::time::sleep(BENCH_BACKOFF.delay(attempt, &mut rng)).await;
+                attempt += 1;
             }
             if attempt > BENCH_ATTEMPTS {
-                return Err(gave_up("BatchWriteItem", "no progress"));
+                return Err(gave_up(operation, "no progress"));
             }
         }
         Ok(())
@@ -171,6 +191,34 @@ impl BenchClient {
             }
         }
         Err(gave_up("TransactWriteItems", "throttled every time"))
+    }
+
+    /// One BatchExecuteStatement of an INSERT per item, re-sending the
+    /// statements refused for throughput until all are in. A DuplicateItem
+    /// is an error: the table is purged before each run.
+    pub async fn batch_statements(&self, table: &str, items: &[BenchItem]) -> Result<(), BenchError> {
+        let pending = insert_statements(table, items)?;
+        self.resend_until_done(table, "BatchExecuteStatement", pending, |p| async move {
+            let out = self.client.batch_execute_statement().set_statements(Some(p.clone())).send().await;
+            match out {
+                Ok(o) => {
+                    let mut left = Vec::new();
+                    for (statement, response) in p.into_iter().zip(o.responses()) {
+                        let Some(error) = response.error() else { continue };
+                        let code = error.code().map(|c| c.as_str()).unwrap_or_default();
+                        if !THROTTLED_STATEMENT_CODES.contains(&code) {
+                            let text = format!("{code}: {}", error.message().unwrap_or_default());
+                            return Sent::Failed(DynamoError::Build { operation: "BatchExecuteStatement", text });
+                        }
+                        left.push(statement);
+                    }
+                    Sent::Left(left)
+                }
+                Err(e) if classify(&e).is_retryable() => Sent::Retry,
+                Err(e) => Sent::Failed(DynamoError::request("BatchExecuteStatement", &e)),
+            }
+        })
+        .await
     }
 
     /// One PutItem, once: whether it succeeded.
@@ -243,6 +291,15 @@ impl BenchClient {
     }
 }
 
+/// What one send of a batch left.
+enum Sent<T> {
+    /// The entries to send again (none: all done).
+    Left(Vec<T>),
+    /// A retryable failure: send the same again.
+    Retry,
+    Failed(DynamoError),
+}
+
 fn gave_up(operation: &str, last: &str) -> DynamoError {
     DynamoError::GaveUp { operation: operation.to_string(), attempts: BENCH_ATTEMPTS, last: last.to_string() }
 }
@@ -258,6 +315,29 @@ fn put_requests(items: &[BenchItem]) -> Result<Vec<WriteRequest>, DynamoError> {
         })
         .collect::<Result<_, _>>()
         .map_err(|e| DynamoError::Build { operation: "BatchWriteItem", text: e.to_string() })
+}
+
+/// Per-statement error codes of BatchExecuteStatement that ask for the
+/// statement to be sent again.
+const THROTTLED_STATEMENT_CODES: [&str; 4] =
+    ["ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded", "InternalServerError"];
+
+/// `INSERT INTO "table" VALUE {'a': ?, ...}` for each item, its values as
+/// the parameters.
+fn insert_statements(table: &str, items: &[BenchItem]) -> Result<Vec<BatchStatementRequest>, DynamoError> {
+    let quote = |name: &str| name.replace('\'', "''");
+    items
+        .iter()
+        .map(|i| {
+            let (names, values): (Vec<&String>, Vec<Av>) = i.0.iter().map(|(k, v)| (k, v.clone())).unzip();
+            let fields: Vec<String> = names.iter().map(|k| format!("'{}': ?", quote(k))).collect();
+            BatchStatementRequest::builder()
+                .statement(format!("INSERT INTO \"{table}\" VALUE {{{}}}", fields.join(", ")))
+                .set_parameters(Some(values))
+                .build()
+        })
+        .collect::<Result<_, _>>()
+        .map_err(|e| DynamoError::Build { operation: "BatchExecuteStatement", text: e.to_string() })
 }
 
 fn transact_puts(table: &str, items: &[BenchItem]) -> Result<Vec<TransactWriteItem>, DynamoError> {

@@ -1,7 +1,8 @@
 //! The DynamoDB target of `dynaburst load`: the AWS SDK client (built
 //! once, its retries off), the `DynamoSink`, the table's key schema and the
 //! checks each record passes, `count` and `purge`, the bench's typed
-//! client, and the one classification of DynamoDB errors (`errors`).
+//! client, `streams tail` (the DynamoDB Streams SDK), and the one
+//! classification of DynamoDB errors (`errors`).
 //!
 //! Architecture invariant: the only crate that links the AWS SDK (besides
 //! the CLI's tests). The pipeline it runs is `dynaburst-loader`'s.
@@ -11,6 +12,7 @@ mod convert;
 pub mod errors;
 mod schema;
 mod sink;
+mod streams;
 mod tools;
 
 use std::collections::HashMap;
@@ -32,9 +34,10 @@ pub use convert::{from_sdk, item_from_sdk, item_to_sdk, key_from_sdk, to_sdk};
 pub use errors::{classify, classify_code, DynamoError, ErrorClass, Unanswered};
 pub use schema::{KeySchema, RecordError, SpecError, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 pub use sink::{
-    client, create_table, describe, prepare, Billing, DynamoItem, DynamoSink, Endpoint, IndexInfo, IndexUnits,
-    TableInfo, WriteMode, BATCH_SIZE, MAX_BATCH_WRITE_BYTES, MAX_TRANSACT_BYTES, MAX_TRANSACT_SIZE,
+    client, create_table, describe, prepare, sdk_config, Billing, DynamoItem, DynamoSink, Endpoint, IndexInfo,
+    IndexUnits, TableInfo, WriteMode, BATCH_SIZE, MAX_BATCH_WRITE_BYTES, MAX_TRANSACT_BYTES, MAX_TRANSACT_SIZE,
 };
+pub use streams::{record_json, tail, TailOptions, MAX_GET_RECORDS};
 pub use tools::{count, purge};
 
 /// What `dynaburst load` was asked to do.

@@ -10,7 +10,7 @@ use aws_config::BehaviorVersion;
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
-use aws_sdk_dynamodb::config::ProvideCredentials;
+use aws_sdk_dynamodb::config::{ProvideCredentials, SharedCredentialsProvider};
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue as Av, BillingMode, KeySchemaElement, KeyType, ProjectionType,
@@ -92,10 +92,23 @@ impl Endpoint {
     }
 }
 
-/// Builds the client once. With an explicit endpoint and no credentials
-/// anywhere in the chain, local endpoints get placeholder credentials
-/// (they check only that a signature is present).
+/// Builds the client once (retries off, each attempt timed out).
 pub async fn client(endpoint: &Endpoint) -> Client {
+    let shared = sdk_config(endpoint).await;
+    Client::from_conf(
+        aws_sdk_dynamodb::config::Builder::from(&shared)
+            .retry_config(RetryConfig::disabled())
+            .timeout_config(TimeoutConfig::builder().operation_attempt_timeout(REQUEST_TIMEOUT).build())
+            .build(),
+    )
+}
+
+/// The SDK configuration of `endpoint`: the default chain, then the
+/// endpoint's profile, region (us-east-1 when none is found) and URL. With
+/// an explicit endpoint and no credentials anywhere in the chain, local
+/// endpoints get placeholder credentials (they check only that a
+/// signature is present).
+pub async fn sdk_config(endpoint: &Endpoint) -> aws_config::SdkConfig {
     let mut loader = aws_config::defaults(BehaviorVersion::latest());
     if let Some(p) = &endpoint.profile {
         loader = loader.profile_name(p);
@@ -107,26 +120,25 @@ pub async fn client(endpoint: &Endpoint) -> Client {
         loader = loader.endpoint_url(u);
     }
     let shared = loader.load().await;
-    let mut builder = aws_sdk_dynamodb::config::Builder::from(&shared)
-        .retry_config(RetryConfig::disabled())
-        .timeout_config(TimeoutConfig::builder().operation_attempt_timeout(REQUEST_TIMEOUT).build());
-    if shared.region().is_none() {
-        builder = builder.region(aws_config::Region::new("us-east-1"));
-    }
     let has_credentials = match shared.credentials_provider() {
         Some(p) => p.provide_credentials().await.is_ok(),
         None => false,
     };
-    if !has_credentials && (endpoint.url.is_some() || std::env::var_os("AWS_ENDPOINT_URL").is_some()) {
-        builder = builder.credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
-            "dynaburst",
-            "dynaburst",
-            None,
-            None,
-            "dynaburst-local-placeholder",
-        ));
+    let mut builder = shared.to_builder();
+    if shared.region().is_none() {
+        builder = builder.region(aws_config::Region::new("us-east-1"));
     }
-    Client::from_conf(builder.build())
+    if !has_credentials && (endpoint.url.is_some() || std::env::var_os("AWS_ENDPOINT_URL").is_some()) {
+        builder =
+            builder.credentials_provider(SharedCredentialsProvider::new(aws_sdk_dynamodb::config::Credentials::new(
+                "dynaburst",
+                "dynaburst",
+                None,
+                None,
+                "dynaburst-local-placeholder",
+            )));
+    }
+    builder.build()
 }
 
 /// What an SDK error means for a load's request (the classification is

@@ -15,7 +15,10 @@
 //! TransactWriteItems 5 and 25, extrapolated linearly up to 100). A
 //! cancelled transaction uses the "with failure" configuration, scaled by
 //! size like the others. Reads use the write distribution of the same size
-//! (seed 003 measured writes only); control-plane calls get no service time.
+//! (seed 003 measured writes only); PartiQL's ExecuteStatement,
+//! BatchExecuteStatement and ExecuteTransaction use those of the calls they
+//! run as (no seed measured PartiQL); control-plane calls get no service
+//! time.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -85,11 +88,13 @@ pub fn distribution(operation: &str, items: usize, cancelled: bool) -> Option<Qu
         }
     };
     Some(match operation {
-        "PutItem" | "UpdateItem" | "DeleteItem" | "GetItem" | "Query" | "Scan" => SEED_003_PUT_ITEM,
-        "BatchWriteItem" | "BatchGetItem" => {
+        "PutItem" | "UpdateItem" | "DeleteItem" | "GetItem" | "Query" | "Scan" | "ExecuteStatement" => {
+            SEED_003_PUT_ITEM
+        }
+        "BatchWriteItem" | "BatchGetItem" | "BatchExecuteStatement" => {
             by_size(&SEED_003_PUT_ITEM, &SEED_003_BATCH_WRITE_5, &SEED_003_BATCH_WRITE_25)
         }
-        "TransactWriteItems" | "TransactGetItems" => {
+        "TransactWriteItems" | "TransactGetItems" | "ExecuteTransaction" => {
             let base = by_size(&SEED_003_TRANSACT_WRITE_5, &SEED_003_TRANSACT_WRITE_5, &SEED_003_TRANSACT_WRITE_25);
             if cancelled {
                 // The failure configuration, scaled as the size scales.
@@ -188,6 +193,10 @@ mod tests {
         let m = LatencyModel::new(false, 20.0, 1);
         assert_eq!(m.delay("PutItem", 1, false), Duration::from_millis(20));
         assert_eq!(distribution("DescribeTable", 0, false), None);
+        // PartiQL takes the service time of the calls it runs as.
+        assert_eq!(distribution("ExecuteStatement", 1, false), distribution("PutItem", 1, false));
+        assert_eq!(distribution("BatchExecuteStatement", 25, false), distribution("BatchWriteItem", 25, false));
+        assert_eq!(distribution("ExecuteTransaction", 7, true), distribution("TransactWriteItems", 7, true));
         assert!(LatencyModel::new(false, 0.0, 1).is_none());
     }
 }

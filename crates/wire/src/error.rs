@@ -56,6 +56,8 @@ pub enum ErrorKind {
     },
     IdempotentParameterMismatch,
     TransactionInProgress,
+    /// A PartiQL INSERT of a key that exists.
+    DuplicateItem,
     /// A provisioned table over its capacity.
     ProvisionedThroughputExceeded(ThrottlingReason),
     /// An on-demand table over its capacity.
@@ -97,6 +99,7 @@ impl ErrorKind {
             ErrorKind::TransactionCanceled { .. } => "TransactionCanceledException",
             ErrorKind::IdempotentParameterMismatch => "IdempotentParameterMismatchException",
             ErrorKind::TransactionInProgress => "TransactionInProgressException",
+            ErrorKind::DuplicateItem => "DuplicateItemException",
             ErrorKind::ProvisionedThroughputExceeded(_) => "ProvisionedThroughputExceededException",
             ErrorKind::Throttling(_) => "ThrottlingException",
         }

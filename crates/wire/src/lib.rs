@@ -9,6 +9,7 @@
 mod error;
 mod legacy;
 mod ops;
+mod partiql;
 mod render;
 mod request;
 mod streams;
@@ -24,6 +25,7 @@ pub use ops::{
     table_description_json, unprocessed_keys_json, write_requests_json, MAX_BATCH_WRITE_ITEMS, MAX_CLIENT_TOKEN,
     MAX_LIST_TABLES, MAX_TOTAL_SEGMENTS, MAX_TRANSACT_ITEMS,
 };
+pub use partiql::{MAX_BATCH_STATEMENTS, MAX_TRANSACTION_STATEMENTS};
 pub use request::{MAX_TABLE_NAME, MIN_TABLE_NAME};
 pub use streams::{STREAMS_OPERATIONS, STREAMS_TARGET_PREFIX};
 pub use value::{item_to_json, parse_item, parse_value, value_to_json, MAX_NESTING_DEPTH};
@@ -33,6 +35,7 @@ pub const DEFAULT_ENDPOINT_HOST: &str = "localhost";
 
 /// Every operation this server answers.
 pub const OPERATIONS: &[&str] = &[
+    "BatchExecuteStatement",
     "BatchGetItem",
     "BatchWriteItem",
     "CreateTable",
@@ -42,6 +45,8 @@ pub const OPERATIONS: &[&str] = &[
     "DescribeLimits",
     "DescribeTable",
     "DescribeTimeToLive",
+    "ExecuteStatement",
+    "ExecuteTransaction",
     "GetItem",
     "ListTables",
     "ListTagsOfResource",
@@ -145,6 +150,9 @@ fn dispatch(
         "BatchGetItem" => ops::batch_get_item(engine, request, now)?,
         "TransactWriteItems" => ops::transact_write_items(engine, request, now)?,
         "TransactGetItems" => ops::transact_get_items(engine, request, now)?,
+        "ExecuteStatement" => partiql::execute_statement(engine, request, now)?,
+        "BatchExecuteStatement" => partiql::batch_execute_statement(engine, request, now)?,
+        "ExecuteTransaction" => partiql::execute_transaction(engine, request, now)?,
         "Query" => ops::read(engine, request, now, true)?,
         "Scan" => ops::read(engine, request, now, false)?,
         "DescribeLimits" => ops::describe_limits(),
@@ -169,6 +177,8 @@ fn item_count(operation: &str, v: &Value) -> usize {
             v["RequestItems"].as_object().map(|m| m.values().filter_map(|t| t["Keys"].as_array()).map(Vec::len).sum())
         }
         "TransactWriteItems" | "TransactGetItems" => v["TransactItems"].as_array().map(Vec::len),
+        "BatchExecuteStatement" => v["Statements"].as_array().map(Vec::len),
+        "ExecuteTransaction" => v["TransactStatements"].as_array().map(Vec::len),
         _ => None,
     };
     n.unwrap_or(1).max(1)
@@ -194,11 +204,11 @@ mod tests {
         let e = engine();
         let unknown = handle(&e, "Frobnicate", b"{}", Millis(0), None);
         assert_eq!(unknown.result, Err(ApiError::unknown_operation()));
-        let missing = handle(&e, "ExecuteStatement", b"{}", Millis(0), None).result.unwrap_err();
+        let missing = handle(&e, "CreateBackup", b"{}", Millis(0), None).result.unwrap_err();
         assert_eq!(missing.type_name(), "com.amazon.coral.service#UnknownOperationException");
         assert_eq!(
             missing.message.as_deref(),
-            Some("dynaburst does not implement the DynamoDB operation ExecuteStatement yet")
+            Some("dynaburst does not implement the DynamoDB operation CreateBackup yet")
         );
         let empty = handle(&e, "ListTables", b"", Millis(0), None).result.unwrap_err();
         assert_eq!(empty.kind, ErrorKind::Serialization);

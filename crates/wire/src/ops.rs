@@ -55,12 +55,12 @@ fn units_json(read: f64, write: f64, shown: UnitsShown) -> Map<String, Value> {
 }
 
 /// ConsumedCapacity of an item operation or a batch (S59).
-fn item_capacity_json(c: &ConsumedCapacity) -> Value {
+pub(crate) fn item_capacity_json(c: &ConsumedCapacity) -> Value {
     consumed_json(c, UnitsShown::Total)
 }
 
 /// ConsumedCapacity of a Query, a Scan or a transaction.
-fn capacity_json(c: &ConsumedCapacity) -> Value {
+pub(crate) fn capacity_json(c: &ConsumedCapacity) -> Value {
     consumed_json(c, UnitsShown::Split)
 }
 
@@ -887,17 +887,22 @@ pub fn batch_get_item(engine: &Engine, body: &Value, now: Millis) -> Result<Valu
 }
 
 fn transact_list<'a>(req: &Req<'a>, member: &str) -> Result<&'a Vec<Value>, ApiError> {
-    let Some(v) = req.get("TransactItems") else { return Err(null_member(member)) };
+    member_list(req, "TransactItems", member, MAX_TRANSACT_ITEMS)
+}
+
+/// List member `name` (reported as `path`), of 1 to `max` entries.
+pub(crate) fn member_list<'a>(req: &Req<'a>, name: &str, path: &str, max: usize) -> Result<&'a Vec<Value>, ApiError> {
+    let Some(v) = req.get(name) else { return Err(null_member(path)) };
     let list = v.as_array().ok_or_else(|| wrong_json_type(v, "List"))?;
     let mut violations = Violations::default();
     if list.is_empty() {
-        violations.add("'[]'", member, "Member must have length greater than or equal to 1");
+        violations.add("'[]'", path, "Member must have length greater than or equal to 1");
     }
-    if list.len() > MAX_TRANSACT_ITEMS {
+    if list.len() > max {
         violations.add(
             &format!("'[{} items]'", list.len()),
-            member,
-            "Member must have length less than or equal to 100",
+            path,
+            &format!("Member must have length less than or equal to {max}"),
         );
     }
     violations.finish()?;

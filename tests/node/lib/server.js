@@ -29,20 +29,21 @@ export const BIN =
 const LISTEN_RE = /dynaburst listening on (http:\/\/\S+)/;
 
 /**
- * Spawns `dynaburst serve --host 127.0.0.1 --port 0` and resolves once the
- * "dynaburst listening on http://127.0.0.1:PORT" line has been printed.
+ * Spawns `dynaburst serve --host 127.0.0.1 --port 0` (then `args`) and
+ * resolves once the "dynaburst listening on http://127.0.0.1:PORT" line has
+ * been printed.
  */
-export async function startServer({ timeoutMs = 15000 } = {}) {
+export async function startServer({ timeoutMs = 15000, args = [] } = {}) {
   if (!existsSync(BIN)) {
     throw new Error(`dynaburst binary not found at ${BIN} (set DYNABURST_BIN)`);
   }
   // DYNABURST_TEST_DATA_DIR=1 runs the suite against durable storage:
   // `serve --data-dir` in a fresh directory, removed when the server exits.
-  const args = ["serve", "--host", "127.0.0.1", "--port", "0"];
+  const serveArgs = ["serve", "--host", "127.0.0.1", "--port", "0", ...args];
   const dataDir =
     process.env.DYNABURST_TEST_DATA_DIR === "1" ? mkdtempSync(join(tmpdir(), "dynaburst-node-")) : null;
-  if (dataDir) args.push("--data-dir", dataDir);
-  const proc = spawn(BIN, args, {
+  if (dataDir) serveArgs.push("--data-dir", dataDir);
+  const proc = spawn(BIN, serveArgs, {
     stdio: ["ignore", "pipe", "pipe"],
   });
   if (dataDir) proc.once("exit", () => rmSync(dataDir, { recursive: true, force: true }));
@@ -133,12 +134,12 @@ export function makeDocClient(client, unmarshallOptions = {}) {
  * returns a context object whose fields are filled in by the `before` hook.
  * `setup(ctx)`, if given, runs in the same hook once the server is up (used
  * to create tables and seed data, so ordering never depends on how separate
- * hooks are scheduled).
+ * hooks are scheduled). `args` are passed to `dynaburst serve`.
  */
-export function useServer(setup = null) {
+export function useServer(setup = null, { args = [] } = {}) {
   const ctx = { server: null, client: null, doc: null, endpoint: null };
   before(async () => {
-    ctx.server = await startServer();
+    ctx.server = await startServer({ args });
     ctx.endpoint = ctx.server.endpoint;
     ctx.client = makeClient(ctx.endpoint);
     ctx.doc = makeDocClient(ctx.client);

@@ -76,7 +76,8 @@ fn bars_chart(b: Bars<'_>) -> Result<String, DrawErr> {
 
 pub(super) fn write_apis_chart(s: &Scenario<WriteApis>) -> Result<String, DrawErr> {
     let seed = s.seed_id.as_str();
-    let rows: Vec<_> = s.figures.rows.iter().filter(|r| r.wall_s > 0.0 || r.seed_wall_s > 0.0).collect();
+    let rows: Vec<_> =
+        s.figures.rows.iter().filter(|r| r.wall_s > 0.0 || r.seed_wall_s.is_some_and(|t| t > 0.0)).collect();
     let same_items = rows.windows(2).all(|w| w[0].items == w[1].items);
     let subtitle = match rows.first() {
         Some(r) if same_items => format!(
@@ -91,7 +92,7 @@ pub(super) fn write_apis_chart(s: &Scenario<WriteApis>) -> Result<String, DrawEr
         seed,
         categories: rows.iter().map(|r| r.api.clone()).collect(),
         ours: rows.iter().map(|r| Some(r.wall_s)).collect(),
-        theirs: rows.iter().map(|r| Some(r.seed_wall_s)).collect(),
+        theirs: rows.iter().map(|r| r.seed_wall_s).collect(),
         unit: "s",
         x_desc: "wall-clock time to write all items (s, log scale)".into(),
     })

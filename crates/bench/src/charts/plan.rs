@@ -30,7 +30,7 @@ pub fn plan_charts(results: &Results) -> Vec<PlannedChart> {
         alt,
     };
     if let Some(s) = &scenarios.write_apis {
-        if s.figures.rows.iter().any(|r| r.wall_s > 0.0 || r.seed_wall_s > 0.0) {
+        if s.figures.rows.iter().any(|r| r.wall_s > 0.0 || r.seed_wall_s.is_some_and(|t| t > 0.0)) {
             out.push(plan(
                 WRITE_APIS,
                 "write-apis.svg",

@@ -43,8 +43,8 @@ pub(super) fn write_apis(out: &mut String, s: &Scenario<WriteApis>) {
                 md_escape(&r.api),
                 format_count(r.items as f64),
                 format_number(r.wall_s),
-                format_number(r.seed_wall_s),
-                ratio(Some(r.wall_s), Some(r.seed_wall_s)),
+                opt(r.seed_wall_s, format_number),
+                ratio(Some(r.wall_s), r.seed_wall_s),
                 format_number(r.cpu_s),
                 opt(r.peak_memory_bytes, |b| format_mb(b as f64)),
                 count_cell,
@@ -52,16 +52,18 @@ pub(super) fn write_apis(out: &mut String, s: &Scenario<WriteApis>) {
         );
     }
     out.push('\n');
-    // Fastest first, ours and the seed's, so that the orders are comparable.
+    // Fastest first, ours and the seed's, over the APIs the seed ran, so
+    // that the orders are comparable.
     let order = |time: fn(&crate::results::WriteApiRow) -> f64| -> Option<String> {
-        let mut v: Vec<(f64, &str)> = rows.iter().map(|r| (time(r), r.api.as_str())).collect();
+        let mut v: Vec<(f64, &str)> =
+            rows.iter().filter(|r| r.seed_wall_s.is_some()).map(|r| (time(r), r.api.as_str())).collect();
         if v.len() < 2 {
             return None;
         }
         v.sort_by(|a, b| a.0.total_cmp(&b.0));
         Some(v.iter().map(|(_, a)| *a).collect::<Vec<_>>().join(" < "))
     };
-    if let (Some(ours), Some(theirs)) = (order(|r| r.wall_s), order(|r| r.seed_wall_s)) {
+    if let (Some(ours), Some(theirs)) = (order(|r| r.wall_s), order(|r| r.seed_wall_s.unwrap_or(f64::NAN))) {
         let verdict = if ours == theirs { "same order" } else { "the order differs" };
         let _ = writeln!(out, "Fastest first: ours {ours}; seed {seed} {theirs} ({verdict}).\n");
     }
