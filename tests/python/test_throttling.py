@@ -39,7 +39,7 @@ def unlimited():
     assert srv.stop() == 0
 
 
-def make(ddb, *, provisioned=None, range_key=True):
+def make(ddb, *, provisioned=None, range_key=True, **extra):
     name = "thr-" + uuid.uuid4().hex[:12]
     keys = [{"AttributeName": "pk", "KeyType": "HASH"}]
     defs = [{"AttributeName": "pk", "AttributeType": "S"}]
@@ -51,7 +51,7 @@ def make(ddb, *, provisioned=None, range_key=True):
         kwargs["ProvisionedThroughput"] = {"ReadCapacityUnits": provisioned[0], "WriteCapacityUnits": provisioned[1]}
     else:
         kwargs["BillingMode"] = "PAY_PER_REQUEST"
-    ddb.create_table(**kwargs)
+    ddb.create_table(**kwargs, **extra)
     return name
 
 
@@ -258,14 +258,7 @@ def test_capacity_model_off_never_throttles(unlimited):
 
 def test_on_demand_throughput_caps_an_on_demand_table(modelled):
     ddb, srv = modelled
-    name = "thr-" + uuid.uuid4().hex[:12]
-    ddb.create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-        OnDemandThroughput={"MaxWriteRequestUnits": 10},
-    )
+    name = make(ddb, range_key=False, OnDemandThroughput={"MaxWriteRequestUnits": 10})
     assert ddb.describe_table(TableName=name)["Table"]["OnDemandThroughput"] == {
         "MaxReadRequestUnits": -1,
         "MaxWriteRequestUnits": 10,
@@ -291,14 +284,7 @@ def test_on_demand_throughput_caps_an_on_demand_table(modelled):
 
 def test_warm_throughput_pre_warms_a_table(modelled):
     ddb, srv = modelled
-    name = "thr-" + uuid.uuid4().hex[:12]
-    ddb.create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-        WarmThroughput={"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 10000},
-    )
+    name = make(ddb, range_key=False, WarmThroughput={"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 10000})
     # A ceiling of at least 10,000 WRU needs 16 partitions (4 doubled
     # twice: 10,000 / 1,000 rounded up to a power-of-two split).
     warm = ddb.describe_table(TableName=name)["Table"]["WarmThroughput"]
