@@ -134,8 +134,8 @@ impl Partition {
             ),
             read_alloc: Bucket::new(share.0, share.0 * s.burst_seconds, banked.alloc.0, now),
             write_alloc: Bucket::new(share.1, share.1 * s.burst_seconds, banked.alloc.1, now),
-            read_bank: Bucket::new(bank_rate.0, bank_cap.0, bank_cap.0 * banked.bank_share, now),
-            write_bank: Bucket::new(bank_rate.1, bank_cap.1, bank_cap.1 * banked.bank_share, now),
+            read_bank: Bucket::new(bank_rate.0, bank_cap.0, banked.bank.map_or(bank_cap.0, |b| b.0), now),
+            write_bank: Bucket::new(bank_rate.1, bank_cap.1, banked.bank.map_or(bank_cap.1, |b| b.1), now),
             arrival: [(0, Room::default()); 2],
             share_read: share.0,
             share_write: share.1,
@@ -189,12 +189,12 @@ impl Partition {
 }
 
 /// Tokens a new partition starts with: its provisioned allocation's, and
-/// the share of its bank (1.0 for a new table, the parent's share after a
-/// split).
+/// its banks' (None: full, as on a new table; after a split, half of what
+/// the parent held).
 #[derive(Clone, Copy, Debug)]
 struct Banked {
     alloc: (f64, f64),
-    bank_share: f64,
+    bank: Option<(f64, f64)>,
 }
 
 fn op_slot(op: Op) -> usize {
@@ -293,7 +293,7 @@ impl TableCapacity {
         // A new partition has banked nothing beyond its first second.
         let partitions = equal_starts(n)
             .into_iter()
-            .map(|start| Partition::new(start, &settings, share, Banked { alloc: share, bank_share: 1.0 }, now))
+            .map(|start| Partition::new(start, &settings, share, Banked { alloc: share, bank: None }, now))
             .collect();
         let max_provisioned = match mode {
             Mode::OnDemand => (0.0, 0.0),
@@ -772,11 +772,8 @@ impl TableCapacity {
         let size = parent.size_bytes / 2;
         parent.read_bank.refill(now);
         parent.write_bank.refill(now);
-        let bank_share = (parent.write_bank.tokens().max(0.0)
-            / (s.partition_write_max * s.partition_bank_seconds).max(EPSILON)
-            / 2.0)
-            .min(0.5);
-        let banked = Banked { alloc: banked, bank_share };
+        let bank = (parent.read_bank.tokens().max(0.0) / 2.0, parent.write_bank.tokens().max(0.0) / 2.0);
+        let banked = Banked { alloc: banked, bank: Some(bank) };
         let mut left = Partition::new(start, &s, share, banked, now);
         let mut right = Partition::new(at, &s, share, banked, now);
         left.size_bytes = size;
