@@ -24,18 +24,58 @@ def stream_table(make_table, view="NEW_AND_OLD_IMAGES"):
     return make_table(StreamSpecification={"StreamEnabled": True, "StreamViewType": view})
 
 
-def read_all(streams, arn):
-    """Every record of the stream's shard from the trim horizon."""
-    shard = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]["ShardId"]
-    it = streams.get_shard_iterator(StreamArn=arn, ShardId=shard, ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+def all_shards(streams, arn, limit=100):
+    """Every shard of the stream, paging DescribeStream `limit` at a time."""
+    shards, start = [], {}
+    for _ in range(1000):  # bounded
+        d = streams.describe_stream(StreamArn=arn, Limit=limit, **start)["StreamDescription"]
+        assert len(d["Shards"]) <= limit
+        shards += d["Shards"]
+        if "LastEvaluatedShardId" not in d:
+            return shards
+        start = {"ExclusiveStartShardId": d["LastEvaluatedShardId"]}
+    raise AssertionError("DescribeStream never stopped paging")
+
+
+def read_shard(streams, arn, shard_id):
+    """Every record of one shard from its trim horizon, and the last
+    iterator (None once a closed shard is read to its end)."""
+    it = streams.get_shard_iterator(StreamArn=arn, ShardId=shard_id, ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
     records = []
-    for _ in range(100):  # bounded
+    for _ in range(1000):  # bounded
         page = streams.get_records(ShardIterator=it, Limit=2)
         records += page["Records"]
         it = page.get("NextShardIterator")
         if not page["Records"] or not it:
             return records, it
-    raise AssertionError("the stream never ran dry")
+    raise AssertionError("the shard never ran dry")
+
+
+def read_all(streams, arn):
+    """Every record of the stream: each shard from the trim horizon, a
+    parent before its children, then in sequence-number order (dynaburst's
+    sequence numbers increase across the whole stream, so this is the order
+    of the writes). Also says whether every shard still gives a next
+    iterator (None when one closed shard was read to its end)."""
+    records, its = [], []
+    done = set()
+    for shard in all_shards(streams, arn):
+        assert shard.get("ParentShardId") in done | {None}, "a parent is listed before its children"
+        got, it = read_shard(streams, arn, shard["ShardId"])
+        records += got
+        its.append(it)
+        done.add(shard["ShardId"])
+    records.sort(key=lambda r: int(r["dynamodb"]["SequenceNumber"]))
+    return records, (its[0] if all(its) else None)
+
+
+def shard_of(streams, arn, sequence):
+    """The shard whose records hold `sequence`."""
+    for shard in all_shards(streams, arn):
+        got, _ = read_shard(streams, arn, shard["ShardId"])
+        if any(r["dynamodb"]["SequenceNumber"] == sequence for r in got):
+            return shard["ShardId"]
+    raise AssertionError(f"no shard holds {sequence}")
 
 
 def summary(records):
@@ -88,19 +128,22 @@ def test_every_item_level_change_is_one_record_with_its_images(ddb, streams, mak
     assert len(first["eventID"]) == 32 and "userIdentity" not in first
     assert first["dynamodb"]["SizeBytes"] > 0
     assert it, "an open shard always gives a next iterator"
-    # AFTER_SEQUENCE_NUMBER and LATEST.
-    shard = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]["ShardId"]
+    # AFTER_SEQUENCE_NUMBER and LATEST, in the shard of item a (its
+    # partition's): after a's MODIFY comes its REMOVE.
+    sequence = records[1]["dynamodb"]["SequenceNumber"]
+    shard = shard_of(streams, arn, sequence)
     after = streams.get_shard_iterator(
         StreamArn=arn,
         ShardId=shard,
         ShardIteratorType="AFTER_SEQUENCE_NUMBER",
-        SequenceNumber=records[2]["dynamodb"]["SequenceNumber"],
+        SequenceNumber=sequence,
     )["ShardIterator"]
-    assert summary(streams.get_records(ShardIterator=after)["Records"]) == summary(records[3:])
+    later = [r for r in summary(streams.get_records(ShardIterator=after)["Records"]) if r[1] == "a"]
+    assert later == [("REMOVE", "a", N(2), None)]
     latest = streams.get_shard_iterator(StreamArn=arn, ShardId=shard, ShardIteratorType="LATEST")["ShardIterator"]
     assert streams.get_records(ShardIterator=latest)["Records"] == []
-    ddb.put_item(TableName=table, Item={"pk": S("d"), "v": N(9)})
-    assert summary(streams.get_records(ShardIterator=latest)["Records"]) == [("INSERT", "d", None, N(9))]
+    ddb.put_item(TableName=table, Item={"pk": S("a"), "v": N(9)})
+    assert summary(streams.get_records(ShardIterator=latest)["Records"]) == [("INSERT", "a", None, N(9))]
 
 
 @pytest.mark.parametrize(
@@ -128,8 +171,10 @@ def test_list_describe_disable_and_errors(ddb, streams, make_table):
     d = streams.describe_stream(StreamArn=arn)["StreamDescription"]
     assert (d["StreamStatus"], d["StreamViewType"], d["TableName"]) == ("ENABLED", "KEYS_ONLY", table)
     assert d["KeySchema"] == [{"AttributeName": "pk", "KeyType": "HASH"}]
-    [shard] = d["Shards"]
-    assert "EndingSequenceNumber" not in shard["SequenceNumberRange"]
+    # On demand, a new table has four partitions: four open shards.
+    assert len(d["Shards"]) == 4
+    assert all("EndingSequenceNumber" not in s["SequenceNumberRange"] for s in d["Shards"])
+    assert all("ParentShardId" not in s for s in d["Shards"])
     expect_error(
         lambda: ddb.update_table(TableName=table, StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"}),
         "ValidationException",
@@ -148,7 +193,7 @@ def test_list_describe_disable_and_errors(ddb, streams, make_table):
     assert "StreamSpecification" not in desc and desc["LatestStreamArn"] == arn
     closed = streams.describe_stream(StreamArn=arn)["StreamDescription"]
     assert closed["StreamStatus"] == "DISABLED"
-    assert "EndingSequenceNumber" in closed["Shards"][0]["SequenceNumberRange"]
+    assert all("EndingSequenceNumber" in s["SequenceNumberRange"] for s in closed["Shards"])
     ddb.put_item(TableName=table, Item={"pk": S("b")})  # after disabling: not recorded
     records, it = read_all(streams, arn)
     assert [r["dynamodb"]["Keys"]["pk"]["S"] for r in records] == ["a"]
@@ -189,3 +234,73 @@ def test_a_refused_stream_specification_creates_nothing(ddb, ddb_raw, make_table
     # The same name is free: the refused request left nothing behind.
     make_table(name=name, StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"})
     assert ddb.describe_table(TableName=name)["Table"]["StreamSpecification"]["StreamViewType"] == "KEYS_ONLY"
+
+
+def test_shards_follow_partition_splits(ddb, streams, make_table):
+    """UpdateTable raising provisioned throughput splits partitions (1,000
+    WCU each): each split closes its partition's shard and opens two
+    children naming it as their parent. A consumer reading each parent
+    before its children sees every item's changes once, in order."""
+    from conftest import wait_active
+
+    table = make_table(
+        billing="PROVISIONED",
+        rcu=5,
+        wcu=500,
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+    )
+    arn = ddb.describe_table(TableName=table)["Table"]["LatestStreamArn"]
+    [root] = all_shards(streams, arn)
+    keys = [f"k{i}" for i in range(12)]
+    expected = {k: [] for k in keys}
+
+    def write(v):
+        for k in keys:
+            ddb.put_item(TableName=table, Item={"pk": S(k), "v": N(v)})
+            expected[k].append(("INSERT" if v == 1 else "MODIFY", k, None if v == 1 else N(v - 1), N(v)))
+
+    write(1)
+    ddb.update_table(TableName=table, ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 1500})
+    wait_active(ddb, table)
+    write(2)
+    ddb.update_table(TableName=table, ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 3000})
+    wait_active(ddb, table)
+    write(3)
+    for k in keys[:4]:
+        ddb.delete_item(TableName=table, Key={"pk": S(k)})
+        expected[k].append(("REMOVE", k, N(3), None))
+
+    shards = all_shards(streams, arn, limit=2)
+    by_id = {s["ShardId"]: s for s in shards}
+    assert shards[0]["ShardId"] == root["ShardId"]
+    children = lambda sid: [s["ShardId"] for s in shards if s.get("ParentShardId") == sid]  # noqa: E731
+    # 1 partition, then 2, then 4: a root, two children, four grandchildren.
+    assert len(children(root["ShardId"])) == 2
+    assert all(len(children(c)) == 2 for c in children(root["ShardId"]))
+    assert len(shards) == 7
+    for s in shards:
+        closed = "EndingSequenceNumber" in s["SequenceNumberRange"]
+        assert closed == bool(children(s["ShardId"])), "a shard is closed exactly when it has children"
+
+    seen = {k: [] for k in keys}
+    done = set()
+    for s in shards:
+        parent = s.get("ParentShardId")
+        assert parent is None or parent in done, "each parent is read before its children"
+        got, it = read_shard(streams, arn, s["ShardId"])
+        rng = s["SequenceNumberRange"]
+        seqs = [int(r["dynamodb"]["SequenceNumber"]) for r in got]
+        assert seqs == sorted(seqs)
+        assert all(q >= int(rng["StartingSequenceNumber"]) for q in seqs)
+        if "EndingSequenceNumber" in rng:
+            assert it is None, "a closed shard read to its end gives no next iterator"
+            assert all(q <= int(rng["EndingSequenceNumber"]) for q in seqs)
+        if parent is not None and "EndingSequenceNumber" in by_id[parent]["SequenceNumberRange"]:
+            assert all(q > int(by_id[parent]["SequenceNumberRange"]["EndingSequenceNumber"]) for q in seqs)
+        for r in summary(got):
+            seen[r[1]].append(r)
+        done.add(s["ShardId"])
+    assert seen == expected
+    # The children filter names a shard's children only.
+    kids = streams.describe_stream(StreamArn=arn, ShardFilter={"Type": "CHILD_SHARDS", "ShardId": root["ShardId"]})
+    assert [s["ShardId"] for s in kids["StreamDescription"]["Shards"]] == children(root["ShardId"])

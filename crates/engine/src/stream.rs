@@ -3,11 +3,16 @@
 //! the items they describe, and read through ListStreams, DescribeStream,
 //! GetShardIterator and GetRecords.
 //!
-//! Each stream has one shard, which is closed when the stream is disabled
-//! (DynamoDB maps shards to partitions and splits them with the table;
-//! that is not modelled). Records are kept 24 hours of modelled time and
-//! at most [`MAX_STREAM_RECORDS`] per stream; reading before the oldest
-//! kept record is a TrimmedDataAccessException.
+//! Shards follow the table's partitions, as in DynamoDB: one open shard per
+//! partition; when the capacity model splits a partition, its shard is
+//! closed (EndingSequenceNumber) and two children open with it as their
+//! ParentShardId, and an item's records go to the open shard of its key
+//! hash. Sequence numbers increase across the whole stream, so a consumer
+//! reading each parent before its children sees every item's records once
+//! and in order. Every shard closes when the stream is disabled. Records
+//! are kept 24 hours of modelled time and at most [`MAX_STREAM_RECORDS`]
+//! per stream; reading before the oldest kept record of a shard is a
+//! TrimmedDataAccessException.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -32,6 +37,8 @@ pub const ITERATOR_LIFETIME_MS: u64 = 15 * 60 * 1000;
 pub const MAX_GET_RECORDS: usize = 1000;
 /// Bytes of records one GetRecords returns at most (S106).
 pub const MAX_GET_RECORDS_BYTES: usize = 1024 * 1024;
+/// Shards DescribeStream returns per page at most (S104: Limit 1-100).
+pub const MAX_DESCRIBE_SHARDS: usize = 100;
 /// Streams ListStreams returns per page at most (S103).
 pub const MAX_LIST_STREAMS: usize = 100;
 /// Sequence numbers are decimal strings of 21 digits (S108): this plus
@@ -128,82 +135,247 @@ impl StreamRecord {
     }
 }
 
-/// One stream's records.
+/// One shard: the change records of a range of the key-hash space (one
+/// partition's while it is open).
+#[derive(Debug)]
+pub struct Shard {
+    pub id: String,
+    /// The shard this one was split from.
+    pub parent: Option<String>,
+    /// First key hash of the range (inclusive).
+    pub start: u128,
+    /// End of the range (exclusive); None: to the top of the hash space.
+    pub end: Option<u128>,
+    /// The sequence number the shard starts at (the stream's next one
+    /// when it opened).
+    pub first_sequence: u64,
+    /// The last sequence number appended to the shard.
+    pub last_sequence: Option<u64>,
+    /// Set when the shard was closed (split, or the stream disabled).
+    pub closed_at: Option<Millis>,
+    pub records: VecDeque<StreamRecord>,
+    /// The highest sequence number trimmed from the shard (0: none).
+    pub trimmed_through: u64,
+}
+
+impl Shard {
+    fn holds(&self, hash: u128) -> bool {
+        hash >= self.start && self.end.is_none_or(|e| hash < e)
+    }
+
+    /// The first position still readable.
+    fn horizon(&self) -> u64 {
+        self.first_sequence.max(self.trimmed_through.saturating_add(1))
+    }
+
+    /// The sequence number range: (starting, ending once closed).
+    fn range(&self) -> (u64, Option<u64>) {
+        let start = self.first_sequence;
+        (start, self.closed_at.map(|_| self.last_sequence.unwrap_or(start).max(start)))
+    }
+}
+
+/// One stream's records, in shards that follow the table's partitions: a
+/// partition split closes its shard and opens two children (S110).
 #[derive(Debug)]
 pub struct StreamLog {
     pub label: String,
     pub view: StreamViewType,
     pub created_at: Millis,
-    /// Set when the stream was disabled: its shard is closed.
+    /// Set when the stream was disabled: every shard is closed.
     pub closed_at: Option<Millis>,
-    pub records: VecDeque<StreamRecord>,
+    /// Every shard kept, parents before their children.
+    pub shards: Vec<Shard>,
+    /// The open shards: (first hash, position in `shards`), by hash.
+    open: Vec<(u128, usize)>,
+    /// Shards made so far (numbers their ids).
+    made: u64,
+    /// The partition count the shards last followed.
+    partitions_seen: usize,
     /// The sequence number the next record gets (1 for the first).
     pub next_sequence: u64,
-    /// Bytes of the records kept (their SizeBytes).
+    /// Records and bytes of the records kept (their SizeBytes).
+    pub count: usize,
     pub bytes: usize,
 }
 
 impl StreamLog {
+    /// A stream with no shard yet: the first [`StreamLog::follow`] opens
+    /// one per partition.
     pub(crate) fn new(label: String, view: StreamViewType, now: Millis) -> StreamLog {
         StreamLog {
             label,
             view,
             created_at: now,
             closed_at: None,
-            records: VecDeque::new(),
+            shards: Vec::new(),
+            open: Vec::new(),
+            made: 0,
+            partitions_seen: 0,
             next_sequence: 1,
+            count: 0,
             bytes: 0,
         }
     }
 
-    /// Appends a record of replacing `old` by `new` (keys of `key_schema`),
-    /// unless nothing changed (S116).
+    fn new_shard(&mut self, parent: Option<String>, start: u128, end: Option<u128>, now: Millis) -> Shard {
+        let n = self.made;
+        self.made += 1;
+        // Unique within the stream: the counter through a bijection.
+        let tag = (n as u32) ^ fnv32(&self.label);
+        Shard {
+            id: format!("shardId-{:020}-{tag:08x}", now.0),
+            parent,
+            start,
+            end,
+            first_sequence: self.next_sequence,
+            last_sequence: None,
+            closed_at: None,
+            records: VecDeque::new(),
+            trimmed_through: 0,
+        }
+    }
+
+    /// Makes the open shards follow the partitions starting at `starts`
+    /// (sorted): the first time, one shard per partition; then each shard
+    /// whose range a partition boundary now cuts is closed, with two
+    /// children split at a boundary (again, while boundaries remain
+    /// inside a child). Partitions never merge, so this only splits.
+    pub fn follow(&mut self, starts: &[u128], now: Millis) {
+        if self.closed_at.is_some() {
+            return;
+        }
+        if self.shards.is_empty() {
+            let mut bounds: Vec<u128> = starts.to_vec();
+            if bounds.first() != Some(&0) {
+                bounds.insert(0, 0);
+            }
+            for (i, start) in bounds.iter().enumerate() {
+                let shard = self.new_shard(None, *start, bounds.get(i + 1).copied(), now);
+                self.shards.push(shard);
+            }
+        } else {
+            // Bounded: each split uses up one boundary inside its shard.
+            let mut i = 0;
+            while i < self.shards.len() {
+                let shard = &self.shards[i];
+                let lo = starts.partition_point(|&s| s <= shard.start);
+                let hi = starts.partition_point(|&s| shard.end.is_none_or(|e| s < e));
+                if shard.closed_at.is_none() && lo < hi {
+                    let at = starts[lo + (hi - lo) / 2];
+                    let (id, start, end) = (shard.id.clone(), shard.start, shard.end);
+                    if let Some(s) = self.shards.get_mut(i) {
+                        s.closed_at = Some(now);
+                    }
+                    let left = self.new_shard(Some(id.clone()), start, Some(at), now);
+                    let right = self.new_shard(Some(id), at, end, now);
+                    self.shards.push(left);
+                    self.shards.push(right);
+                }
+                i += 1;
+            }
+        }
+        self.partitions_seen = starts.len();
+        self.reindex();
+    }
+
+    fn reindex(&mut self) {
+        self.open =
+            self.shards.iter().enumerate().filter(|(_, s)| s.closed_at.is_none()).map(|(i, s)| (s.start, i)).collect();
+        self.open.sort_unstable();
+    }
+
+    /// Whether the shards followed a table of `partitions` partitions.
+    pub fn follows(&self, partitions: usize) -> bool {
+        !self.shards.is_empty() && self.partitions_seen == partitions
+    }
+
+    /// Closes every shard (the stream was disabled).
+    pub(crate) fn close(&mut self, now: Millis) {
+        self.closed_at = Some(now);
+        for s in &mut self.shards {
+            s.closed_at.get_or_insert(now);
+        }
+        self.open.clear();
+    }
+
+    /// Appends a record of replacing `old` by `new` (keys of `key_schema`,
+    /// key hash `hash`) to the open shard holding `hash`, unless nothing
+    /// changed (S116).
+    #[allow(clippy::too_many_arguments)]
     pub fn append(
         &mut self,
         key_schema: &KeySchema,
+        hash: u128,
         old: Option<Arc<Item>>,
         new: Option<Arc<Item>>,
         by_service: bool,
         now: Millis,
     ) {
+        if self.shards.is_empty() {
+            self.follow(&[0], now);
+        }
         let event = match (&old, &new) {
             (None, Some(_)) => EventName::Insert,
             (Some(o), Some(n)) if o != n => EventName::Modify,
             (Some(_), None) => EventName::Remove,
             _ => return,
         };
+        let at = self.open.partition_point(|(start, _)| *start <= hash);
+        let Some(&(_, idx)) = at.checked_sub(1).and_then(|a| self.open.get(a)) else { return };
         let keys = key_schema.key_item(new.as_deref().or(old.as_deref()).unwrap_or(&Item::new()));
         let sequence = self.next_sequence;
-        self.next_sequence += 1;
         // Only the images the view shows are kept.
         let (new, old) = (new.filter(|_| self.view.new_image()), old.filter(|_| self.view.old_image()));
         let record = StreamRecord { sequence, event, keys, new, old, at: now, by_service };
-        self.bytes += record.size_bytes(self.view);
-        self.records.push_back(record);
+        let size = record.size_bytes(self.view);
+        let Some(shard) = self.shards.get_mut(idx).filter(|s| s.holds(hash)) else { return };
+        self.next_sequence += 1;
+        shard.last_sequence = Some(sequence);
+        shard.records.push_back(record);
+        self.bytes += size;
+        self.count += 1;
         self.trim(now);
     }
 
-    /// Drops records older than the retention, and beyond the caps.
-    fn trim(&mut self, now: Millis) {
-        while self.records.len() > MAX_STREAM_RECORDS
-            || self.bytes > MAX_STREAM_BYTES
-            || self.records.front().is_some_and(|r| r.at.0 + STREAM_RETENTION_MS < now.0)
-        {
-            match self.records.pop_front() {
-                Some(r) => self.bytes = self.bytes.saturating_sub(r.size_bytes(self.view)),
-                None => break,
+    /// Drops records older than the retention, and the oldest beyond the
+    /// caps; forgets closed shards whose records are all gone once their
+    /// retention passed.
+    pub(crate) fn trim(&mut self, now: Millis) {
+        let view = self.view;
+        let mut dropped = (0usize, 0usize);
+        for shard in &mut self.shards {
+            while let Some(r) = shard.records.front().filter(|r| r.at.0 + STREAM_RETENTION_MS < now.0) {
+                shard.trimmed_through = r.sequence;
+                dropped = (dropped.0 + 1, dropped.1 + r.size_bytes(view));
+                shard.records.pop_front();
             }
+        }
+        self.count = self.count.saturating_sub(dropped.0);
+        self.bytes = self.bytes.saturating_sub(dropped.1);
+        // Bounded: each round drops one record.
+        while self.count > MAX_STREAM_RECORDS || self.bytes > MAX_STREAM_BYTES {
+            let oldest = self
+                .shards
+                .iter_mut()
+                .filter(|s| !s.records.is_empty())
+                .min_by_key(|s| s.records.front().map_or(u64::MAX, |r| r.sequence));
+            let Some(shard) = oldest else { break };
+            let Some(r) = shard.records.pop_front() else { break };
+            shard.trimmed_through = r.sequence;
+            self.count = self.count.saturating_sub(1);
+            self.bytes = self.bytes.saturating_sub(r.size_bytes(view));
+        }
+        let before = self.shards.len();
+        self.shards
+            .retain(|s| !(s.records.is_empty() && s.closed_at.is_some_and(|c| c.0 + STREAM_RETENTION_MS < now.0)));
+        if self.shards.len() != before {
+            self.reindex();
         }
     }
 
-    /// The shard's id (one shard per stream).
-    pub fn shard_id(&self) -> String {
-        format!("shardId-{:020}-{:08x}", self.created_at.0, fnv32(&self.label))
-    }
-
-    /// The first sequence number still readable.
-    fn first_kept(&self) -> u64 {
-        self.records.front().map_or(self.next_sequence, |r| r.sequence)
+    fn shard(&self, id: &str) -> Option<&Shard> {
+        self.shards.iter().find(|s| s.id == id)
     }
 }
 
@@ -247,7 +419,18 @@ pub struct StreamSummary {
     pub label: String,
 }
 
-/// DescribeStream's answer.
+/// One shard as DescribeStream shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShardDescription {
+    pub shard_id: String,
+    pub parent: Option<String>,
+    pub starting_sequence: String,
+    /// Set when the shard is closed.
+    pub ending_sequence: Option<String>,
+}
+
+/// DescribeStream's answer: one page of the shards, parents before
+/// their children.
 #[derive(Clone, Debug)]
 pub struct StreamDescription {
     pub summary: StreamSummary,
@@ -255,10 +438,9 @@ pub struct StreamDescription {
     pub view: StreamViewType,
     pub created_at: Millis,
     pub key_schema: KeySchema,
-    pub shard_id: String,
-    pub starting_sequence: String,
-    /// Set when the shard is closed.
-    pub ending_sequence: Option<String>,
+    pub shards: Vec<ShardDescription>,
+    /// The last shard of the page when more follow.
+    pub last_evaluated_shard: Option<String>,
 }
 
 /// GetRecords' answer: the records, the stream's view, and the next
@@ -325,20 +507,53 @@ impl Engine {
         Ok((page, last))
     }
 
-    /// DescribeStream.
-    pub fn describe_stream(&self, arn: &str) -> Result<StreamDescription, EngineError> {
+    /// DescribeStream: up to `limit` shards after `start` (a shard id),
+    /// only the children of `children_of` when given (ShardFilter
+    /// CHILD_SHARDS).
+    pub fn describe_stream(
+        &self,
+        arn: &str,
+        limit: usize,
+        start: Option<&str>,
+        children_of: Option<&str>,
+        now: Millis,
+    ) -> Result<StreamDescription, EngineError> {
         let (table, label) = self.stream_of(arn)?;
-        let data = table.data.read();
-        let log = data.streams.iter().find(|l| l.label == label).ok_or_else(|| stream_not_found(arn))?;
+        let mut data = table.data.write();
+        let log = data.streams.iter_mut().find(|l| l.label == label).ok_or_else(|| stream_not_found(arn))?;
+        log.trim(now);
+        follow_partitions(log, &table, now);
+        let listed: Vec<&Shard> =
+            log.shards.iter().filter(|s| children_of.is_none_or(|p| s.parent.as_deref() == Some(p))).collect();
+        let skip = match start {
+            Some(id) => listed.iter().position(|s| s.id == id).map_or(listed.len(), |p| p + 1),
+            None => 0,
+        };
+        let take = limit.clamp(1, MAX_DESCRIBE_SHARDS);
+        let shards: Vec<ShardDescription> = listed
+            .iter()
+            .skip(skip)
+            .take(take)
+            .map(|s| {
+                let (from, to) = s.range();
+                ShardDescription {
+                    shard_id: s.id.clone(),
+                    parent: s.parent.clone(),
+                    starting_sequence: sequence_text(from),
+                    ending_sequence: to.map(sequence_text),
+                }
+            })
+            .collect();
+        let last_evaluated_shard =
+            (skip + shards.len() < listed.len()).then(|| shards.last().map(|s| s.shard_id.clone())).flatten();
         Ok(StreamDescription {
             summary: StreamSummary { arn: arn.to_string(), table_name: table.name.clone(), label: label.clone() },
             status: if log.closed_at.is_some() { "DISABLED" } else { "ENABLED" },
             view: log.view,
             created_at: log.created_at,
             key_schema: table.key_schema.clone(),
-            shard_id: log.shard_id(),
-            starting_sequence: sequence_text(log.first_kept()),
-            ending_sequence: log.closed_at.map(|_| sequence_text(log.next_sequence.saturating_sub(1).max(1))),
+            shards,
+            last_evaluated_shard,
         })
     }
 
@@ -352,57 +567,72 @@ impl Engine {
         now: Millis,
     ) -> Result<String, EngineError> {
         let (table, label) = self.stream_of(arn)?;
-        let data = table.data.read();
-        let log = data.streams.iter().find(|l| l.label == label).ok_or_else(|| stream_not_found(arn))?;
-        if log.shard_id() != shard_id {
-            return Err(EngineError::ResourceNotFound(format!(
+        let mut data = table.data.write();
+        let log = data.streams.iter_mut().find(|l| l.label == label).ok_or_else(|| stream_not_found(arn))?;
+        log.trim(now);
+        follow_partitions(log, &table, now);
+        let next_sequence = log.next_sequence;
+        let shard = log.shard(shard_id).ok_or_else(|| {
+            EngineError::ResourceNotFound(format!(
                 "Requested resource not found: Shard: {shard_id} in Stream: {arn} not found"
-            )));
-        }
+            ))
+        })?;
         let at = |s: Option<&str>| {
             s.and_then(parse_sequence)
                 .ok_or_else(|| EngineError::validation(format!("Invalid SequenceNumber: {}", s.unwrap_or(""))))
         };
         let position = match kind {
-            IteratorType::TrimHorizon => log.first_kept(),
-            IteratorType::Latest => log.next_sequence,
+            IteratorType::TrimHorizon => shard.horizon(),
+            // An open shard's next record; a closed shard's end.
+            IteratorType::Latest => match shard.closed_at {
+                None => next_sequence,
+                Some(_) => shard.last_sequence.map_or(shard.first_sequence, |l| l + 1),
+            },
             IteratorType::AtSequenceNumber => at(sequence)?,
             IteratorType::AfterSequenceNumber => at(sequence)?.checked_add(1).ok_or_else(|| {
                 EngineError::validation(format!("Invalid SequenceNumber: {}", sequence.unwrap_or("")))
             })?,
         };
-        if position < log.first_kept() {
+        if position <= shard.trimmed_through {
             return Err(EngineError::TrimmedDataAccess);
         }
-        Ok(iterator_text(arn, position, now))
+        Ok(iterator_text(arn, shard_id, position, now))
     }
 
     /// GetRecords.
     pub fn get_records(&self, iterator: &str, limit: usize, now: Millis) -> Result<RecordsPage, EngineError> {
-        let (issued, position, arn) = parse_iterator(iterator)
+        let (issued, position, shard_id, arn) = parse_iterator(iterator)
             .ok_or_else(|| EngineError::validation(format!("Invalid ShardIterator: {iterator}")))?;
         if now.0 > issued.saturating_add(ITERATOR_LIFETIME_MS) {
             return Err(EngineError::ExpiredIterator);
         }
         let (table, label) = self.stream_of(arn)?;
-        let data = table.data.read();
-        let log = data.streams.iter().find(|l| l.label == label).ok_or_else(|| stream_not_found(arn))?;
-        if position < log.first_kept() {
+        let mut data = table.data.write();
+        let log = data.streams.iter_mut().find(|l| l.label == label).ok_or_else(|| stream_not_found(arn))?;
+        log.trim(now);
+        follow_partitions(log, &table, now);
+        let view = log.view;
+        let shard = log.shard(shard_id).ok_or(EngineError::TrimmedDataAccess)?;
+        if position <= shard.trimmed_through {
             return Err(EngineError::TrimmedDataAccess);
         }
         let mut records = Vec::new();
         let mut bytes = 0;
-        let skip = (position - log.first_kept()) as usize;
-        for r in log.records.iter().skip(skip) {
-            if records.len() >= limit.clamp(1, MAX_GET_RECORDS) || bytes >= MAX_GET_RECORDS_BYTES {
+        let first = shard.records.partition_point(|r| r.sequence < position);
+        for r in shard.records.iter().skip(first) {
+            let size = r.size_bytes(view);
+            // At most the limit and 1 MB (a page always takes one record).
+            if records.len() >= limit.clamp(1, MAX_GET_RECORDS)
+                || (!records.is_empty() && bytes + size > MAX_GET_RECORDS_BYTES)
+            {
                 break;
             }
-            bytes += r.size_bytes(log.view);
+            bytes += size;
             records.push(r.clone());
         }
         let next = records.last().map_or(position, |r| r.sequence.saturating_add(1));
-        let finished = log.closed_at.is_some() && next >= log.next_sequence;
-        Ok(RecordsPage { records, view: log.view, next_iterator: (!finished).then(|| iterator_text(arn, next, now)) })
+        let finished = shard.closed_at.is_some() && first + records.len() >= shard.records.len();
+        Ok(RecordsPage { records, view, next_iterator: (!finished).then(|| iterator_text(arn, shard_id, next, now)) })
     }
 
     /// Turns the table's stream on or off (CreateTable and UpdateTable's
@@ -429,12 +659,15 @@ impl Engine {
             (Some(view), _) => {
                 let label = label_of(now);
                 data.streams.retain(|l| l.closed_at.is_none_or(|c| c.0 + STREAM_RETENTION_MS >= now.0));
-                data.streams.push(StreamLog::new(label.clone(), view, now));
+                let mut log = StreamLog::new(label.clone(), view, now);
+                follow_partitions(&mut log, table, now);
+                data.streams.push(log);
                 StreamSetting { enabled: true, view, label }
             }
             (None, Some(s)) if s.enabled => {
                 if let Some(log) = data.streams.iter_mut().find(|l| l.label == s.label) {
-                    log.closed_at = Some(now);
+                    follow_partitions(log, table, now);
+                    log.close(now);
                 }
                 StreamSetting { enabled: false, ..s.clone() }
             }
@@ -453,16 +686,35 @@ impl Engine {
     }
 }
 
-fn iterator_text(arn: &str, position: u64, now: Millis) -> String {
-    format!("{}|{position}|{arn}", now.0)
+/// Makes `log`'s shards follow `table`'s partitions (the caller holds
+/// the table's data lock; the capacity lock comes after it, the engine's
+/// order). A table without a capacity model has one partition.
+pub(crate) fn follow_partitions(log: &mut StreamLog, table: &Table, now: Millis) {
+    let capacity = table.capacity.lock();
+    let count = capacity.as_ref().map_or(1, |c| c.partition_count());
+    if log.follows(count) {
+        return;
+    }
+    let starts: Vec<u128> = match capacity.as_ref() {
+        Some(c) => c.partitions().iter().map(|p| p.start).collect(),
+        None => vec![0],
+    };
+    drop(capacity);
+    log.follow(&starts, now);
 }
 
-fn parse_iterator(text: &str) -> Option<(u64, u64, &str)> {
-    let mut parts = text.splitn(3, '|');
+fn iterator_text(arn: &str, shard_id: &str, position: u64, now: Millis) -> String {
+    format!("{}|{position}|{shard_id}|{arn}", now.0)
+}
+
+/// An iterator's issue time, position, shard id and stream ARN.
+fn parse_iterator(text: &str) -> Option<(u64, u64, &str, &str)> {
+    let mut parts = text.splitn(4, '|');
     let issued = parts.next()?.parse().ok()?;
     let position = parts.next()?.parse().ok()?;
+    let shard = parts.next()?;
     let arn = parts.next()?;
-    Some((issued, position, arn))
+    Some((issued, position, shard, arn))
 }
 
 #[cfg(test)]

@@ -14,7 +14,8 @@
 //! its `(key, old, new)` ([`index_changes`]), admit the write on the table
 //! and on every GSI it touches at once ([`admit_write`]), and [`commit`]
 //! applies the changes to the index entries in the same step as the items,
-//! under the table's lock. Stream change records will hook in the same way.
+//! under the table's lock. Stream change records hook in the same way, each to
+//! the shard of its partition.
 
 use std::sync::Arc;
 
@@ -464,7 +465,8 @@ pub(crate) fn commit(
         for (s, old_item) in sizes.iter().zip(&replaced) {
             let (Some(d), Some(table)) = (data.get_mut(s.slot), tables.get(s.slot)) else { continue };
             if let Some(log) = d.streams.last_mut().filter(|l| l.closed_at.is_none()) {
-                log.append(&table.key_schema, old_item.clone(), s.item.clone(), by_service, now);
+                crate::stream::follow_partitions(log, table, now);
+                log.append(&table.key_schema, s.hash, old_item.clone(), s.item.clone(), by_service, now);
             }
         }
     }

@@ -363,19 +363,26 @@ async fn a_ttl_deletion_is_a_remove_record_by_the_service() {
         req
     };
     let (_, _, body) = send(&server, streams("DescribeStream", json!({"StreamArn": arn}))).await;
-    let shard = serde_json::from_slice::<Value>(&body).unwrap()["StreamDescription"]["Shards"][0]["ShardId"].clone();
-    let (_, _, body) = send(
-        &server,
-        streams("GetShardIterator", json!({"StreamArn": arn, "ShardId": shard, "ShardIteratorType": "TRIM_HORIZON"})),
-    )
-    .await;
-    let iterator = serde_json::from_slice::<Value>(&body).unwrap()["ShardIterator"].clone();
-    let (status, _, body) = send(&server, streams("GetRecords", json!({"ShardIterator": iterator}))).await;
-    assert_eq!(status, StatusCode::OK, "{body:?}");
-    let records = serde_json::from_slice::<Value>(&body).unwrap()["Records"].clone();
+    let shards = serde_json::from_slice::<Value>(&body).unwrap()["StreamDescription"]["Shards"].clone();
+    // An on-demand table has four partitions, so four shards: read each,
+    // then order the records by sequence number (they increase across the
+    // stream).
+    let mut records = Vec::new();
+    let mut iterator = Value::Null;
+    for shard in shards.as_array().unwrap() {
+        let body = json!({"StreamArn": arn, "ShardId": shard["ShardId"], "ShardIteratorType": "TRIM_HORIZON"});
+        let (_, _, body) = send(&server, streams("GetShardIterator", body)).await;
+        let it = serde_json::from_slice::<Value>(&body).unwrap()["ShardIterator"].clone();
+        let (status, _, body) = send(&server, streams("GetRecords", json!({"ShardIterator": it}))).await;
+        assert_eq!(status, StatusCode::OK, "{body:?}");
+        let page = serde_json::from_slice::<Value>(&body).unwrap()["Records"].as_array().cloned().unwrap_or_default();
+        if !page.is_empty() {
+            iterator = it;
+        }
+        records.extend(page);
+    }
+    records.sort_by_key(|r| r["dynamodb"]["SequenceNumber"].as_str().unwrap_or_default().to_string());
     let events: Vec<(&str, Value)> = records
-        .as_array()
-        .unwrap()
         .iter()
         .map(|r| (r["eventName"].as_str().unwrap(), r.get("userIdentity").cloned().unwrap_or(Value::Null)))
         .collect();

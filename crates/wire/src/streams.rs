@@ -1,7 +1,7 @@
 //! The DynamoDB Streams API (target prefix `DynamoDBStreams_20120810.`):
 //! ListStreams, DescribeStream, GetShardIterator, GetRecords (S103-S115).
 
-use dynaburst_engine::stream::{sequence_text, IteratorType, StreamRecord, StreamViewType};
+use dynaburst_engine::stream::{sequence_text, IteratorType, StreamRecord, StreamViewType, MAX_DESCRIBE_SHARDS};
 use dynaburst_engine::{Engine, KeyRole, Millis};
 use serde_json::{json, Map, Value};
 
@@ -35,12 +35,35 @@ pub(crate) fn dispatch(engine: &Engine, operation: &str, request: &Value, now: M
         }
         "DescribeStream" => {
             let arn = req.opt_str("StreamArn")?.unwrap_or_default();
-            let d = engine.describe_stream(arn)?;
-            let mut range = Map::new();
-            range.insert("StartingSequenceNumber".into(), json!(d.starting_sequence));
-            if let Some(end) = &d.ending_sequence {
-                range.insert("EndingSequenceNumber".into(), json!(end));
-            }
+            let limit = req.opt_i64("Limit")?.map_or(MAX_DESCRIBE_SHARDS, |l| l.max(1) as usize);
+            let children_of = match request.get("ShardFilter") {
+                None => None,
+                Some(filter) => {
+                    match (filter.get("Type").and_then(Value::as_str), filter.get("ShardId").and_then(Value::as_str)) {
+                        (Some("CHILD_SHARDS"), Some(id)) => Some(id),
+                        _ => return Err(ApiError::validation("ShardFilter requires Type CHILD_SHARDS and a ShardId")),
+                    }
+                }
+            };
+            let d = engine.describe_stream(arn, limit, req.opt_str("ExclusiveStartShardId")?, children_of, now)?;
+            let shards: Vec<Value> = d
+                .shards
+                .iter()
+                .map(|s| {
+                    let mut range = Map::new();
+                    range.insert("StartingSequenceNumber".into(), json!(s.starting_sequence));
+                    if let Some(end) = &s.ending_sequence {
+                        range.insert("EndingSequenceNumber".into(), json!(end));
+                    }
+                    let mut shard = Map::new();
+                    shard.insert("ShardId".into(), json!(s.shard_id));
+                    if let Some(parent) = &s.parent {
+                        shard.insert("ParentShardId".into(), json!(parent));
+                    }
+                    shard.insert("SequenceNumberRange".into(), Value::Object(range));
+                    Value::Object(shard)
+                })
+                .collect();
             let key_schema: Vec<Value> = d
                 .key_schema
                 .pairs()
@@ -49,7 +72,7 @@ pub(crate) fn dispatch(engine: &Engine, operation: &str, request: &Value, now: M
                     |(n, r)| json!({"AttributeName": n, "KeyType": if *r == KeyRole::Hash { "HASH" } else { "RANGE" }}),
                 )
                 .collect();
-            Ok(json!({ "StreamDescription": {
+            let mut description = json!({
                 "StreamArn": d.summary.arn,
                 "StreamLabel": d.summary.label,
                 "StreamStatus": d.status,
@@ -57,8 +80,12 @@ pub(crate) fn dispatch(engine: &Engine, operation: &str, request: &Value, now: M
                 "CreationRequestDateTime": d.created_at.0 as f64 / 1000.0,
                 "TableName": d.summary.table_name,
                 "KeySchema": key_schema,
-                "Shards": [{ "ShardId": d.shard_id, "SequenceNumberRange": Value::Object(range) }],
-            }}))
+                "Shards": shards,
+            });
+            if let (Some(last), Value::Object(m)) = (d.last_evaluated_shard, &mut description) {
+                m.insert("LastEvaluatedShardId".into(), json!(last));
+            }
+            Ok(json!({ "StreamDescription": description }))
         }
         "GetShardIterator" => {
             let kind = match req.opt_str("ShardIteratorType")? {
