@@ -322,3 +322,49 @@ def test_execute_transaction_reads_and_key_rules(ddb, table):
 @pytest.mark.parametrize("statement", ["SELECT * FROM", "INSERT INTO x VALUE", "UPDATE x SET", "DELETE FROM x WHERE (((("])
 def test_truncated_statements_are_validation_errors(ddb, statement):
     expect_error(lambda: ddb.execute_statement(Statement=statement), "ValidationException", startswith="Statement wasn't well formed")
+
+
+def test_select_with_partition_key_in_or_or_runs_queries_not_a_scan(ddb, table_hn):
+    """`pk IN [...]` and an OR of `pk =` equalities run as one Query per
+    value (S126): ConsumedCapacity is that of the Queries, not of reading
+    the whole table; a sort-key condition beside them narrows each Query."""
+    for p in "abc":
+        for i in range(4):
+            ddb.put_item(TableName=table_hn, Item={"pk": s(p), "sk": n(i), "v": s(f"{p}{i}")})
+    # Bulk a Scan would have to read: 30 items of about 3 KB.
+    for i in range(30):
+        ddb.put_item(TableName=table_hn, Item={"pk": s(f"z{i}"), "sk": n(0), "pad": s("x" * 3000)})
+    out = ddb.execute_statement(
+        Statement=f"SELECT v FROM {q(table_hn)} WHERE pk IN ['a', 'c']",
+        ConsistentRead=True,
+        ReturnConsumedCapacity="TOTAL",
+    )
+    assert [i["v"]["S"] for i in out["Items"]] == ["a0", "a1", "a2", "a3", "c0", "c1", "c2", "c3"]
+    # Two strongly consistent Queries of four small items: 1 RCU each.
+    assert out["ConsumedCapacity"] == {"TableName": table_hn, "CapacityUnits": 2.0, "ReadCapacityUnits": 2.0}
+    out = ddb.execute_statement(
+        Statement=f"SELECT v FROM {q(table_hn)} WHERE (pk = 'b' OR pk = 'a') AND sk BETWEEN 1 AND 2 AND v <> 'a2'",
+        ReturnConsumedCapacity="TOTAL",
+    )
+    assert [i["v"]["S"] for i in out["Items"]] == ["b1", "b2", "a1"]
+    assert out["ConsumedCapacity"] == {"TableName": table_hn, "CapacityUnits": 1.0, "ReadCapacityUnits": 1.0}
+    # The same predicate on a non-key attribute is a Scan of every item.
+    scan = ddb.execute_statement(
+        Statement=f"SELECT v FROM {q(table_hn)} WHERE v = 'a0' OR v = 'c0'",
+        ConsistentRead=True,
+        ReturnConsumedCapacity="TOTAL",
+    )
+    assert scan["ConsumedCapacity"]["ReadCapacityUnits"] > 20.0
+    # Pages across the queries: Limit counts items read, NextToken resumes
+    # inside a query or at the start of the next one.
+    statement = f"SELECT v FROM {q(table_hn)} WHERE pk IN ['a', 'b', 'c'] AND sk >= 1"
+    seen, token = [], None
+    for _ in range(10):  # bounded
+        kw = {"NextToken": token} if token else {}
+        page = ddb.execute_statement(Statement=statement, Limit=2, ConsistentRead=True, **kw)
+        assert len(page["Items"]) <= 2
+        seen += [i["v"]["S"] for i in page["Items"]]
+        token = page.get("NextToken")
+        if not token:
+            break
+    assert seen == ["a1", "a2", "a3", "b1", "b2", "b3", "c1", "c2", "c3"]

@@ -61,6 +61,15 @@ enum Plan {
         input: ReadInput,
         fingerprint: u64,
     },
+    /// One Query per partition-key value of an `IN` or an `OR` of
+    /// equalities, run in order from `start` (the query a NextToken names)
+    /// within the statement's `limit`.
+    Reads {
+        inputs: Vec<ReadInput>,
+        start: usize,
+        limit: Option<usize>,
+        fingerprint: u64,
+    },
     Get(GetItemInput),
     /// INSERT: a conditional PutItem.
     Insert(PutItemInput),
@@ -76,7 +85,7 @@ enum Plan {
 }
 
 /// Expression names and values generated while rendering a statement.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Exprs {
     names: Names,
     values: Values,
@@ -387,21 +396,39 @@ fn fingerprint(statement: &str) -> u64 {
     h.finish()
 }
 
-/// A NextToken: the statement's fingerprint and the LastEvaluatedKey, in
-/// base64.
-fn encode_token(fingerprint: u64, key: &Item) -> String {
-    let text = json!({"s": fingerprint.to_string(), "k": item_to_json(key)}).to_string();
-    BASE64.encode(text)
+/// A NextToken: the statement's fingerprint, the LastEvaluatedKey (none
+/// when the next page starts a query afresh), and, for a statement run as
+/// several queries, which query the next page starts in; in base64.
+fn encode_token(fingerprint: u64, key: Option<&Item>, query: usize) -> String {
+    let mut v = json!({"s": fingerprint.to_string()});
+    if let Value::Object(m) = &mut v {
+        if let Some(k) = key {
+            m.insert("k".into(), item_to_json(k));
+        }
+        if query > 0 {
+            m.insert("q".into(), json!(query));
+        }
+    }
+    BASE64.encode(v.to_string())
 }
 
-fn decode_token(token: &str, fingerprint: u64) -> Result<Item, ApiError> {
+/// A NextToken's LastEvaluatedKey and query (see [`encode_token`]).
+fn decode_token(token: &str, fingerprint: u64) -> Result<(Option<Item>, usize), ApiError> {
     let invalid = || ApiError::validation("Invalid NextToken");
     let bytes = BASE64.decode(token).map_err(|_| invalid())?;
     let v: Value = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
     if v["s"].as_str() != Some(fingerprint.to_string().as_str()) {
         return Err(ApiError::validation("The NextToken does not belong to this statement"));
     }
-    parse_item(&v["k"]).map_err(|_| invalid())
+    let key = match v.get("k") {
+        Some(k) => Some(parse_item(k).map_err(|_| invalid())?),
+        None => None,
+    };
+    let query = match v.get("q") {
+        Some(q) => q.as_u64().and_then(|q| usize::try_from(q).ok()).ok_or_else(invalid)?,
+        None => 0,
+    };
+    Ok((key, query))
 }
 
 /// Parses and plans one statement.
@@ -491,6 +518,45 @@ fn plan(
                 let mut input = ReadInput::scan(table_name.clone());
                 input.index_name = s.index.clone();
                 let conjuncts = s.condition.as_ref().map(Expr::conjuncts).unwrap_or_default();
+                let fp = fingerprint(statement);
+                let (token_key, token_query) = match opts.next_token {
+                    Some(t) => decode_token(t, fp)?,
+                    None => (None, 0),
+                };
+                if let Some(multi) = multi_query(&mut r, &target, &conjuncts)? {
+                    if !s.order_by.is_empty() {
+                        return Err(ApiError::validation(
+                            "Must have WHERE clause in the statement when using ORDER BY clause.",
+                        ));
+                    }
+                    let base = std::mem::take(&mut r.exprs);
+                    let inputs = multi
+                        .values
+                        .into_iter()
+                        .enumerate()
+                        .map(|(q, v)| {
+                            let mut e = base.clone();
+                            let (h, p) = (e.name(&target[0]), e.value(v));
+                            let mut input = ReadInput::scan(table_name.clone());
+                            input.index_name = s.index.clone();
+                            input.key_condition = Some(match &multi.sort {
+                                Some(sort) => format!("{h} = {p} AND {sort}"),
+                                None => format!("{h} = {p}"),
+                            });
+                            input.filter = multi.filter.clone();
+                            input.projection = projection.clone();
+                            input.expr = e.args();
+                            input.consistent_read = opts.consistent_read;
+                            input.return_capacity = opts.return_capacity;
+                            input.exclusive_start_key = if q == token_query { token_key.clone() } else { None };
+                            input
+                        })
+                        .collect();
+                    return Ok((
+                        Plan::Reads { inputs, start: token_query, limit: opts.limit, fingerprint: fp },
+                        table_name,
+                    ));
+                }
                 let (key_condition, filter) = query_condition(&mut r, &target, &conjuncts)?;
                 let filter = match (&key_condition, filter) {
                     (Some(_), f) => f,
@@ -515,8 +581,7 @@ fn plan(
                 input.limit = opts.limit;
                 input.consistent_read = opts.consistent_read;
                 input.return_capacity = opts.return_capacity;
-                let fp = fingerprint(statement);
-                input.exclusive_start_key = opts.next_token.map(|t| decode_token(t, fp)).transpose()?;
+                input.exclusive_start_key = token_key;
                 Plan::Read { input, fingerprint: fp }
             }
         }
@@ -595,6 +660,79 @@ fn plan(
     Ok((plan, table_name))
 }
 
+/// Partition-key values one `IN` takes at most (S126).
+pub const MAX_IN_HASH_KEYS: usize = 50;
+
+/// A SELECT run as one Query per partition-key value.
+struct MultiQuery {
+    values: Vec<AttributeValue>,
+    /// The sort-key condition every query shares.
+    sort: Option<String>,
+    filter: Option<String>,
+}
+
+/// The partition-key values a conjunct pins `hash` to: `hash = v`,
+/// `hash IN [v, ...]`, or an OR of those; None for anything else.
+fn hash_values(r: &Render<'_>, hash: &str, c: &Expr) -> Result<Option<Vec<AttributeValue>>, ApiError> {
+    Ok(match c {
+        Expr::Or(a, b) => match (hash_values(r, hash, a)?, hash_values(r, hash, b)?) {
+            (Some(mut x), Some(y)) => {
+                x.extend(y);
+                Some(x)
+            }
+            _ => None,
+        },
+        Expr::In(a, items) if matches!(a.as_ref(), Expr::Path(p) if p.top_level() == Some(hash)) => {
+            r.constants(items)?
+        }
+        _ => match equality(r, c)? {
+            Some((name, v)) if name == hash => Some(vec![v]),
+            _ => None,
+        },
+    })
+}
+
+/// A SELECT whose WHERE pins the partition key of `target` to several
+/// values (an `IN`, or an OR of equalities; at most
+/// [`MAX_IN_HASH_KEYS`]), with at most a sort-key condition beside it and
+/// a filter on other attributes: it runs as one Query per value, not a
+/// Scan (S126). None otherwise.
+fn multi_query(r: &mut Render<'_>, target: &[String], conjuncts: &[&Expr]) -> Result<Option<MultiQuery>, ApiError> {
+    let Some(hash) = target.first() else { return Ok(None) };
+    let mut found = None;
+    for (i, c) in conjuncts.iter().enumerate() {
+        if let Some(values) = hash_values(r, hash, c)? {
+            found = Some((i, values));
+            break;
+        }
+    }
+    let Some((hash_at, found_values)) = found else { return Ok(None) };
+    if matches!(conjuncts[hash_at], Expr::Compare(..)) {
+        return Ok(None); // one equality: a plain Query
+    }
+    let mut values: Vec<AttributeValue> = Vec::new();
+    for v in found_values {
+        if !values.contains(&v) {
+            values.push(v);
+        }
+    }
+    if values.len() > MAX_IN_HASH_KEYS {
+        return Ok(None);
+    }
+    let sort = target.get(1);
+    let sort_at = (0..conjuncts.len())
+        .find(|&i| i != hash_at && sort.is_some_and(|sk| is_sort_key_condition(r, conjuncts[i], sk)));
+    let rest: Vec<&Expr> =
+        conjuncts.iter().enumerate().filter(|(i, _)| *i != hash_at && Some(*i) != sort_at).map(|(_, c)| *c).collect();
+    let mut read = Vec::new();
+    rest.iter().for_each(|c| attributes(c, &mut read));
+    if read.iter().any(|a| target.iter().any(|k| k == a)) {
+        return Ok(None);
+    }
+    let sort = sort_at.map(|i| r.condition(conjuncts[i])).transpose()?;
+    Ok(Some(MultiQuery { values, sort, filter: r.all(&rest)? }))
+}
+
 /// A Query's key condition and filter from a SELECT's conjuncts, when one
 /// of them is an equality on the partition key of `target` (its key
 /// attributes, partition key first); (None, None) for a Scan.
@@ -650,6 +788,9 @@ fn is_sort_key_condition(r: &Render<'_>, c: &Expr, sk: &str) -> bool {
 struct Done {
     items: Vec<Item>,
     last_key: Option<Item>,
+    /// Where the next page of a statement run as several queries starts:
+    /// the LastEvaluatedKey in it (none: from its start) and the query.
+    next: Option<(Option<Item>, usize)>,
     consumed: Option<ConsumedCapacity>,
     fingerprint: u64,
     /// A Query or Scan, whose ConsumedCapacity splits reads and writes
@@ -659,17 +800,43 @@ struct Done {
 
 /// Runs a plan outside a transaction.
 fn run(engine: &Engine, plan: Plan, now: Millis) -> Result<Done, ApiError> {
-    let done = |items: Vec<Item>, consumed| Done { items, last_key: None, consumed, fingerprint: 0, split: false };
+    let done =
+        |items: Vec<Item>, consumed| Done { items, last_key: None, next: None, consumed, fingerprint: 0, split: false };
     Ok(match plan {
         Plan::Read { input, fingerprint } => {
             let out = engine.read(input, now)?;
             Done {
                 items: out.items,
                 last_key: out.last_evaluated_key,
+                next: None,
                 consumed: out.consumed,
                 fingerprint,
                 split: true,
             }
+        }
+        Plan::Reads { inputs, start, limit, fingerprint } => {
+            let mut items = Vec::new();
+            let mut consumed: Vec<ConsumedCapacity> = Vec::new();
+            let mut remaining = limit;
+            let mut next = None;
+            for (q, mut input) in inputs.into_iter().enumerate().skip(start) {
+                if remaining == Some(0) {
+                    next = Some((None, q));
+                    break;
+                }
+                input.limit = remaining;
+                let out = engine.read(input, now)?;
+                remaining = remaining.map(|r| r.saturating_sub(out.scanned_count));
+                items.extend(out.items);
+                if let Some(c) = out.consumed {
+                    add_consumed(&mut consumed, c);
+                }
+                if let Some(key) = out.last_evaluated_key {
+                    next = Some((Some(key), q));
+                    break;
+                }
+            }
+            Done { items, last_key: None, next, consumed: consumed.into_iter().next(), fingerprint, split: true }
         }
         Plan::Get(input) => {
             let out = engine.get_item(input, now)?;
@@ -724,8 +891,14 @@ pub fn execute_statement(engine: &Engine, body: &Value, now: Millis) -> Result<V
     let mut m = Map::new();
     m.insert("Items".into(), items_json(&out.items));
     if let Some(k) = &out.last_key {
-        m.insert("NextToken".into(), json!(encode_token(out.fingerprint, k)));
+        m.insert("NextToken".into(), json!(encode_token(out.fingerprint, Some(k), 0)));
         m.insert("LastEvaluatedKey".into(), item_to_json(k));
+    }
+    if let Some((key, query)) = &out.next {
+        m.insert("NextToken".into(), json!(encode_token(out.fingerprint, key.as_ref(), *query)));
+        if let Some(k) = key {
+            m.insert("LastEvaluatedKey".into(), item_to_json(k));
+        }
     }
     if let Some(c) = &out.consumed {
         let rendered = if out.split { capacity_json(c) } else { item_capacity_json(c) };
@@ -949,6 +1122,6 @@ fn transact_action(plan: Plan) -> Option<TransactAction> {
             expr,
             return_old_on_failure: false,
         },
-        Plan::Get(_) | Plan::Read { .. } => return None,
+        Plan::Get(_) | Plan::Read { .. } | Plan::Reads { .. } => return None,
     })
 }
