@@ -862,3 +862,73 @@ fn a_transaction_that_would_outgrow_an_item_collection_is_cancelled_naming_the_p
     assert_eq!(codes, vec![("None", None), ("ItemCollectionSizeLimitExceeded", Some("Collection size exceeded."))]);
     assert_eq!(engine.describe_table("t", T0).unwrap().item_count, 3, "nothing was written");
 }
+
+/// UpdateTimeToLive's errors and the expirer in modelled time (S117-S120):
+/// a change within the hour is refused; after it, enabling again and
+/// disabling on another attribute are refused, disabling on the same one
+/// works. An expired item's delete costs no write units and is a REMOVE
+/// record by the service.
+#[test]
+fn time_to_live_changes_and_expiry_in_modelled_time() {
+    let engine = Engine::new(EngineConfig::local());
+    engine
+        .create_table(
+            CreateTableInput {
+                table_name: "ttl".into(),
+                key_schema: vec![("pk".into(), KeyRole::Hash)],
+                attribute_definitions: vec![("pk".into(), ScalarType::S)],
+                billing: BillingMode::PayPerRequest,
+                global_indexes: None,
+                local_indexes: None,
+                tags: Vec::new(),
+                stream: Some((true, Some(dynaburst_engine::stream::StreamViewType::KeysOnly))),
+                on_demand: None,
+                warm: None,
+            },
+            Millis(0),
+        )
+        .unwrap();
+    let message = |r: Result<(), EngineError>| match r {
+        Err(EngineError::Validation(m)) => m,
+        other => panic!("expected a ValidationException, got {other:?}"),
+    };
+    let t0 = Millis(1_000);
+    engine.update_time_to_live("ttl", true, "exp", t0).unwrap();
+    let hour = dynaburst_engine::ttl::TTL_COOLDOWN_MS;
+    assert_eq!(
+        message(engine.update_time_to_live("ttl", false, "exp", Millis(t0.0 + hour - 1))),
+        "Time to live has been modified multiple times within a fixed interval"
+    );
+    let after = Millis(t0.0 + hour);
+    assert_eq!(message(engine.update_time_to_live("ttl", true, "exp", after)), "TimeToLive is already enabled");
+    assert_eq!(
+        message(engine.update_time_to_live("ttl", false, "other", after)),
+        "TimeToLive is active on a different AttributeName: current AttributeName is exp"
+    );
+    // An item that expired a second ago is deleted by the next sweep.
+    let now_secs = after.0 / 1000;
+    let mut expiring = key("gone");
+    expiring.insert("exp".into(), AttributeValue::N(Number::parse(&(now_secs - 1).to_string()).unwrap()));
+    put(&engine, "ttl", expiring, WriteOptions::default()).unwrap();
+    let units = total_write_units(&engine, "ttl");
+    assert_eq!(engine.expire(after).unwrap(), 1);
+    assert_eq!(total_write_units(&engine, "ttl"), units, "a TTL delete consumes no write capacity");
+    assert_eq!(get(&engine, "ttl", "gone"), None);
+    let arn = engine.list_streams(Some("ttl"), 10, None).unwrap().0[0].arn.clone();
+    let mut removes = Vec::new();
+    for shard in engine.describe_stream(&arn, 100, None, None, after).unwrap().shards {
+        let it = engine
+            .get_shard_iterator(&arn, &shard.shard_id, dynaburst_engine::stream::IteratorType::TrimHorizon, None, after)
+            .unwrap();
+        let page = engine.get_records(&it, 100, after).unwrap();
+        removes.extend(
+            page.records
+                .into_iter()
+                .filter(|r| r.event == dynaburst_engine::stream::EventName::Remove)
+                .map(|r| r.by_service),
+        );
+    }
+    assert_eq!(removes, [true], "one REMOVE, by the service");
+    engine.update_time_to_live("ttl", false, "exp", after).unwrap();
+    assert_eq!(engine.describe_time_to_live("ttl").unwrap().status, "DISABLED");
+}
