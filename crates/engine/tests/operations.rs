@@ -715,14 +715,12 @@ fn an_item_collection_stops_at_its_limit_and_shrinking_writes_still_pass() {
     assert_eq!(plain.unwrap().item_collection, None);
 }
 
-#[test]
-fn a_reopened_table_keeps_its_stream_on_and_skips_empty_index_keys() {
-    let storage = Arc::new(MemStorage::new());
-    let engine = Engine::open(EngineConfig::local(), storage.clone(), Millis(0)).unwrap();
+/// Creates on-demand table `name` (pk S) with a KEYS_ONLY stream.
+fn create_streamed(engine: &Engine, name: &str) {
     engine
         .create_table(
             CreateTableInput {
-                table_name: "s".into(),
+                table_name: name.into(),
                 key_schema: vec![("pk".into(), KeyRole::Hash)],
                 attribute_definitions: vec![("pk".into(), ScalarType::S)],
                 billing: BillingMode::PayPerRequest,
@@ -736,6 +734,13 @@ fn a_reopened_table_keeps_its_stream_on_and_skips_empty_index_keys() {
             Millis(0),
         )
         .unwrap();
+}
+
+#[test]
+fn a_reopened_table_keeps_its_stream_on_and_skips_empty_index_keys() {
+    let storage = Arc::new(MemStorage::new());
+    let engine = Engine::open(EngineConfig::local(), storage.clone(), Millis(0)).unwrap();
+    create_streamed(&engine, "s");
     create_indexed(&engine, "t");
     // An empty index key: the write is refused, so put the item before the
     // index exists through the same storage and reopen.
@@ -871,23 +876,7 @@ fn a_transaction_that_would_outgrow_an_item_collection_is_cancelled_naming_the_p
 #[test]
 fn time_to_live_changes_and_expiry_in_modelled_time() {
     let engine = Engine::new(EngineConfig::local());
-    engine
-        .create_table(
-            CreateTableInput {
-                table_name: "ttl".into(),
-                key_schema: vec![("pk".into(), KeyRole::Hash)],
-                attribute_definitions: vec![("pk".into(), ScalarType::S)],
-                billing: BillingMode::PayPerRequest,
-                global_indexes: None,
-                local_indexes: None,
-                tags: Vec::new(),
-                stream: Some((true, Some(dynaburst_engine::stream::StreamViewType::KeysOnly))),
-                on_demand: None,
-                warm: None,
-            },
-            Millis(0),
-        )
-        .unwrap();
+    create_streamed(&engine, "ttl");
     let message = |r: Result<(), EngineError>| match r {
         Err(EngineError::Validation(m)) => m,
         other => panic!("expected a ValidationException, got {other:?}"),
