@@ -81,3 +81,29 @@ def test_tail_of_a_table_without_a_stream_fails_and_says_why(endpoint, make_tabl
     assert out.returncode == 1
     assert "LatestStreamArn" in out.stderr, out.stderr
     assert out.stdout == ""
+
+
+def test_tail_follows_a_split_into_the_child_shards(ddb, endpoint, make_table):
+    """UpdateTable raising WCU splits the one partition: the tail reads the
+    closed parent shard, then its children, so each item's records come out
+    in the order they were written."""
+    from conftest import wait_active
+
+    table = make_table(billing="PROVISIONED", rcu=5, wcu=500,
+                       StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"})
+    keys = [f"k{i}" for i in range(6)]
+    for k in keys:
+        ddb.put_item(TableName=table, Item={"pk": {"S": k}, "v": {"N": "1"}})
+    ddb.update_table(TableName=table, ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 1500})
+    wait_active(ddb, table)
+    for k in keys:
+        ddb.put_item(TableName=table, Item={"pk": {"S": k}, "v": {"N": "2"}})
+    out = subprocess.run(tail_command(endpoint, table, "--from-start", "--max-records", str(2 * len(keys))),
+                         env=tail_env(), capture_output=True, text=True, timeout=TAIL_TIMEOUT_S)
+    assert out.returncode == 0, out.stderr
+    per_key = {}
+    for line in out.stdout.splitlines():
+        r = json.loads(line)
+        per_key.setdefault(r["dynamodb"]["Keys"]["pk"]["S"], []).append(
+            (r["eventName"], r["dynamodb"]["NewImage"]["v"]["N"]))
+    assert per_key == {k: [("INSERT", "1"), ("MODIFY", "2")] for k in keys}
