@@ -9,6 +9,7 @@
 
 mod bench;
 mod convert;
+pub mod dump;
 pub mod errors;
 mod schema;
 mod sink;
