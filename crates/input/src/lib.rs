@@ -13,6 +13,7 @@
 //! stack. DynamoDB JSON (values and the export wrapper) is parsed by the
 //! `dynaburst-ddbjson` codec, the one place that knows it.
 
+mod export;
 mod typing;
 
 use std::collections::VecDeque;
@@ -24,6 +25,7 @@ use std::path::{Path, PathBuf};
 use dynaburst_model::{AttributeValue, Item, Number};
 use serde_json::Value;
 
+pub use export::{data_files, ExportFiles, MANIFEST_FILES, MANIFEST_SUMMARY};
 pub use typing::{
     describe_column_types, infer_cell, parse_type_hints, typed_cell, ColumnType, ColumnTypes, TypeHint, TypeHints,
 };
@@ -68,6 +70,11 @@ pub enum Compression {
 /// `x.ddb.json`, `x.ddbjson`. DynamoDB JSON files are named `.ddb.json`,
 /// `.ddbjson` or `.dynamodb.json`.
 pub fn detect(path: &Path) -> (Option<Format>, Compression) {
+    if path.is_dir() {
+        // A directory in DynamoDB's export-to-S3 layout: gzipped DynamoDB
+        // JSON data files (each decompressed as it is read).
+        return (Some(Format::DynamoDbJson), Compression::Gzip);
+    }
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_ascii_lowercase();
     let (stem, compression) = if let Some(s) = name.strip_suffix(".gz") {
         (s.to_string(), Compression::Gzip)
@@ -195,7 +202,7 @@ struct RawRecord {
     error: Option<RecordError>,
 }
 
-fn io_err(path: &str, source: io::Error) -> InputError {
+pub(crate) fn io_err(path: &str, source: io::Error) -> InputError {
     InputError::Io { path: path.to_string(), source }
 }
 
@@ -204,14 +211,29 @@ impl Reader {
     /// the shard's first line or the resume offset.
     pub fn open(spec: InputSpec) -> Result<Reader, InputError> {
         let name = spec.path.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "standard input".to_string());
-        let seekable = spec.path.is_some() && spec.compression == Compression::None;
+        let export_dir = spec.path.as_ref().is_some_and(|p| p.is_dir());
+        let seekable = spec.path.is_some() && spec.compression == Compression::None && !export_dir;
         if spec.shard.is_some() && !seekable {
             return Err(InputError::Unsupported(format!(
                 "--shard needs an uncompressed file to split into byte ranges; {name} is {}",
-                if spec.path.is_none() { "standard input" } else { "compressed" }
+                if spec.path.is_none() {
+                    "standard input"
+                } else if export_dir {
+                    "an export directory"
+                } else {
+                    "compressed"
+                }
             )));
         }
         let (raw, total_bytes): (Box<dyn Read + Send>, Option<u64>) = match &spec.path {
+            Some(p) if export_dir => {
+                if spec.format != Format::DynamoDbJson {
+                    return Err(InputError::Unsupported(format!(
+                        "{name} is a directory: a DynamoDB export (DynamoDB JSON) is the only directory input"
+                    )));
+                }
+                (Box::new(ExportFiles::open(p)?), None)
+            }
             Some(p) => {
                 let f = File::open(p).map_err(|e| io_err(&name, e))?;
                 let len = f.metadata().map(|m| m.len()).ok();
@@ -227,6 +249,8 @@ impl Reader {
             }
         };
         let decoded: Box<dyn Read + Send> = match spec.compression {
+            // An export directory's files are decompressed one by one.
+            _ if export_dir => raw,
             Compression::None => raw,
             Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(raw)),
             Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(raw).map_err(|e| io_err(&name, e))?),
@@ -327,7 +351,7 @@ impl Reader {
     /// resume offset).
     fn skip_to(&mut self, target: u64, name: &str) -> Result<(), InputError> {
         if let Some(p) = &self.spec.path {
-            if self.spec.compression == Compression::None {
+            if self.spec.compression == Compression::None && !p.is_dir() {
                 // Seek the file directly: reopen and seek.
                 let mut f = File::open(p).map_err(|e| io_err(name, e))?;
                 f.seek(SeekFrom::Start(target)).map_err(|e| io_err(name, e))?;
