@@ -3,7 +3,8 @@
 //! between two servers and through an export directory; jsonl and csv
 //! write every item once; a dump killed with SIGKILL resumes and writes
 //! every item exactly once; `--max-rcu` holds in the server's own
-//! per-second metrics. Every run is bounded in items and time.
+//! per-second metrics. And the rejects file a load leaves loads back as it
+//! is once its records are fixed. Every run is bounded in items and time.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -162,17 +163,15 @@ fn put_all(client: &Client, table: &str, items: &[HashMap<String, Av>]) {
     });
 }
 
-/// Every item of `table`, by its key's text, through a plain paged Scan.
-fn scan_all(client: &Client, table: &str) -> BTreeMap<String, HashMap<String, Av>> {
+/// Every item of `table`, through a plain paged Scan.
+fn scan_items(client: &Client, table: &str) -> Vec<HashMap<String, Av>> {
     runtime().block_on(async {
-        let mut out = BTreeMap::new();
+        let mut out = Vec::new();
         let mut start = None;
         for _ in 0..10_000 {
             let page =
                 client.scan().table_name(table).set_exclusive_start_key(start.take()).send().await.expect("scan");
-            for item in page.items() {
-                out.insert(format!("{:?}/{:?}", item["pk"], item["sk"]), item.clone());
-            }
+            out.extend(page.items().iter().cloned());
             match page.last_evaluated_key() {
                 Some(k) if !k.is_empty() => start = Some(k.clone()),
                 _ => return out,
@@ -180,6 +179,11 @@ fn scan_all(client: &Client, table: &str) -> BTreeMap<String, HashMap<String, Av
         }
         panic!("more than 10,000 pages");
     })
+}
+
+/// Every item of `table`, by its key's text.
+fn scan_all(client: &Client, table: &str) -> BTreeMap<String, HashMap<String, Av>> {
+    scan_items(client, table).into_iter().map(|i| (format!("{:?}/{:?}", i["pk"], i["sk"]), i)).collect()
 }
 
 #[test]
@@ -359,19 +363,7 @@ fn a_dump_killed_with_sigkill_resumes_and_writes_every_item_exactly_once() {
 }
 
 fn scan_all_ids(client: &Client, table: &str) -> Vec<String> {
-    runtime().block_on(async {
-        let mut out = Vec::new();
-        let mut start = None;
-        for _ in 0..10_000 {
-            let page = client.scan().table_name(table).set_exclusive_start_key(start.take()).send().await.unwrap();
-            out.extend(page.items().iter().map(|i| i["id"].as_s().unwrap().clone()));
-            match page.last_evaluated_key() {
-                Some(k) if !k.is_empty() => start = Some(k.clone()),
-                _ => return out,
-            }
-        }
-        panic!("more than 10,000 pages");
-    })
+    scan_items(client, table).iter().map(|i| i["id"].as_s().unwrap().clone()).collect()
 }
 
 #[test]
@@ -421,4 +413,94 @@ fn table_seconds(metrics: &serde_json::Value, table: &str) -> Vec<serde_json::Va
         .find(|t| t["table"] == table && t.get("index").is_none())
         .map(|t| t["seconds"].as_array().unwrap().clone())
         .unwrap_or_default()
+}
+
+/// The lines of a rejects file.
+fn rejects_lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// Rewrites each rejects line's record with `fix`.
+fn fix_rejects(path: &Path, fix: impl Fn(&str) -> String) {
+    let text: String = rejects_lines(path)
+        .into_iter()
+        .map(|mut v| {
+            let fixed = fix(v["record"].as_str().unwrap());
+            v["record"] = serde_json::Value::String(fixed);
+            format!("{v}\n")
+        })
+        .collect();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn the_rejects_file_loads_back_once_fixed_and_a_new_load_starts_a_new_one() {
+    let _one = serial();
+    let serve = Serve::start();
+    let client = serve.client();
+    let d = dir("rejects");
+    // CSV: a zip column that must stay strings, a quoted field with a line
+    // break, a bad number and a short record.
+    let csv_path = d.join("people.csv");
+    std::fs::write(&csv_path, "id,zip,age,note\n1,02139,42,\"two\nlines\"\n2,10001,x,ok\n3,94110,30\n4,00501,7,fine\n")
+        .unwrap();
+    let load = |input: &Path, table: &str, extra: &[&str]| {
+        Command::new(BIN)
+            .arg("load")
+            .arg(input)
+            .args(["--table", table, "--endpoint-url", &serve.url, "--quiet", "--seed", "4"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    for _ in 0..2 {
+        let out = load(&csv_path, "csvtab", &["--create-table", "--key", "id:N", "--types", "age:N"]);
+        assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+        // A new load starts a new rejects file: the second run's file holds
+        // its own two rejects, not four.
+        let lines = rejects_lines(&d.join("people.csv.rejects.jsonl"));
+        assert_eq!(lines.iter().map(|l| l["line"].as_u64().unwrap()).collect::<Vec<_>>(), [4, 5]);
+        assert_eq!(lines[0]["format"], "csv");
+        assert_eq!(lines[0]["header"], serde_json::json!(["id", "zip", "age", "note"]));
+    }
+    let rejects = d.join("people.csv.rejects.jsonl");
+    fix_rejects(&rejects, |r| {
+        r.replace("2,10001,x,ok", "2,10001,5,ok").replace("3,94110,30", "3,94110,30,\"added\nhere\"")
+    });
+    let out = load(&rejects, "csvtab", &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let items = runtime().block_on(async { client.scan().table_name("csvtab").send().await.unwrap() });
+    let mut by_id: Vec<_> = items.items().to_vec();
+    by_id.sort_by_key(|i| i["id"].as_n().unwrap().parse::<u32>().unwrap());
+    let text = |i: usize, k: &str| match &by_id[i][k] {
+        Av::S(s) => format!("S {s}"),
+        Av::N(n) => format!("N {n}"),
+        other => format!("{other:?}"),
+    };
+    assert_eq!(by_id.len(), 4);
+    // Typed as the first load typed them: zip S (not N), age N.
+    assert_eq!([text(1, "zip"), text(1, "age"), text(2, "note")], ["S 10001", "N 5", "S added\nhere"]);
+
+    // JSON Lines and DynamoDB JSON: records with the wrong key type.
+    let jsonl = d.join("things.jsonl");
+    std::fs::write(&jsonl, "{\"id\": 1, \"v\": 1.50}\n{\"id\": \"two\", \"v\": 2}\n{\"id\": 3}\n").unwrap();
+    let out = load(&jsonl, "jtab", &["--create-table", "--key", "id:N"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    let rejects = d.join("things.jsonl.rejects.jsonl");
+    assert_eq!(rejects_lines(&rejects).len(), 1);
+    fix_rejects(&rejects, |r| r.replace("\"two\"", "2"));
+    assert!(load(&rejects, "jtab", &[]).status.success());
+    let n = runtime().block_on(async { client.scan().table_name("jtab").send().await.unwrap().count() });
+    assert_eq!(n, 3);
+    let ddb = d.join("things.ddb.json");
+    std::fs::write(&ddb, "{\"Item\": {\"id\": {\"S\": \"x\"}, \"b\": {\"B\": \"AAE=\"}}}\n{\"Item\": {\"id\": {\"N\": \"9\"}, \"b\": {\"B\": \"AAE=\"}}}\n").unwrap();
+    let out = load(&ddb, "jtab", &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    let rejects = d.join("things.ddb.json.rejects.jsonl");
+    assert_eq!(rejects_lines(&rejects)[0]["format"], "ddb-json");
+    fix_rejects(&rejects, |r| r.replace("{\"S\": \"x\"}", "{\"N\": \"10\"}"));
+    assert!(load(&rejects, "jtab", &[]).status.success());
+    let item = runtime()
+        .block_on(async { client.get_item().table_name("jtab").key("id", Av::N("10".into())).send().await.unwrap() });
+    assert_eq!(item.item().unwrap()["b"], Av::B(Blob::new(vec![0u8, 1])));
 }

@@ -14,6 +14,7 @@
 //! `dynaburst-ddbjson` codec, the one place that knows it.
 
 mod export;
+mod rejects;
 mod typing;
 
 use std::collections::VecDeque;
@@ -26,6 +27,7 @@ use dynaburst_model::{AttributeValue, Item, Number};
 use serde_json::Value;
 
 pub use export::{data_files, ExportFiles, MANIFEST_FILES, MANIFEST_SUMMARY};
+pub use rejects::{record_of, RecordSource, REJECTS_SUFFIX};
 pub use typing::{
     describe_column_types, infer_cell, parse_type_hints, typed_cell, ColumnType, ColumnTypes, TypeHint, TypeHints,
 };
@@ -44,6 +46,9 @@ pub enum Format {
     Csv,
     JsonLines,
     DynamoDbJson,
+    /// A rejects file of an earlier load (`*.rejects.jsonl`): each line's
+    /// record, read as its input was (the lines say how).
+    Rejects,
 }
 
 impl Format {
@@ -53,7 +58,18 @@ impl Format {
             "csv" => Some(Format::Csv),
             "jsonl" | "json" | "ndjson" | "json-lines" => Some(Format::JsonLines),
             "ddb-json" | "dynamodb-json" | "ddbjson" => Some(Format::DynamoDbJson),
+            "rejects" => Some(Format::Rejects),
             _ => None,
+        }
+    }
+
+    /// The name `from_name` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Csv => "csv",
+            Format::JsonLines => "jsonl",
+            Format::DynamoDbJson => "ddb-json",
+            Format::Rejects => "rejects",
         }
     }
 }
@@ -83,7 +99,9 @@ pub fn detect(path: &Path) -> (Option<Format>, Compression) {
     } else {
         (name, Compression::None)
     };
-    let format = if stem.ends_with(".ddb.json") || stem.ends_with(".ddbjson") || stem.ends_with(".dynamodb.json") {
+    let format = if stem.ends_with(REJECTS_SUFFIX) {
+        Some(Format::Rejects)
+    } else if stem.ends_with(".ddb.json") || stem.ends_with(".ddbjson") || stem.ends_with(".dynamodb.json") {
         Some(Format::DynamoDbJson)
     } else if stem.ends_with(".csv") || stem.ends_with(".tsv") {
         Some(Format::Csv)
@@ -188,6 +206,8 @@ pub struct Reader {
     lookahead: VecDeque<RawRecord>,
     /// Total input bytes when known (plain files), for progress.
     total_bytes: Option<u64>,
+    /// A rejects file: where its records came from (from its first line).
+    rejects_source: Option<RecordSource>,
     done: bool,
     buf: Vec<u8>,
 }
@@ -265,12 +285,16 @@ impl Reader {
             columns: ColumnTypes::default(),
             lookahead: VecDeque::new(),
             total_bytes,
+            rejects_source: None,
             done: false,
             buf: Vec::with_capacity(4096),
             spec,
         };
         if reader.spec.format == Format::Csv {
             reader.read_header(&name)?;
+        }
+        if reader.spec.format == Format::Rejects {
+            reader.read_rejects_source(&name)?;
         }
         // Where the data starts (just past a CSV header).
         let data = reader.offset;
@@ -327,6 +351,40 @@ impl Reader {
     /// The CSV header, for the rejects file and dry runs.
     pub fn header(&self) -> Option<&[String]> {
         self.header.as_deref()
+    }
+
+    /// Where this input's records come from (for a rejects file, the
+    /// input its records came from), for the rejects file of this load.
+    pub fn record_source(&self) -> RecordSource {
+        match &self.rejects_source {
+            Some(s) => s.clone(),
+            None => RecordSource::new(self.spec.format, self.header.as_deref(), self.column_types()),
+        }
+    }
+
+    /// A rejects file: its first line says how its records are read.
+    fn read_rejects_source(&mut self, name: &str) -> Result<(), InputError> {
+        let Some(path) = self.spec.path.clone() else {
+            return Err(InputError::Unsupported("a rejects file is read from a file, not standard input".into()));
+        };
+        let mut first = Reader::open(InputSpec {
+            path: Some(path),
+            format: Format::JsonLines,
+            shard: None,
+            resume_at: None,
+            raw_json: true,
+            ..self.spec.clone()
+        })?;
+        let Some(line) = first.next_raw(name)? else {
+            return Err(InputError::Unsupported(format!("{name} is empty: no rejected records to load")));
+        };
+        let source = RecordSource::from_line(name, &line.raw)?;
+        if source.format == Format::Csv {
+            self.header = source.header.clone();
+            self.columns = source.column_types()?;
+        }
+        self.rejects_source = Some(source);
+        Ok(())
     }
 
     fn read_header(&mut self, name: &str) -> Result<(), InputError> {
@@ -407,7 +465,7 @@ impl Reader {
                 self.next_raw(&name)?
             }
         };
-        let Some(RawRecord { line, offset, end, raw, error }) = next else { return Ok(None) };
+        let Some(RawRecord { line, offset, end, mut raw, error }) = next else { return Ok(None) };
         let item = match error {
             Some(e) => Err(e),
             None => match self.spec.format {
@@ -415,6 +473,17 @@ impl Reader {
                 Format::JsonLines if self.spec.raw_json => Ok(Item::new()),
                 Format::JsonLines => parse_json_line(&raw),
                 Format::DynamoDbJson => parse_ddb_json_line(&raw),
+                Format::Rejects => match record_of(&raw) {
+                    Ok(record) => {
+                        raw = record;
+                        match self.rejects_source.as_ref().map(|s| s.format) {
+                            Some(Format::Csv) => self.parse_csv(&raw),
+                            Some(Format::DynamoDbJson) => parse_ddb_json_line(&raw),
+                            _ => parse_json_line(&raw),
+                        }
+                    }
+                    Err(e) => Err(RecordError(e)),
+                },
             },
         };
         Ok(Some(Record { line, offset, end, raw, item }))

@@ -355,12 +355,21 @@ pub async fn dump(
         }
         Ok(())
     };
+    // A stop sender that is gone can never ask to stop.
+    let mut stoppable = true;
     loop {
         let page = tokio::select! {
             p = rx.recv() => p,
-            _ = stop.changed() => {
-                ending = DumpEnding::Interrupted;
-                break;
+            r = stop.changed(), if stoppable => {
+                match r {
+                    Ok(()) if *stop.borrow() => {
+                        ending = DumpEnding::Interrupted;
+                        break;
+                    }
+                    Ok(()) => {}
+                    Err(_) => stoppable = false,
+                }
+                continue;
             }
         };
         let Some(page) = page else { break };
@@ -430,6 +439,14 @@ pub async fn dump(
     }
     tasks.abort_all();
     while tasks.join_next().await.is_some() {}
+    if ending == DumpEnding::Complete && states.iter().any(|s| !s.done) {
+        // A scanner ended without its segment's last page (it cannot
+        // without an error, which arrives as one): never call it complete.
+        if !output.needs_columns() {
+            save(&mut output, &states, false)?;
+        }
+        return Err(DumpError::Io("a scan segment ended before its last page: run again with --resume".into()));
+    }
     let ended_wall = std::time::SystemTime::now();
     let mark = if ending == DumpEnding::Complete {
         if output.needs_columns() {
