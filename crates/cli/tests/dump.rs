@@ -135,7 +135,7 @@ fn every_type(i: u32) -> HashMap<String, Av> {
     m.insert("n_small".into(), n("-0.000000000000000000000000000000000001"));
     m.insert("n_big".into(), n("9.9999999999999999999999999999999999999E+125"));
     m.insert("b".into(), Av::B(Blob::new((0..=255u8).map(|b| b.wrapping_add(i as u8)).collect::<Vec<u8>>())));
-    m.insert("t".into(), Av::Bool(i % 2 == 0));
+    m.insert("t".into(), Av::Bool(i.is_multiple_of(2)));
     m.insert("nul".into(), Av::Null(true));
     m.insert("ss".into(), Av::Ss(vec!["a".into(), format!("b{i}")]));
     m.insert("ns".into(), Av::Ns(vec!["1".into(), "-2.5".into(), format!("{}.25", i + 10)]));
