@@ -11,7 +11,9 @@
 # Results go to bench/loader/results/<date>.{md,json}.
 #
 # Usage: bench/loader/run.sh [ITEMS_FOR_THROUGHPUT (default 100000)]
-#        SKIP_MEMORY=1 bench/loader/run.sh ...   throughput only (no results file)
+#        VENV=DIR: the Python virtualenv with boto3 (default tests/python/.venv)
+#        SKIP_MEMORY=1 bench/loader/run.sh ...   throughput, CPU and dump only
+#          (results/<date>-throughput.{md,json}, no memory runs)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -26,7 +28,7 @@ trap cleanup EXIT
 
 cargo build --release --locked -p dynaburst >/dev/null
 bin="$root/target/release/dynaburst"
-venv="$root/tests/python/.venv"
+venv="${VENV:-$root/tests/python/.venv}"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r tests/python/requirements.txt
 
@@ -91,14 +93,13 @@ memory_run() { # lines
   python3 -c "import json;r=json.load(open('$work/minimal-$1.json'));print(json.dumps({'lines':$1,'written':r['records']['written'],'seconds':r['duration_s'],'items_per_s':r['items_per_s']['mean'],'peak_memory_bytes':r['peak_memory_bytes']}))"
 }
 if [ -n "${SKIP_MEMORY:-}" ]; then
-  python3 -c "import json,sys;b,o=json.loads(sys.argv[1]),json.loads(sys.argv[2]);print(f\"ratio {o['items_per_s']/b['items_per_s']:.2f}x (boto3 {b['items_per_s']:,.0f}/s, dynaburst {o['items_per_s']:,.0f}/s; counted {sys.argv[3]} / {sys.argv[4]}); CPU s per million items: boto3 {b['cpu_s_per_million_items']:,.1f}, dynaburst {o['cpu_s_per_million_items']:,.1f}\")" "$boto" "$ours" "$boto_count" "$ours_count"
-  python3 -c "import json,sys;p,d=json.loads(sys.argv[1]),json.loads(sys.argv[2]);print(f\"dump: {d['items_per_s']/p['items_per_s']:.2f}x (python {p['items_per_s']:,.0f}/s, dynaburst {d['items_per_s']:,.0f}/s; lines {sys.argv[3]} / {sys.argv[4]}); CPU s per million items: python {p['cpu_s_per_million_items']:,.1f}, dynaburst {d['cpu_s_per_million_items']:,.1f}\")" "$pyscan" "$dump" "$pyscan_lines" "$dump_lines"
-  exit 0
+  m1=null; m10=null; stamp="$stamp-throughput"
+else
+  echo "peak memory: 1,000,000 lines"
+  m1=$(memory_run 1000000); echo "  $m1"
+  echo "peak memory: 10,000,000 lines"
+  m10=$(memory_run 10000000); echo "  $m10"
 fi
-echo "peak memory: 1,000,000 lines"
-m1=$(memory_run 1000000); echo "  $m1"
-echo "peak memory: 10,000,000 lines"
-m10=$(memory_run 10000000); echo "  $m10"
 
 python3 - "$out_dir/$stamp" "$boto" "$ours" "$boto_count" "$ours_count" "$m1" "$m10" "$items" "$pyscan" "$dump" "$pyscan_lines" "$dump_lines" "$segments" <<'PY'
 import json, platform, subprocess, sys
@@ -109,7 +110,7 @@ dump_ratio = dump["items_per_s"] / pyscan["items_per_s"]
 dump_cpu_ratio = pyscan["cpu_s_per_million_items"] / max(dump["cpu_s_per_million_items"], 1e-9)
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 ratio = ours["items_per_s"] / boto["items_per_s"]
-mem_ratio = m10["peak_memory_bytes"] / m1["peak_memory_bytes"]
+mem_ratio = m10["peak_memory_bytes"] / m1["peak_memory_bytes"] if m1 and m10 else None
 doc = {"command": f"bench/loader/run.sh {items}", "cpu": cpu, "cores": subprocess.check_output(["nproc"]).decode().strip(),
        "throughput": {"boto3_batch_writer": boto, "dynaburst_load": ours, "ratio": ratio,
                       "counted_after": {"boto3": bc, "dynaburst": oc}, "cpu_ratio_boto3_to_dynaburst": cpu_ratio},
@@ -142,7 +143,9 @@ Dump, {segments} segments, both writing DynamoDB JSON lines of the
 | dynaburst dump | {dump['items']:,} | {dump['seconds']:.2f} | {dump['items_per_s']:,.0f} | {dump['cpu_s']:.2f} | {dump['cpu_s_per_million_items']:,.1f} | {dump_lines:,} |
 
 **Dump: {dump_ratio:.1f}x** the throughput, **{dump_cpu_ratio:.1f}x** less client CPU per item.
-
+"""
+if m1 and m10:
+    md += f"""
 Peak memory of `dynaburst load` (VmHWM), `dynaburst gen minimal`:
 
 | lines | written | seconds | items/s | peak memory |
@@ -152,6 +155,8 @@ Peak memory of `dynaburst load` (VmHWM), `dynaburst gen minimal`:
 
 10M/1M peak memory: **{mem_ratio:.2f}** (goal: under 200 MB and within 20%).
 """
+else:
+    md += "\nPeak memory: not measured in this run (SKIP_MEMORY=1).\n"
 open(out + ".md", "w").write(md)
 print(md)
 PY
