@@ -51,7 +51,10 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
     // The client side.
     ("dynaburst-input", &["dynaburst-model", "dynaburst-ddbjson"]),
     ("dynaburst-loader", &["dynaburst-model", "dynaburst-input", "dynaburst-rng"]),
-    ("dynaburst-dynamo", &["dynaburst-model", "dynaburst-input", "dynaburst-loader", "dynaburst-rng"]),
+    (
+        "dynaburst-dynamo",
+        &["dynaburst-model", "dynaburst-input", "dynaburst-loader", "dynaburst-rng", "dynaburst-ddbjson"],
+    ),
     ("dynaburst-mongo", &["dynaburst-model", "dynaburst-input", "dynaburst-loader", "dynaburst-rng"]),
     ("dynaburst-datagen", &["dynaburst-rng"]),
     ("dynaburst-loadgen", &["dynaburst-ddbjson", "dynaburst-model", "dynaburst-rng"]),

@@ -267,7 +267,7 @@ fn input_spec(args: &LoadArgs) -> anyhow::Result<InputSpec> {
     })
 }
 
-fn human(n: f64) -> String {
+pub(crate) fn human(n: f64) -> String {
     let s = format!("{:.0}", n);
     let (sign, digits) = s.strip_prefix('-').map(|d| ("-", d)).unwrap_or(("", &s));
     let mut out = String::new();
@@ -404,7 +404,7 @@ mod tests {
 }
 
 /// Turns true on SIGINT or SIGTERM.
-fn stop_on_signal() -> watch::Receiver<bool> {
+pub(crate) fn stop_on_signal() -> watch::Receiver<bool> {
     let (tx, rx) = watch::channel(false);
     tokio::spawn(async move {
         crate::shutdown_signal().await;

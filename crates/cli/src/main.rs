@@ -4,6 +4,7 @@
 //! and the only one that uses `anyhow`.
 
 mod bench_cmd;
+mod dump_cmd;
 mod gen_cmd;
 mod load_cmd;
 mod loadgen_cmd;
@@ -54,6 +55,13 @@ enum Command {
     Count(load_cmd::CountArgs),
     /// Delete every item of a table (parallel Scan, batched deletes).
     Purge(load_cmd::PurgeArgs),
+    /// Write every item of a table once (parallel Scan, paced to
+    /// --max-rcu, resumable) as JSON Lines, DynamoDB JSON, CSV or an
+    /// export directory that `dynaburst load` reads back.
+    ///
+    /// Exit status: 0 complete; 130 interrupted (--resume continues);
+    /// 64 the command line is wrong; 1 any other error.
+    Dump(dump_cmd::DumpArgs),
     /// Write one of the seeds' datasets, deterministically from a seed.
     Gen(gen_cmd::GenArgs),
     /// Re-run the seeds' experiments (write-apis, doc-size,
@@ -180,6 +188,7 @@ fn main() -> ExitCode {
         Command::Load(args) => load_cmd::run(*args),
         Command::Count(args) => load_cmd::count(args),
         Command::Purge(args) => load_cmd::purge(args),
+        Command::Dump(args) => dump_cmd::run(args),
         Command::Gen(args) => gen_cmd::run(args),
         Command::Streams(args) => streams_cmd::run(args),
         Command::Bench(args) => {

@@ -1,6 +1,7 @@
 //! The DynamoDB target of `dynaburst load`: the AWS SDK client (built
 //! once, its retries off), the `DynamoSink`, the table's key schema and the
-//! checks each record passes, `count` and `purge`, the bench's typed
+//! checks each record passes, `count` and `purge`, `dump` (a paced,
+//! resumable parallel Scan to a file or an export directory), the bench's typed
 //! client, `streams tail` (the DynamoDB Streams SDK), and the one
 //! classification of DynamoDB errors (`errors`).
 //!
@@ -9,6 +10,7 @@
 
 mod bench;
 mod convert;
+pub mod dump;
 pub mod errors;
 mod schema;
 mod sink;

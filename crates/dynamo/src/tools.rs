@@ -91,8 +91,9 @@ where
             let mut start: Option<HashMap<String, Av>> = None;
             loop {
                 let page = request.clone().set_exclusive_start_key(start.take());
-                let out = with_retries(|| page.clone().send(), &format!("Scan segment {segment} of {table}"), &mut rng)
-                    .await?;
+                let (out, _) =
+                    with_retries(|| page.clone().send(), &format!("Scan segment {segment} of {table}"), &mut rng)
+                        .await?;
                 let next = out.last_evaluated_key().filter(|k| !k.is_empty()).cloned();
                 total += per_page(client.clone(), table.clone(), rng.fork(), out).await?;
                 match next {
@@ -110,8 +111,13 @@ where
 }
 
 /// Sends a request, retrying retryable errors with [`BACKOFF`] up to
-/// [`MAX_ATTEMPTS`] times.
-async fn with_retries<T, E, Fut>(send: impl Fn() -> Fut, operation: &str, rng: &mut Rng) -> Result<T, DynamoError>
+/// [`MAX_ATTEMPTS`] times. Returns the answer and how many times the
+/// request was sent again.
+pub(crate) async fn with_retries<T, E, Fut>(
+    send: impl Fn() -> Fut,
+    operation: &str,
+    rng: &mut Rng,
+) -> Result<(T, u32), DynamoError>
 where
     Fut: Future<Output = Result<T, SdkError<E, HttpResponse>>>,
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
@@ -119,7 +125,7 @@ where
     let mut attempt = 0;
     loop {
         match send().await {
-            Ok(out) => return Ok(out),
+            Ok(out) => return Ok((out, attempt)),
             Err(e) if classify(&e).is_retryable() && attempt < MAX_ATTEMPTS => {
                 attempt += 1;
                 tokio::time::sleep(BACKOFF.delay(attempt - 1, rng)).await;

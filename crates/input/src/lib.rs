@@ -13,6 +13,8 @@
 //! stack. DynamoDB JSON (values and the export wrapper) is parsed by the
 //! `dynaburst-ddbjson` codec, the one place that knows it.
 
+mod export;
+mod rejects;
 mod typing;
 
 use std::collections::VecDeque;
@@ -24,6 +26,8 @@ use std::path::{Path, PathBuf};
 use dynaburst_model::{AttributeValue, Item, Number};
 use serde_json::Value;
 
+pub use export::{data_files, ExportFiles, MANIFEST_FILES, MANIFEST_SUMMARY};
+pub use rejects::{record_of, RecordSource, REJECTS_SUFFIX};
 pub use typing::{
     describe_column_types, infer_cell, parse_type_hints, typed_cell, ColumnType, ColumnTypes, TypeHint, TypeHints,
 };
@@ -42,6 +46,9 @@ pub enum Format {
     Csv,
     JsonLines,
     DynamoDbJson,
+    /// A rejects file of an earlier load (`*.rejects.jsonl`): each line's
+    /// record, read as its input was (the lines say how).
+    Rejects,
 }
 
 impl Format {
@@ -51,7 +58,18 @@ impl Format {
             "csv" => Some(Format::Csv),
             "jsonl" | "json" | "ndjson" | "json-lines" => Some(Format::JsonLines),
             "ddb-json" | "dynamodb-json" | "ddbjson" => Some(Format::DynamoDbJson),
+            "rejects" => Some(Format::Rejects),
             _ => None,
+        }
+    }
+
+    /// The name `from_name` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Csv => "csv",
+            Format::JsonLines => "jsonl",
+            Format::DynamoDbJson => "ddb-json",
+            Format::Rejects => "rejects",
         }
     }
 }
@@ -68,6 +86,11 @@ pub enum Compression {
 /// `x.ddb.json`, `x.ddbjson`. DynamoDB JSON files are named `.ddb.json`,
 /// `.ddbjson` or `.dynamodb.json`.
 pub fn detect(path: &Path) -> (Option<Format>, Compression) {
+    if path.is_dir() {
+        // A directory in DynamoDB's export-to-S3 layout: gzipped DynamoDB
+        // JSON data files (each decompressed as it is read).
+        return (Some(Format::DynamoDbJson), Compression::Gzip);
+    }
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_ascii_lowercase();
     let (stem, compression) = if let Some(s) = name.strip_suffix(".gz") {
         (s.to_string(), Compression::Gzip)
@@ -76,7 +99,9 @@ pub fn detect(path: &Path) -> (Option<Format>, Compression) {
     } else {
         (name, Compression::None)
     };
-    let format = if stem.ends_with(".ddb.json") || stem.ends_with(".ddbjson") || stem.ends_with(".dynamodb.json") {
+    let format = if stem.ends_with(REJECTS_SUFFIX) {
+        Some(Format::Rejects)
+    } else if stem.ends_with(".ddb.json") || stem.ends_with(".ddbjson") || stem.ends_with(".dynamodb.json") {
         Some(Format::DynamoDbJson)
     } else if stem.ends_with(".csv") || stem.ends_with(".tsv") {
         Some(Format::Csv)
@@ -181,6 +206,8 @@ pub struct Reader {
     lookahead: VecDeque<RawRecord>,
     /// Total input bytes when known (plain files), for progress.
     total_bytes: Option<u64>,
+    /// A rejects file: where its records came from (from its first line).
+    rejects_source: Option<RecordSource>,
     done: bool,
     buf: Vec<u8>,
 }
@@ -195,7 +222,7 @@ struct RawRecord {
     error: Option<RecordError>,
 }
 
-fn io_err(path: &str, source: io::Error) -> InputError {
+pub(crate) fn io_err(path: &str, source: io::Error) -> InputError {
     InputError::Io { path: path.to_string(), source }
 }
 
@@ -204,14 +231,29 @@ impl Reader {
     /// the shard's first line or the resume offset.
     pub fn open(spec: InputSpec) -> Result<Reader, InputError> {
         let name = spec.path.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "standard input".to_string());
-        let seekable = spec.path.is_some() && spec.compression == Compression::None;
+        let export_dir = spec.path.as_ref().is_some_and(|p| p.is_dir());
+        let seekable = spec.path.is_some() && spec.compression == Compression::None && !export_dir;
         if spec.shard.is_some() && !seekable {
             return Err(InputError::Unsupported(format!(
                 "--shard needs an uncompressed file to split into byte ranges; {name} is {}",
-                if spec.path.is_none() { "standard input" } else { "compressed" }
+                if spec.path.is_none() {
+                    "standard input"
+                } else if export_dir {
+                    "an export directory"
+                } else {
+                    "compressed"
+                }
             )));
         }
         let (raw, total_bytes): (Box<dyn Read + Send>, Option<u64>) = match &spec.path {
+            Some(p) if export_dir => {
+                if spec.format != Format::DynamoDbJson {
+                    return Err(InputError::Unsupported(format!(
+                        "{name} is a directory: a DynamoDB export (DynamoDB JSON) is the only directory input"
+                    )));
+                }
+                (Box::new(ExportFiles::open(p)?), None)
+            }
             Some(p) => {
                 let f = File::open(p).map_err(|e| io_err(&name, e))?;
                 let len = f.metadata().map(|m| m.len()).ok();
@@ -227,6 +269,8 @@ impl Reader {
             }
         };
         let decoded: Box<dyn Read + Send> = match spec.compression {
+            // An export directory's files are decompressed one by one.
+            _ if export_dir => raw,
             Compression::None => raw,
             Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(raw)),
             Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(raw).map_err(|e| io_err(&name, e))?),
@@ -241,12 +285,16 @@ impl Reader {
             columns: ColumnTypes::default(),
             lookahead: VecDeque::new(),
             total_bytes,
+            rejects_source: None,
             done: false,
             buf: Vec::with_capacity(4096),
             spec,
         };
         if reader.spec.format == Format::Csv {
             reader.read_header(&name)?;
+        }
+        if reader.spec.format == Format::Rejects {
+            reader.read_rejects_source(&name)?;
         }
         // Where the data starts (just past a CSV header).
         let data = reader.offset;
@@ -305,6 +353,40 @@ impl Reader {
         self.header.as_deref()
     }
 
+    /// Where this input's records come from (for a rejects file, the
+    /// input its records came from), for the rejects file of this load.
+    pub fn record_source(&self) -> RecordSource {
+        match &self.rejects_source {
+            Some(s) => s.clone(),
+            None => RecordSource::new(self.spec.format, self.header.as_deref(), self.column_types()),
+        }
+    }
+
+    /// A rejects file: its first line says how its records are read.
+    fn read_rejects_source(&mut self, name: &str) -> Result<(), InputError> {
+        let Some(path) = self.spec.path.clone() else {
+            return Err(InputError::Unsupported("a rejects file is read from a file, not standard input".into()));
+        };
+        let mut first = Reader::open(InputSpec {
+            path: Some(path),
+            format: Format::JsonLines,
+            shard: None,
+            resume_at: None,
+            raw_json: true,
+            ..self.spec.clone()
+        })?;
+        let Some(line) = first.next_raw(name)? else {
+            return Err(InputError::Unsupported(format!("{name} is empty: no rejected records to load")));
+        };
+        let source = RecordSource::from_line(name, &line.raw)?;
+        if source.format == Format::Csv {
+            self.header = source.header.clone();
+            self.columns = source.column_types()?;
+        }
+        self.rejects_source = Some(source);
+        Ok(())
+    }
+
     fn read_header(&mut self, name: &str) -> Result<(), InputError> {
         let Some(raw) = self.next_line(name)? else {
             return Err(InputError::Header(format!("{name} is empty: a CSV input starts with a header row")));
@@ -327,7 +409,7 @@ impl Reader {
     /// resume offset).
     fn skip_to(&mut self, target: u64, name: &str) -> Result<(), InputError> {
         if let Some(p) = &self.spec.path {
-            if self.spec.compression == Compression::None {
+            if self.spec.compression == Compression::None && !p.is_dir() {
                 // Seek the file directly: reopen and seek.
                 let mut f = File::open(p).map_err(|e| io_err(name, e))?;
                 f.seek(SeekFrom::Start(target)).map_err(|e| io_err(name, e))?;
@@ -383,7 +465,7 @@ impl Reader {
                 self.next_raw(&name)?
             }
         };
-        let Some(RawRecord { line, offset, end, raw, error }) = next else { return Ok(None) };
+        let Some(RawRecord { line, offset, end, mut raw, error }) = next else { return Ok(None) };
         let item = match error {
             Some(e) => Err(e),
             None => match self.spec.format {
@@ -391,6 +473,17 @@ impl Reader {
                 Format::JsonLines if self.spec.raw_json => Ok(Item::new()),
                 Format::JsonLines => parse_json_line(&raw),
                 Format::DynamoDbJson => parse_ddb_json_line(&raw),
+                Format::Rejects => match record_of(&raw) {
+                    Ok(record) => {
+                        raw = record;
+                        match self.rejects_source.as_ref().map(|s| s.format) {
+                            Some(Format::Csv) => self.parse_csv(&raw),
+                            Some(Format::DynamoDbJson) => parse_ddb_json_line(&raw),
+                            _ => parse_json_line(&raw),
+                        }
+                    }
+                    Err(e) => Err(RecordError(e)),
+                },
             },
         };
         Ok(Some(Record { line, offset, end, raw, item }))

@@ -228,6 +228,7 @@ where
     let reader = Reader::open(session.input.clone()).map_err(LoadError::Input)?;
     let total_bytes = reader.total_bytes();
     let column_types = reader.column_types().filter(|c| !c.columns.is_empty()).cloned();
+    let rejects_source = reader.record_source().fields();
     let (tx, rx) = mpsc::channel(pipeline::CHANNEL_RECORDS);
     let reader_thread = std::thread::Builder::new()
         .name("dynaburst-reader".into())
@@ -251,6 +252,7 @@ where
         tuning: Tuning { window: tuning.window.max(1), ..tuning.clone() },
         rejects: session.rejects.clone(),
         rejects_keep: session.rejects_keep,
+        rejects_source,
         checkpoint: session.checkpoint.clone(),
         input_name: session.input_name.clone(),
         input_bytes: session.input_bytes,

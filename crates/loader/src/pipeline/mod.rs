@@ -141,6 +141,9 @@ pub struct PipelineOptions {
     pub rejects: PathBuf,
     /// Rejects file length to keep (resume); None truncates nothing.
     pub rejects_keep: Option<u64>,
+    /// Fields every rejects line carries besides its record: where the
+    /// records came from (`dynaburst_input::RecordSource::fields`).
+    pub rejects_source: serde_json::Map<String, serde_json::Value>,
     pub checkpoint: Option<PathBuf>,
     /// The input's name and size, for the checkpoint.
     pub input_name: String,
@@ -772,7 +775,7 @@ pub async fn run<S: Sink, C: Clock>(
     clock: C,
 ) -> Result<Outcomes, PipelineError> {
     let now = clock.now();
-    let rejects = Rejects::open(opts.rejects.clone(), opts.rejects_keep)?;
+    let rejects = Rejects::open(opts.rejects.clone(), opts.rejects_keep, opts.rejects_source.clone())?;
     let mut limits = sink.limits();
     limits.max_items = limits.max_items.max(1);
     limits.max_concurrency = limits.max_concurrency.max(1);

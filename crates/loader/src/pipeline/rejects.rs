@@ -8,6 +8,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use serde::Serialize;
+use serde_json::{Map, Value};
 
 use super::PipelineError;
 
@@ -17,12 +18,18 @@ struct RejectLine<'a> {
     error: &'a str,
     line: u64,
     record: &'a str,
+    /// Where the record came from (`format`, CSV's `header` and `types`),
+    /// so that the rejects file loads back as it is.
+    #[serde(flatten)]
+    source: &'a Map<String, Value>,
 }
 
 /// Rejects waiting for the checkpoint to pass them, and the file.
 pub struct Rejects {
     path: PathBuf,
     file: Option<File>,
+    /// The fields every line carries besides its record.
+    source: Map<String, Value>,
     /// Length of the file: every reject of a record below the checkpoint.
     pub bytes: u64,
     /// Rejects not yet in the file, by record sequence number: each waits
@@ -38,7 +45,7 @@ impl Rejects {
     /// dropped and written anew). A new load (`keep` None) starts a new
     /// file: one left by an earlier load is removed, so the file only ever
     /// holds this load's rejects.
-    pub fn open(path: PathBuf, keep: Option<u64>) -> Result<Rejects, PipelineError> {
+    pub fn open(path: PathBuf, keep: Option<u64>, source: Map<String, Value>) -> Result<Rejects, PipelineError> {
         let mut bytes = 0;
         if let Some(keep) = keep {
             if let Ok(f) = OpenOptions::new().write(true).open(&path) {
@@ -57,7 +64,7 @@ impl Rejects {
                 }
             }
         }
-        Ok(Rejects { path, file: None, bytes, pending: BTreeMap::new() })
+        Ok(Rejects { path, file: None, source, bytes, pending: BTreeMap::new() })
     }
 
     /// True once anything was written to the file.
@@ -67,7 +74,7 @@ impl Rejects {
 
     /// Holds the reject of record `seq`; returns the bytes it holds.
     pub fn hold(&mut self, seq: u64, line: u64, record: &str, error: &str) -> usize {
-        let text = serde_json::to_string(&RejectLine { error, line, record }).unwrap_or_default();
+        let text = serde_json::to_string(&RejectLine { error, line, record, source: &self.source }).unwrap_or_default();
         let held = text.len();
         self.pending.insert(seq, text);
         held
