@@ -223,15 +223,15 @@ impl Engine {
         let tables: Vec<Arc<Table>> = self.tables.read().values().cloned().collect();
         let mut out = Vec::with_capacity(tables.len());
         for table in tables {
+            let mut capacity = table.capacity.lock();
+            let Some(model) = capacity.as_mut() else { continue };
+            let mut report = report_of(&table.name, None, model, now, since);
+            drop(capacity);
             let top_keys = table.insights.lock().top.report(now);
             let (item_count, size_bytes) = {
                 let data = table.data.read();
                 (data.item_count, data.size_bytes)
             };
-            let mut capacity = table.capacity.lock();
-            let Some(model) = capacity.as_mut() else { continue };
-            let mut report = report_of(&table.name, None, model, now, since);
-            drop(capacity);
             report.item_count = item_count;
             report.size_bytes = size_bytes;
             report.top_keys = Some(top_keys);
