@@ -57,6 +57,20 @@ def hot_key_load(url, table, seconds, stop):
             pass  # a wholly refused batch: throttled, as intended
 
 
+def create_on_demand(ddb, table, key_type):
+    """A new on-demand table keyed pk, sk (both of `key_type`), active."""
+    ddb.create_table(
+        TableName=table,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": key_type},
+            {"AttributeName": "sk", "AttributeType": key_type},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    wait_active(ddb, table)
+
+
 @pytest.fixture
 def serve():
     srv = ServerProcess()
@@ -67,13 +81,7 @@ def serve():
 def test_the_page_shows_a_throttled_hot_key(serve):
     ddb = make_client(serve.url)
     table = "web-" + uuid.uuid4().hex[:8]
-    ddb.create_table(
-        TableName=table,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
-    wait_active(ddb, table)
+    create_on_demand(ddb, table, "S")
 
     # GET / without a browser's Accept is still DynamoDB's health answer.
     with urllib.request.urlopen(serve.url + "/") as r:

@@ -1,6 +1,7 @@
 """Photographs the web view during a seed-004-style load (scripts/web-screenshot)."""
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -9,10 +10,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import os  # noqa: E402
-
-from conftest import ServerProcess, make_client, wait_active  # noqa: E402
-from test_web import WINDOW, browser  # noqa: E402
+from conftest import ServerProcess, make_client  # noqa: E402
+from test_web import WINDOW, browser, create_on_demand  # noqa: E402
 
 HOT_ITEMS = 40_000  # one key levels at 1,000 WCU/s: about 40 s
 SHUFFLED_ITEMS = 140_000  # 256 keys over 4 partitions: about 40 s
@@ -38,13 +37,7 @@ def main(binary, out):
     try:
         ddb = make_client(srv.url)
         table = "ipranges"
-        ddb.create_table(
-            TableName=table,
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "N"}, {"AttributeName": "sk", "AttributeType": "N"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        wait_active(ddb, table)
+        create_on_demand(ddb, table, "N")
         rng = random.Random(4)
         with tempfile.TemporaryDirectory() as tmp:
             hot = Path(tmp) / "hot.jsonl"
