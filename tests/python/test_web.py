@@ -6,7 +6,9 @@ zero, and the heat map marks the hot partition (throttled seconds at or
 beyond the partition's maximum, all on one partition). A screenshot is
 saved under tests/python/artifacts/ (gitignored)."""
 
+import os
 import shutil
+import subprocess
 import threading
 import time
 import urllib.request
@@ -20,7 +22,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import ServerProcess, make_client, wait_active
+from conftest import ServerProcess, make_client, server_binary, wait_active
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 # A laptop's width.
@@ -129,3 +131,22 @@ def test_the_page_shows_a_throttled_hot_key(serve):
     finally:
         stop.set()
         driver.quit()
+
+
+def test_load_prints_the_web_views_address(serve, tmp_path):
+    ddb = make_client(serve.url)
+    table = "web-" + uuid.uuid4().hex[:8]
+    create_on_demand(ddb, table, "S")
+    data = tmp_path / "items.jsonl"
+    data.write_text("".join(f'{{"pk": "k{i}", "sk": "s"}}\n' for i in range(10)))
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y"}
+    out = subprocess.run(
+        [server_binary(), "load", str(data), "--table", table, "--endpoint-url", serve.url, "--region", "us-east-1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert f"web view: {serve.url}/ " in out.stderr
+    assert ddb.describe_table(TableName=table)["Table"]["ItemCount"] == 10
