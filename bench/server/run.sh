@@ -27,6 +27,9 @@
 #   CONNECTIONS=16 BATCH_SIZE=25 ITEM_BYTES=230 DURATION=10 WARMUP=2
 #   REPEAT=3 (runs per server and mode, interleaved; the ratios use the median)
 #   QUIET_WAIT=180 (seconds each run may wait for the rest of the machine to go idle)
+#   WEB_VIEW=1: a headless Chromium holds dynaburst's web view
+#     (http://127.0.0.1:PORT/, polling /metrics.json every second) open during
+#     each dynaburst run, to measure what the page costs the server
 #   DDBL_VERSION=2.6.1 DYNOXIDE_VERSION=3.2.0 BENCH_CACHE=...
 #
 # Every step is bounded (timeouts) and every server this script started is
@@ -51,11 +54,12 @@ BENCH_CACHE=${BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dynaburst-bench}
 
 # The settings that differ from the defaults are part of the exact command.
 BASELINE_REV=${BASELINE_REV:-}
-for var in BASELINE_REV SERVERS MODES CONNECTIONS BATCH_SIZE ITEM_BYTES DURATION WARMUP REPEAT DDBL_VERSION DYNOXIDE_VERSION; do
+WEB_VIEW=${WEB_VIEW:-}
+for var in BASELINE_REV WEB_VIEW SERVERS MODES CONNECTIONS BATCH_SIZE ITEM_BYTES DURATION WARMUP REPEAT DDBL_VERSION DYNOXIDE_VERSION; do
     case "$var=${!var}" in
         "SERVERS=dynaburst dynoxide ddblocal" | "MODES=batch put" | CONNECTIONS=16 | BATCH_SIZE=25 | ITEM_BYTES=230 \
             | DURATION=10 | WARMUP=2 | REPEAT=3 | DDBL_VERSION=2.6.1 | DYNOXIDE_VERSION=3.2.0) ;;
-        BASELINE_REV=) ;;
+        BASELINE_REV= | WEB_VIEW=) ;;
         *) invocation="$var='${!var}' $invocation" ;;
     esac
 done
@@ -333,6 +337,16 @@ for rep in $(seq 1 "$REPEAT"); do
                 record "$server" "$mode" "$rep" 99 "$(server_command "$server" "$port")" "" "$work/empty" "$out"
                 continue
             fi
+            browser_pid=""
+            if [[ -n "$WEB_VIEW" && "$server" != dynoxide && "$server" != ddblocal ]]; then
+                # The page stays open (and polls) for as long as Chromium runs.
+                timeout "$run_limit" chromium --headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage \
+                    --user-data-dir="$work/chromium" --remote-debugging-port=0 \
+                    "http://127.0.0.1:$port/" >"$work/chromium.log" 2>&1 &
+                browser_pid=$!
+                started_pids+=("$browser_pid")
+                sleep 2
+            fi
             table="bench_${mode//-/_}"
             request_mode=${mode%%-gsi*}
             gsis=0
@@ -358,6 +372,7 @@ for rep in $(seq 1 "$REPEAT"); do
             wall=$(awk -v a="$t_before" -v b="$t_after" 'BEGIN { printf "%.2f", b - a }')
             busy=$(awk -v a="$busy_before" -v b="$busy_after" 'BEGIN { printf "%.2f", b - a }')
             stop_pid "$server_pid"
+            [[ -n "$browser_pid" ]] && stop_pid "$browser_pid"
             [[ $code -eq 0 ]] || { log "loadgen exit $code:"; cat "$work/loadgen.err" >&2; }
             cat "$work/result.json" >&2
             record "$server" "$mode" "$rep" "$code" "$(server_command "$server" "$port")" \

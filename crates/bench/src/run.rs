@@ -150,12 +150,24 @@ pub fn write_outputs(results: &Results, dir: &Path) -> Result<Vec<PathBuf>, Benc
     Ok(files)
 }
 
-/// Writes report.md and the charts of `results` into `dir` (which must
-/// exist), and returns their paths: a results.json rendered again.
+/// Writes report.md, report.html and the charts of `results` into `dir`
+/// (which must exist), and returns their paths: a results.json rendered
+/// again.
 pub fn render(results: &Results, dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
     let md = dir.join("report.md");
     std::fs::write(&md, crate::report::render_report(results)).map_err(BenchError::io("write", &md))?;
     let mut files = vec![md];
-    files.extend(crate::charts::write_charts(results, dir)?);
+    let charts = crate::charts::write_charts(results, dir)?;
+    // report.html: the same charts in one file, readable offline.
+    let mut inline = Vec::new();
+    for path in charts.iter().filter(|p| p.extension().is_some_and(|e| e == "svg")) {
+        let svg = std::fs::read_to_string(path).map_err(BenchError::io("read", path))?;
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        inline.push((name, svg));
+    }
+    let html = dir.join("report.html");
+    std::fs::write(&html, crate::report::render_html(results, &inline)).map_err(BenchError::io("write", &html))?;
+    files.push(html);
+    files.extend(charts);
     Ok(files)
 }

@@ -479,3 +479,27 @@ fn the_index_trap_renders_its_numbers_the_trap_and_its_chart() {
     let err = serde_json::from_value::<Results>(missing).expect_err("a load without its bound");
     assert!(err.to_string().contains("scenario index-trap: missing field `bound_items_per_s`"), "{err}");
 }
+
+#[test]
+fn report_html_is_one_self_contained_file_with_the_web_views_charts() {
+    let results = example();
+    let dir = temp_dir("html");
+    std::fs::create_dir_all(&dir).unwrap();
+    let files = dynaburst_bench::run::render(&results, &dir).expect("renders");
+    assert!(names(&files).contains(&"report.html".to_string()));
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    // The web view's own script and style, inline; nothing fetched.
+    assert!(html.contains(dynaburst_server::web::APP_JS));
+    assert!(html.contains(dynaburst_server::web::APP_CSS));
+    assert!(!html.contains("src=\"http") && !html.contains("href=\"http"), "fetches nothing");
+    assert!(html.contains("window.DYNABURST_STATIC = true;"));
+    // The partition-keys loads as the page's tables, with their timelines.
+    assert!(html.contains(r#""table":"partition keys: One partition-key value, new on-demand table""#), "{html}");
+    assert!(html.contains(r#""write_units":"#));
+    // Every chart report.md links to, inline.
+    for chart in plan_charts(&results) {
+        let svg = std::fs::read_to_string(dir.join(&chart.file)).unwrap();
+        assert!(html.contains(&svg), "{} inline", chart.file);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -15,7 +15,10 @@ mod metrics;
 mod table;
 
 pub use bucket::Bucket;
-pub use metrics::{Metrics, PartitionSecond, SecondMetrics, SplitEvent, SplitReason, MAX_METRIC_SECONDS};
+pub use metrics::{
+    Metrics, PartitionSecond, SecondMetrics, SplitEvent, SplitReason, ThrottleEvent, MAX_METRIC_SECONDS,
+    MAX_THROTTLE_EVENTS,
+};
 pub use table::{Admission, PartitionInfo, TableCapacity};
 
 /// Read or write capacity.

@@ -8,6 +8,9 @@ use dynaburst_model::Millis;
 pub const MAX_METRIC_SECONDS: usize = 3600;
 /// Split events kept per table.
 pub const MAX_SPLIT_EVENTS: usize = 1024;
+/// Throttling events kept per table (refusals of one reason on one
+/// partition within one second are counted in one event).
+pub const MAX_THROTTLE_EVENTS: usize = 64;
 
 /// One partition's consumption in one second.
 #[derive(Clone, Debug, PartialEq)]
@@ -85,6 +88,19 @@ pub struct SplitEvent {
     pub partitions_after: usize,
 }
 
+/// Refusals of one reason on one partition within one second.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThrottleEvent {
+    /// When the first of them happened.
+    pub at: Millis,
+    /// DynamoDB's reason, e.g. "TableWriteKeyRangeThroughputExceeded".
+    pub reason: &'static str,
+    /// Start of the hash range of the (first) partition that refused.
+    pub partition_start: u128,
+    /// Items refused.
+    pub items: u64,
+}
+
 /// What a table's model has recorded.
 #[derive(Clone, Debug, Default)]
 pub struct Metrics {
@@ -92,6 +108,9 @@ pub struct Metrics {
     pub seconds: VecDeque<SecondMetrics>,
     /// Splits, oldest first (at most [`MAX_SPLIT_EVENTS`]).
     pub splits: VecDeque<SplitEvent>,
+    /// The last throttling events, oldest first (at most
+    /// [`MAX_THROTTLE_EVENTS`]).
+    pub throttles: VecDeque<ThrottleEvent>,
     /// Totals since the table was created.
     pub total_read_units: f64,
     pub total_write_units: f64,
@@ -105,6 +124,22 @@ impl Metrics {
             self.seconds.pop_front();
         }
         self.seconds.push_back(s);
+    }
+
+    /// Counts `items` refused for `reason` on the partition starting at
+    /// `partition_start`: into the last event when it is the same reason
+    /// and partition within the same second, else as a new event.
+    pub(crate) fn note_throttle(&mut self, at: Millis, reason: &'static str, partition_start: u128, items: u64) {
+        if let Some(last) = self.throttles.back_mut() {
+            if last.reason == reason && last.partition_start == partition_start && last.at.0 / 1000 == at.0 / 1000 {
+                last.items += items;
+                return;
+            }
+        }
+        if self.throttles.len() == MAX_THROTTLE_EVENTS {
+            self.throttles.pop_front();
+        }
+        self.throttles.push_back(ThrottleEvent { at, reason, partition_start, items });
     }
 
     pub(crate) fn push_split(&mut self, e: SplitEvent) {

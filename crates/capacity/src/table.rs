@@ -366,6 +366,15 @@ impl TableCapacity {
         }
     }
 
+    /// An on-demand table's current ceiling, (read, write) units per
+    /// second, which follows its sustained peaks; None when provisioned.
+    pub fn on_demand_ceiling(&self) -> Option<(f64, f64)> {
+        match self.mode {
+            Mode::OnDemand => Some((self.table_read.rate(), self.table_write.rate())),
+            Mode::Provisioned { .. } => None,
+        }
+    }
+
     /// Recorded metrics (completed seconds).
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
@@ -494,6 +503,8 @@ impl TableCapacity {
             for &(idx, _, _) in &per_partition {
                 self.partitions[idx].sec_throttled += 1;
             }
+            let first = per_partition.first().map_or(0, |&(idx, _, _)| self.partitions[idx].start);
+            self.metrics.note_throttle(now, t.reason(), first, items.len() as u64);
             match op {
                 Op::Read => self.current.throttled_read_items += items.len() as u64,
                 Op::Write => self.current.throttled_write_items += items.len() as u64,

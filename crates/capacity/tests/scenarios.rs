@@ -192,3 +192,27 @@ fn spare_capacity_goes_to_background_work_only_after_requests_took_theirs() {
     let total = model.metrics().total_write_units;
     assert!((total - (first + admitted.iter().sum::<f64>() + second)).abs() < 1e-6);
 }
+
+#[test]
+fn throttling_events_name_the_reason_and_partition_and_stay_bounded() {
+    let mut model = TableCapacity::new(Mode::OnDemand, CapacitySettings::dynamodb(), Millis(0));
+    let hot = first_quarter(1, 2);
+    // One key, 2,000 units a second for 80 s: its partition refuses.
+    let (_, first) = offer(&mut model, &[hot], 20.0, 1.0, 0, 80_000, true);
+    assert!(first.is_some());
+    let events = &model.metrics().throttles;
+    assert_eq!(events.len(), MAX_THROTTLE_EVENTS);
+    for e in events {
+        assert_eq!(e.reason, "TableWriteKeyRangeThroughputExceeded");
+        assert_eq!(e.partition_start, 0);
+        assert!(e.items >= 1);
+    }
+    // One event per second: refusals within a second are counted together.
+    let seconds: Vec<u64> = events.iter().map(|e| e.at.0 / 1000).collect();
+    let mut distinct = seconds.clone();
+    distinct.dedup();
+    assert_eq!(distinct, seconds);
+    assert_eq!(events.back().map(|e| e.at.0 / 1000), Some(79));
+    let total: u64 = events.iter().map(|e| e.items).sum();
+    assert!(total > 500 * MAX_THROTTLE_EVENTS as u64, "{total}");
+}

@@ -528,6 +528,11 @@ async fn run_async(args: LoadArgs) -> anyhow::Result<ExitCode> {
         max_rejects: args.max_rejects,
         prices,
     };
+    if let Some(page) = crate::web_probe::page_of(opts.endpoint.url.as_deref()).await {
+        if !args.quiet {
+            eprintln!("web view: {page} (throughput, throttling and partition heat, live)");
+        }
+    }
     let (progress_tx, progress_rx) = watch::channel(Snapshot::default());
     let display = tokio::spawn(show_progress(progress_rx, args.quiet, "WCU/s"));
     let stop = stop_on_signal();

@@ -9,6 +9,7 @@ mod gen_cmd;
 mod load_cmd;
 mod loadgen_cmd;
 mod streams_cmd;
+mod web_probe;
 
 use std::io::Write;
 use std::net::SocketAddr;

@@ -152,7 +152,7 @@ impl Engine {
                 if !write::admit_batch_item(
                     table,
                     data,
-                    OneWrite { hash: key.hash, units: table_units, changes: &changes },
+                    OneWrite { key: &key, units: table_units, changes: &changes },
                     now,
                     &mut refusal,
                 )? {
@@ -251,7 +251,9 @@ impl Engine {
                 let found = data.store.get(&key)?;
                 let item_units =
                     read_units(found.as_ref().map(|i| item_size(i)).unwrap_or(0), read_kind(request.consistent_read));
-                match table.admit_in_request(Op::Read, key.hash, item_units, now) {
+                let admitted = table.admit_in_request(Op::Read, key.hash, item_units, now);
+                table.note_key(&key, Op::Read, item_units, admitted.is_err(), now);
+                match admitted {
                     Ok(()) => {}
                     Err(e @ EngineError::Throttled { .. }) => {
                         refusal.get_or_insert(e);

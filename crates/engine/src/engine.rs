@@ -41,6 +41,16 @@ pub struct CapacityReport {
     pub mode: Mode,
     pub partitions: Vec<dynaburst_capacity::PartitionInfo>,
     pub warm_throughput: (f64, f64),
+    /// Read and write units per second one partition serves.
+    pub partition_max: (f64, f64),
+    /// Read and write units per second an on-demand table may reach.
+    pub table_max: (f64, f64),
+    /// An on-demand table's current ceiling (None when provisioned).
+    pub on_demand_ceiling: Option<(f64, f64)>,
+    pub item_count: u64,
+    pub size_bytes: u64,
+    /// The table's top keys (None for a GSI's model).
+    pub top_keys: Option<crate::insights::TopKeysReport>,
     pub metrics: dynaburst_capacity::Metrics,
 }
 
@@ -204,18 +214,36 @@ impl Engine {
     /// The capacity model's view of every table, advanced to `now`: what
     /// /metrics shows and the bench charts. Empty when the model is off.
     pub fn capacity_reports(&self, now: Millis) -> Vec<CapacityReport> {
+        self.capacity_reports_since(now, None)
+    }
+
+    /// [`Engine::capacity_reports`] with only the seconds at or after
+    /// `since` (the web view polls for what is new).
+    pub fn capacity_reports_since(&self, now: Millis, since: Option<u64>) -> Vec<CapacityReport> {
         let tables: Vec<Arc<Table>> = self.tables.read().values().cloned().collect();
         let mut out = Vec::with_capacity(tables.len());
         for table in tables {
             let mut capacity = table.capacity.lock();
             let Some(model) = capacity.as_mut() else { continue };
-            out.push(report_of(&table.name, None, model, now));
+            let mut report = report_of(&table.name, None, model, now, since);
             drop(capacity);
+            let top_keys = table.insights.lock().top.report(now);
+            let (item_count, size_bytes) = {
+                let data = table.data.read();
+                (data.item_count, data.size_bytes)
+            };
+            report.item_count = item_count;
+            report.size_bytes = size_bytes;
+            report.top_keys = Some(top_keys);
+            out.push(report);
             // Then the GSIs (data lock before their capacity locks).
             let data = table.data.read();
             for ix in &data.indexes {
                 if let Some(model) = ix.capacity.lock().as_mut() {
-                    out.push(report_of(&table.name, Some(&ix.def.name), model, now));
+                    let mut report = report_of(&table.name, Some(&ix.def.name), model, now, since);
+                    report.item_count = ix.item_count;
+                    report.size_bytes = ix.size_bytes;
+                    out.push(report);
                 }
             }
         }
@@ -223,21 +251,40 @@ impl Engine {
     }
 }
 
-/// One capacity model's report, advanced to `now`.
+/// One capacity model's report, advanced to `now`, with the seconds at or
+/// after `since`.
 fn report_of(
     table: &str,
     index: Option<&str>,
     model: &mut dynaburst_capacity::TableCapacity,
     now: Millis,
+    since: Option<u64>,
 ) -> CapacityReport {
     model.tick(now);
+    let m = model.metrics();
+    let metrics = dynaburst_capacity::Metrics {
+        seconds: m.seconds.iter().filter(|s| since.is_none_or(|t| s.second >= t)).cloned().collect(),
+        splits: m.splits.clone(),
+        throttles: m.throttles.clone(),
+        total_read_units: m.total_read_units,
+        total_write_units: m.total_write_units,
+        total_throttled_requests: m.total_throttled_requests,
+        total_throttled_items: m.total_throttled_items,
+    };
+    let settings = model.settings();
     CapacityReport {
         table_name: table.to_string(),
         index_name: index.map(str::to_string),
         mode: model.mode(),
         partitions: model.partitions(),
         warm_throughput: model.warm_throughput(),
-        metrics: model.metrics().clone(),
+        partition_max: (settings.partition_read_max, settings.partition_write_max),
+        table_max: (settings.table_max_read, settings.table_max_write),
+        on_demand_ceiling: model.on_demand_ceiling(),
+        item_count: 0,
+        size_bytes: 0,
+        top_keys: None,
+        metrics,
     }
 }
 

@@ -61,7 +61,9 @@ impl Engine {
         let found = table.data.read().store.get(&key)?;
         let size = found.as_ref().map(|i| item_size(i)).unwrap_or(0);
         let units = read_units(size, read_kind(input.consistent_read));
-        throttled(&table, now, table.admit(Op::Read, key.hash, units, now))?;
+        let admitted = table.admit(Op::Read, key.hash, units, now);
+        table.note_key(&key, Op::Read, units, admitted.is_err(), now);
+        throttled(&table, now, admitted)?;
         let item = found.map(|i| projected(&i, &projection));
         Ok(GetItemOutput { item, consumed: consumed(input.return_capacity, &input.table_name, units, 0.0) })
     }
@@ -116,7 +118,7 @@ impl Engine {
         write::admit_write(
             table,
             &data,
-            OneWrite { hash: key.hash, units: units + write::local_units(&data, &changes), changes: &changes },
+            OneWrite { key: &key, units: units + write::local_units(&data, &changes), changes: &changes },
             now,
         )?;
         if !condition_holds(condition, old.as_deref())? {
@@ -164,7 +166,7 @@ impl Engine {
             write::admit_write(
                 &table,
                 &data,
-                OneWrite { hash: key.hash, units: write::units(old_size, 0), changes: &[] },
+                OneWrite { key: &key, units: write::units(old_size, 0), changes: &[] },
                 now,
             )?;
             return Err(condition_failed(old.as_deref(), options));
@@ -174,7 +176,7 @@ impl Engine {
                 check_update_spares_key(&table.key_schema, update)?;
             }
             let units = write::units(0, 0);
-            write::admit_write(&table, &data, OneWrite { hash: key.hash, units, changes: &[] }, now)?;
+            write::admit_write(&table, &data, OneWrite { key: &key, units, changes: &[] }, now)?;
             return Ok(WriteOutput {
                 attributes: None,
                 consumed: consumed(options.return_capacity, &input.table_name, 0.0, units),
@@ -188,7 +190,7 @@ impl Engine {
         write::admit_write(
             &table,
             &data,
-            OneWrite { hash: key.hash, units: units + write::local_units(&data, &changes), changes: &changes },
+            OneWrite { key: &key, units: units + write::local_units(&data, &changes), changes: &changes },
             now,
         )?;
         let attributes = update_return_values(options.return_values, old.as_deref(), &new_item, &exprs.update);

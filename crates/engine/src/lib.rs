@@ -13,6 +13,7 @@ mod engine;
 mod error;
 pub mod faults;
 pub mod index;
+pub mod insights;
 mod item;
 mod read;
 pub mod store;

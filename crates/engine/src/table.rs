@@ -6,6 +6,7 @@ use parking_lot::{Mutex, RwLock};
 
 use crate::error::EngineError;
 use crate::index::{IndexData, IndexDef, IndexKind};
+use crate::insights::Insights;
 use crate::store::{StoreKey, TableMeta, TableStore};
 use crate::types::{BillingMode, IndexDescription, KeyRole, TableDescription};
 
@@ -322,6 +323,9 @@ pub struct Table {
     /// The capacity model's state; None when the model is off. Locked after
     /// `data` when both are held.
     pub capacity: Mutex<Option<TableCapacity>>,
+    /// Top keys and Contributor Insights settings; locked on its own,
+    /// never while taking another lock.
+    pub insights: Mutex<Insights>,
 }
 
 impl Table {
@@ -349,6 +353,7 @@ impl Table {
             tags: Mutex::new(meta.tags),
             data: RwLock::new(data),
             capacity: Mutex::new(model),
+            insights: Mutex::new(Insights::default()),
         }
     }
 
@@ -417,6 +422,11 @@ impl Table {
                 Err(self.throttle_error(t))
             }
         }
+    }
+
+    /// Counts one item's access (or refusal) in the table's top keys.
+    pub fn note_key(&self, key: &StoreKey, op: Op, units: f64, throttled: bool, now: Millis) {
+        self.insights.lock().top.observe(key, op, units, throttled, now);
     }
 
     /// Records that a whole request was answered with a throttling error.

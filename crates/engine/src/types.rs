@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use dynaburst_model::{AttributeValue, Item, ScalarType};
 
-pub use dynaburst_model::Millis;
+pub use dynaburst_model::{KeyValue, Millis};
 
 /// ExpressionAttributeNames.
 pub type Names = HashMap<String, String>;

@@ -161,7 +161,9 @@ pub(crate) fn admit_write(
     write: OneWrite<'_>,
     now: Millis,
 ) -> Result<(), EngineError> {
-    throttled(table, now, admit_set(table, data, &[(write.hash, write.units)], write.changes, Arrival::Own, now))
+    let result = admit_set(table, data, &[(write.key.hash, write.units)], write.changes, Arrival::Own, now);
+    table.note_key(write.key, Op::Write, write.units, result.is_err(), now);
+    throttled(table, now, result)
 }
 
 /// Whether the capacity models see a write as a request of its own, or as
@@ -187,11 +189,11 @@ pub(crate) fn begin_batch(table: &Table, data: &TableData) {
     }
 }
 
-/// One item's write, as admission sees it: its partition hash, its table
-/// units (LSI units included) and its GSI changes.
+/// One item's write, as admission sees it: its key (whose hash places
+/// it; counted in the table's top keys), its table units (LSI units included) and its GSI changes.
 #[derive(Clone, Copy)]
 pub(crate) struct OneWrite<'a> {
-    pub(crate) hash: u128,
+    pub(crate) key: &'a StoreKey,
     pub(crate) units: f64,
     pub(crate) changes: &'a [IndexChange],
 }
@@ -206,7 +208,9 @@ pub(crate) fn admit_batch_item(
     now: Millis,
     refusal: &mut Option<EngineError>,
 ) -> Result<bool, EngineError> {
-    match admit_set(table, data, &[(write.hash, write.units)], write.changes, Arrival::InBatch, now) {
+    let result = admit_set(table, data, &[(write.key.hash, write.units)], write.changes, Arrival::InBatch, now);
+    table.note_key(write.key, Op::Write, write.units, result.is_err(), now);
+    match result {
         Ok(()) => Ok(true),
         Err(e @ EngineError::Throttled { .. }) => {
             refusal.get_or_insert(e);

@@ -9,6 +9,7 @@
 pub mod clock;
 pub mod latency;
 mod metrics;
+pub mod web;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -273,8 +274,12 @@ where
                 .query()
                 .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("since=")))
                 .and_then(|v| v.parse::<u64>().ok());
-            let reports: Vec<_> = server.engines().iter().flat_map(|e| e.capacity_reports(arrived.millis())).collect();
+            let reports: Vec<_> =
+                server.engines().iter().flat_map(|e| e.capacity_reports_since(arrived.millis(), since)).collect();
             return text_response(server, "application/json", metrics_json(&reports, since));
+        }
+        if let Some(asset) = web::asset(path, request.headers().get(hyper::header::ACCEPT)) {
+            return text_response(server, asset.content_type, asset.body.as_bytes().to_vec());
         }
         return respond(server, StatusCode::OK, HEALTH_ANSWER.to_vec());
     }

@@ -5,7 +5,10 @@
 use std::fmt::Write as _;
 
 use dynaburst_engine::capacity::Mode;
+use dynaburst_engine::insights::{TopKey, TopKeysReport};
 use dynaburst_engine::CapacityReport;
+use dynaburst_engine::KeyValue;
+
 use serde::Serialize;
 
 /// `GET /metrics.json`: every table's model.
@@ -28,9 +31,98 @@ pub struct TableMetrics {
     pub partition_count: usize,
     /// Units per second the table takes at once.
     pub warm_throughput: ReadWrite,
+    /// Units per second one partition serves.
+    pub partition_max: ReadWrite,
+    /// Units per second an on-demand table may reach (the account limit).
+    pub table_max: ReadWrite,
+    /// An on-demand table's current ceiling, which follows its sustained
+    /// peaks; null when provisioned.
+    pub on_demand_ceiling: Option<ReadWrite>,
+    pub item_count: u64,
+    pub size_bytes: u64,
+    /// The current partitions, in key-space order.
+    pub partitions: Vec<Partition>,
     pub totals: Totals,
     pub splits: Vec<Split>,
+    /// The last throttling events, oldest first.
+    pub throttles: Vec<ThrottleEvent>,
+    /// Most accessed and most throttled keys over the last one to two
+    /// minutes (a table's model only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_keys: Option<TopKeys>,
     pub seconds: Vec<Second>,
+}
+
+/// One current partition.
+#[derive(Serialize, Debug, PartialEq)]
+pub struct Partition {
+    /// Start of its key-hash range, 32 hex digits.
+    pub start: String,
+    pub size_bytes: u64,
+}
+
+/// Refusals of one reason on one partition within one second.
+#[derive(Serialize, Debug, PartialEq)]
+pub struct ThrottleEvent {
+    pub at_ms: u64,
+    /// DynamoDB's reason, e.g. "TableWriteKeyRangeThroughputExceeded".
+    pub reason: &'static str,
+    /// Start of the partition's key-hash range, 32 hex digits.
+    pub partition: String,
+    pub items: u64,
+}
+
+/// Top keys, most first.
+#[derive(Serialize, Debug, PartialEq)]
+pub struct TopKeys {
+    /// Weighted as Contributor Insights weighs access: 3 x WCU + RCU.
+    pub accessed_partition_keys: Vec<KeyCount>,
+    /// Items refused.
+    pub throttled_partition_keys: Vec<KeyCount>,
+    pub accessed_keys: Vec<KeyCount>,
+    pub throttled_keys: Vec<KeyCount>,
+}
+
+/// One counted key; numbers as written, binary as hex.
+#[derive(Serialize, Debug, PartialEq)]
+pub struct KeyCount {
+    pub partition_key: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sort_key: Option<String>,
+    pub count: f64,
+}
+
+/// A key value as text: a string as is, a number as written, binary as hex.
+fn key_text(v: &KeyValue) -> String {
+    match v {
+        KeyValue::S(s) => s.clone(),
+        KeyValue::N(n) => n.to_string(),
+        KeyValue::B(b) => b.iter().fold(String::with_capacity(2 * b.len()), |mut out, byte| {
+            let _ = write!(out, "{byte:02x}");
+            out
+        }),
+    }
+}
+
+fn key_counts(keys: &[TopKey]) -> Vec<KeyCount> {
+    keys.iter()
+        .map(|k| KeyCount {
+            partition_key: key_text(&k.partition),
+            sort_key: k.sort.as_ref().map(key_text),
+            count: k.count,
+        })
+        .collect()
+}
+
+impl TopKeys {
+    fn new(r: &TopKeysReport) -> TopKeys {
+        TopKeys {
+            accessed_partition_keys: key_counts(&r.accessed_partition_keys),
+            throttled_partition_keys: key_counts(&r.throttled_partition_keys),
+            accessed_keys: key_counts(&r.accessed_keys),
+            throttled_keys: key_counts(&r.throttled_keys),
+        }
+    }
 }
 
 /// Read and write units per second.
@@ -56,6 +148,10 @@ pub struct Split {
     /// "heat", "size" or "throughput".
     pub reason: &'static str,
     pub partitions_after: usize,
+    /// Start of the parent's key-hash range and where it split, 32 hex
+    /// digits each.
+    pub start: String,
+    pub split_at: String,
 }
 
 /// One completed second.
@@ -103,6 +199,27 @@ impl TableMetrics {
             provisioned,
             partition_count: r.partitions.len(),
             warm_throughput: ReadWrite { read: r.warm_throughput.0, write: r.warm_throughput.1 },
+            partition_max: ReadWrite { read: r.partition_max.0, write: r.partition_max.1 },
+            table_max: ReadWrite { read: r.table_max.0, write: r.table_max.1 },
+            on_demand_ceiling: r.on_demand_ceiling.map(|(read, write)| ReadWrite { read, write }),
+            item_count: r.item_count,
+            size_bytes: r.size_bytes,
+            partitions: r
+                .partitions
+                .iter()
+                .map(|p| Partition { start: format!("{:032x}", p.start), size_bytes: p.size_bytes })
+                .collect(),
+            throttles: m
+                .throttles
+                .iter()
+                .map(|t| ThrottleEvent {
+                    at_ms: t.at.0,
+                    reason: t.reason,
+                    partition: format!("{:032x}", t.partition_start),
+                    items: t.items,
+                })
+                .collect(),
+            top_keys: r.top_keys.as_ref().map(TopKeys::new),
             totals: Totals {
                 read_units: m.total_read_units,
                 write_units: m.total_write_units,
@@ -112,7 +229,13 @@ impl TableMetrics {
             splits: m
                 .splits
                 .iter()
-                .map(|e| Split { at_ms: e.at.0, reason: e.reason.name(), partitions_after: e.partitions_after })
+                .map(|e| Split {
+                    at_ms: e.at.0,
+                    reason: e.reason.name(),
+                    partitions_after: e.partitions_after,
+                    start: format!("{:032x}", e.start),
+                    split_at: format!("{:032x}", e.split_at),
+                })
                 .collect(),
             seconds: m
                 .seconds

@@ -430,3 +430,63 @@ async fn a_gsi_has_its_own_metrics_beside_its_table() {
         .collect();
     assert_eq!(names, [(json!("orders"), Value::Null), (json!("orders"), json!("by_status"))]);
 }
+
+#[tokio::test]
+async fn a_browser_gets_the_web_view_and_api_clients_keep_dynamodbs_answers() {
+    let (server, _) = server(1);
+    let get = |path: &str, accept: &str| {
+        Request::builder().uri(path).header("accept", accept).body(Full::new(Bytes::new())).unwrap()
+    };
+    let browser = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+    let (status, response, body) = send(&server, get("/", browser)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "text/html; charset=utf-8");
+    assert_eq!(body, Bytes::from_static(web::INDEX_HTML.as_bytes()));
+    assert!(web::INDEX_HTML.contains(r#"<script src="/app.js"></script>"#));
+    // Health checks and API clients (no HTML in Accept) see DynamoDB's answer.
+    let (_, _, body) = send(&server, get("/", "*/*")).await;
+    assert_eq!(body, Bytes::from_static(HEALTH_ANSWER));
+    let (_, response, body) = send(&server, get("/app.js", "*/*")).await;
+    assert_eq!(response.headers()["content-type"], "text/javascript; charset=utf-8");
+    assert_eq!(body, Bytes::from_static(web::APP_JS.as_bytes()));
+    let (_, response, _) = send(&server, get("/app.css", "*/*")).await;
+    assert_eq!(response.headers()["content-type"], "text/css; charset=utf-8");
+    // The probe that `dynaburst load` asks.
+    let (_, _, body) = send(&server, get(web::PROBE_PATH, "*/*")).await;
+    let probe: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(probe["server"], "dynaburst");
+    assert_eq!(probe["page"], "/");
+    // A POST to / with a browser's Accept is still the API.
+    let mut post = create_table("web");
+    post.headers_mut().insert("accept", hyper::header::HeaderValue::from_static("text/html"));
+    let (status, _, body) = send(&server, post).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(String::from_utf8_lossy(&body).contains("\"TableName\":\"web\""));
+}
+
+#[tokio::test]
+async fn metrics_json_has_what_the_web_view_draws() {
+    let (server, clock) = server(1);
+    send(&server, create_table("tbl")).await;
+    for i in 0..5 {
+        send(&server, request("PutItem", json!({"TableName": "tbl", "Item": {"id": {"S": format!("k{}", i % 2)}}})))
+            .await;
+    }
+    clock.advance(Duration::from_secs(2));
+    let get = Request::builder().uri("/metrics.json").body(Full::new(Bytes::new())).unwrap();
+    let (_, _, body) = send(&server, get).await;
+    let doc: Value = serde_json::from_slice(&body).unwrap();
+    let t = &doc["tables"][0];
+    assert_eq!(t["partition_max"], json!({"read": 3000.0, "write": 1000.0}));
+    assert_eq!(t["on_demand_ceiling"], json!({"read": 12000.0, "write": 4000.0}));
+    assert_eq!(t["item_count"], json!(2));
+    assert_eq!(t["partitions"].as_array().unwrap().len(), 4);
+    assert_eq!(t["partitions"][0]["start"], json!("0".repeat(32)));
+    assert_eq!(t["throttles"], json!([]));
+    // k0 written three times, k1 twice; one unit each, weighted 3.
+    assert_eq!(
+        t["top_keys"]["accessed_partition_keys"],
+        json!([{"partition_key": "k0", "count": 9.0}, {"partition_key": "k1", "count": 6.0}])
+    );
+    assert_eq!(t["top_keys"]["accessed_keys"], json!([]));
+}

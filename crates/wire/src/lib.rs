@@ -7,6 +7,7 @@
 //! are plain numbers here) and never reads a clock: the caller passes `now`.
 
 mod error;
+mod insights;
 mod legacy;
 mod ops;
 mod partiql;
@@ -41,6 +42,7 @@ pub const OPERATIONS: &[&str] = &[
     "CreateTable",
     "DeleteItem",
     "DeleteTable",
+    "DescribeContributorInsights",
     "DescribeEndpoints",
     "DescribeLimits",
     "DescribeTable",
@@ -48,6 +50,7 @@ pub const OPERATIONS: &[&str] = &[
     "ExecuteStatement",
     "ExecuteTransaction",
     "GetItem",
+    "ListContributorInsights",
     "ListTables",
     "ListTagsOfResource",
     "PutItem",
@@ -57,6 +60,7 @@ pub const OPERATIONS: &[&str] = &[
     "TransactGetItems",
     "TransactWriteItems",
     "UntagResource",
+    "UpdateContributorInsights",
     "UpdateItem",
     "UpdateTable",
     "UpdateTimeToLive",
@@ -162,6 +166,9 @@ fn dispatch(
         "DescribeTimeToLive" => ops::describe_time_to_live(engine, request)?,
         "UntagResource" => ops::untag_resource(engine, request)?,
         "ListTagsOfResource" => ops::list_tags_of_resource(engine, request)?,
+        "UpdateContributorInsights" => insights::update(engine, request, now)?,
+        "DescribeContributorInsights" => insights::describe(engine, request, now)?,
+        "ListContributorInsights" => insights::list(engine, request, now)?,
         _ => return Err(ApiError::unknown_operation()),
     };
     serde_json::to_vec(&response).map_err(|e| ApiError::internal(format!("cannot render response: {e}")))

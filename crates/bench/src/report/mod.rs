@@ -5,8 +5,11 @@
 //! are formatted for people ([`crate::format`]): 1,234 · 293.38 · 0.12.
 //! `sections` holds one table per scenario, `markdown` the table kit.
 
+mod html;
 mod markdown;
 mod sections;
+
+pub use html::render_html;
 
 use std::fmt::Write as _;
 
