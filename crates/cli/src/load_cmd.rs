@@ -655,11 +655,12 @@ fn finish(args: &LoadArgs, result: dynaburst_loader::LoadResult) -> anyhow::Resu
         TargetReport::MongoDb(_) => String::new(),
     };
     eprintln!(
-        "  {:.1} s, {} items/s (best second {}){units}; {} throttle events, {} items re-sent",
+        "  {:.1} s, {} items/s (best second {}){units}; {} requests throttled, {} partly unprocessed, {} items re-sent",
         r.duration_s,
         human(r.items_per_s.mean),
         human(r.items_per_s.best_second as f64),
         human(r.throttle_events as f64),
+        human(r.partial_requests as f64),
         human(r.items_resent as f64)
     );
     for (kind, l) in &r.latency_ms {

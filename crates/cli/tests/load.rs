@@ -168,14 +168,16 @@ fn heavy_throttling_loses_nothing_and_the_last_record_wins() {
     let server = Server::start(&[]);
     let d = dir("throttle");
     let input = d.join("dups.jsonl");
-    // 600 keys written twice: 1,200 records into a 60 WCU table.
+    // 600 keys written twice: 1,200 records into a 60 WCU table, at a
+    // fixed concurrency (`auto` would pace itself to the table's 60 WCU and
+    // hardly be throttled at all).
     let expected = write_rounds(&input, 600, 2, 50);
     let r = load_ok(
         &server,
         &input,
         "throttled",
         &d,
-        &["--create-table", "--key", "id:S", "--billing", "provisioned:5:60"],
+        &["--create-table", "--key", "id:S", "--billing", "provisioned:5:60", "--concurrency", "8"],
     );
     assert_eq!(r["records"], serde_json::json!({"read": 1200, "written": 1200, "rejected": 0}));
     assert!(

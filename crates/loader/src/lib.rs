@@ -22,7 +22,7 @@ use dynaburst_input::{describe_column_types, InputError, InputSpec, Reader, Reco
 use tokio::sync::{mpsc, watch};
 
 pub use checkpoint::{Checkpoint, CheckpointError, CHECKPOINT_VERSION};
-pub use clock::{Clock, TokioClock};
+pub use clock::{Clock, TokioClock, VirtualClock};
 pub use keys::{key_hashes, HashMap128, HashSet128, KeyId, U128Hasher};
 pub use order::Order;
 pub use pipeline::{
@@ -309,7 +309,10 @@ pub fn load_report(session: &Session, tuning: &Tuning, mode: &str, out: &Outcome
         throttle_events: s.throttle_events,
         throttle_codes: s.throttle_codes.clone(),
         unprocessed_items: s.unprocessed_items,
+        partial_requests: s.partial_requests,
         items_resent: s.resent_items,
+        paced_units_per_s: s.paced_units_per_s,
+        pace_cuts: s.pace_cuts,
         requests: s.requests,
         latency_ms: s.latency_summary(),
         peak_concurrency: s.peak_concurrency,

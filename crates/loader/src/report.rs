@@ -34,6 +34,8 @@ pub struct SecondRow {
     pub units: f64,
     pub throttled_requests: u64,
     pub unprocessed_items: u64,
+    /// Requests answered with some of their items unprocessed.
+    pub partial_requests: u64,
     pub requests_in_flight: u64,
     pub p99_ms: f64,
 }
@@ -69,9 +71,15 @@ pub struct Stats {
     /// Throttling error codes seen, with counts.
     pub throttle_codes: BTreeMap<String, u64>,
     pub unprocessed_items: u64,
+    /// Requests answered with some of their items unprocessed.
+    pub partial_requests: u64,
     pub resent_items: u64,
     pub requests: u64,
     pub peak_concurrency: u64,
+    /// The write rate the load learned from the target's throttling (units
+    /// a second, at the end), and how many throttles lowered it.
+    pub paced_units_per_s: Option<f64>,
+    pub pace_cuts: u64,
     latency: BTreeMap<&'static str, Latency>,
     pub timeline: Vec<SecondRow>,
     second_hist: Latency,
@@ -88,9 +96,12 @@ impl Default for Stats {
             throttle_events: 0,
             throttle_codes: BTreeMap::new(),
             unprocessed_items: 0,
+            partial_requests: 0,
             resent_items: 0,
             requests: 0,
             peak_concurrency: 0,
+            paced_units_per_s: None,
+            pace_cuts: 0,
             latency: BTreeMap::new(),
             timeline: Vec::new(),
             second_hist: Latency::new(),
@@ -242,8 +253,20 @@ pub struct LoadReport {
     pub throttle_events: u64,
     pub throttle_codes: BTreeMap<String, u64>,
     pub unprocessed_items: u64,
+    /// Requests answered with some of their items unprocessed (with
+    /// `throttle_events`, the requests DynamoDB counts as throttled).
+    #[serde(default)]
+    pub partial_requests: u64,
     pub items_resent: u64,
     pub requests: u64,
+    /// The write rate the load paced itself to at its end, learned from
+    /// the target's throttling (null when unpaced: fixed concurrency, a
+    /// target that queues, or no throttle and no stated capacity), and how
+    /// many throttles lowered it.
+    #[serde(default)]
+    pub paced_units_per_s: Option<f64>,
+    #[serde(default)]
+    pub pace_cuts: u64,
     pub latency_ms: BTreeMap<String, LatencySummary>,
     pub peak_concurrency: u64,
     pub peak_memory_bytes: Option<u64>,
@@ -351,18 +374,22 @@ impl Report {
 
 /// Writes the timeline as CSV.
 pub fn write_timeline(rows: &[SecondRow], out: &mut dyn Write) -> std::io::Result<()> {
-    writeln!(out, "second,items_written,write_units,throttled_requests,unprocessed_items,requests_in_flight,p99_ms")?;
+    writeln!(
+        out,
+        "second,items_written,write_units,throttled_requests,unprocessed_items,requests_in_flight,p99_ms,partial_requests"
+    )?;
     for r in rows {
         writeln!(
             out,
-            "{},{},{},{},{},{},{:.3}",
+            "{},{},{},{},{},{},{:.3},{}",
             r.second,
             r.items_written,
             r.units,
             r.throttled_requests,
             r.unprocessed_items,
             r.requests_in_flight,
-            r.p99_ms
+            r.p99_ms,
+            r.partial_requests
         )?;
     }
     Ok(())

@@ -13,7 +13,7 @@ use std::time::Duration;
 use dynaburst_input::{Compression, Format, InputSpec, Record};
 use dynaburst_loader::{
     open_session, run_pipeline, Checkpoint, Concurrency, Ending, Limits, Order, Outcome, Outcomes, Session, Sink,
-    SinkItem, Snapshot, TokioClock, Tuning, READER_DIED,
+    SinkItem, Snapshot, Tuning, VirtualClock, READER_DIED,
 };
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -164,7 +164,7 @@ where
 {
     let (progress, _rx) = watch::channel(Snapshot::default());
     let (_stop_tx, stop) = watch::channel(false);
-    run_pipeline(sink, session, tuning, convert, progress, stop, TokioClock).await.unwrap()
+    run_pipeline(sink, session, tuning, convert, progress, stop, VirtualClock).await.unwrap()
 }
 
 #[tokio::test(start_paused = true)]
@@ -216,7 +216,7 @@ async fn a_complete_load_writes_every_record_once_and_says_complete() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn interleaving_sorted_input_is_throttled_less_and_needs_fewer_requests_than_as_is() {
+async fn interleaving_sorted_input_spreads_the_load_over_partitions_and_finishes_sooner_than_as_is() {
     // 8 partitions of 400 records each, sorted: as-is sends one partition at
     // a time, into its limit of 50 items per 100 ms; interleave spreads the
     // requests over all eight.
@@ -230,15 +230,22 @@ async fn interleaving_sorted_input_is_throttled_less_and_needs_fewer_requests_th
         assert_eq!(out.ending, Ending::Complete, "{order:?}");
         assert_eq!((out.stats.written, out.stats.rejected), (3200, 0), "{order:?}");
         assert_eq!(sink.requests.load(Ordering::Relaxed), out.stats.requests);
-        results.push((out.stats.throttle_events, out.stats.resent_items, out.stats.requests));
+        results.push((
+            out.stats.throttle_events,
+            out.stats.resent_items,
+            out.stats.requests,
+            out.elapsed.as_secs_f64(),
+        ));
     }
     let (as_is, interleave) = (results[0], results[1]);
-    println!("(throttle events, items re-sent, requests): as-is {as_is:?}, interleave {interleave:?}");
+    println!("(throttle events, items re-sent, requests, seconds): as-is {as_is:?}, interleave {interleave:?}");
     assert!(as_is.0 > 0, "as-is into one partition at a time throttles: {as_is:?}");
-    assert!(interleave.0 < as_is.0, "throttle events: interleave {interleave:?}, as-is {as_is:?}");
-    assert!(interleave.1 < as_is.1, "items re-sent: interleave {interleave:?}, as-is {as_is:?}");
-    // Each throttled request is a wasted round trip: interleave needs fewer.
-    assert!(interleave.2 < as_is.2, "requests: interleave {interleave:?}, as-is {as_is:?}");
+    // Both learn the rate they can have and pace to it; as-is can have one
+    // partition's, interleave eight's.
+    assert!(interleave.3 * 3.0 < as_is.3, "seconds: interleave {interleave:?}, as-is {as_is:?}");
+    for (order, r) in [("as-is", as_is), ("interleave", interleave)] {
+        assert!(r.1 * 5 <= 3200, "{order}: at most 20% of the items re-sent, at the start: {r:?}");
+    }
 }
 
 /// `partitions` x `per` records like [`sorted_input`], except that every
@@ -303,7 +310,7 @@ async fn an_interrupted_load_names_what_it_left_unacknowledged_and_a_resume_cont
         stop_tx.send(true).unwrap();
     };
     let (out, ()) = tokio::join!(
-        async { run_pipeline(sink.clone(), &session, &tuning, convert, progress, stop, TokioClock).await.unwrap() },
+        async { run_pipeline(sink.clone(), &session, &tuning, convert, progress, stop, VirtualClock).await.unwrap() },
         stopper
     );
     assert_eq!(out.ending, Ending::Interrupted);
@@ -494,4 +501,239 @@ async fn an_endpoint_that_starts_refusing_every_record_mid_load_stops_it() {
     assert!(out.stats.written >= 1000);
     assert!(out.stats.rejected < 100, "not the rest of the input: {}", out.stats.rejected);
     assert_eq!(out.stats.read, out.stats.written + out.stats.rejected + out.unacknowledged);
+}
+
+/// A DynamoDB-like table for BatchWriteItem, in virtual time: `partitions`
+/// partitions, each a token bucket of `per_partition` units a second that
+/// holds `bank` of them, under a table-wide bucket of `table` units a
+/// second (an on-demand table's ceiling, or provisioned WCU). As DynamoDB
+/// admits (A39), a partition's items are taken whole while its bucket has
+/// tokens, into debt, and left unprocessed while it has none; a request
+/// with every item left is refused. `changes` rescripts the table's
+/// ceiling and the round trip at given times.
+struct TableSink {
+    /// The capacity the target states (as the DynamoDB sink states a
+    /// provisioned table's WCU), if any.
+    stated: Option<f64>,
+    per_partition: f64,
+    bank: f64,
+    partitions: u64,
+    start: Instant,
+    changes: Vec<(Duration, Option<f64>, Option<Duration>)>,
+    state: Mutex<TableState>,
+}
+
+struct TableState {
+    table: f64,
+    round_trip: Duration,
+    /// (last refill, tokens) of the table and of each partition.
+    table_bucket: (Instant, f64),
+    buckets: HashMap<u64, (Instant, f64)>,
+}
+
+impl TableSink {
+    fn new(partitions: u64, per_partition: f64, table: f64, round_trip: Duration) -> TableSink {
+        let now = Instant::now();
+        TableSink {
+            stated: None,
+            per_partition,
+            bank: per_partition,
+            partitions,
+            start: now,
+            changes: Vec::new(),
+            state: Mutex::new(TableState { table, round_trip, table_bucket: (now, table), buckets: HashMap::new() }),
+        }
+    }
+
+    fn refill((since, tokens): (Instant, f64), now: Instant, rate: f64, room: f64) -> (Instant, f64) {
+        (now, (tokens + now.duration_since(since).as_secs_f64() * rate).min(room))
+    }
+}
+
+impl Sink for TableSink {
+    type Item = TestItem;
+
+    fn request_name(&self) -> &'static str {
+        "BatchWriteItem"
+    }
+
+    fn limits(&self) -> Limits {
+        Limits { max_items: 25, max_bytes: 1 << 20, max_concurrency: usize::MAX, capacity_units_per_s: self.stated }
+    }
+
+    async fn write<'a>(&'a self, items: &'a [&'a TestItem], _token: Option<&'a str>) -> Outcome {
+        let round_trip = {
+            let mut s = self.state.lock().unwrap();
+            let elapsed = Instant::now().duration_since(self.start);
+            for (at, table, rtt) in &self.changes {
+                if elapsed >= *at {
+                    if let Some(t) = table {
+                        s.table = *t;
+                    }
+                    if let Some(r) = rtt {
+                        s.round_trip = *r;
+                    }
+                }
+            }
+            s.round_trip
+        };
+        tokio::time::sleep(round_trip).await;
+        let now = Instant::now();
+        let mut s = self.state.lock().unwrap();
+        let table = s.table;
+        s.table_bucket = TableSink::refill(s.table_bucket, now, table, table);
+        let mut unprocessed = Vec::new();
+        let mut by_partition: Vec<(u64, Vec<usize>)> = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let p = item.partition % self.partitions;
+            match by_partition.iter_mut().find(|(q, _)| *q == p) {
+                Some((_, v)) => v.push(i),
+                None => by_partition.push((p, vec![i])),
+            }
+        }
+        let mut units = 0.0;
+        for (p, indexes) in by_partition {
+            let bucket = s.buckets.get(&p).copied().unwrap_or((self.start, self.bank));
+            let bucket = TableSink::refill(bucket, now, self.per_partition, self.bank);
+            let n = indexes.len() as f64;
+            if bucket.1 > 0.0 && s.table_bucket.1 > 0.0 {
+                s.buckets.insert(p, (now, bucket.1 - n));
+                s.table_bucket.1 -= n;
+                units += n;
+            } else {
+                s.buckets.insert(p, bucket);
+                unprocessed.extend(indexes);
+            }
+        }
+        if unprocessed.len() == items.len() {
+            return Outcome::Throttled { code: "ProvisionedThroughputExceededException".into() };
+        }
+        Outcome::Written { unprocessed, rejected: Vec::new(), units }
+    }
+}
+
+/// What a paced load achieved after its first ten seconds.
+#[derive(Debug)]
+struct Pacing {
+    /// Write units a second from second 10 to the last whole second.
+    rate: f64,
+    /// What the table offered over those seconds, a second.
+    capacity: f64,
+    /// Items sent more than once, as a share of the items.
+    resent: f64,
+    /// Requests refused or answered with items unprocessed, a second, after
+    /// second 10.
+    throttled_per_s: f64,
+}
+
+fn pacing_of(out: &Outcomes, capacity: impl Fn(u64) -> Option<f64>) -> Pacing {
+    let rows = &out.stats.timeline;
+    let steady = &rows[10.min(rows.len())..rows.len().saturating_sub(1)];
+    let seconds = steady.len().max(1) as f64;
+    // The rate is judged over the seconds with a stated capacity (a change
+    // of ceiling leaves a few seconds to find the new one out).
+    let judged: Vec<(f64, f64)> = steady.iter().filter_map(|r| capacity(r.second).map(|c| (r.units, c))).collect();
+    let n = judged.len().max(1) as f64;
+    Pacing {
+        rate: judged.iter().map(|(u, _)| u).sum::<f64>() / n,
+        capacity: judged.iter().map(|(_, c)| c).sum::<f64>() / n,
+        resent: out.stats.resent_items as f64 / out.stats.written.max(1) as f64,
+        throttled_per_s: steady.iter().map(|r| r.throttled_requests + r.partial_requests).sum::<u64>() as f64 / seconds,
+    }
+}
+
+/// Input of `keys` partition keys, `per` records each, sorted by key or
+/// shuffled.
+fn keyed_input(dir: &Path, keys: u64, per: u64, shuffled: bool) -> PathBuf {
+    let path = dir.join("input.jsonl");
+    let mut lines: Vec<String> =
+        (0..keys).flat_map(|k| (0..per).map(move |s| format!("{{\"pk\":\"p{k}\",\"sk\":{s}}}\n"))).collect();
+    if shuffled {
+        dynaburst_rng::Rng::new(11).shuffle(&mut lines);
+    }
+    std::fs::write(&path, lines.concat()).unwrap();
+    path
+}
+
+/// Runs one pacing workload and checks the goals: after the first ten
+/// seconds, at least 95% of what the table offers (`capacity` of each
+/// second) and at most one throttled request a second; at most 5% of the
+/// items sent twice.
+async fn paced(
+    name: &str,
+    sink: TableSink,
+    input: impl Fn(&Path) -> PathBuf,
+    order: Order,
+    capacity: impl Fn(u64) -> Option<f64>,
+) -> Pacing {
+    let dir = temp_dir(&format!("pacing-{name}"));
+    let input = input(&dir);
+    let session = session(&dir, &input);
+    let out = run_on(Arc::new(sink), &session, &tuning(order), convert).await;
+    assert_eq!((&out.ending, out.stats.rejected), (&Ending::Complete, 0), "{name}");
+    assert_eq!(out.stats.read, out.stats.written, "{name}");
+    let p = pacing_of(&out, capacity);
+    println!(
+        "{name}: {:.0} units/s of {:.0} ({:.1}%), {:.2}% re-sent, {:.2} throttled requests/s, {:.1} s, {} requests, peak {} in flight",
+        p.rate,
+        p.capacity,
+        100.0 * p.rate / p.capacity,
+        100.0 * p.resent,
+        p.throttled_per_s,
+        out.elapsed.as_secs_f64(),
+        out.stats.requests,
+        out.stats.peak_concurrency
+    );
+    assert!(p.rate >= 0.95 * p.capacity, "{name}: {p:?}");
+    assert!(p.resent <= 0.05, "{name}: {p:?}");
+    assert!(p.throttled_per_s <= 1.0, "{name}: {p:?}");
+    p
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_new_on_demand_table_with_spread_keys_is_loaded_at_its_capacity_without_a_throttling_storm() {
+    // 4,000 units a second over 4 partitions; 60 s of work.
+    let sink = TableSink::new(4, 1000.0, 4000.0, Duration::from_millis(15));
+    paced("on-demand", sink, |d| keyed_input(d, 10_000, 24, true), Order::Interleave, |_| Some(4000.0)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_provisioned_table_and_one_hot_key_are_loaded_at_their_capacity() {
+    // A provisioned table states its capacity (DescribeTable's WCU).
+    let provisioned =
+        TableSink { stated: Some(1000.0), ..TableSink::new(4, 1000.0, 1000.0, Duration::from_millis(15)) };
+    paced("provisioned-1000", provisioned, |d| keyed_input(d, 5_000, 8, true), Order::Interleave, |_| Some(1000.0))
+        .await;
+    let hot = TableSink::new(4, 1000.0, 40_000.0, Duration::from_millis(15));
+    paced("hot-key", hot, |d| keyed_input(d, 1, 40_000, false), Order::Interleave, |_| Some(1000.0)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn shuffled_first_octet_keys_are_loaded_at_the_tables_capacity() {
+    // Seed 004's 200 first-octet keys, shuffled, as-is: every request
+    // spreads over the four partitions.
+    let shuffled = TableSink::new(4, 1000.0, 4000.0, Duration::from_millis(15));
+    paced("200-keys-shuffled", shuffled, |d| keyed_input(d, 200, 1200, true), Order::AsIs, |_| Some(4000.0)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rising_ceiling_is_found_and_doubled_latency_does_not_slow_the_load() {
+    // An on-demand table whose ceiling doubles from 2,000 to 4,000 units a
+    // second 30 s into the load.
+    let mut rising = TableSink::new(8, 1000.0, 2000.0, Duration::from_millis(15));
+    rising.changes.push((Duration::from_secs(30), Some(4000.0), None));
+    // Judged before the rise (2,000) and from 15 s after it (4,000): it
+    // found the new ceiling within 15 s.
+    let ceiling = |s: u64| match s {
+        0..30 => Some(2000.0),
+        30..45 => None,
+        _ => Some(4000.0),
+    };
+    let p = paced("ceiling-rises", rising, |d| keyed_input(d, 10_000, 24, true), Order::Interleave, ceiling).await;
+    assert!(p.rate > 2000.0 * 1.2, "it went past the old ceiling: {p:?}");
+
+    // The round trip doubles from 15 to 30 ms in the middle of the load.
+    let mut slower = TableSink::new(4, 1000.0, 4000.0, Duration::from_millis(15));
+    slower.changes.push((Duration::from_secs(20), None, Some(Duration::from_millis(30))));
+    paced("latency-doubles", slower, |d| keyed_input(d, 10_000, 20, true), Order::Interleave, |_| Some(4000.0)).await;
 }

@@ -9,10 +9,14 @@
 //!   record whose key is in flight waits in `blocked` until that write is
 //!   acknowledged, so one key is never written twice at once nor twice in a
 //!   batch.
-//! - Adaptive: concurrency follows additive increase, multiplicative
-//!   decrease, driven by throttling errors and the fraction of items that
-//!   come back unprocessed (and, when asked, by latency); retries back off
-//!   exponentially with jitter.
+//! - Adaptive: against a target that throttles (DynamoDB), the load learns
+//!   the write rate the table takes from its throttling and paces itself
+//!   just below it (`pacer`), so it runs at the table's capacity with few
+//!   throttled requests and few items sent twice; concurrency grows
+//!   additively up to what that rate needs (`sizing`). Against a target
+//!   that queues instead (MongoDB), concurrency follows additive increase,
+//!   multiplicative decrease, driven by errors and latency. Retries back
+//!   off exponentially with jitter.
 //! - Bounded: records read but not acknowledged, and the bytes they hold,
 //!   are capped, whatever the endpoint does.
 //!
@@ -25,11 +29,13 @@
 
 mod controller;
 mod decide;
+mod pacer;
 mod rejects;
 mod sizing;
 
 pub use controller::Controller;
 pub use decide::{decide, Action, Decision, Fate, JobFacts, LoadFacts, Refusals, Signal};
+pub use pacer::Pacer;
 pub use sizing::{concurrency_bound, Sizing, CAPACITY_HEADROOM, IN_FLIGHT_MEMORY_SHARE, MIN_CONCURRENCY_BOUND};
 
 use std::collections::{BTreeMap, VecDeque};
@@ -297,6 +303,9 @@ struct Pipeline<S: Sink, C: Clock> {
     rejects: Rejects,
     rate_tokens: f64,
     rate_updated: Instant,
+    /// The learned write rate (`--concurrency auto` against a target that
+    /// throttles rather than queues).
+    pacer: Option<Pacer>,
     last_progress: Instant,
     warnings: Vec<String>,
     run_key: Option<u128>,
@@ -538,15 +547,32 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
                 self.stats.units += units;
                 self.stats.written += written as u64;
                 self.stats.unprocessed_items += unprocessed as u64;
+                if unprocessed > 0 {
+                    self.stats.partial_requests += 1;
+                }
                 let row = self.stats.row(second);
                 row.items_written += written as u64;
                 row.units += units;
                 row.unprocessed_items += unprocessed as u64;
-                match signal {
-                    Signal::Throttle(severity) => self.controller.on_throttle(now, severity),
-                    Signal::Answered => {
-                        if !self.controller.on_latency(now, latency, facts.items) {
-                            self.controller.on_success();
+                row.partial_requests += u64::from(unprocessed > 0);
+                if let Some(pacer) = self.pacer.as_mut() {
+                    // Paced: the rate answers throttling; concurrency only
+                    // has to carry the rate.
+                    if units > 0.0 {
+                        pacer.on_written(now, units);
+                    }
+                    if unprocessed > 0 {
+                        pacer.on_throttle(now, now.checked_sub(latency).unwrap_or(now));
+                    } else {
+                        self.controller.on_success();
+                    }
+                } else {
+                    match signal {
+                        Signal::Throttle(severity) => self.controller.on_throttle(now, severity),
+                        Signal::Answered => {
+                            if !self.controller.on_latency(now, latency, facts.items) {
+                                self.controller.on_success();
+                            }
                         }
                     }
                 }
@@ -566,7 +592,10 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
                 self.stats.throttle_events += 1;
                 *self.stats.throttle_codes.entry(code).or_insert(0) += 1;
                 self.stats.row(second).throttled_requests += 1;
-                self.controller.on_throttle(now, 1.0);
+                match self.pacer.as_mut() {
+                    Some(pacer) => pacer.on_throttle(now, now.checked_sub(latency).unwrap_or(now)),
+                    None => self.controller.on_throttle(now, 1.0),
+                }
                 self.retry(job.items, attempts, job.token, Some(written_at_failure), 0);
             }
             Action::Retry { attempts, written_at_failure, strikes } => {
@@ -746,8 +775,17 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
         Some((self.job(items, 0, now), false))
     }
 
-    /// `--max-wcu`: waits until the bucket holds the job's units.
+    /// The learned rate, then `--max-wcu`: how long the job must wait, or
+    /// None when it may go (its units are then taken from both).
     fn rate_wait(&mut self, units: f64, now: Instant) -> Option<Duration> {
+        if let Some(wait) = self.pacer.as_mut().and_then(|p| p.wait(units, now)) {
+            return Some(wait);
+        }
+        self.max_wcu_wait(units, now)
+    }
+
+    /// `--max-wcu`: waits until the bucket holds the job's units.
+    fn max_wcu_wait(&mut self, units: f64, now: Instant) -> Option<Duration> {
         let rate = self.opts.tuning.max_wcu?;
         let elapsed = now.duration_since(self.rate_updated).as_secs_f64();
         self.rate_tokens = (self.rate_tokens + elapsed * rate).min(rate);
@@ -782,6 +820,10 @@ pub async fn run<S: Sink, C: Clock>(
     // One seed, printed by the run: the shuffle and the retry jitter each
     // draw from their own fork of it.
     let mut seeded = Rng::new(opts.tuning.seed);
+    // Paced: `--concurrency auto` against a target that throttles rather
+    // than queues.
+    let paced = opts.tuning.concurrency == Concurrency::Auto && !opts.tuning.latency_control;
+    let pacer = paced.then(|| Pacer::new(now, limits.capacity_units_per_s));
     let mut p = Pipeline {
         orderer: Orderer::new(opts.tuning.order, opts.tuning.window, seeded.fork()),
         controller: Controller::new(opts.tuning.concurrency, limits.max_concurrency, opts.tuning.latency_control, now),
@@ -804,6 +846,7 @@ pub async fn run<S: Sink, C: Clock>(
         next_position: (0, 1),
         rejects,
         rate_updated: now,
+        pacer,
         last_progress: now,
         warnings: Vec::new(),
         run_key: None,
@@ -857,6 +900,12 @@ pub async fn run<S: Sink, C: Clock>(
         while !stopping && p.fatal.is_none() && !input_done && p.may_read() {
             match records.try_recv() {
                 Ok(intake) => p.take(intake, &mut input_done)?,
+                Err(mpsc::error::TryRecvError::Empty) if clock.input_is_instant() => {
+                    // Virtual time: the reader's next record comes before
+                    // any timer fires (the thread is busy parsing, or about
+                    // to say End).
+                    std::thread::yield_now();
+                }
                 Err(mpsc::error::TryRecvError::Empty) => break,
                 Err(mpsc::error::TryRecvError::Disconnected) => p.reader_died(&mut input_done),
             }
@@ -963,6 +1012,10 @@ pub async fn run<S: Sink, C: Clock>(
         p.fatal = Some(format!("{} records were never acknowledged; run again with --resume", p.outstanding.len()));
     }
     let complete = !stopping && p.fatal.is_none();
+    if let Some(pacer) = &p.pacer {
+        p.stats.paced_units_per_s = pacer.rate();
+        p.stats.pace_cuts = pacer.cuts();
+    }
     p.checkpoint(complete, true)?;
     p.stats.finish_timeline();
     let _ = progress.send(p.snapshot(0, total_bytes));
