@@ -7,6 +7,7 @@ mod bench_cmd;
 mod gen_cmd;
 mod load_cmd;
 mod loadgen_cmd;
+mod simulate_cmd;
 mod streams_cmd;
 
 use std::io::Write;
