@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use dynaburst_engine::{BatchWriteInput, Engine, EngineError, Millis, ReturnCapacity, Table, WriteRequest};
+use dynaburst_engine::{
+    BatchWriteInput, BillingMode, Engine, EngineError, Millis, ReturnCapacity, Table, WriteRequest,
+};
 use dynaburst_loader::{Clock, Limits, Outcome, Sink};
 use dynaburst_model::{item_size, write_units, Item, KeyValue};
 use parking_lot::Mutex;
@@ -39,8 +41,8 @@ pub struct SimSecond {
     pub throttled_items: u64,
     /// Items that came back in UnprocessedItems.
     pub unprocessed_items: u64,
-    /// The table's write ceiling (what it takes at once, units/s) at the
-    /// start of the second.
+    /// The table's write ceiling at the start of the second (units/s):
+    /// provisioned, its write capacity; on demand, what it takes at once.
     pub write_ceiling: f64,
 }
 
@@ -82,12 +84,21 @@ impl<C: Clock> EngineSink<C> {
     fn second<'a>(&self, observed: &'a mut Observed, now: Millis) -> &'a mut SimSecond {
         let second = now.0.saturating_sub(self.origin.1 .0) / 1000;
         while observed.seconds.len() as u64 <= second {
-            let ceiling = self.table.capacity.lock().as_ref().map(|m| m.warm_throughput().1).unwrap_or(0.0);
+            let ceiling = self.write_ceiling();
             let s = observed.seconds.len() as u64;
             observed.seconds.push(SimSecond { second: s, write_ceiling: ceiling, ..SimSecond::default() });
         }
         let last = observed.seconds.len() - 1;
         &mut observed.seconds[last]
+    }
+
+    /// What the table takes at once: its provisioned write units, or on
+    /// demand the capacity model's warm throughput.
+    fn write_ceiling(&self) -> f64 {
+        if let BillingMode::Provisioned { write, .. } = self.table.settings.lock().billing {
+            return write as f64;
+        }
+        self.table.capacity.lock().as_ref().map(|m| m.warm_throughput().1).unwrap_or(0.0)
     }
 
     fn note_key(&self, observed: &mut Observed, item: &Item, written: f64, throttled: f64) {

@@ -25,7 +25,7 @@ fn input(dir: &Path, n: u64, key: impl Fn(u64) -> String) -> PathBuf {
     for i in 0..n {
         let head = format!("{{\"pk\":\"{}\",\"sk\":{i},\"pad\":\"", key(i));
         // pk + sk + pad names and values: pad the item to 1,024 bytes.
-        let used = 2 + key(i).len() + 2 + (i.to_string().len() + 1) / 2 + 1 + 3;
+        let used = 2 + key(i).len() + 2 + i.to_string().len().div_ceil(2) + 1 + 3;
         writeln!(f, "{head}{}\"}}", "x".repeat(1024 - used)).unwrap();
     }
     path

@@ -27,7 +27,20 @@ pub fn simulation_svg(title: &str, subtitle: &str, seconds: &[SimulatedSecond]) 
         let left = y.widest_tick(Txt::new(LABEL_SIZE));
         let p = plot_rect(top, bottom, left, x, y);
         draw_axes(area, &p, "seconds since the load started (simulated)", "write units per second")?;
-        let ceiling: Vec<(i32, i32)> = seconds.iter().map(|s| p.px(s.0, s.3)).collect();
+        // A step line through the seconds where the ceiling changes (a
+        // dashed line through every second would be dashes too short to see).
+        let mut steps: Vec<(f64, f64)> = Vec::new();
+        for s in seconds {
+            match steps.last() {
+                Some(&(_, c)) if c == s.3 => {}
+                Some(&(_, c)) => steps.extend([(s.0, c), (s.0, s.3)]),
+                None => steps.push((s.0, s.3)),
+            }
+        }
+        if let Some(&(_, c)) = steps.last() {
+            steps.push((last, c));
+        }
+        let ceiling: Vec<(i32, i32)> = steps.iter().map(|&(t, c)| p.px(t, c)).collect();
         if ceiling.len() > 1 {
             dashed(area, ceiling, INK, 2)?;
         }
