@@ -58,6 +58,10 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
     ("dynaburst-mongo", &["dynaburst-model", "dynaburst-input", "dynaburst-loader", "dynaburst-rng"]),
     ("dynaburst-datagen", &["dynaburst-rng"]),
     ("dynaburst-loadgen", &["dynaburst-ddbjson", "dynaburst-model", "dynaburst-rng"]),
+    // load --simulate: the loader's pipeline against the engine in virtual
+    // time (a leaf where the two sides meet; only the bench and the binary
+    // depend on it, see the last tests).
+    ("dynaburst-simulate", &["dynaburst-model", "dynaburst-engine", "dynaburst-input", "dynaburst-loader"]),
     // The leaves: the bench and the binary may use every library crate
     // (nothing depends on them: see the last tests).
     ("dynaburst-bench", ANY),
@@ -259,6 +263,10 @@ fn nothing_depends_on_the_binary_and_only_the_binary_on_the_bench() {
         assert!(!g.direct(member).contains("dynaburst"), "{member} depends on the binary crate");
         if member != "dynaburst" {
             assert!(!g.direct(member).contains("dynaburst-bench"), "{member} depends on the bench");
+        }
+        // The simulator links both sides: only the leaves may use it.
+        if member != "dynaburst" && member != "dynaburst-bench" {
+            assert!(!g.direct(member).contains("dynaburst-simulate"), "{member} depends on the simulator");
         }
     }
 }

@@ -1,12 +1,13 @@
 //! Modelled loads: the engine in-process with the capacity model on, the
 //! clock modelled, so minutes of throttled load take seconds.
 //!
-//! The writer is dynaburst load's algorithm in miniature: batches of 25,
-//! `concurrency` requests per 10 ms round trip, UnprocessedItems and
-//! refused batches re-sent first. The naive writer sends every batch at
-//! the same instant and ignores what comes back unprocessed (seed 002).
+//! The loads are `dynaburst load`'s own pipeline against the engine
+//! (`dynaburst_simulate`), each request a 10 ms round trip. The naive
+//! writer sends every batch at the same instant and ignores what comes
+//! back unprocessed (seed 002).
 
-use std::collections::VecDeque;
+use std::io::Write;
+use std::sync::Arc;
 
 use dynaburst_engine::*;
 use dynaburst_model::Item;
@@ -17,8 +18,8 @@ pub const ROUND_TRIP_MS: u64 = 10;
 pub const START_MS: u64 = 1_000;
 
 /// An engine with the capacity model on, DynamoDB's numbers.
-pub fn engine() -> Engine {
-    Engine::new(EngineConfig::local())
+pub fn engine() -> Arc<Engine> {
+    Arc::new(Engine::new(EngineConfig::local()))
 }
 
 /// Creates a table whose key is `keys` (name, type, role).
@@ -237,77 +238,80 @@ pub fn index_timeline(engine: &Engine, table: &str, index: &str, start_ms: u64, 
         .collect()
 }
 
-/// Runs a closed-loop load until everything is written or `limit_ms`.
-/// A throttled batch is re-sent; any other error ends the load.
-pub fn closed_loop(
-    engine: &Engine,
+/// Loads `items` into `table` (already on `engine`) with `dynaburst
+/// load`'s own pipeline in virtual time (`dynaburst_simulate`): the
+/// items are written as DynamoDB JSON to a temporary file, read back by
+/// the loader, and sent as it sends them (BatchWriteItem of 25,
+/// `concurrency` and `order` as its flags say, UnprocessedItems and
+/// throttled requests re-sent with backoff), a request taking
+/// [`ROUND_TRIP_MS`]. The load starts at
+/// [`START_MS`]; a load not done within `limit_ms` is stopped there.
+pub fn load(
+    engine: &Arc<Engine>,
     table: &str,
-    items: Vec<Item>,
-    concurrency: usize,
+    items: &[Item],
+    concurrency: dynaburst_loader::Concurrency,
+    order: dynaburst_loader::Order,
     limit_ms: u64,
-) -> Result<SimLoad, EngineError> {
-    let mut queue: VecDeque<Item> = items.into();
-    let mut load = SimLoad {
-        written: 0,
-        elapsed_ms: 0,
-        written_per_second: Vec::new(),
-        resent: 0,
-        resent_per_second: Vec::new(),
-        throttled_requests: 0,
-        timeline: Vec::new(),
-    };
-    let mut now = START_MS;
-    while !queue.is_empty() && now - START_MS < limit_ms {
-        let second = ((now - START_MS) / 1000) as usize;
-        if load.written_per_second.len() <= second {
-            load.written_per_second.resize(second + 1, 0);
-            load.resent_per_second.resize(second + 1, 0);
+) -> Result<SimLoad, String> {
+    let dir = std::env::temp_dir().join(format!("dynaburst-bench-sim-{}", std::process::id()));
+    let design = dynaburst_simulate::design_of(engine, table).ok_or_else(|| format!("no table {table}"))?;
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let path = dir.join(format!(".sim-{table}.ddb.json"));
+    {
+        let file = std::fs::File::create(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        let mut f = std::io::BufWriter::new(file);
+        for i in items {
+            writeln!(f, "{}", dynaburst_ddbjson::item_to_json(i)).map_err(|e| e.to_string())?;
         }
-        for _ in 0..concurrency {
-            if queue.is_empty() {
-                break;
-            }
-            let n = queue.len().min(25);
-            let batch: Vec<Item> = queue.drain(..n).collect();
-            let requests = vec![(table.to_string(), batch.iter().cloned().map(WriteRequest::Put).collect())];
-            let back: Vec<Item> = match engine.batch_write_item(
-                BatchWriteInput {
-                    requests,
-                    return_capacity: ReturnCapacity::None,
-                    return_item_collection_metrics: false,
-                },
-                Millis(now),
-            ) {
-                Ok(out) => out
-                    .unprocessed
-                    .into_iter()
-                    .flat_map(|(_, rs)| rs)
-                    .map(|r| match r {
-                        WriteRequest::Put(i) | WriteRequest::Delete(i) => i,
-                    })
-                    .collect(),
-                // Nothing was admitted: the whole batch is re-sent.
-                Err(EngineError::Throttled { .. }) => {
-                    load.throttled_requests += 1;
-                    batch
-                }
-                Err(e) => return Err(e),
-            };
-            load.resent += back.len() as u64;
-            load.resent_per_second[second] += back.len() as u64;
-            let written = (n - back.len()) as u64;
-            load.written += written;
-            load.written_per_second[second] += written;
-            for i in back.into_iter().rev() {
-                queue.push_front(i);
-            }
-        }
-        now += ROUND_TRIP_MS;
+        f.flush().map_err(|e| e.to_string())?;
     }
-    load.elapsed_ms = now - START_MS;
-    load.timeline = timeline(engine, table, now + 1000);
-    Ok(load)
+    let mut tuning = dynaburst_simulate::default_tuning(SIM_SEED);
+    tuning.order = order;
+    tuning.concurrency = concurrency;
+    tuning.stall_timeout = std::time::Duration::from_millis(limit_ms);
+    let spec = dynaburst_input::InputSpec {
+        path: Some(path.clone()),
+        format: dynaburst_input::Format::DynamoDbJson,
+        compression: dynaburst_input::Compression::None,
+        types: Default::default(),
+        all_strings: false,
+        shard: None,
+        resume_at: None,
+        raw_json: false,
+        type_window: 1,
+    };
+    let sim = dynaburst_simulate::simulate_limited(
+        Arc::clone(engine),
+        dynaburst_simulate::SimOptions {
+            input: spec,
+            design,
+            tuning,
+            round_trip: std::time::Duration::from_millis(ROUND_TRIP_MS),
+            table_age: std::time::Duration::from_millis(START_MS),
+            rejects: dir.join(format!(".sim-{table}.rejects.jsonl")),
+            prices: dynaburst_loader::Prices::list(),
+        },
+        Vec::new(),
+        std::time::Duration::from_millis(limit_ms),
+    )
+    .map_err(|e| e.to_string());
+    let _ = std::fs::remove_file(&path);
+    let sim = sim?;
+    let elapsed_ms = (sim.report.predicted_duration_s * 1000.0).round() as u64;
+    Ok(SimLoad {
+        written: sim.report.load.records.written,
+        elapsed_ms,
+        written_per_second: sim.seconds.iter().map(|s| s.items_written).collect(),
+        resent: sim.report.items_resent,
+        resent_per_second: sim.seconds.iter().map(|s| s.unprocessed_items + s.throttled_items).collect(),
+        throttled_requests: sim.seconds.iter().map(|s| s.throttled_requests).sum(),
+        timeline: timeline(engine, table, START_MS + elapsed_ms + 1000),
+    })
 }
+
+/// The seed of a modelled load's interleaving and retry jitter.
+pub const SIM_SEED: u64 = 4;
 
 /// Sends every batch of 25 at the same instant and keeps nothing that
 /// comes back: returns (written, lost).

@@ -1,13 +1,14 @@
 //! Seed 002's and seed 004's load scenarios through the engine's real
-//! BatchWriteItem with the capacity model on, in virtual time: the
-//! modelled writer of `dynaburst_bench::sim` sends batches of 25
-//! one-kilobyte items, `concurrency` requests per 10 ms round trip, and
-//! re-sends what comes back unprocessed. Minutes of modelled load take
+//! BatchWriteItem with the capacity model on, in virtual time: `dynaburst
+//! load`'s own pipeline (`dynaburst_bench::sim::load`) sends batches of 25
+//! one-kilobyte items, each request a 10 ms round trip, and re-sends what
+//! comes back unprocessed or throttled. Minutes of modelled load take
 //! seconds.
 
 use dynaburst_bench::sim;
 use dynaburst_datagen::Rng;
 use dynaburst_engine::*;
+use dynaburst_loader::{Concurrency, Order};
 use dynaburst_model::{AttributeValue, Item, Number, ScalarType};
 
 /// An item of exactly 1,024 bytes (one write unit).
@@ -49,7 +50,7 @@ fn seed004_single_partition_key_levels_off_at_1000_units() {
     let engine = sim::engine();
     create(&engine, "ipranges", BillingMode::PayPerRequest);
     let items: Vec<Item> = (0..150_000).map(|i| item("0", i)).collect();
-    let load = sim::closed_loop(&engine, "ipranges", items, 4, 120_000).unwrap();
+    let load = sim::load(&engine, "ipranges", &items, Concurrency::Auto, Order::AsIs, 120_000).unwrap();
     let rate = load.rate_between(0, 120);
     println!("single key: {rate:.1} units/s over 120 s, {} unprocessed re-sent", load.resent);
     assert!((950.0..=1050.0).contains(&rate), "rate {rate}");
@@ -75,8 +76,10 @@ fn seed004_single_partition_key_levels_off_at_1000_units() {
 fn seed004_sorted_partition_keys_stay_below_1500_units() {
     let engine = sim::engine();
     create(&engine, "sorted", BillingMode::PayPerRequest);
-    // Seed 004's dataset: hundreds of thousands of ranges over ~200 keys.
-    let load = sim::closed_loop(&engine, "sorted", octet_dataset(1500), 4, 900_000).unwrap();
+    // Seed 004's dataset: hundreds of thousands of ranges over ~200 keys,
+    // in key order, from one writer (seed 004's one Python process:
+    // `dynaburst load --order as-is --concurrency 1`).
+    let load = sim::load(&engine, "sorted", &octet_dataset(1500), Concurrency::Fixed(1), Order::AsIs, 900_000).unwrap();
     let rate = load.mean_rate();
     println!("sorted: {rate:.1} units/s over {} ms", load.elapsed_ms);
     assert_eq!(load.written, 300_000);
@@ -88,7 +91,9 @@ fn seed004_sorted_partition_keys_stay_below_1500_units() {
 fn seed004_shuffled_partition_keys_reach_3200_units() {
     let engine = sim::engine();
     create(&engine, "shuffled", BillingMode::PayPerRequest);
-    let load = sim::closed_loop(&engine, "shuffled", shuffled(octet_dataset(600), 4), 8, 600_000).unwrap();
+    let load =
+        sim::load(&engine, "shuffled", &shuffled(octet_dataset(600), 4), Concurrency::Auto, Order::AsIs, 600_000)
+            .unwrap();
     let rate = load.mean_rate();
     println!("shuffled: {rate:.1} units/s over {} ms", load.elapsed_ms);
     assert_eq!(load.written, 120_000);
@@ -100,14 +105,15 @@ fn seed004_shuffled_partition_keys_reach_3200_units() {
 fn seed004_provisioned_10000_wcu_shuffled_reaches_6000_then_9000_with_many_keys() {
     let engine = sim::engine();
     create(&engine, "prov200", BillingMode::Provisioned { read: 1000, write: 10_000 });
-    let load = sim::closed_loop(&engine, "prov200", shuffled(octet_dataset(600), 4), 16, 600_000).unwrap();
+    let load = sim::load(&engine, "prov200", &shuffled(octet_dataset(600), 4), Concurrency::Auto, Order::AsIs, 600_000)
+        .unwrap();
     let rate = load.mean_rate();
     println!("provisioned, 200 keys: {rate:.1} units/s");
     assert!(rate >= 6000.0, "rate {rate}");
 
     create(&engine, "prov100k", BillingMode::Provisioned { read: 1000, write: 10_000 });
     let items: Vec<Item> = (0..120_000u64).map(|i| item(&format!("k{}", i % 100_000), i)).collect();
-    let load = sim::closed_loop(&engine, "prov100k", shuffled(items, 9), 16, 600_000).unwrap();
+    let load = sim::load(&engine, "prov100k", &shuffled(items, 9), Concurrency::Auto, Order::AsIs, 600_000).unwrap();
     let rate = load.mean_rate();
     println!("provisioned, 100,000 keys: {rate:.1} units/s");
     assert!(rate >= 9000.0, "rate {rate}");

@@ -171,6 +171,25 @@ pub struct LoadArgs {
     /// nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Run the whole load in virtual time through the real pipeline
+    /// against the capacity model, writing nothing: predicted duration,
+    /// throttling, re-sends, hottest keys and cost (JSON on stdout;
+    /// --timeline for the per-second CSV, --chart for an SVG). The table's
+    /// design comes from DescribeTable, or from --key and --billing for a
+    /// table not yet created.
+    #[arg(long, conflicts_with = "dry_run")]
+    simulate: bool,
+    /// --simulate: the table's warm write throughput (units/s), e.g. one
+    /// raised by earlier traffic or pre-warming.
+    #[arg(long, value_name = "UNITS", requires = "simulate")]
+    warm_write_units: Option<u64>,
+    /// --simulate: the modelled round trip of one request, in ms.
+    #[arg(long, default_value_t = 10, value_name = "MS")]
+    round_trip_ms: u64,
+    /// --simulate: write an SVG chart of consumed and throttled units per
+    /// second.
+    #[arg(long, value_name = "PATH", requires = "simulate")]
+    chart: Option<PathBuf>,
     /// Load only the I-th of N byte ranges of the file (1-based), cut at
     /// line boundaries, so N machines can share one file.
     #[arg(long, value_name = "I/N")]
@@ -471,6 +490,36 @@ async fn run_async(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let spec = input_spec(&args)?;
     let prices = Prices { per_million_wru: args.price_write_request_units, per_wcu_hour: args.price_wcu_hour };
     let key = args.key.as_deref().map(KeySchema::parse).transpose().map_err(usage_error)?;
+    if args.simulate {
+        return crate::simulate_cmd::run(crate::simulate_cmd::SimulateArgs {
+            rejects: args.rejects.clone().unwrap_or_else(|| match &spec.path {
+                Some(p) => PathBuf::from(format!("{}.simulate-rejects.jsonl", p.display())),
+                None => PathBuf::from("dynaburst-simulate-rejects.jsonl"),
+            }),
+            input: spec,
+            table,
+            endpoint: args.endpoint.endpoint()?,
+            key,
+            billing: Billing::parse(&args.billing).map_err(usage_error)?,
+            warm_write_units: args.warm_write_units,
+            round_trip_ms: args.round_trip_ms,
+            tuning: dynaburst_loader::Tuning {
+                concurrency: concurrency_of(&args.concurrency)?,
+                latency_control: false,
+                max_wcu: args.max_wcu,
+                order: order_of(args.order, Order::Interleave),
+                window: args.window,
+                seed: seed_of(args.seed),
+                stall_timeout: Duration::from_secs(args.stall_timeout),
+                max_rejects: args.max_rejects,
+            },
+            prices,
+            report: args.report.clone(),
+            timeline: args.timeline.clone(),
+            chart: args.chart.clone(),
+        })
+        .await;
+    }
     if args.dry_run {
         let endpoint = args.endpoint.endpoint()?;
         let client = dynaburst_dynamo::client(&endpoint).await;

@@ -8,6 +8,7 @@ mod dump_cmd;
 mod gen_cmd;
 mod load_cmd;
 mod loadgen_cmd;
+mod simulate_cmd;
 mod streams_cmd;
 mod web_probe;
 

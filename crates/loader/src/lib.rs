@@ -225,28 +225,73 @@ where
     F: Fn(&Record) -> Result<SinkItem<S::Item>, String> + Send + 'static,
     C: Clock,
 {
+    run_pipeline_reading(sink, session, tuning, convert, progress, stop, clock, ReadOn::Thread).await
+}
+
+/// Where the input is read and converted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadOn {
+    /// Its own thread, beside the pipeline's task: a real load.
+    Thread,
+    /// A task on the pipeline's own runtime: a simulation on a
+    /// current-thread runtime whose virtual time advances only when every
+    /// task waits. Reading then takes no virtual time, and time never runs
+    /// ahead while a record is being parsed, as it would while the
+    /// pipeline waited on a reader thread.
+    Task,
+}
+
+/// [`run_pipeline`], with the input read where `read_on` says.
+#[allow(clippy::too_many_arguments)]
+pub async fn run_pipeline_reading<S, F, C>(
+    sink: Arc<S>,
+    session: &Session,
+    tuning: &Tuning,
+    convert: F,
+    progress: watch::Sender<Snapshot>,
+    stop: watch::Receiver<bool>,
+    clock: C,
+    read_on: ReadOn,
+) -> Result<Outcomes, LoadError>
+where
+    S: Sink,
+    F: Fn(&Record) -> Result<SinkItem<S::Item>, String> + Send + 'static,
+    C: Clock,
+{
     let reader = Reader::open(session.input.clone()).map_err(LoadError::Input)?;
     let total_bytes = reader.total_bytes();
     let column_types = reader.column_types().filter(|c| !c.columns.is_empty()).cloned();
     let rejects_source = reader.record_source().fields();
     let (tx, rx) = mpsc::channel(pipeline::CHANNEL_RECORDS);
-    let reader_thread = std::thread::Builder::new()
-        .name("dynaburst-reader".into())
-        .spawn(move || {
-            // Parsing, checks and conversion happen here, beside the
-            // pipeline's task.
+    let prepare = move |record: Result<Record, InputError>| match record {
+        Ok(r) => pipeline::Intake::Record(pipeline::Prepared::new(r, &convert)),
+        Err(e) => pipeline::Intake::Failed(e),
+    };
+    let reader_thread = match read_on {
+        ReadOn::Thread => ReaderHandle::Thread(
+            std::thread::Builder::new()
+                .name("dynaburst-reader".into())
+                .spawn(move || {
+                    // Parsing, checks and conversion happen here, beside the
+                    // pipeline's task.
+                    for record in reader {
+                        if tx.blocking_send(prepare(record)).is_err() {
+                            return;
+                        }
+                    }
+                    let _ = tx.blocking_send(pipeline::Intake::End);
+                })
+                .map_err(|e| LoadError::Io(format!("cannot start the reader thread: {e}")))?,
+        ),
+        ReadOn::Task => ReaderHandle::Task(tokio::spawn(async move {
             for record in reader {
-                let intake = match record {
-                    Ok(r) => pipeline::Intake::Record(pipeline::Prepared::new(r, &convert)),
-                    Err(e) => pipeline::Intake::Failed(e),
-                };
-                if tx.blocking_send(intake).is_err() {
+                if tx.send(prepare(record)).await.is_err() {
                     return;
                 }
             }
-            let _ = tx.blocking_send(pipeline::Intake::End);
-        })
-        .map_err(|e| LoadError::Io(format!("cannot start the reader thread: {e}")))?;
+            let _ = tx.send(pipeline::Intake::End).await;
+        })),
+    };
     let popts = pipeline::PipelineOptions {
         target: session.target.clone(),
         tuning: Tuning { window: tuning.window.max(1), ..tuning.clone() },
@@ -262,7 +307,13 @@ where
     let out = pipeline::run(sink, popts, rx, total_bytes, progress, stop, clock).await;
     // The pipeline has dropped its end of the channel: the reader is done
     // or stops at its next record.
-    let joined = reader_thread.join();
+    let joined = match reader_thread {
+        ReaderHandle::Thread(t) => t.join(),
+        ReaderHandle::Task(t) => t.await.map_err(|e| match e.try_into_panic() {
+            Ok(panic) => panic,
+            Err(e) => Box::new(e.to_string()),
+        }),
+    };
     let mut out = out.map_err(|e| match e {
         pipeline::PipelineError::Input(e) => LoadError::Input(e),
         pipeline::PipelineError::Io(m) => LoadError::Io(m),
@@ -281,6 +332,12 @@ where
         };
     }
     Ok(out)
+}
+
+/// The reader of [`run_pipeline_reading`], to join at the end.
+enum ReaderHandle {
+    Thread(std::thread::JoinHandle<()>),
+    Task(tokio::task::JoinHandle<()>),
 }
 
 /// The report's fields every target shares (schema in README.md, "Load

@@ -26,6 +26,7 @@ mod kit;
 mod latency;
 mod partition;
 mod plan;
+mod simulate;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -33,6 +34,7 @@ use std::path::{Path, PathBuf};
 use crate::results::{Results, DOC_SIZE, INDEX_TRAP, LATENCY, PARALLEL_PATTERNS, PARTITION_KEYS, WRITE_APIS};
 use kit::DrawErr;
 pub use plan::{plan_charts, PlannedChart};
+pub use simulate::{simulation_svg, SimulatedSecond};
 
 /// Width of every chart, in pixels.
 pub const WIDTH: u32 = 800;

@@ -30,8 +30,6 @@ const PARTITION_WCU: f64 = 1_000.0;
 const NEW_ON_DEMAND_WCU: f64 = 4_000.0;
 /// The provisioned case's table and GSI write units.
 const PROVISIONED_WCU: u64 = 10_000;
-/// Writer concurrency: batches of 25 in flight per 10 ms round trip.
-const CONCURRENCY: usize = 16;
 /// At most 10 modelled minutes per load.
 const LIMIT_MS: u64 = 600_000;
 
@@ -187,7 +185,7 @@ fn modelled(case: &Case, items: Vec<Item>) -> Result<IndexTrapLoad, ScenarioErro
     let e = sim::engine();
     sim::create_indexed(&e, case.case, &[("pk", ScalarType::S)], billing(case), &gsis(case))
         .map_err(|e| e.to_string())?;
-    let load = sim::closed_loop(&e, case.case, items, CONCURRENCY, LIMIT_MS).map_err(|e| e.to_string())?;
+    let load = sim::load(&e, case.case, &items, Concurrency::Auto, Order::AsIs, LIMIT_MS)?;
     if load.written != count {
         return Err(format!(
             "index-trap {}: {} of {count} items written in {} modelled s",
@@ -372,7 +370,7 @@ pub async fn index_trap(ctx: &Ctx) -> Result<Scenario<IndexTrap>, ScenarioError>
         write_timeline_csv(&ctx.out_dir.join(&load.timeline_csv), &load.timeline)?;
     }
     let explanation = if modelled_run {
-        "No seed measured this: it follows seed 004's figures with a GSI added. The loads are modelled in virtual time: the engine in-process with the capacity model on (the table and its GSI each with their own partitions), a closed-loop writer of 16 batches of 25 orders of 924 bytes (one write unit on the table and one on a GSI projecting every attribute) per 10 ms round trip, re-sending what comes back unprocessed."
+        "No seed measured this: it follows seed 004's figures with a GSI added. The loads are modelled in virtual time: the engine in-process with the capacity model on (the table and its GSI each with their own partitions), dynaburst load's own pipeline (auto concurrency, BatchWriteItem of 25 orders of 924 bytes, one write unit on the table and one on a GSI projecting every attribute, each request a 10 ms round trip) re-sending what comes back unprocessed or throttled."
     } else {
         "No seed measured this: it follows seed 004's figures with a GSI added. The loads ran over HTTP on the wall clock with dynaburst load into the embedded server (--real-time), each table created with its GSI on the server's engine; the per-second table and GSI units are that engine's capacity models', the items per second the loader's."
     };

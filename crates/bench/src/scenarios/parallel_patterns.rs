@@ -180,7 +180,7 @@ pub async fn parallel_patterns(ctx: &Ctx) -> Result<Scenario<ParallelPatterns>, 
             burst.push(BurstRow { items: n, loader: NAIVE.into(), modelled: true, written, lost, seconds: 0.0 });
             sim::create(&e, "loader", &[("id", ScalarType::S), ("sort", ScalarType::S)], EngineBilling::PayPerRequest)
                 .map_err(|e| e.to_string())?;
-            let load = sim::closed_loop(&e, "loader", items, 16, 3_600_000).map_err(|e| e.to_string())?;
+            let load = sim::load(&e, "loader", &items, Concurrency::Auto, Order::Interleave, 3_600_000)?;
             burst.push(BurstRow {
                 items: n,
                 loader: LOADER.into(),

@@ -1,0 +1,120 @@
+//! `dynaburst load`'s real pipeline against the capacity model in virtual
+//! time: seed 004's rates come out of the loader itself.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use dynaburst_engine::BillingMode;
+use dynaburst_input::{Compression, Format, InputSpec};
+use dynaburst_loader::{Ending, Order, Prices};
+use dynaburst_model::ScalarType;
+use dynaburst_simulate::{simulate, SimOptions, Simulation, TableDesign, DEFAULT_ROUND_TRIP, DEFAULT_TABLE_AGE};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dynaburst-simulate-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// JSON Lines of 1 KB items (one write unit each): `key(i)` is the
+/// partition key of the `i`th.
+fn input(dir: &Path, n: u64, key: impl Fn(u64) -> String) -> PathBuf {
+    let path = dir.join("input.jsonl");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    for i in 0..n {
+        let head = format!("{{\"pk\":\"{}\",\"sk\":{i},\"pad\":\"", key(i));
+        // pk + sk + pad names and values: pad the item to 1,024 bytes.
+        let used = 2 + key(i).len() + 2 + i.to_string().len().div_ceil(2) + 1 + 3;
+        writeln!(f, "{head}{}\"}}", "x".repeat(1024 - used)).unwrap();
+    }
+    path
+}
+
+fn design(name: &str, billing: BillingMode) -> TableDesign {
+    TableDesign {
+        name: name.to_string(),
+        hash: ("pk".to_string(), ScalarType::S),
+        range: Some(("sk".to_string(), ScalarType::N)),
+        billing,
+        warm: None,
+        on_demand_max: None,
+        global_indexes: Vec::new(),
+        local_indexes: Vec::new(),
+        index_attributes: Vec::new(),
+    }
+}
+
+fn run(dir: &Path, path: PathBuf, design: TableDesign, order: Order) -> Simulation {
+    let mut tuning = dynaburst_simulate::default_tuning(7);
+    tuning.order = order;
+    let sim = simulate(SimOptions {
+        input: InputSpec {
+            path: Some(path),
+            format: Format::JsonLines,
+            compression: Compression::None,
+            types: Default::default(),
+            all_strings: false,
+            shard: None,
+            resume_at: None,
+            raw_json: false,
+            type_window: 1000,
+        },
+        design,
+        tuning,
+        round_trip: DEFAULT_ROUND_TRIP,
+        table_age: DEFAULT_TABLE_AGE,
+        rejects: dir.join("rejects.jsonl"),
+        prices: Prices::list(),
+    })
+    .unwrap();
+    assert_eq!(sim.ending, Ending::Complete);
+    sim
+}
+
+#[test]
+fn one_partition_key_levels_off_at_1000_units() {
+    let dir = temp_dir("single");
+    let path = input(&dir, 30_000, |_| "0".to_string());
+    let sim = run(&dir, path, design("single", BillingMode::PayPerRequest), Order::Interleave);
+    let r = &sim.report;
+    println!(
+        "single key: {:.0} units/s over {:.1} s, {} throttle events, {} re-sent, wall {:.2} s",
+        r.mean_units_per_s, r.predicted_duration_s, r.throttle_events, r.items_resent, r.simulation_wall_s
+    );
+    assert_eq!(r.load.records.written, 30_000);
+    assert!((900.0..=1100.0).contains(&r.mean_units_per_s), "{}", r.mean_units_per_s);
+    assert_eq!(r.hottest_partition_keys[0].key, "0");
+}
+
+#[test]
+fn a_5_wcu_table_takes_its_burst_then_5_units_a_second_and_the_report_says_so() {
+    let dir = temp_dir("prov5");
+    // 2,000 one-unit items over 3 keys into a table created a second
+    // before: it has banked no burst, so the load goes at 5 units a second.
+    let path = input(&dir, 2_000, |i| format!("k{}", i % 3));
+    let sim = run(&dir, path, design("prov5", BillingMode::Provisioned { read: 5, write: 5 }), Order::Interleave);
+    let r = &sim.report;
+    println!(
+        "5 WCU: {:.1} units/s over {:.1} s, {} throttle events, {} re-sent, wall {:.2} s",
+        r.mean_units_per_s, r.predicted_duration_s, r.throttle_events, r.items_resent, r.simulation_wall_s
+    );
+    assert_eq!(r.source, "simulated");
+    assert_eq!(r.load.records.written, 2_000);
+    // Never more than the provisioned rate since creation plus the burst
+    // the table held at the start (at most 300 s of it).
+    let allowed = 5.0 * (1.0 + r.predicted_duration_s) + 5.0 * 300.0;
+    assert!(r.write_units <= allowed, "{} units, {allowed} allowed", r.write_units);
+    assert!((380.0..=420.0).contains(&r.predicted_duration_s), "{} s", r.predicted_duration_s);
+    assert!(r.throttle_events > 0);
+    let cost = r.cost.provisioned_usd.unwrap();
+    assert!((cost - 5.0 * r.predicted_duration_s / 3600.0 * Prices::list().per_wcu_hour).abs() < 1e-9);
+    // Three keys, each a third of the load.
+    assert_eq!(r.hottest_partition_keys.len(), 3);
+    let per_key: f64 = r.hottest_partition_keys.iter().map(|k| k.written_units).sum();
+    assert!((per_key - 2_000.0).abs() < 1e-6, "{per_key}");
+    // The per-second curve adds up to the load.
+    let consumed: f64 = sim.seconds.iter().map(|s| s.consumed_units).sum();
+    assert!((consumed - r.write_units).abs() < 1e-6, "{consumed} vs {}", r.write_units);
+    assert!(dynaburst_simulate::seconds_csv(&sim.seconds).starts_with("second,consumed_write_units,"));
+}
