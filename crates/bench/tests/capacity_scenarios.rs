@@ -54,7 +54,9 @@ fn seed004_single_partition_key_levels_off_at_1000_units() {
     let rate = load.rate_between(0, 120);
     println!("single key: {rate:.1} units/s over 120 s, {} unprocessed re-sent", load.resent);
     assert!((950.0..=1050.0).contains(&rate), "rate {rate}");
-    assert!(load.resent > 100_000, "the rest is throttled: {}", load.resent);
+    // It met the partition's limit, and the loader paced itself to it
+    // rather than hammering: under 5% of the items were sent twice.
+    assert!(load.resent > 0 && load.resent * 20 < load.written, "{} re-sent of {}", load.resent, load.written);
     // The throttle names the hot key range.
     let err = engine
         .put_item(
