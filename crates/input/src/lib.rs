@@ -521,10 +521,14 @@ impl Reader {
             }
             if self.spec.format == Format::Csv {
                 // A quoted field may span lines: keep reading while the
-                // quotes are unbalanced.
-                while raw.bytes().filter(|b| *b == b'"').count() % 2 == 1 {
+                // quotes are unbalanced. Each line's quotes are counted
+                // once, so a record of many lines costs linear time.
+                let quotes = |s: &str| s.bytes().filter(|b| *b == b'"').count();
+                let mut unbalanced = quotes(&raw) % 2 == 1;
+                while unbalanced {
                     match self.next_line(name)? {
                         Some(more) => {
+                            unbalanced ^= quotes(&more) % 2 == 1;
                             raw.push('\n');
                             raw.push_str(&more);
                         }
