@@ -22,7 +22,7 @@ OPERATIONS = [
 ]
 
 K = {"pk": {"S": "a"}, "sk": {"N": "1"}}
-ITEM = {"pk": {"S": "b"}, "sk": {"N": "3"}, "g": {"S": "x"}, "n": {"N": "1.5"}, "l": {"L": [{"S": "v"}]}}
+ITEM = {"pk": {"S": "b"}, "sk": {"N": "3"}, "g": {"S": "x"}, "n": {"N": "1.5"}, "lst": {"L": [{"S": "v"}]}}
 ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/tab"
 
 WIRE = {
@@ -33,7 +33,7 @@ WIRE = {
                          "ExpressionAttributeNames": {"#m": "m"}, "ConsistentRead": True})],
     "update": [("UpdateItem", {"TableName": "tab", "Key": K,
                                "UpdateExpression": "SET n = n + :one, #l = list_append(if_not_exists(#l, :e), :e) "
-                                                   "REMOVE g ADD s :ss DELETE s :d",
+                                                   "REMOVE g ADD s :ss DELETE t :d",
                                "ExpressionAttributeNames": {"#l": "lst"},
                                "ExpressionAttributeValues": {":one": {"N": "1"}, ":e": {"L": []},
                                                              ":ss": {"SS": ["z"]}, ":d": {"SS": ["p"]}},
@@ -49,7 +49,7 @@ WIRE = {
                          "ExpressionAttributeValues": {":p": {"S": "a"}, ":a": {"N": "0"}, ":b": {"N": "9"},
                                                        ":q": {"S": "p"}, ":x": {"S": "x"}},
                          "ScanIndexForward": False, "Limit": 1})],
-    "query-gsi": [("Query", {"TableName": "tab", "IndexName": "g", "KeyConditionExpression": "g = :g",
+    "query-gsi": [("Query", {"TableName": "tab", "IndexName": "gsi", "KeyConditionExpression": "g = :g",
                              "ExpressionAttributeValues": {":g": {"S": "x"}}, "Select": "COUNT"})],
     "query-legacy": [("Query", {"TableName": "tab", "KeyConditions": {
         "pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "a"}]}},
@@ -131,7 +131,7 @@ DDB = json.dumps({"Item": {"pk": {"S": "a"}, "sk": {"N": "1"}, "b": {"B": "AQ=="
 PARTIQL = {
     # selector: mod 3 is the operation, / 3 mod 4 the number of parameters
     "select": (0, 'SELECT pk, n FROM "tab" WHERE pk = \'a\' AND sk BETWEEN 1 AND 5 ORDER BY sk DESC'),
-    "select-index": (0, 'SELECT * FROM "tab"."g" WHERE g = \'x\''),
+    "select-index": (0, 'SELECT * FROM "tab"."gsi" WHERE g = \'x\''),
     "select-param": (3, 'SELECT * FROM tab WHERE pk = ? AND contains(s, \'p\')'),
     "insert": (1, 'INSERT INTO "tab" VALUE {\'pk\': \'z\', \'sk\': 1.5, \'l\': [1, \'a\', <<1, 2>>]}'),
     "update": (2, 'UPDATE "tab" SET n = n + 1 SET m.k[0] = 5 REMOVE s WHERE pk = \'a\' AND sk = 1 RETURNING ALL NEW *'),

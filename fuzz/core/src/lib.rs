@@ -17,8 +17,8 @@ pub const MAX_REQUESTS: usize = 8;
 /// Most records one input-reader run reads.
 pub const MAX_RECORDS: usize = 10_000;
 
-/// The tables every wire-level run finds: `tab` (pk S, sk N, a GSI `g` on
-/// `g`, an LSI `l` on `l`, a stream), and `hsh` (id B, provisioned 5/5),
+/// The tables every wire-level run finds: `tab` (pk S, sk N, a GSI `gsi` on
+/// `g`, an LSI `lsi` on `l`, a stream), and `hsh` (id B, provisioned 5/5),
 /// with two items in `tab`.
 const SETUP: &[(&str, &str)] = &[
     (
@@ -27,9 +27,9 @@ const SETUP: &[(&str, &str)] = &[
             "AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"},{"AttributeName":"sk","AttributeType":"N"},
                 {"AttributeName":"g","AttributeType":"S"},{"AttributeName":"l","AttributeType":"N"}],
             "KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"sk","KeyType":"RANGE"}],
-            "GlobalSecondaryIndexes":[{"IndexName":"g","KeySchema":[{"AttributeName":"g","KeyType":"HASH"}],
+            "GlobalSecondaryIndexes":[{"IndexName":"gsi","KeySchema":[{"AttributeName":"g","KeyType":"HASH"}],
                 "Projection":{"ProjectionType":"ALL"}}],
-            "LocalSecondaryIndexes":[{"IndexName":"l","KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},
+            "LocalSecondaryIndexes":[{"IndexName":"lsi","KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},
                 {"AttributeName":"l","KeyType":"RANGE"}],"Projection":{"ProjectionType":"KEYS_ONLY"}}],
             "StreamSpecification":{"StreamEnabled":true,"StreamViewType":"NEW_AND_OLD_IMAGES"}}"#,
     ),
