@@ -62,9 +62,13 @@ for t in "${selected[@]}"; do
     p="$(package_of "$t")"
     [[ " ${packages[*]-} " == *" $p "* ]] || packages+=("$p")
 done
-for p in "${packages[@]}"; do
-    cargo afl build --release --locked -p "$p"
-done
+# FUZZ_BUILD=0 runs the targets as last built (while another build holds
+# the target directory, say).
+if [ "${FUZZ_BUILD:-1}" != 0 ]; then
+    for p in "${packages[@]}"; do
+        cargo afl build --release --locked -p "$p"
+    done
+fi
 
 # No terminal UI, no CPU binding (the cores are shared), resume a previous
 # run's queue, and no fuss about a core_pattern we may not change.
