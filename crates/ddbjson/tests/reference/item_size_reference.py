@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Reference item sizes and capacity units by the documented rules, for the
-differential test beside this file (item_size_differential.rs).
+differential test `tests/differential.rs`.
 
 Prints `seed N` (DYNABURST_ITEM_SEED, else a fresh random seed), then one
 item a line: `SIZE<TAB>WCU<TAB>RCU_STRONG<TAB>RCU_EVENTUAL<TAB>ITEM_JSON`,
@@ -21,9 +21,9 @@ Usage: item_size_reference.py [ITEMS]
 import base64
 import decimal
 import json
-import os
-import random
 import sys
+
+from seeded import seeded
 
 # The documented examples: (item, size in bytes).
 DOCUMENTED = [
@@ -137,9 +137,7 @@ def units(size):
 
 def main():
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
-    seed_text = os.environ.get("DYNABURST_ITEM_SEED")
-    seed = int(seed_text) if seed_text else random.SystemRandom().randrange(2**32)
-    rng = random.Random(seed)
+    seed, rng = seeded("DYNABURST_ITEM_SEED")
     out = [f"seed {seed}"]
     items = []
     for item, size in DOCUMENTED:

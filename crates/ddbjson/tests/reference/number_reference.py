@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Reference answers for `Number` from Python's `decimal`, for the
-differential test beside this file (decimal_differential.rs).
+differential test `tests/differential.rs`.
 
 Draws random number texts from a seeded generator (DYNABURST_DECIMAL_SEED,
 else a fresh random seed; printed first as `seed N`), and prints one case a
@@ -17,14 +17,14 @@ errors the result may give, `!` followed by a comma-separated list of
 arithmetic in DynamoDB's context: 38 digits, exponents from 1E-130 to
 9.99...E+125 (Emin=-130, Emax=125); a result that had to be rounded is
 `precision`, one past Emax `overflow`, a non-zero one below Emin (subnormal)
-`underflow`. Usage: decimal_reference.py [CASES]
+`underflow`. Usage: number_reference.py [CASES]
 """
 
 import decimal
-import os
-import random
 import re
 import sys
+
+from seeded import seeded
 
 # DynamoDB's context: 38 digits, 1E-130 to 9.99...E+125.
 CTX = decimal.Context(prec=38, Emax=125, Emin=-130, rounding=decimal.ROUND_HALF_EVEN, traps=[])
@@ -119,9 +119,7 @@ def nearby(rng, text):
 
 def main():
     cases = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
-    seed_text = os.environ.get("DYNABURST_DECIMAL_SEED")
-    seed = int(seed_text) if seed_text else random.SystemRandom().randrange(2**32)
-    rng = random.Random(seed)
+    seed, rng = seeded("DYNABURST_DECIMAL_SEED")
     out = [f"seed {seed}"]
     for i in range(cases):
         kind = i % 4
