@@ -6,6 +6,8 @@
 //! same code outside AFL (`cargo run --bin NAME < input` reads one input
 //! from standard input when not run under `afl-fuzz`).
 
+use std::sync::OnceLock;
+
 use dynaburst_engine::{Engine, EngineConfig, Millis};
 
 /// The virtual time every wire-level run starts at (no clock is read).
@@ -62,21 +64,31 @@ pub fn fresh_engine() -> Engine {
 /// Streams operations past them) followed by the body. Time advances one
 /// second per request. An answer that is not an error must be JSON.
 pub fn run_wire(data: &[u8]) {
-    let engine = fresh_engine();
+    // The fresh engine is made for the first body that is JSON: `handle`
+    // refuses any other before it touches an engine, so those go to one
+    // empty engine shared by every run.
+    static EMPTY: OnceLock<Engine> = OnceLock::new();
+    let mut fresh: Option<Engine> = None;
     let ops = dynaburst_wire::OPERATIONS;
     let streams = dynaburst_wire::STREAMS_OPERATIONS;
     for (i, part) in data.split(|&b| b == 0).take(MAX_REQUESTS).enumerate() {
         let Some((&selector, body)) = part.split_first() else { continue };
+        let engine = if serde_json::from_slice::<serde_json::Value>(body).is_ok() {
+            &*fresh.get_or_insert_with(fresh_engine)
+        } else {
+            EMPTY.get_or_init(|| Engine::new(EngineConfig::local()))
+        };
         let now = Millis(START.0 + 1000 * (i as u64 + 1));
         let index = usize::from(selector) % (ops.len() + streams.len());
         let (operation, outcome) = if index < ops.len() {
-            (ops[index], dynaburst_wire::handle(&engine, ops[index], body, now, Some("localhost")))
+            (ops[index], dynaburst_wire::handle(engine, ops[index], body, now, Some("localhost")))
         } else {
             let op = streams[index - ops.len()];
-            (op, dynaburst_wire::handle_streams(&engine, op, body, now))
+            (op, dynaburst_wire::handle_streams(engine, op, body, now))
         };
         check_outcome(operation, &outcome);
     }
+    let Some(engine) = fresh else { return };
     // The expirer and the capacity reports a moment after the last request
     // (a long jump would only replay idle seconds in every capacity model).
     let later = Millis(START.0 + 1000 * (MAX_REQUESTS as u64 + 2));
@@ -279,13 +291,17 @@ pub fn run_input(data: &[u8]) {
 }
 
 /// Runs one PartiQL input: a selector byte, then the statement. Parses it,
-/// then sends it through `wire::handle` on a fresh engine as
+/// then sends one that parses through `wire::handle` on a fresh engine as
 /// ExecuteStatement, BatchExecuteStatement or ExecuteTransaction (selector
 /// mod 3) with 0-3 parameters (selector / 3 mod 4).
 pub fn run_partiql(data: &[u8]) {
     let Some((&selector, text)) = data.split_first() else { return };
     let Ok(text) = std::str::from_utf8(text) else { return };
-    let _ = dynaburst_partiql::parse(text);
+    // A statement that does not parse fails the same way through the wire:
+    // only a parsed one is worth a fresh engine.
+    if dynaburst_partiql::parse(text).is_err() {
+        return;
+    }
     let params: Vec<serde_json::Value> = [
         serde_json::json!({"S": "a"}),
         serde_json::json!({"N": "1"}),
