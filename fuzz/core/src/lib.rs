@@ -226,7 +226,7 @@ pub fn run_number(data: &[u8]) {
 }
 
 /// Runs one input-reader input: a configuration byte, then the file's
-/// bytes. Bits 0-1: CSV, JSON Lines, DynamoDB JSON; bits 2-3: no
+/// bytes. Bits 0-1: CSV, JSON Lines, DynamoDB JSON, a rejects file; bits 2-3: no
 /// compression, gzip, zstd; bit 4: the bytes are compressed here first
 /// (else they are read as the compressed stream itself); bit 5: CSV cells
 /// all strings; bits 6-7: read shard 1 of 2 or 2 of 3 (uncompressed only).
@@ -238,9 +238,10 @@ pub fn run_input(data: &[u8]) {
 
     let Some((&config, bytes)) = data.split_first() else { return };
     let format = match config & 3 {
-        0 | 3 => Format::Csv,
+        0 => Format::Csv,
         1 => Format::JsonLines,
-        _ => Format::DynamoDbJson,
+        2 => Format::DynamoDbJson,
+        _ => Format::Rejects,
     };
     let compression = match (config >> 2) & 3 {
         1 => Compression::Gzip,
