@@ -431,11 +431,24 @@ impl Reader {
         Ok(())
     }
 
+    /// Skips the rest of the current line, through its line break, a
+    /// buffer at a time (an overlong line is never held in memory).
     fn discard_line(&mut self, name: &str) -> Result<(), InputError> {
-        let mut sink = Vec::new();
-        let n = self.source.read_until(b'\n', &mut sink).map_err(|e| io_err(name, e))?;
-        self.offset += n as u64;
-        Ok(())
+        loop {
+            let available = self.source.fill_buf().map_err(|e| io_err(name, e))?;
+            if available.is_empty() {
+                return Ok(());
+            }
+            let (n, found) = match available.iter().position(|&b| b == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (available.len(), false),
+            };
+            self.source.consume(n);
+            self.offset += n as u64;
+            if found {
+                return Ok(());
+            }
+        }
     }
 
     /// The next physical line without its ending; None at the end.
@@ -521,10 +534,14 @@ impl Reader {
             }
             if self.spec.format == Format::Csv {
                 // A quoted field may span lines: keep reading while the
-                // quotes are unbalanced.
-                while raw.bytes().filter(|b| *b == b'"').count() % 2 == 1 {
+                // quotes are unbalanced. Each line's quotes are counted
+                // once, so a record of many lines costs linear time.
+                let quotes = |s: &str| s.bytes().filter(|b| *b == b'"').count();
+                let mut unbalanced = quotes(&raw) % 2 == 1;
+                while unbalanced {
                     match self.next_line(name)? {
                         Some(more) => {
+                            unbalanced ^= quotes(&more) % 2 == 1;
                             raw.push('\n');
                             raw.push_str(&more);
                         }

@@ -245,3 +245,38 @@ fn json_lines_shards_number_their_records_with_the_files_line_numbers() {
         assert!(got == whole, "{count} shards: each record once, with its line number in the file");
     }
 }
+
+/// Found by fuzzing (fuzz/results): an unbalanced quote followed by many
+/// short lines recounted every quote of the record for each line it added,
+/// so a 400 KB file took minutes. Quotes are now counted once per line.
+#[test]
+fn csv_unbalanced_quote_over_many_lines_reads_in_linear_time() {
+    let lines = 500_000;
+    let mut text = b"a,b\n1,\"x\n".to_vec();
+    text.extend(b"y\n".repeat(lines));
+    let p = temp("many-lines.csv", &text);
+    let recs = all(spec(p, Format::Csv, Compression::None));
+    assert_eq!(recs.len(), 1, "the open quote runs to the end of the file");
+    assert_eq!((recs[0].line, recs[0].offset, recs[0].end), (2, 4, text.len() as u64));
+    let item = recs[0].item.as_ref().unwrap();
+    let AttributeValue::S(b) = &item["b"] else { panic!("b is a string: {item:?}") };
+    assert_eq!(b.lines().count(), lines + 1);
+}
+
+/// An overlong line is rejected with its start, skipped a buffer at a time
+/// (not read into memory whole), and the next record reads as usual.
+#[test]
+fn overlong_line_is_rejected_and_skipped_to_the_next_record() {
+    let long = MAX_LINE_BYTES + 3 * 1024 * 1024;
+    let mut text = b"{\"id\": \"".to_vec();
+    text.extend(std::iter::repeat_n(b'x', long));
+    text.extend(b"\"}\n{\"id\": \"b\"}\n");
+    let p = temp("long.jsonl", &text);
+    let recs = all(spec(p, Format::JsonLines, Compression::None));
+    assert_eq!(recs.len(), 2);
+    assert_eq!(recs[0].item.as_ref().unwrap_err().0, format!("line longer than {MAX_LINE_BYTES} bytes"));
+    assert_eq!(recs[0].raw.len(), 200);
+    assert_eq!((recs[0].offset, recs[0].end), (0, long as u64 + 11));
+    assert_eq!((recs[1].line, recs[1].offset), (2, long as u64 + 11));
+    assert_eq!(recs[1].item.as_ref().unwrap()["id"], AttributeValue::S("b".into()));
+}
