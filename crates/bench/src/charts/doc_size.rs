@@ -3,7 +3,7 @@
 
 use super::kit::axis::{draw_axes, plot_rect, Axis};
 use super::kit::legend::{item, series_legend, Stroke};
-use super::kit::{canvas, line, mark, DrawErr, Mark, Txt, LABEL_SIZE, PALETTE};
+use super::kit::{canvas, mark, ours_vs_seed, DrawErr, Mark, Txt, LABEL_SIZE, PALETTE};
 use super::plan::doc_size_points;
 use crate::format::format_number;
 use crate::results::{DocSize, Scenario};
@@ -63,12 +63,7 @@ pub(super) fn doc_size_chart(s: &Scenario<DocSize>) -> Result<String, DrawErr> {
             let theirs: Vec<(i32, i32)> = group.iter().filter_map(|pt| Some(p.px(pt.1.log2(), pt.3?))).collect();
             // Ours is a series (one run per writer count); the seed's
             // points are separate runs of separate sizes: marks, unjoined.
-            if ours.len() > 1 {
-                line(area, ours.clone(), color, 2)?;
-            }
-            for pt in ours {
-                mark(area, Mark::Dot, pt, color)?;
-            }
+            ours_vs_seed(area, ours, Vec::new(), color, 1)?;
             for pt in theirs {
                 mark(area, Mark::Triangle, pt, color)?;
             }
