@@ -29,8 +29,15 @@ impl Embedded {
         let engine = Arc::new(Engine::new(config));
         let server = Arc::new(Server::new(engine.clone(), seed).with_latency(latency));
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
-        let url = format!("http://{}", listener.local_addr()?);
+        // Bound here without entering the runtime, so that a scenario
+        // (itself async) can start a server of its own.
+        let std_listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        std_listener.set_nonblocking(true)?;
+        let url = format!("http://{}", std_listener.local_addr()?);
+        let listener = {
+            let _entered = runtime.enter();
+            tokio::net::TcpListener::from_std(std_listener)?
+        };
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::Builder::new().name("dynaburst-embedded".into()).spawn(move || {
             runtime.block_on(async move {

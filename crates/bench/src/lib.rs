@@ -1,4 +1,4 @@
-//! `dynaburst bench`: each write-up in `../shared/seeds` re-run locally.
+//! `dynaburst bench`: each seed (the write-ups `docs/seeds.md` summarises) re-run locally.
 //!
 //! A run writes `results.json` (every figure, typed in [`results`]),
 //! `report.md` (our tables beside the seeds' published ones, [`report`]),
@@ -9,6 +9,7 @@
 pub mod charts;
 pub mod embedded;
 pub mod error;
+pub mod ferretdb;
 pub mod format;
 pub mod report;
 pub mod results;

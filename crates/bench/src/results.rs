@@ -22,10 +22,19 @@ use serde_json::Value;
 pub const RESULTS_VERSION: u32 = 1;
 
 /// Scenario keys in the order of their seeds, with the seed each re-runs.
-pub const SCENARIOS: [(&str, &str); 5] =
-    [(WRITE_APIS, "000"), (DOC_SIZE, "001"), (PARALLEL_PATTERNS, "002"), (LATENCY, "003"), (PARTITION_KEYS, "004")];
+pub const SCENARIOS: [(&str, &str); 6] = [
+    (WRITE_APIS, "000"),
+    (DOC_SIZE, "001"),
+    (DOC_SIZE_MONGODB, "001"),
+    (PARALLEL_PATTERNS, "002"),
+    (LATENCY, "003"),
+    (PARTITION_KEYS, "004"),
+];
 pub const WRITE_APIS: &str = "write-apis";
 pub const DOC_SIZE: &str = "doc-size";
+/// Seed 001 like for like: doc-size into a MongoDB-compatible database
+/// (FerretDB, which `bench` starts itself, or `--target`).
+pub const DOC_SIZE_MONGODB: &str = "doc-size-mongodb";
 pub const PARALLEL_PATTERNS: &str = "parallel-patterns";
 pub const LATENCY: &str = "latency";
 pub const PARTITION_KEYS: &str = "partition-keys";
@@ -84,6 +93,7 @@ pub struct Failure {
 pub struct Scenarios {
     pub write_apis: Option<Scenario<WriteApis>>,
     pub doc_size: Option<Scenario<DocSize>>,
+    pub doc_size_mongodb: Option<Scenario<DocSize>>,
     pub parallel_patterns: Option<Scenario<ParallelPatterns>>,
     pub latency: Option<Scenario<Latency>>,
     pub partition_keys: Option<Scenario<PartitionKeys>>,
@@ -96,6 +106,7 @@ impl Scenarios {
     pub fn is_empty(&self) -> bool {
         self.write_apis.is_none()
             && self.doc_size.is_none()
+            && self.doc_size_mongodb.is_none()
             && self.parallel_patterns.is_none()
             && self.latency.is_none()
             && self.partition_keys.is_none()
@@ -218,6 +229,33 @@ pub struct SeedDocSize {
     pub mb_per_s: f64,
 }
 
+/// Seed 001's stated mean document size, in bytes, for 1 (MIN), 10 (MID)
+/// and 100 (BIG) fields.
+pub fn seed_001_doc_bytes(fields: u64) -> Option<f64> {
+    match fields {
+        1 => Some(38.0),
+        10 => Some(320.0),
+        100 => Some(3_400.0),
+        _ => None,
+    }
+}
+
+impl SeedDocSize {
+    /// The document size its two figures imply: MB/s over documents/s.
+    pub fn implied_doc_bytes(&self) -> f64 {
+        self.mb_per_s * 1e6 / (self.docs_per_ms * 1000.0).max(1e-9)
+    }
+
+    /// True when the implied size is more than twice, or less than half,
+    /// the size seed 001 states for `fields`: its row contradicts itself.
+    pub fn inconsistent(&self, fields: u64) -> bool {
+        seed_001_doc_bytes(fields).is_some_and(|stated| {
+            let r = self.implied_doc_bytes() / stated;
+            !(0.5..=2.0).contains(&r)
+        })
+    }
+}
+
 /// doc-size with `--target`: one load of `docs` documents.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MemoryRow {
@@ -244,6 +282,10 @@ pub struct PatternRow {
     pub trials: u64,
     pub mean_ms: f64,
     pub seed_mean_ms: f64,
+    /// The most batches this pattern had in flight at once; absent in
+    /// results written before it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_in_flight: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -261,6 +303,25 @@ pub struct BurstRow {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
     pub rows: Vec<LatencyRow>,
+    /// This machine's own round trip for each configuration, measured just
+    /// before its samples and taken off its modelled service times; empty
+    /// when nothing was modelled (`--latency-model none`, `--endpoint-url`)
+    /// and in results written before calibration existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calibration: Vec<Calibration>,
+}
+
+/// One configuration's calibration: the same requests against a server
+/// that answers after exactly `probe_ms`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    pub operation: String,
+    pub probe_ms: f64,
+    pub samples: u64,
+    /// Median observed minus `probe_ms`: what was taken off each service time.
+    pub local_p50_ms: f64,
+    /// 99th percentile observed minus `probe_ms`.
+    pub local_p99_ms: f64,
 }
 
 /// One configuration: our percentiles sit in the row's own object.
@@ -455,6 +516,9 @@ impl Serialize for Scenarios {
         if let Some(v) = &self.doc_size {
             m.serialize_entry(DOC_SIZE, v)?;
         }
+        if let Some(v) = &self.doc_size_mongodb {
+            m.serialize_entry(DOC_SIZE_MONGODB, v)?;
+        }
         if let Some(v) = &self.parallel_patterns {
             m.serialize_entry(PARALLEL_PATTERNS, v)?;
         }
@@ -483,6 +547,7 @@ impl<'de> Deserialize<'de> for Scenarios {
             match key.as_str() {
                 WRITE_APIS => out.write_apis = Some(serde_json::from_value(v).map_err(err)?),
                 DOC_SIZE => out.doc_size = Some(serde_json::from_value(v).map_err(err)?),
+                DOC_SIZE_MONGODB => out.doc_size_mongodb = Some(serde_json::from_value(v).map_err(err)?),
                 PARALLEL_PATTERNS => out.parallel_patterns = Some(serde_json::from_value(v).map_err(err)?),
                 LATENCY => out.latency = Some(serde_json::from_value(v).map_err(err)?),
                 PARTITION_KEYS => out.partition_keys = Some(serde_json::from_value(v).map_err(err)?),
@@ -548,7 +613,7 @@ mod tests {
             measured: true,
             explanation: "Why.".into(),
             duration_s: None,
-            figures: Latency { rows: vec![row] },
+            figures: Latency { rows: vec![row], calibration: Vec::new() },
         };
         let v = serde_json::to_value(&s).expect("serializes");
         assert_eq!(

@@ -14,7 +14,7 @@ use crate::scenarios::{self, Ctx};
 
 /// Every scenario, in the order `all` runs them.
 pub const SCENARIOS: &[&str] =
-    &["write-apis", "doc-size", "parallel-patterns", "latency", "partition-keys", "index-trap"];
+    &["write-apis", "doc-size", "doc-size-mongodb", "parallel-patterns", "latency", "partition-keys", "index-trap"];
 
 /// What `dynaburst bench` was asked for.
 #[derive(Clone, Debug)]
@@ -72,6 +72,7 @@ pub fn run(opts: &BenchOptions, say: Arc<dyn Fn(String) + Send + Sync>) -> Resul
         real_time: opts.real_time,
         scale: opts.scale,
         seed: opts.seed,
+        rtt_ms: opts.rtt_ms,
         out_dir: opts.out.clone(),
         say: say.clone(),
         target: opts.target.clone(),
@@ -89,6 +90,7 @@ pub fn run(opts: &BenchOptions, say: Arc<dyn Fn(String) + Send + Sync>) -> Resul
             match name.as_str() {
                 "write-apis" => finish(scenarios::write_apis(&ctx).await, t0, &mut done.write_apis),
                 "doc-size" => finish(scenarios::doc_size(&ctx).await, t0, &mut done.doc_size),
+                "doc-size-mongodb" => finish(scenarios::doc_size_mongodb(&ctx).await, t0, &mut done.doc_size_mongodb),
                 "parallel-patterns" => {
                     finish(scenarios::parallel_patterns(&ctx).await, t0, &mut done.parallel_patterns)
                 }

@@ -121,13 +121,28 @@ pub fn distribution(operation: &str, items: usize, cancelled: bool) -> Option<Qu
 pub struct LatencyModel {
     aws: bool,
     rtt: Duration,
+    /// Taken off every drawn service time (never below zero): this
+    /// machine's own round trip, so that a client sees the seed's times.
+    local: Duration,
     rng: Mutex<Rng>,
 }
 
 impl LatencyModel {
     /// `aws` draws service times; `rtt_ms` is added to every answer.
     pub fn new(aws: bool, rtt_ms: f64, seed: u64) -> LatencyModel {
-        LatencyModel { aws, rtt: Duration::from_secs_f64(rtt_ms.max(0.0) / 1000.0), rng: Mutex::new(Rng::new(seed)) }
+        LatencyModel {
+            aws,
+            rtt: Duration::from_secs_f64(rtt_ms.max(0.0) / 1000.0),
+            local: Duration::ZERO,
+            rng: Mutex::new(Rng::new(seed)),
+        }
+    }
+
+    /// The same model with `local_ms` (this machine's measured round trip,
+    /// wake-up lateness included) taken off each drawn service time.
+    pub fn minus_local_round_trip(self, local_ms: f64) -> LatencyModel {
+        let ms = if local_ms.is_finite() { local_ms.max(0.0) } else { 0.0 };
+        LatencyModel { local: Duration::from_secs_f64(ms / 1000.0), ..self }
     }
 
     /// True when the model adds nothing.
@@ -143,7 +158,7 @@ impl LatencyModel {
     pub fn delay(&self, operation: &str, items: usize, cancelled: bool) -> Duration {
         let service = if self.aws {
             distribution(operation, items, cancelled)
-                .map(|d| Duration::from_secs_f64(d.at(self.uniform()) / 1000.0))
+                .map(|d| Duration::from_secs_f64(d.at(self.uniform()) / 1000.0).saturating_sub(self.local))
                 .unwrap_or_default()
         } else {
             Duration::ZERO
@@ -184,6 +199,21 @@ mod tests {
             }
             assert!(v[0] >= seed.min - 1e-9 && v[v.len() - 1] <= seed.max + 1e-9);
         }
+    }
+
+    #[test]
+    fn the_local_round_trip_comes_off_each_service_time() {
+        let plain = LatencyModel::new(true, 0.0, 7);
+        let calibrated = LatencyModel::new(true, 0.0, 7).minus_local_round_trip(1.5);
+        for _ in 0..1_000 {
+            let (a, b) = (plain.delay("PutItem", 1, false), calibrated.delay("PutItem", 1, false));
+            assert_eq!(a - b, Duration::from_micros(1_500));
+        }
+        // Never below zero, and nonsense offsets are ignored.
+        let all = LatencyModel::new(true, 0.0, 7).minus_local_round_trip(1e9);
+        assert_eq!(all.delay("PutItem", 1, false), Duration::ZERO);
+        let nan = LatencyModel::new(true, 0.0, 7).minus_local_round_trip(f64::NAN);
+        assert_eq!(nan.delay("PutItem", 1, false), LatencyModel::new(true, 0.0, 7).delay("PutItem", 1, false));
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! document size, ours against the seed's.
 
 use super::kit::axis::{draw_axes, plot_rect, Axis};
-use super::kit::legend::series_legend;
-use super::kit::{canvas, ours_vs_seed, DrawErr, Txt, LABEL_SIZE, PALETTE};
+use super::kit::legend::{item, series_legend, Stroke};
+use super::kit::{canvas, mark, ours_vs_seed, DrawErr, Mark, Txt, LABEL_SIZE, PALETTE};
 use super::plan::doc_size_points;
 use crate::format::format_number;
 use crate::results::{DocSize, Scenario};
@@ -35,7 +35,7 @@ pub(super) fn doc_size_chart(s: &Scenario<DocSize>) -> Result<String, DrawErr> {
 
     let title = format!("Seed {seed}: {}", s.title);
     let subtitle = if any_seed {
-        format!("Documents written per ms against writers, one colour per document size: ours (●) vs seed {seed} (△)")
+        format!("Documents written per ms against writers, one colour per document size: ours (● joined) vs seed {seed}'s single runs (△)")
     } else {
         "Documents written per ms against writers, one colour per document size".to_string()
     };
@@ -46,7 +46,10 @@ pub(super) fn doc_size_chart(s: &Scenario<DocSize>) -> Result<String, DrawErr> {
             format!("{} fields per document", format_number(f))
         }
     };
-    let legend = series_legend(fields.iter().map(|f| field_label(*f)), seed, any_seed);
+    let mut legend = series_legend(fields.iter().map(|f| field_label(*f)), seed, false);
+    if any_seed {
+        legend.push(item(format!("seed {seed}, one run each"), super::kit::MUTED, Stroke::None, Mark::Triangle));
+    }
 
     canvas(&title, &subtitle, &legend, |area, top, bottom| {
         let left = y.widest_tick(Txt::new(LABEL_SIZE));
@@ -58,7 +61,12 @@ pub(super) fn doc_size_chart(s: &Scenario<DocSize>) -> Result<String, DrawErr> {
             group.sort_by(|a, b| a.1.total_cmp(&b.1));
             let ours: Vec<(i32, i32)> = group.iter().filter_map(|pt| Some(p.px(pt.1.log2(), pt.2?))).collect();
             let theirs: Vec<(i32, i32)> = group.iter().filter_map(|pt| Some(p.px(pt.1.log2(), pt.3?))).collect();
-            ours_vs_seed(area, ours, theirs, color, 1)?;
+            // Ours is a series (one run per writer count); the seed's
+            // points are separate runs of separate sizes: marks, unjoined.
+            ours_vs_seed(area, ours, Vec::new(), color, 1)?;
+            for pt in theirs {
+                mark(area, Mark::Triangle, pt, color)?;
+            }
         }
         Ok(())
     })

@@ -2,9 +2,10 @@
 //!
 //! | scenario            | file                          | what it shows                                      |
 //! |---------------------|-------------------------------|----------------------------------------------------|
-//! | `partition-keys`    | `partition-keys-<case>.svg`   | consumed vs throttled write units per second, with the seed's rate (seed 004, figures 3, 5, 6, 7) |
+//! | `partition-keys`    | `partition-keys-<case>.svg`   | write units consumed and items throttled per second on one log scale for all four, with the seed's rate (seed 004, figures 3, 5, 6, 7) |
 //! | `latency`           | `latency.svg`                 | percentiles per write API, ours vs the seed's, log ms |
 //! | `doc-size`          | `doc-size.svg`                | documents per ms against writers, per document size |
+//! | `doc-size-mongodb`  | `doc-size-mongodb.svg`        | the same into a MongoDB-compatible database, with seed 001's points (unjoined) |
 //! | `write-apis`        | `write-apis.svg`              | wall seconds per API, ours vs the seed's, log scale |
 //! | `parallel-patterns` | `parallel-patterns.svg`       | mean ms per loader pattern, ours vs the seed's, log scale |
 //! | `index-trap`        | `index-trap.svg`              | items written per second of each load, with the busiest GSI partition where a GSI set the pace |
@@ -31,7 +32,9 @@ mod simulate;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::results::{Results, DOC_SIZE, INDEX_TRAP, LATENCY, PARALLEL_PATTERNS, PARTITION_KEYS, WRITE_APIS};
+use crate::results::{
+    Results, DOC_SIZE, DOC_SIZE_MONGODB, INDEX_TRAP, LATENCY, PARALLEL_PATTERNS, PARTITION_KEYS, WRITE_APIS,
+};
 use kit::DrawErr;
 pub use plan::{plan_charts, PlannedChart};
 pub use simulate::{simulation_svg, SimulatedSecond};
@@ -82,6 +85,7 @@ pub fn render_chart(results: &Results, chart: &PlannedChart) -> Result<String, C
     let drawn = match chart.scenario {
         WRITE_APIS => s.write_apis.as_ref().ok_or_else(missing).and_then(bars::write_apis_chart),
         DOC_SIZE => s.doc_size.as_ref().ok_or_else(missing).and_then(doc_size::doc_size_chart),
+        DOC_SIZE_MONGODB => s.doc_size_mongodb.as_ref().ok_or_else(missing).and_then(doc_size::doc_size_chart),
         PARALLEL_PATTERNS => s.parallel_patterns.as_ref().ok_or_else(missing).and_then(bars::patterns_chart),
         LATENCY => s.latency.as_ref().ok_or_else(missing).and_then(latency::latency_chart),
         PARTITION_KEYS => {

@@ -16,30 +16,29 @@ pub(super) fn partition_chart(s: &Scenario<PartitionKeys>, load: &PartitionLoad)
     let seed = &s.seed_id;
     let points: Vec<Second> = load.timeline.iter().map(|t| (t.second as f64, t.consumed, t.throttled as f64)).collect();
     let seed_rate = Some(load.seed_rate).filter(|r| *r > 0.0);
-    let max_of = |f: fn(&Second) -> f64| points.iter().map(f).fold(0.0_f64, f64::max);
-    let max_consumed = max_of(|p| p.1);
-    let max_throttled = max_of(|p| p.2);
-    let max_y = max_consumed.max(max_throttled).max(seed_rate.unwrap_or(0.0));
     let last_second = points.iter().map(|p| p.0).fold(0.0_f64, f64::max).max(1.0);
 
-    // Throttled requests can outnumber consumed units forty to one (every
-    // retry counts); on a linear axis the consumed line, the one to compare
-    // with the seed, would then be a few pixels above zero.
-    let log = max_consumed > 0.0 && max_throttled > 8.0 * max_consumed;
-    let y = if log {
-        let min_pos =
-            points.iter().flat_map(|p| [p.1, p.2]).chain(seed_rate).filter(|v| *v > 0.0).fold(f64::MAX, f64::min);
-        Axis::log(min_pos.max(1.0), max_y, 0.06)
-    } else {
-        Axis::linear(0.0, max_y * 1.08, 6, 0.0)
+    // One scale for every load of the scenario, so the four charts read
+    // side by side: log, since throttled items can outnumber consumed
+    // units forty to one, from the power of ten under the smallest value
+    // to the power of ten over the largest, so that every line sits under
+    // a labelled tick.
+    let values = || {
+        s.figures
+            .loads
+            .iter()
+            .flat_map(|l| l.timeline.iter().flat_map(|t| [t.consumed, t.throttled as f64]).chain(Some(l.seed_rate)))
     };
+    let max_y = values().filter(|v| v.is_finite()).fold(1.0_f64, f64::max);
+    let min_pos = values().filter(|v| *v > 0.0 && v.is_finite()).fold(f64::MAX, f64::min).min(max_y);
+    let y = Axis::log_between(min_pos.max(1.0).log10().floor(), max_y.log10().ceil().max(1.0));
     let x = Axis::linear(0.0, last_second, 8, 1.0).ending_at(last_second);
 
     let title = match load.seed_figure() {
         Some(n) => format!("Seed {seed}, figure {n}: {}", load.label),
         None => format!("Seed {seed}: {}", load.label),
     };
-    let mut sub = vec!["Write units per second, consumed vs throttled".to_string()];
+    let mut sub = vec!["Write units consumed and items throttled, per second".to_string()];
     let how = if load.modelled { "modelled" } else { "measured" };
     sub.push(format!("ours {}/s over {} s ({how})", format_number(load.rate_units_per_s), format_number(load.seconds)));
     if let Some(r) = seed_rate {
@@ -47,24 +46,29 @@ pub(super) fn partition_chart(s: &Scenario<PartitionKeys>, load: &PartitionLoad)
     }
     let seed_label = seed_rate.map(|r| format!("seed {seed}: {}/s", format_number(r)));
     let mut legend = vec![
-        item("consumed write units/s", BLUE, Stroke::Solid, Mark::None),
-        item("throttled write units/s", VERMILLION, Stroke::Solid, Mark::None),
+        item("ours: write units consumed/s", BLUE, Stroke::Solid, Mark::None),
+        item("ours: items throttled/s (offered, refused)", VERMILLION, Stroke::Solid, Mark::None),
     ];
     if let Some(l) = &seed_label {
         legend.push(item(format!("{l} (published rate)"), INK, Stroke::Dashed, Mark::None));
     }
-    let y_desc = if log { "write units per second (log scale)" } else { "write units per second" };
+    let y_desc = "per second (log scale)";
 
     canvas(&title, &sub.join(" · "), &legend, |area, top, bottom| {
         let tick = Txt::new(LABEL_SIZE);
         let left = y.widest_tick(tick);
         let p = plot_rect(top, bottom, left, x, y);
         draw_axes(area, &p, "seconds since the load started (s)", y_desc)?;
+        // The seed's rate first, so our consumed line (often on it) stays visible.
+        if let Some(rate) = seed_rate {
+            let (_, yy) = p.px(0.0, rate);
+            dashed(area, vec![(p.l, yy), (p.r, yy)], INK, 1)?;
+        }
         let few = points.len() <= 30;
-        for (pick, color) in [(2usize, VERMILLION), (1, BLUE)] {
+        for (pick, color, width) in [(2usize, VERMILLION, 2), (1, BLUE, 3)] {
             let pts: Vec<(i32, i32)> = points.iter().map(|t| p.px(t.0, if pick == 1 { t.1 } else { t.2 })).collect();
             if pts.len() > 1 {
-                line(area, pts.clone(), color, 2)?;
+                line(area, pts.clone(), color, width)?;
             }
             if few {
                 for pt in pts {
@@ -74,7 +78,6 @@ pub(super) fn partition_chart(s: &Scenario<PartitionKeys>, load: &PartitionLoad)
         }
         if let (Some(rate), Some(label)) = (seed_rate, &seed_label) {
             let (_, yy) = p.px(0.0, rate);
-            dashed(area, vec![(p.l, yy), (p.r, yy)], INK, 2)?;
             let txt = Txt::new(LABEL_SIZE).bold();
             let series: Vec<Vec<(i32, i32)>> = [1usize, 2]
                 .iter()

@@ -1,8 +1,8 @@
 //! Which charts a results file gets, and under which file names.
 
 use crate::results::{
-    DocSize, Percentiles, Results, Scenario, DOC_SIZE, INDEX_TRAP, LATENCY, PARALLEL_PATTERNS, PARTITION_KEYS,
-    WRITE_APIS,
+    DocSize, Percentiles, Results, Scenario, DOC_SIZE, DOC_SIZE_MONGODB, INDEX_TRAP, LATENCY, PARALLEL_PATTERNS,
+    PARTITION_KEYS, WRITE_APIS,
 };
 
 /// One chart a results file gets.
@@ -38,13 +38,20 @@ pub fn plan_charts(results: &Results) -> Vec<PlannedChart> {
             ));
         }
     }
-    if let Some(s) = &scenarios.doc_size {
-        if !doc_size_points(s).is_empty() {
-            out.push(plan(
-                DOC_SIZE,
-                "doc-size.svg",
-                format!("Documents per ms against writers, ours vs seed {}", s.seed_id),
-            ));
+    for (key, file, scenario) in [
+        (DOC_SIZE, "doc-size.svg", &scenarios.doc_size),
+        (DOC_SIZE_MONGODB, "doc-size-mongodb.svg", &scenarios.doc_size_mongodb),
+    ] {
+        if let Some(s) = scenario {
+            let points = doc_size_points(s);
+            if !points.is_empty() {
+                let alt = if points.iter().any(|p| p.3.is_some()) {
+                    format!("Documents per ms against writers, {}, ours vs seed {}", s.title, s.seed_id)
+                } else {
+                    format!("Documents per ms against writers, {}", s.title)
+                };
+                out.push(plan(key, file, alt));
+            }
         }
     }
     if let Some(s) = &scenarios.parallel_patterns {
@@ -76,7 +83,7 @@ pub fn plan_charts(results: &Results) -> Vec<PlannedChart> {
                 scenario: PARTITION_KEYS,
                 case: Some(load.case.clone()),
                 file: format!("partition-keys-{}.svg", file_safe(&load.case)),
-                alt: format!("Consumed vs throttled write units per second, {}{fig}", load.case),
+                alt: format!("Write units consumed and items throttled per second, {}{fig}", load.case),
             });
         }
     }

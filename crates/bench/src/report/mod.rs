@@ -15,7 +15,9 @@ use std::fmt::Write as _;
 
 use crate::charts::{plan_charts, PlannedChart};
 use crate::format::{format_duration, format_number, format_unix_ms};
-use crate::results::{Results, Scenario, DOC_SIZE, INDEX_TRAP, LATENCY, PARALLEL_PATTERNS, PARTITION_KEYS, WRITE_APIS};
+use crate::results::{
+    Results, Scenario, DOC_SIZE, DOC_SIZE_MONGODB, INDEX_TRAP, LATENCY, PARALLEL_PATTERNS, PARTITION_KEYS, WRITE_APIS,
+};
 use markdown::capitalize;
 
 /// Renders `report.md` for one `results.json`.
@@ -33,6 +35,9 @@ pub fn render_report(results: &Results) -> String {
     }
     if let Some(s) = &scenarios.doc_size {
         section(&mut out, s, &charts, DOC_SIZE, |o| sections::doc_size(o, s));
+    }
+    if let Some(s) = &scenarios.doc_size_mongodb {
+        section(&mut out, s, &charts, DOC_SIZE_MONGODB, |o| sections::doc_size(o, s));
     }
     if let Some(s) = &scenarios.parallel_patterns {
         section(&mut out, s, &charts, PARALLEL_PATTERNS, |o| sections::parallel_patterns(o, s));
@@ -72,8 +77,9 @@ fn section<F>(out: &mut String, s: &Scenario<F>, charts: &[PlannedChart], key: &
 fn header(out: &mut String, r: &Results) {
     out.push_str("# dynaburst bench\n\n");
     out.push_str(
-        "Each write-up in `../shared/seeds` re-run on this machine, with the figures it \
-         published beside ours.\n\n",
+        "Each seed (a published write-up; `docs/seeds.md` in the dynaburst repository states \
+         each one's set-up and figures) re-run on this machine, with the figures it published \
+         beside ours.\n\n",
     );
     let _ = writeln!(out, "- **Command:** `{}`", r.command.replace('`', "'"));
     let _ = writeln!(out, "- **Started:** {}", format_unix_ms(r.started_at_unix_ms as i64));

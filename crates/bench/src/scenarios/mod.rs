@@ -40,6 +40,8 @@ pub struct Ctx {
     /// Multiplies every scenario's size (1.0 = the seeds' sizes).
     pub scale: f64,
     pub seed: u64,
+    /// `--rtt`: milliseconds of network distance the embedded servers add.
+    pub rtt_ms: f64,
     pub out_dir: PathBuf,
     /// Progress lines.
     pub say: Arc<dyn Fn(String) + Send + Sync>,
@@ -196,7 +198,7 @@ mod parallel_patterns;
 mod partition_keys;
 mod write_apis;
 
-pub use doc_size::doc_size;
+pub use doc_size::{doc_size, doc_size_mongodb};
 pub use index_trap::{index_trap, modelled_loads as index_trap_modelled, orders as index_trap_orders};
 pub use latency::latency;
 pub use parallel_patterns::parallel_patterns;

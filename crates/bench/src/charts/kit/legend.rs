@@ -10,6 +10,8 @@ pub(crate) enum Stroke {
     Solid,
     Dashed,
     Bar,
+    /// No line: a mark alone (points that are not a series).
+    None,
 }
 
 pub(crate) struct LegendItem {
@@ -71,6 +73,7 @@ pub(crate) fn draw_legend(area: &Area, items: &[LegendItem], top: i32) -> Drawn 
         match it.stroke {
             Stroke::Solid => line(area, vec![(x, y), (x + SWATCH, y)], it.color, 3)?,
             Stroke::Dashed => dashed(area, vec![(x, y), (x + SWATCH, y)], it.color, 2)?,
+            Stroke::None => {}
             Stroke::Bar => {
                 area.draw(&Rectangle::new([(x + 4, y - 7), (x + SWATCH - 4, y + 7)], it.color.filled()))?;
             }
