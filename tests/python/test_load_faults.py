@@ -178,9 +178,12 @@ def write_input(path, n=RECORDS, pad=200):
     return expected
 
 
-def load(url, input_path, table, tmp_path, *extra, timeout=LOAD_TIMEOUT_S, env=None):
-    report = tmp_path / f"{table}.report.json"
-    cmd = [
+LOAD_ENV = {"AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y", "AWS_REGION": "us-east-1"}
+
+
+def load_command(url, input_path, table, report, *extra):
+    """`dynaburst load` of `input_path` into a table it creates (key id:S)."""
+    return [
         server_binary(),
         "load",
         str(input_path),
@@ -198,9 +201,12 @@ def load(url, input_path, table, tmp_path, *extra, timeout=LOAD_TIMEOUT_S, env=N
         str(report),
         *extra,
     ]
-    full_env = {**os.environ, "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y", "AWS_REGION": "us-east-1"}
-    full_env.update(env or {})
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env)
+
+
+def load(url, input_path, table, tmp_path, *extra, timeout=LOAD_TIMEOUT_S):
+    report = tmp_path / f"{table}.report.json"
+    cmd = load_command(url, input_path, table, report, *extra)
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **LOAD_ENV})
     rep = json.loads(report.read_text()) if report.exists() else None
     return done, rep
 
@@ -271,27 +277,9 @@ def test_a_server_killed_and_restarted_mid_load_on_its_data_dir_loses_nothing(tm
     first = ServerProcess(["--data-dir", str(data_dir)])
     proxy = FaultProxy(first.port, seed=13)
     report = tmp_path / "killed.report.json"
-    cmd = [
-        server_binary(),
-        "load",
-        str(tmp_path / "data.jsonl"),
-        "--table",
-        "killed",
-        "--endpoint-url",
-        proxy.url,
-        "--quiet",
-        "--seed",
-        "7",
-        "--create-table",
-        "--key",
-        "id:S",
-        # Slow enough that the kill lands in the middle.
-        "--billing",
-        "provisioned:3000:400",
-        "--report",
-        str(report),
-    ]
-    env = {**os.environ, "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y", "AWS_REGION": "us-east-1"}
+    # Slow enough that the kill lands in the middle.
+    cmd = load_command(proxy.url, tmp_path / "data.jsonl", "killed", report, "--billing", "provisioned:3000:400")
+    env = {**os.environ, **LOAD_ENV}
     child = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     second = None
     try:
