@@ -409,7 +409,7 @@ const SETUP_SEED: u64 = 0x5E70B;
 pub async fn describe(client: &Client, table: &str) -> Result<TableInfo, DynamoError> {
     // A retryable answer (500, 503, a reset connection) is retried here as
     // the load's writes are: a moment of trouble at start-up must not stop
-    // a load.
+    // a load. Nothing listening is said at once.
     let mut rng = dynaburst_rng::Rng::new(SETUP_SEED);
     let mut attempt = 0;
     let out = loop {
@@ -418,7 +418,7 @@ pub async fn describe(client: &Client, table: &str) -> Result<TableInfo, DynamoE
             Err(e) if e.as_service_error().and_then(|s| s.code()) == Some("ResourceNotFoundException") => {
                 return Err(DynamoError::Missing { table: table.to_string() });
             }
-            Err(e) if classify(&e).is_retryable() && attempt < crate::tools::MAX_ATTEMPTS => {
+            Err(e) if crate::errors::worth_retrying_at_set_up(&e) && attempt < crate::tools::MAX_ATTEMPTS => {
                 tokio::time::sleep(crate::tools::BACKOFF.delay(attempt, &mut rng)).await;
                 attempt += 1;
             }
@@ -566,7 +566,7 @@ pub async fn create_table(
             Err(e) if attempt > 0 && e.as_service_error().and_then(|s| s.code()) == Some("ResourceInUseException") => {
                 break
             }
-            Err(e) if classify(&e).is_retryable() && attempt < crate::tools::MAX_ATTEMPTS => {
+            Err(e) if crate::errors::worth_retrying_at_set_up(&e) && attempt < crate::tools::MAX_ATTEMPTS => {
                 tokio::time::sleep(crate::tools::BACKOFF.delay(attempt, &mut rng)).await;
                 attempt += 1;
             }

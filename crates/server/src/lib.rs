@@ -57,6 +57,8 @@ const REFUSAL_GRACE: Duration = Duration::from_secs(1);
 /// Bytes of a refused connection's request read (and dropped) before it
 /// is closed, so that the close does not reset the answer away.
 const REFUSAL_DRAIN_BYTES: usize = 64 * 1024;
+/// Refusals answered at once; a connection past these is closed unanswered.
+const MAX_REFUSALS_IN_FLIGHT: usize = 256;
 
 /// What one client may hold of the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -453,6 +455,7 @@ pub async fn serve(listener: TcpListener, server: Arc<Server>, shutdown: impl Fu
         })
     });
     let connections = Arc::new(tokio::sync::Semaphore::new(server.limits.max_connections));
+    let refusals = Arc::new(tokio::sync::Semaphore::new(MAX_REFUSALS_IN_FLIGHT));
     let server_limits = server.limits;
     tokio::pin!(shutdown);
     loop {
@@ -466,7 +469,14 @@ pub async fn serve(listener: TcpListener, server: Arc<Server>, shutdown: impl Fu
                 };
                 let _ = stream.set_nodelay(true);
                 let Ok(permit) = connections.clone().try_acquire_owned() else {
-                    tokio::spawn(refuse(stream, server.limits.max_connections));
+                    // Answered 503 while few are; past that, closed.
+                    if let Ok(refusing) = refusals.clone().try_acquire_owned() {
+                        let max = server.limits.max_connections;
+                        tokio::spawn(async move {
+                            refuse(stream, max).await;
+                            drop(refusing);
+                        });
+                    }
                     continue;
                 };
                 let server = server.clone();
