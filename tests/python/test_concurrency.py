@@ -101,6 +101,7 @@ def test_concurrent_optimistic_locking(ddb, table):
 
 ACCOUNTS = [f"acct-{i}" for i in range(4)]
 START = 1000
+MAX_TRANSFER_ATTEMPTS = 2000
 
 
 def test_concurrent_transfers_keep_sum_and_readers_see_no_partial_state(ddb, table):
@@ -119,7 +120,8 @@ def test_concurrent_transfers_keep_sum_and_readers_see_no_partial_state(ddb, tab
         for _ in range(40):
             src, dst = rng.sample(ACCOUNTS, 2)
             amt = rng.randint(1, 300)
-            while True:
+            # Bounded: a transfer that keeps conflicting fails the test.
+            for _attempt in range(MAX_TRANSFER_ATTEMPTS):
                 try:
                     ddb.transact_write_items(
                         TransactItems=[
@@ -159,6 +161,8 @@ def test_concurrent_transfers_keep_sum_and_readers_see_no_partial_state(ddb, tab
                         continue  # retry a conflict or throttling
                     assert reasons[0] == "ConditionalCheckFailed", reasons
                     break  # insufficient funds: not applied
+            else:
+                raise AssertionError(f"transfer {src}->{dst} still conflicting after {MAX_TRANSFER_ATTEMPTS} attempts")
 
     def reader():
         while not stop.is_set():

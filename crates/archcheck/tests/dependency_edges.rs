@@ -77,6 +77,9 @@ const OWNED_EXTERNAL: &[(&str, &[&str])] = &[
     ("aws-config", &["dynaburst-dynamo"]),
     ("aws-smithy-types", &["dynaburst-dynamo"]),
     ("aws-smithy-runtime-api", &["dynaburst-dynamo"]),
+    // The SDK's signer verifies signatures in the server (`serve --credentials`).
+    ("aws-sigv4", &["dynaburst-server"]),
+    ("aws-credential-types", &["dynaburst-server"]),
     ("mongodb", &["dynaburst-mongo"]),
     ("bson", &["dynaburst-mongo"]),
     ("hyper", &["dynaburst-server", "dynaburst-loadgen"]),

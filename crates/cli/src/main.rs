@@ -115,6 +115,48 @@ struct ServeArgs {
     /// Page cache of the --data-dir database, in MiB.
     #[arg(long, default_value_t = DEFAULT_CACHE_MIB)]
     cache_size: usize,
+    /// Verify every request's AWS Signature Version 4 against the key
+    /// pairs of this file (AWS shared-credentials format, e.g.
+    /// ~/.aws/credentials; every profile's pair is accepted). Without it,
+    /// any signature is accepted.
+    #[arg(long)]
+    credentials: Option<std::path::PathBuf>,
+    /// Open connections served at once; one more is answered 503
+    /// ServiceUnavailableException (which SDKs retry) and closed.
+    #[arg(long, default_value_t = dynaburst_server::DEFAULT_MAX_CONNECTIONS)]
+    max_connections: usize,
+    /// Seconds a connection may take to send a request's headers (counted
+    /// from its start or its previous answer); then it is closed, so that
+    /// slow or idle clients cannot hold the server.
+    #[arg(long, default_value_t = dynaburst_server::DEFAULT_HEADER_TIMEOUT.as_secs_f64())]
+    header_timeout: f64,
+    /// Seconds a request may take to send its body once its headers are
+    /// in; then it is answered 408 RequestTimeoutException.
+    #[arg(long, default_value_t = dynaburst_server::DEFAULT_BODY_TIMEOUT.as_secs_f64())]
+    body_timeout: f64,
+    /// MiB the tables' items may take in memory (their sizes plus a
+    /// per-item overhead; with --data-dir too, whose items are also held in
+    /// memory); a write past it is refused with LimitExceededException
+    /// instead of the process being killed. Default: half of this
+    /// machine's memory.
+    #[arg(long, default_value_t = default_max_memory_mib())]
+    max_memory: u64,
+}
+
+/// Fallback of `--max-memory` where the machine's memory cannot be read.
+const FALLBACK_MAX_MEMORY_MIB: u64 = 4096;
+
+/// Half of the machine's memory (MemTotal of /proc/meminfo), in MiB.
+fn default_max_memory_mib() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            let line = m.lines().find(|l| l.starts_with("MemTotal:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map(|kib| kib / 1024 / 2)
+        .filter(|mib| *mib > 0)
+        .unwrap_or(FALLBACK_MAX_MEMORY_MIB)
 }
 
 /// Default of `serve --cache-size`.
@@ -246,6 +288,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         if args.capacity_model == Switch::Off {
             config.capacity = None;
         }
+        let memory_bytes = args.max_memory.saturating_mul(1 << 20);
+        config.memory = Some(Arc::new(dynaburst_engine::MemoryBudget::new(memory_bytes)));
         let disk = match &args.data_dir {
             Some(dir) => {
                 let options = dynaburst_diskstore::DiskOptions {
@@ -283,7 +327,29 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         let ttl = std::time::Duration::try_from_secs_f64(args.ttl_interval).map_err(|_| {
             anyhow::anyhow!("--ttl-interval must be a number of seconds >= 0, not {}", args.ttl_interval)
         })?;
-        let mut server = Server::new(engine, ids_seed).with_latency(model).with_ttl_interval(ttl);
+        let seconds = |flag: &str, v: f64| {
+            std::time::Duration::try_from_secs_f64(v)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .ok_or_else(|| usage_error(format!("{flag} must be a number of seconds > 0, not {v}")))
+        };
+        if args.max_connections == 0 {
+            usage!("--max-connections must be at least 1");
+        }
+        let limits = dynaburst_server::Limits {
+            max_connections: args.max_connections,
+            header_timeout: seconds("--header-timeout", args.header_timeout)?,
+            body_timeout: seconds("--body-timeout", args.body_timeout)?,
+        };
+        let mut server = Server::new(engine, ids_seed).with_latency(model).with_ttl_interval(ttl).with_limits(limits);
+        if let Some(path) = &args.credentials {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read --credentials {}", path.display()))?;
+            let credentials = dynaburst_server::sigv4::Credentials::parse(&text)
+                .map_err(|e| usage_error(format!("--credentials {}: {e}", path.display())))?;
+            eprintln!("dynaburst: verifying signatures against {} key pair(s)", credentials.len());
+            server = server.with_credentials(credentials);
+        }
         if let Some(disk) = &disk {
             server = server.with_durability(disk.durability());
         }

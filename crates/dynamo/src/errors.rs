@@ -150,6 +150,15 @@ impl Unanswered {
 }
 
 /// Why no answer came back, and the innermost cause in its own words.
+/// True when the request may succeed if sent again soon: a retryable
+/// answer or a lost connection, but not an endpoint where nothing listens
+/// (said at once rather than after a minute of retries).
+pub fn worth_retrying_at_set_up<E: std::error::Error + ProvideErrorMetadata + 'static>(
+    err: &SdkError<E, HttpResponse>,
+) -> bool {
+    classify(err).is_retryable() && !matches!(transport_failure(err), Some((Unanswered::CannotConnect, _)))
+}
+
 fn transport_failure<E: std::error::Error + 'static>(err: &SdkError<E, HttpResponse>) -> Option<(Unanswered, String)> {
     let what = match err {
         SdkError::ServiceError(_) => return None,

@@ -402,15 +402,29 @@ fn scalar(t: &ScalarAttributeType) -> Option<ScalarType> {
     }
 }
 
+/// Seed of the jitter of set-up retries (DescribeTable, CreateTable).
+const SETUP_SEED: u64 = 0x5E70B;
+
 /// Reads the table's key schema and capacity.
 pub async fn describe(client: &Client, table: &str) -> Result<TableInfo, DynamoError> {
-    let out = client.describe_table().table_name(table).send().await.map_err(|e| {
-        if e.as_service_error().and_then(|s| s.code()) == Some("ResourceNotFoundException") {
-            DynamoError::Missing { table: table.to_string() }
-        } else {
-            DynamoError::request(format!("DescribeTable {table}"), &e)
+    // A retryable answer (500, 503, a reset connection) is retried here as
+    // the load's writes are: a moment of trouble at start-up must not stop
+    // a load. Nothing listening is said at once.
+    let mut rng = dynaburst_rng::Rng::new(SETUP_SEED);
+    let mut attempt = 0;
+    let out = loop {
+        match client.describe_table().table_name(table).send().await {
+            Ok(out) => break out,
+            Err(e) if e.as_service_error().and_then(|s| s.code()) == Some("ResourceNotFoundException") => {
+                return Err(DynamoError::Missing { table: table.to_string() });
+            }
+            Err(e) if crate::errors::worth_retrying_at_set_up(&e) && attempt < crate::tools::MAX_ATTEMPTS => {
+                tokio::time::sleep(crate::tools::BACKOFF.delay(attempt, &mut rng)).await;
+                attempt += 1;
+            }
+            Err(e) => return Err(DynamoError::request(format!("DescribeTable {table}"), &e)),
         }
-    })?;
+    };
     let missing = |what| DynamoError::Description { table: table.to_string(), missing: what };
     let Some(t) = out.table() else { return Err(missing("no table in the answer")) };
     let types: HashMap<&str, ScalarType> = t
@@ -542,7 +556,23 @@ pub async fn create_table(
                 .map_err(build)?,
         ),
     };
-    req.send().await.map_err(|e| DynamoError::request(format!("CreateTable {table}"), &e))?;
+    let mut rng = dynaburst_rng::Rng::new(SETUP_SEED);
+    let mut attempt = 0;
+    loop {
+        match req.clone().send().await {
+            Ok(_) => break,
+            // An earlier attempt that failed on the way back may have
+            // created it: wait for it below as for our own.
+            Err(e) if attempt > 0 && e.as_service_error().and_then(|s| s.code()) == Some("ResourceInUseException") => {
+                break
+            }
+            Err(e) if crate::errors::worth_retrying_at_set_up(&e) && attempt < crate::tools::MAX_ATTEMPTS => {
+                tokio::time::sleep(crate::tools::BACKOFF.delay(attempt, &mut rng)).await;
+                attempt += 1;
+            }
+            Err(e) => return Err(DynamoError::request(format!("CreateTable {table}"), &e)),
+        }
+    }
     let deadline = tokio::time::Instant::now() + CREATE_TABLE_WAIT;
     loop {
         let out = client.describe_table().table_name(table).send().await;

@@ -145,6 +145,9 @@ impl Engine {
         self.storage.drop_table(name)?;
         let table = tables.remove(name).ok_or_else(|| EngineError::table_not_found_named(name))?;
         drop(tables);
+        if let Some(memory) = &self.config.memory {
+            memory.adjust(-(crate::engine::memory_held(&table.data.read()) as i64));
+        }
         Ok(table.describe("DELETING", now))
     }
 

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use dynaburst_capacity::{CapacitySettings, Mode};
@@ -66,6 +66,74 @@ pub struct EngineConfig {
     /// Largest item collection (a partition key's items and LSI entries) of
     /// a table with local secondary indexes ([`ITEM_COLLECTION_LIMIT_BYTES`]).
     pub item_collection_limit_bytes: u64,
+    /// The budget of the bytes in-memory tables may hold, shared by every
+    /// engine (region) of a server; None holds without a bound.
+    pub memory: Option<Arc<MemoryBudget>>,
+}
+
+/// What one stored item costs the memory budget beyond its DynamoDB size:
+/// its key twice (the map's key and the item), the map's node and the
+/// attribute maps' allocations.
+pub const STORED_ITEM_OVERHEAD_BYTES: u64 = 160;
+
+/// What a table's items take of the memory budget.
+pub(crate) fn memory_held(data: &crate::table::TableData) -> u64 {
+    data.size_bytes + data.item_count * STORED_ITEM_OVERHEAD_BYTES
+}
+
+/// A bound on the memory in-memory tables take: every write's growth (its
+/// items' DynamoDB sizes plus [`STORED_ITEM_OVERHEAD_BYTES`] each, less
+/// what it replaces) is reserved before the commit and refused with
+/// LimitExceededException when it would pass the limit, instead of the
+/// process growing until the kernel kills it.
+#[derive(Debug)]
+pub struct MemoryBudget {
+    limit: u64,
+    used: AtomicU64,
+}
+
+impl MemoryBudget {
+    /// A budget of `limit` bytes, none used.
+    pub fn new(limit: u64) -> MemoryBudget {
+        MemoryBudget { limit, used: AtomicU64::new(0) }
+    }
+
+    /// The budget's bound, in bytes.
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// Bytes the tables hold by the budget's count.
+    pub fn used(&self) -> u64 {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// Takes `bytes` from the budget, or says how much is used when they
+    /// do not fit.
+    pub(crate) fn reserve(&self, bytes: u64) -> Result<(), EngineError> {
+        self.used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                used.checked_add(bytes).filter(|total| *total <= self.limit)
+            })
+            .map(|_| ())
+            .map_err(|used| {
+                EngineError::LimitExceeded(format!(
+                    "dynaburst's in-memory tables hold {used} bytes and this write needs {bytes} more, past the \
+                     memory budget of {} bytes (serve --max-memory). Raise --max-memory if the machine has the \
+                     memory, or delete items or tables; serving with --data-dir keeps tables on disk but holds \
+                     their items in memory too.",
+                    self.limit
+                ))
+            })
+    }
+
+    /// Gives back (negative) or takes (positive) `delta` bytes whatever
+    /// the bound: what a commit's writes turned out to replace.
+    pub(crate) fn adjust(&self, delta: i64) {
+        let _ = self.used.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+            Some(if delta < 0 { used.saturating_sub(delta.unsigned_abs()) } else { used.saturating_add(delta as u64) })
+        });
+    }
 }
 
 /// DynamoDB's item-collection limit: 10 GB (S61).
@@ -80,6 +148,7 @@ impl EngineConfig {
             account_id: "000000000000".to_string(),
             capacity: Some(CapacitySettings::dynamodb()),
             item_collection_limit_bytes: ITEM_COLLECTION_LIMIT_BYTES,
+            memory: None,
         }
     }
 }
@@ -153,6 +222,10 @@ impl Engine {
             tables.insert(name, Arc::new(Table::from_meta(meta, data, config.capacity.clone(), now)));
         }
         let counter = tables.len() as u64;
+        if let Some(memory) = &config.memory {
+            let held: u64 = tables.values().map(|t| memory_held(&t.data.read())).sum();
+            memory.adjust(held as i64);
+        }
         Ok(Engine {
             config,
             tables: RwLock::new(tables),
@@ -163,8 +236,11 @@ impl Engine {
     }
 
     /// What a commit enforces.
-    pub(crate) fn commit_limits(&self) -> crate::write::CommitLimits {
-        crate::write::CommitLimits { item_collection_bytes: self.config.item_collection_limit_bytes }
+    pub(crate) fn commit_limits(&self) -> crate::write::CommitLimits<'_> {
+        crate::write::CommitLimits {
+            item_collection_bytes: self.config.item_collection_limit_bytes,
+            memory: self.config.memory.as_deref(),
+        }
     }
 
     /// The engine's settings.

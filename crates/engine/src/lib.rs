@@ -27,8 +27,8 @@ mod write;
 
 pub use dynaburst_capacity as capacity;
 pub use engine::{
-    CapacityReport, Engine, EngineConfig, IDEMPOTENT_REPLAY_READ_UNITS, ITEM_COLLECTION_LIMIT_BYTES,
-    MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES, MAX_TABLES,
+    CapacityReport, Engine, EngineConfig, MemoryBudget, IDEMPOTENT_REPLAY_READ_UNITS, ITEM_COLLECTION_LIMIT_BYTES,
+    MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES, MAX_TABLES, STORED_ITEM_OVERHEAD_BYTES,
 };
 pub use error::EngineError;
 pub use table::{

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use dynaburst_capacity::{Op, TableCapacity};
 use dynaburst_model::{item_size, transactional_write_units, write_units, Item, KeyValue};
 
-use crate::engine::{throttle_cancellation, throttled};
+use crate::engine::{throttle_cancellation, throttled, MemoryBudget, STORED_ITEM_OVERHEAD_BYTES};
 use crate::error::EngineError;
 use crate::index::{self, IndexChange, IndexKind};
 use crate::store::{Mutation, Storage, StoreKey, TableStore, WriteBatch};
@@ -420,7 +420,7 @@ impl Writes {
 /// InternalServerError.
 pub(crate) fn commit(
     storage: &dyn Storage,
-    limits: &CommitLimits,
+    limits: &CommitLimits<'_>,
     tables: &[&Table],
     data: &mut [&mut TableData],
     writes: Writes,
@@ -435,6 +435,21 @@ pub(crate) fn commit(
         unnote(tables, &sizes, now);
         return Err(EngineError::ItemCollectionSizeLimitExceeded);
     }
+    // The memory budget: reserve what the writes may add (a replaced item
+    // whose size is not known yet counts as nothing), settle after.
+    let reserved: i64 = sizes
+        .iter()
+        .map(|s| {
+            let new = if s.put { stored_bytes(s.new) } else { 0 };
+            (new - s.old.map_or(0, stored_bytes)).max(0)
+        })
+        .sum();
+    if let Some(memory) = limits.memory {
+        if let Err(e) = memory.reserve(reserved as u64) {
+            unnote(tables, &sizes, now);
+            return Err(e);
+        }
+    }
     let result = match data {
         // One table (every single-item write): no vector of stores.
         [one] => storage.commit(batch, &mut [store_of(one)]),
@@ -447,6 +462,9 @@ pub(crate) fn commit(
         Ok(replaced) => replaced,
         Err(e) => {
             unnote(tables, &sizes, now);
+            if let Some(memory) = limits.memory {
+                memory.adjust(-reserved);
+            }
             return Err(e.into());
         }
     };
@@ -487,6 +505,17 @@ pub(crate) fn commit(
             }
         }
     }
+    if let Some(memory) = limits.memory {
+        let stored: i64 = sizes
+            .iter()
+            .zip(&replaced)
+            .map(|(s, old_item)| {
+                let new = if s.put { stored_bytes(s.new) } else { 0 };
+                new - old_item.as_ref().map_or(0, |_| stored_bytes(s.old.unwrap_or(0)))
+            })
+            .sum();
+        memory.adjust(stored - reserved);
+    }
     drop(replaced);
     for (slot, table) in tables.iter().enumerate() {
         let mut capacity = table.capacity.lock();
@@ -512,9 +541,16 @@ fn unnote(tables: &[&Table], sizes: &[Sizes], now: Millis) {
 }
 
 /// The limits a commit enforces.
-pub(crate) struct CommitLimits {
+pub(crate) struct CommitLimits<'a> {
     /// Largest item collection of a table with LSIs.
     pub(crate) item_collection_bytes: u64,
+    /// The in-memory tables' budget, when bounded.
+    pub(crate) memory: Option<&'a MemoryBudget>,
+}
+
+/// What a write costs the memory budget: its item and the map entry.
+fn stored_bytes(size: usize) -> i64 {
+    size as i64 + STORED_ITEM_OVERHEAD_BYTES as i64
 }
 
 /// The sizes of what a commit wrote and replaced.

@@ -921,3 +921,31 @@ fn time_to_live_changes_and_expiry_in_modelled_time() {
     engine.update_time_to_live("ttl", false, "exp", after).unwrap();
     assert_eq!(engine.describe_time_to_live("ttl").unwrap().status, "DISABLED");
 }
+
+#[test]
+fn the_memory_budget_refuses_growth_past_it_and_frees_what_deletes_free() {
+    let item = |pk: &str| pad_item(pk, 1_000);
+    let per_item = item_size(&item("a")) as u64 + STORED_ITEM_OVERHEAD_BYTES;
+    let budget = Arc::new(MemoryBudget::new(3 * per_item));
+    let engine = Engine::new(EngineConfig { memory: Some(budget.clone()), ..EngineConfig::local() });
+    create(&engine, "t", BillingMode::PayPerRequest);
+    for pk in ["a", "b", "c"] {
+        put(&engine, "t", item(pk), WriteOptions::default()).unwrap();
+    }
+    assert_eq!(budget.used(), 3 * per_item);
+    // Overwriting an item with one of its size takes nothing more.
+    put(&engine, "t", item("a"), WriteOptions::default()).unwrap();
+    assert_eq!(budget.used(), 3 * per_item);
+    let EngineError::LimitExceeded(message) = put(&engine, "t", item("d"), WriteOptions::default()).unwrap_err() else {
+        panic!("a write past the budget is LimitExceeded")
+    };
+    assert!(message.contains("(serve --max-memory)") && message.contains("--data-dir"), "{message}");
+    assert_eq!(engine.describe_table("t", T0).unwrap().item_count, 3, "the refused item was not written");
+    assert_eq!(budget.used(), 3 * per_item, "a refused write gives its reservation back");
+    let delete = DeleteItemInput { table_name: "t".into(), key: key("b"), options: WriteOptions::default() };
+    engine.delete_item(delete, T0).unwrap();
+    assert_eq!(budget.used(), 2 * per_item);
+    put(&engine, "t", item("d"), WriteOptions::default()).unwrap();
+    engine.delete_table("t", T0).unwrap();
+    assert_eq!(budget.used(), 0, "a dropped table gives back all it held");
+}

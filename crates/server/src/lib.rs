@@ -9,6 +9,7 @@
 pub mod clock;
 pub mod latency;
 mod metrics;
+pub mod sigv4;
 pub mod web;
 
 use std::convert::Infallible;
@@ -45,6 +46,44 @@ pub const REQUEST_ID_LEN: usize = 52;
 /// DynamoDB's health answer to a GET, which load balancers and curl users see.
 pub const HEALTH_ANSWER: &[u8] = b"healthy: dynamodb.us-east-1.amazonaws.com ";
 
+/// Default of [`Limits::max_connections`].
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+/// Default of [`Limits::header_timeout`].
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default of [`Limits::body_timeout`].
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a connection over the limit gets to take its 503 answer.
+const REFUSAL_GRACE: Duration = Duration::from_secs(1);
+/// Bytes of a refused connection's request read (and dropped) before it
+/// is closed, so that the close does not reset the answer away.
+const REFUSAL_DRAIN_BYTES: usize = 64 * 1024;
+/// Refusals answered at once; a connection past these is closed unanswered.
+const MAX_REFUSALS_IN_FLIGHT: usize = 256;
+
+/// What one client may hold of the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Open connections at once; one more is answered 503
+    /// ServiceUnavailableException and closed.
+    pub max_connections: usize,
+    /// Time from a connection's (or the previous answer's) start to a
+    /// request's complete headers; past it the connection is closed.
+    pub header_timeout: Duration,
+    /// Time to receive a request's whole body once its headers are in;
+    /// past it the answer is 408 RequestTimeoutException.
+    pub body_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+        }
+    }
+}
+
 /// Shared state of a running server.
 pub struct Server {
     /// The engine of the region the server was started for; requests signed
@@ -59,6 +98,10 @@ pub struct Server {
     /// Set over durable storage: every answer waits until what the
     /// request wrote (and everything written before it) is on disk.
     durability: Option<dynaburst_diskstore::Durability>,
+    /// Set by `--credentials`: every request's SigV4 signature is verified
+    /// against these keys. None accepts any signature.
+    credentials: Option<sigv4::Credentials>,
+    limits: Limits,
 }
 
 impl Server {
@@ -72,7 +115,21 @@ impl Server {
             clock: Arc::new(SystemClock::new()),
             ttl_interval: Duration::ZERO,
             durability: None,
+            credentials: None,
+            limits: Limits::default(),
         }
+    }
+
+    /// Serves within `limits` instead of the defaults.
+    pub fn with_limits(mut self, limits: Limits) -> Server {
+        self.limits = limits;
+        self
+    }
+
+    /// Verifies every request's SigV4 signature against `credentials`.
+    pub fn with_credentials(mut self, credentials: sigv4::Credentials) -> Server {
+        self.credentials = Some(credentials);
+        self
     }
 
     /// Answers each request only once the writes before its answer are on
@@ -295,10 +352,7 @@ where
     let Some(authorization) = request.headers().get(hyper::header::AUTHORIZATION) else {
         return error_response(server, ApiError::missing_authentication());
     };
-    let engine = match server.engine_for(authorization.to_str().ok().and_then(credential_region)) {
-        Ok(e) => e,
-        Err(e) => return error_response(server, e),
-    };
+    let region = authorization.to_str().ok().and_then(credential_region).map(str::to_string);
     // DynamoDB's operations, or DynamoDB Streams' on the same endpoint.
     let target = request.headers().get("x-amz-target").and_then(|v| v.to_str().ok());
     let operation = target.and_then(|t| {
@@ -314,7 +368,18 @@ where
     let Some((streams, operation)) = operation.filter(|_| content_type_ok) else {
         return error_response(server, ApiError::unknown_operation());
     };
-    let body = match Limited::new(request.into_body(), MAX_REQUEST_BYTES).collect().await {
+    let (parts, body) = request.into_parts();
+    let read = tokio::time::timeout(server.limits.body_timeout, Limited::new(body, MAX_REQUEST_BYTES).collect());
+    let Ok(read) = read.await else {
+        let secs = server.limits.body_timeout.as_secs_f64();
+        return error_response(
+            server,
+            ApiError::request_timeout(format!(
+                "The request body did not arrive within {secs} s (serve --body-timeout)"
+            )),
+        );
+    };
+    let body = match read {
         Ok(collected) => collected.to_bytes(),
         Err(e) => {
             if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() {
@@ -322,6 +387,16 @@ where
             }
             return error_response(server, ApiError::serialization(format!("cannot read request body: {e}")));
         }
+    };
+    if let Some(credentials) = &server.credentials {
+        let uri = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
+        if let Err(e) = credentials.verify(parts.method.as_str(), uri, &parts.headers, &body, arrived.0) {
+            return error_response(server, e);
+        }
+    }
+    let engine = match server.engine_for(region.as_deref()) {
+        Ok(e) => e,
+        Err(e) => return error_response(server, e),
     };
     let outcome = if streams {
         dynaburst_wire::handle_streams(&engine, &operation, &body, arrived.millis())
@@ -379,6 +454,9 @@ pub async fn serve(listener: TcpListener, server: Arc<Server>, shutdown: impl Fu
             }
         })
     });
+    let connections = Arc::new(tokio::sync::Semaphore::new(server.limits.max_connections));
+    let refusals = Arc::new(tokio::sync::Semaphore::new(MAX_REFUSALS_IN_FLIGHT));
+    let server_limits = server.limits;
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -390,16 +468,32 @@ pub async fn serve(listener: TcpListener, server: Arc<Server>, shutdown: impl Fu
                     Err(_) => { tokio::time::sleep(Duration::from_millis(10)).await; continue; }
                 };
                 let _ = stream.set_nodelay(true);
+                let Ok(permit) = connections.clone().try_acquire_owned() else {
+                    // Answered 503 while few are; past that, closed.
+                    if let Ok(refusing) = refusals.clone().try_acquire_owned() {
+                        let max = server.limits.max_connections;
+                        tokio::spawn(async move {
+                            refuse(stream, max).await;
+                            drop(refusing);
+                        });
+                    }
+                    continue;
+                };
                 let server = server.clone();
                 let service = service_fn(move |req| {
                     let server = server.clone();
                     async move { Ok::<_, Infallible>(handle_request(&server, req).await) }
                 });
-                let conn = http1::Builder::new().keep_alive(true).serve_connection(TokioIo::new(stream), service);
+                let conn = http1::Builder::new()
+                    .keep_alive(true)
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(server_limits.header_timeout)
+                    .serve_connection(TokioIo::new(stream), service);
                 let conn = graceful.watch(conn);
                 tokio::spawn(async move {
                     // A client that drops its connection is not an error of ours.
                     let _ = conn.await;
+                    drop(permit);
                 });
             }
             _ = &mut shutdown => break,
@@ -411,6 +505,39 @@ pub async fn serve(listener: TcpListener, server: Arc<Server>, shutdown: impl Fu
     }
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await;
     Ok(())
+}
+
+/// Answers a connection over [`Limits::max_connections`] with 503
+/// ServiceUnavailableException (which SDKs retry) and closes it, within
+/// [`REFUSAL_GRACE`].
+async fn refuse(mut stream: tokio::net::TcpStream, max: usize) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let error = ApiError::service_unavailable(format!(
+        "dynaburst is serving its maximum of {max} connections (serve --max-connections); retry"
+    ));
+    let body = error.body();
+    let head = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: {JSON_CONTENT_TYPE}\r\ncontent-length: {}\r\nx-amz-crc32: {}\r\nconnection: close\r\n\r\n",
+        body.len(),
+        crc32fast::hash(&body)
+    );
+    let _ = tokio::time::timeout(REFUSAL_GRACE, async {
+        stream.write_all(head.as_bytes()).await?;
+        stream.write_all(&body).await?;
+        stream.shutdown().await?;
+        // Read what the client sent, so that closing does not reset the
+        // connection before it has read the answer.
+        let mut buf = [0u8; 4096];
+        let mut drained = 0;
+        while drained < REFUSAL_DRAIN_BYTES {
+            match stream.read(&mut buf).await? {
+                0 => break,
+                n => drained += n,
+            }
+        }
+        Ok::<_, io::Error>(())
+    })
+    .await;
 }
 
 #[cfg(test)]

@@ -490,3 +490,64 @@ async fn metrics_json_has_what_the_web_view_draws() {
     );
     assert_eq!(t["top_keys"]["accessed_keys"], json!([]));
 }
+
+/// A ListTables request signed by the SDK's signer with `key`/`secret` at
+/// `signed_at` (seconds since the epoch).
+fn signed_list_tables(key: &str, secret: &str, signed_at: u64) -> Request<Full<Bytes>> {
+    use aws_sigv4::http_request::{sign, SignableBody, SignableRequest, SigningSettings};
+    let body = b"{}".to_vec();
+    let headers = [
+        ("host", "localhost:8000"),
+        ("content-type", "application/x-amz-json-1.0"),
+        ("x-amz-target", "DynamoDB_20120810.ListTables"),
+    ];
+    let identity = aws_credential_types::Credentials::new(key, secret, None, None, "test").into();
+    let params = aws_sigv4::sign::v4::SigningParams::builder()
+        .identity(&identity)
+        .region("us-east-1")
+        .name("dynamodb")
+        .time(std::time::UNIX_EPOCH + Duration::from_secs(signed_at))
+        .settings(SigningSettings::default())
+        .build()
+        .unwrap()
+        .into();
+    let signable = SignableRequest::new("POST", "/", headers.iter().copied(), SignableBody::Bytes(&body)).unwrap();
+    let (instructions, _) = sign(signable, &params).unwrap().into_parts();
+    let mut builder = Request::builder().method("POST").uri("/");
+    for (name, value) in headers {
+        builder = builder.header(name, value);
+    }
+    let mut request = builder.body(Full::new(Bytes::from(body))).unwrap();
+    instructions.apply_to_request_http1x(&mut request);
+    request
+}
+
+#[tokio::test]
+async fn signatures_are_checked_against_the_servers_clock_in_virtual_time() {
+    let (server, clock) = server(1);
+    let credentials = sigv4::Credentials::parse("[a]\naws_access_key_id = AK\naws_secret_access_key = s\n").unwrap();
+    let server = server.with_credentials(credentials);
+    let signed_at = START.0.as_secs();
+    let (status, _, body) = send(&server, signed_list_tables("AK", "s", signed_at)).await;
+    assert_eq!(status, StatusCode::OK, "{body:?}");
+    let (status, _, body) = send(&server, signed_list_tables("AK", "wrong", signed_at)).await;
+    assert_eq!(
+        (status, error_type(&body).as_str()),
+        (StatusCode::BAD_REQUEST, "com.amazon.coral.service#InvalidSignatureException")
+    );
+    let (status, _, body) = send(&server, signed_list_tables("NOPE", "s", signed_at)).await;
+    assert_eq!(
+        (status, error_type(&body).as_str()),
+        (StatusCode::BAD_REQUEST, "com.amazon.coral.service#UnrecognizedClientException")
+    );
+    // Fifteen minutes later the same signing time still passes; a second
+    // more and it has expired.
+    clock.advance(Duration::from_secs(15 * 60));
+    let (status, _, _) = send(&server, signed_list_tables("AK", "s", signed_at)).await;
+    assert_eq!(status, StatusCode::OK);
+    clock.advance(Duration::from_secs(1));
+    let (status, _, body) = send(&server, signed_list_tables("AK", "s", signed_at)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let message = serde_json::from_slice::<Value>(&body).unwrap()["message"].as_str().unwrap().to_string();
+    assert!(message.starts_with("Signature expired: "), "{message}");
+}

@@ -35,6 +35,14 @@ pub enum ErrorKind {
     UnrecognizedClient,
     /// A resource this account may not touch.
     AccessDenied,
+    /// A SigV4 signature that does not verify, or is too old or too new.
+    InvalidSignature,
+    /// An Authorization header that lacks a part SigV4 needs.
+    IncompleteSignature,
+    /// HTTP 503: the server is too busy to take the request (SDKs retry).
+    ServiceUnavailable,
+    /// HTTP 408: the request's body did not arrive in time (SDKs retry).
+    RequestTimeout,
     /// An item collection of a table with LSIs would pass 10 GB.
     ItemCollectionSizeLimitExceeded,
     /// A shard iterator older than 15 minutes.
@@ -73,6 +81,10 @@ impl ErrorKind {
             | ErrorKind::UnknownOperation
             | ErrorKind::MissingAuthenticationToken
             | ErrorKind::UnrecognizedClient
+            | ErrorKind::InvalidSignature
+            | ErrorKind::IncompleteSignature
+            | ErrorKind::ServiceUnavailable
+            | ErrorKind::RequestTimeout
             | ErrorKind::AccessDenied => NS_SERVICE,
             ErrorKind::Throttling(_) => NS_AVAILABILITY,
             _ => NS_DYNAMODB,
@@ -88,6 +100,10 @@ impl ErrorKind {
             ErrorKind::MissingAuthenticationToken => "MissingAuthenticationTokenException",
             ErrorKind::UnrecognizedClient => "UnrecognizedClientException",
             ErrorKind::AccessDenied => "AccessDeniedException",
+            ErrorKind::InvalidSignature => "InvalidSignatureException",
+            ErrorKind::IncompleteSignature => "IncompleteSignatureException",
+            ErrorKind::ServiceUnavailable => "ServiceUnavailableException",
+            ErrorKind::RequestTimeout => "RequestTimeoutException",
             ErrorKind::ItemCollectionSizeLimitExceeded => "ItemCollectionSizeLimitExceededException",
             ErrorKind::ExpiredIterator => "ExpiredIteratorException",
             ErrorKind::TrimmedDataAccess => "TrimmedDataAccessException",
@@ -109,6 +125,8 @@ impl ErrorKind {
     pub fn status(&self) -> u16 {
         match self {
             ErrorKind::InternalServerError => 500,
+            ErrorKind::ServiceUnavailable => 503,
+            ErrorKind::RequestTimeout => 408,
             _ => 400,
         }
     }
@@ -165,6 +183,26 @@ impl ApiError {
     /// UnrecognizedClientException.
     pub fn unrecognized_client(message: impl Into<String>) -> ApiError {
         ApiError::new(ErrorKind::UnrecognizedClient, message)
+    }
+
+    /// InvalidSignatureException.
+    pub fn invalid_signature(message: impl Into<String>) -> ApiError {
+        ApiError::new(ErrorKind::InvalidSignature, message)
+    }
+
+    /// IncompleteSignatureException.
+    pub fn incomplete_signature(message: impl Into<String>) -> ApiError {
+        ApiError::new(ErrorKind::IncompleteSignature, message)
+    }
+
+    /// ServiceUnavailableException (HTTP 503), which SDKs retry.
+    pub fn service_unavailable(message: impl Into<String>) -> ApiError {
+        ApiError::new(ErrorKind::ServiceUnavailable, message)
+    }
+
+    /// RequestTimeoutException (HTTP 408), which SDKs retry.
+    pub fn request_timeout(message: impl Into<String>) -> ApiError {
+        ApiError::new(ErrorKind::RequestTimeout, message)
     }
 
     /// InternalServerError (HTTP 500).
