@@ -238,6 +238,32 @@ pub fn index_timeline(engine: &Engine, table: &str, index: &str, start_ms: u64, 
         .collect()
 }
 
+/// One simulation of `dynaburst load` (see [`load`]).
+fn run_simulation(
+    engine: &Arc<Engine>,
+    input: dynaburst_input::InputSpec,
+    design: dynaburst_simulate::TableDesign,
+    tuning: dynaburst_loader::Tuning,
+    rejects: std::path::PathBuf,
+    limit_ms: u64,
+) -> Result<dynaburst_simulate::Simulation, String> {
+    dynaburst_simulate::simulate_limited(
+        Arc::clone(engine),
+        dynaburst_simulate::SimOptions {
+            input,
+            design,
+            tuning,
+            round_trip: std::time::Duration::from_millis(ROUND_TRIP_MS),
+            table_age: std::time::Duration::from_millis(START_MS),
+            rejects,
+            prices: dynaburst_loader::Prices::list(),
+        },
+        Vec::new(),
+        std::time::Duration::from_millis(limit_ms),
+    )
+    .map_err(|e| e.to_string())
+}
+
 /// Loads `items` into `table` (already on `engine`) with `dynaburst
 /// load`'s own pipeline in virtual time (`dynaburst_simulate`): the
 /// items are written as DynamoDB JSON to a temporary file, read back by
@@ -281,21 +307,15 @@ pub fn load(
         raw_json: false,
         type_window: 1,
     };
-    let sim = dynaburst_simulate::simulate_limited(
-        Arc::clone(engine),
-        dynaburst_simulate::SimOptions {
-            input: spec,
-            design,
-            tuning,
-            round_trip: std::time::Duration::from_millis(ROUND_TRIP_MS),
-            table_age: std::time::Duration::from_millis(START_MS),
-            rejects: dir.join(format!(".sim-{table}.rejects.jsonl")),
-            prices: dynaburst_loader::Prices::list(),
-        },
-        Vec::new(),
-        std::time::Duration::from_millis(limit_ms),
-    )
-    .map_err(|e| e.to_string());
+    // The simulation drives its own runtime; on a thread of its own it
+    // may be called from async code (a scenario) as well as from tests.
+    let sim = std::thread::scope(|s| {
+        s.spawn(|| {
+            run_simulation(engine, spec, design, tuning, dir.join(format!(".sim-{table}.rejects.jsonl")), limit_ms)
+        })
+        .join()
+        .unwrap_or_else(|_| Err("the simulation panicked".to_string()))
+    });
     let _ = std::fs::remove_file(&path);
     let sim = sim?;
     let elapsed_ms = (sim.report.predicted_duration_s * 1000.0).round() as u64;

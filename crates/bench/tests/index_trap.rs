@@ -88,10 +88,16 @@ fn a_low_cardinality_gsi_holds_the_load_to_its_busiest_partition() {
     );
     assert!(low.rate_items_per_s <= 3_300.0, "{}", low.rate_items_per_s);
     assert!(low.bound.contains("GSI"), "{}", low.bound);
-    // Its busiest partition holds at 1,000 units once its burst is spent.
-    for t in low.timeline.iter().skip(2).filter(|t| t.items > 0) {
-        let hot = t.gsi_hottest_partition_units.expect("a GSI");
-        assert!(hot <= 1_100.0, "second {}: {hot} units on one GSI partition", t.second);
+    // Its busiest partition spent its burst in the first second (the load
+    // was throttled there); from then on it holds at 1,000 units a second.
+    // A paced load may bank a little of a slow second and spend it in a
+    // later one, so the bound is on the sum since second 1 (a 100-unit
+    // allowance for where a second's edge falls).
+    assert!(low.timeline[0].throttled_items > 0, "the burst is spent in the first second");
+    let mut since = 0.0;
+    for (k, t) in low.timeline.iter().enumerate().skip(1) {
+        since += t.gsi_hottest_partition_units.expect("a GSI");
+        assert!(since <= 1_000.0 * k as f64 + 100.0, "seconds 1 to {k}: {since} units on one GSI partition");
     }
     let steady: Vec<f64> =
         low.timeline.iter().skip(2).rev().skip(2).filter_map(|t| t.gsi_hottest_partition_units).collect();

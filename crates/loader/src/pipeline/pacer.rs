@@ -18,7 +18,10 @@
 //! to [`PACE_GROWTH_MAX`]). A table at its capacity sees a throttle every
 //! several seconds (the rate probes a little past it, which a table's
 //! burst takes for a while); an on-demand table whose ceiling rose is
-//! found within seconds.
+//! found within seconds. A cut that went [`PACE_DEEP_CUT`] deeper than
+//! [`PACE_CUT`] of the rate it lowered or of what the table took (several cuts in a row while
+//! a table repaid a burst) recovers at the fastest growth back to
+//! [`PACE_CUT`] of the higher of the two, and only then probes gently.
 //!
 //! Pure: time is an argument.
 
@@ -39,6 +42,10 @@ pub const PACE_GROWTH_MAX: f64 = 0.10;
 /// The rate grows only while the load writes at least this share of it
 /// (a load held back by something else does not raise its rate).
 pub const PACE_GROWTH_BUSY: f64 = 0.8;
+/// A cut is deep when it lands more than this factor below [`PACE_CUT`]
+/// of the rate refused (or of what the table took); the rate then
+/// recovers to that at the fastest growth.
+pub const PACE_DEEP_CUT: f64 = 1.05;
 /// The bucket holds this much of a second at the rate (or one request,
 /// when larger): requests go out evenly, not in bursts.
 pub const PACE_BURST: Duration = Duration::from_millis(100);
@@ -64,6 +71,9 @@ pub struct Pacer {
     tokens: f64,
     updated: Instant,
     last_cut: Option<Instant>,
+    /// The higher of the rate the last cut lowered (the table refused it)
+    /// and what the table took then.
+    refused_at: Option<f64>,
     /// The throttling episode under way: when its first cut was, and the
     /// units written since.
     episode: Option<(Instant, f64)>,
@@ -88,6 +98,7 @@ impl Pacer {
             tokens: capacity.unwrap_or(0.0) * PACE_BURST.as_secs_f64(),
             updated: now,
             last_cut: None,
+            refused_at: None,
             episode: None,
             last_growth: now,
             start: now,
@@ -172,16 +183,26 @@ impl Pacer {
             // Sent at the old rate: this overshoot was answered already.
             return;
         }
+        // What the table took: at the first throttle of a new episode this
+        // still counts the mean since the last episode began (the rate
+        // the table sustained between them), which keeps a table probed at
+        // its capacity from being throttled every few seconds.
         let delivered = self.taking(now);
+        if self.last_cut.is_none_or(|t| now.saturating_duration_since(t) >= PACE_EPISODE) {
+            self.episode = Some((now, 0.0));
+        }
         let cut = match self.rate {
             Some(rate) => (delivered.min(rate) * PACE_CUT).max(rate * PACE_CUT_FLOOR),
             None => delivered * PACE_CUT,
         };
         // A load that has written nothing yet has no rate to learn from.
-        if self.last_cut.is_none_or(|t| now.saturating_duration_since(t) >= PACE_EPISODE) {
-            self.episode = Some((now, 0.0));
-        }
         if cut > 0.0 {
+            // The table refused this rate, having taken `delivered`:
+            // recovery heads back quickly to just below the higher of the
+            // two, and probes past it only gently.
+            // Only after a deep cut: at capacity, a cut lands just below
+            // both, and growth stays gentle.
+            self.refused_at = self.rate.map(|r| r.max(delivered)).filter(|r| r * PACE_CUT > cut * PACE_DEEP_CUT);
             self.rate = Some(cut);
             self.tokens = self.tokens.min(cut * PACE_BURST.as_secs_f64());
             self.cuts += 1;
@@ -201,7 +222,16 @@ impl Pacer {
             return;
         }
         let calm = self.last_cut.map_or(1.0, |t| now.saturating_duration_since(t).as_secs_f64());
-        self.rate = Some(rate * (1.0 + (PACE_GROWTH_STEP * calm.max(1.0)).min(PACE_GROWTH_MAX)));
+        let gentle = rate * (1.0 + (PACE_GROWTH_STEP * calm.max(1.0)).min(PACE_GROWTH_MAX));
+        // Far below the rate last refused (a cut that went deep while the
+        // table was still paying for a burst): back towards it at the
+        // fastest growth, up to [`PACE_CUT`] of it.
+        let recover = self
+            .refused_at
+            .map(|r| r * PACE_CUT)
+            .filter(|target| *target > gentle)
+            .map_or(gentle, |target| (rate * (1.0 + PACE_GROWTH_MAX)).min(target).max(gentle));
+        self.rate = Some(recover);
     }
 
     /// How long a request of `units` must wait for the rate; None when it
@@ -323,6 +353,28 @@ mod tests {
         let doubled = rates.iter().position(|r| *r >= 2000.0).unwrap();
         assert!((10..=20).contains(&doubled), "{doubled}: {rates:?}");
         assert!(rates[39] / rates[38] < 1.0 + PACE_GROWTH_MAX + 1e-9, "never more than 10% a second");
+    }
+
+    #[test]
+    fn a_deep_cut_recovers_quickly_to_just_below_the_rate_refused_then_probes_gently() {
+        // Refused at 1,600 a second, but the table took only 500 in the
+        // 300 ms before (it was repaying a burst): cut to half, 800.
+        let t0 = Instant::now();
+        let mut p = Pacer::new(t0, Some(1600.0));
+        for i in 0..10 {
+            p.on_written(t0 + ms(100 * i), if i < 7 { 160.0 } else { 50.0 });
+        }
+        let t = t0 + ms(1000);
+        p.on_throttle(t, t);
+        assert!((p.rate().unwrap() - 800.0).abs() < 1e-6, "{:?}", p.rate());
+        let rates = keep_up(&mut p, t, 12);
+        // 10% a second up to 0.95 x 1,600 = 1,520, within 8 s.
+        assert!((rates[0] - 880.0).abs() < 1.0, "{rates:?}");
+        let back = rates.iter().position(|r| *r >= 1520.0 - 1e-6).unwrap();
+        assert!((5..=8).contains(&back), "{back}: {rates:?}");
+        // Then gently: 0.5% a second per second of calm.
+        let after = rates[back + 1] / rates[back];
+        assert!(after < 1.0 + PACE_GROWTH_STEP * (back as f64 + 3.0), "{rates:?}");
     }
 
     #[test]
