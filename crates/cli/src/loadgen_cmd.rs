@@ -40,6 +40,15 @@ pub struct LoadgenArgs {
     /// by_g<i> on attribute g<i>, which each item carries with a key of its own.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=20))]
     gsis: u8,
+    /// Requests a second over all connections, on an open-loop schedule
+    /// (latency counts from when each request was due); default: back to
+    /// back. For soak runs at a share of the measured maximum.
+    #[arg(long)]
+    rate: Option<f64>,
+    /// With --rate: request k writes the keys of request k mod N, so a long
+    /// run keeps overwriting a table of N requests' items.
+    #[arg(long, value_name = "N")]
+    key_space: Option<u64>,
     /// Print the result as JSON instead of one line.
     #[arg(long)]
     json: bool,
@@ -76,6 +85,8 @@ pub fn run(args: LoadgenArgs) -> anyhow::Result<()> {
     config.table = args.table;
     config.threads = args.threads;
     config.gsis = usize::from(args.gsis);
+    config.rate = args.rate;
+    config.key_space = args.key_space;
     let result = dynaburst_loadgen::run_blocking(&config)?;
     if args.json {
         println!("{}", serde_json::to_string(&result)?);

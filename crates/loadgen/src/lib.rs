@@ -119,10 +119,36 @@ pub struct Config {
     /// every item carries with its own key as value (a key of high
     /// cardinality), projected KEYS_ONLY.
     pub gsis: usize,
+    /// Requests a second over all connections (an open-loop schedule:
+    /// request k is due at k / rate after the start, writes keys of its
+    /// own number, and its latency counts from when it was due, so a server
+    /// that falls behind shows it); None sends back to back.
+    pub rate: Option<f64>,
+    /// With a rate: request k writes the keys of request k mod this many,
+    /// so a long run overwrites a table of bounded size.
+    pub key_space: Option<u64>,
 }
 
 /// GSIs a generated table may have (DynamoDB's default quota).
 pub const MAX_LOADGEN_GSIS: usize = 20;
+/// The highest `--rate`, requests a second.
+pub const MAX_RATE: f64 = 10_000_000.0;
+
+/// The open-loop schedule of a run with a rate: hands out each request's
+/// due time.
+struct Schedule {
+    start: Instant,
+    interval: Duration,
+    next: std::sync::atomic::AtomicU64,
+}
+
+impl Schedule {
+    /// The next request's number and when it is due.
+    fn take(&self) -> (u64, Instant) {
+        let k = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        (k, self.start + self.interval.mul_f64(k as f64))
+    }
+}
 
 impl Config {
     /// The defaults of the benchmark: 16 connections, batches of 25 items
@@ -141,6 +167,8 @@ impl Config {
             threads: 1,
             seed,
             gsis: 0,
+            rate: None,
+            key_space: None,
         }
     }
 
@@ -178,6 +206,17 @@ impl Config {
             && self.table.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.');
         if !name_ok {
             return bad(format!("--table '{}' is not a DynamoDB table name (3-255 of [a-zA-Z0-9_.-])", self.table));
+        }
+        if let Some(rate) = self.rate {
+            if !(rate.is_finite() && rate > 0.0 && rate <= MAX_RATE) {
+                return bad(format!("--rate must be more than 0 and at most {MAX_RATE} requests a second, not {rate}"));
+            }
+        }
+        if self.key_space == Some(0) {
+            return bad("--key-space must be at least 1 request".to_string());
+        }
+        if self.key_space.is_some() && self.rate.is_none() {
+            return bad("--key-space needs --rate (it numbers the scheduled requests)".to_string());
         }
         if self.threads == 0 {
             return bad("--threads must be at least 1".to_string());
@@ -331,14 +370,25 @@ pub async fn run(config: &Config) -> Result<LoadResult, LoadError> {
     let warm_end = start + config.warmup;
     let end = warm_end + config.duration;
     let mut request_bytes = 0;
+    let schedule = config.rate.map(|rate| {
+        Arc::new(Schedule {
+            start,
+            interval: Duration::from_secs_f64(1.0 / rate),
+            next: std::sync::atomic::AtomicU64::new(0),
+        })
+    });
     let mut tasks = Vec::with_capacity(config.connections);
     for conn in 0..config.connections {
-        let template = Template::new(config, nonce, conn as u32);
+        // On a schedule, request k writes the same keys whichever
+        // connection sends it: a run repeated with its seed rewrites its
+        // keys (a soak's table stays the same size).
+        let template = Template::new(config, nonce, if schedule.is_some() { 0 } else { conn as u32 });
         request_bytes = template.body.len();
         let endpoint = endpoint.clone();
         let mode = config.mode;
         let timeout = config.request_timeout;
-        tasks.push(tokio::spawn(worker(endpoint, template, mode, timeout, warm_end, end)));
+        let window = Window { warm_end, end, schedule: schedule.clone(), key_space: config.key_space };
+        tasks.push(tokio::spawn(worker(endpoint, template, mode, timeout, window)));
     }
     let cpu_at_window_start = tokio::spawn(async move {
         tokio::time::sleep_until(warm_end.into()).await;
@@ -593,6 +643,11 @@ impl Template {
         Template { body, counters, next: 0, items: config.items_per_request() }
     }
 
+    /// The next body will be that of request `k` (its keys).
+    fn seek(&mut self, k: u64) {
+        self.next = k.saturating_mul(self.counters.len() as u64);
+    }
+
     /// The next request body, with fresh keys.
     fn next_body(&mut self) -> Bytes {
         for &at in &self.counters {
@@ -685,15 +740,26 @@ fn snippet(body: &[u8]) -> String {
     String::from_utf8_lossy(body).chars().take(ERROR_SAMPLE_CHARS).collect()
 }
 
-/// One connection sending requests back to back until `end`.
+/// When a worker sends, and which answers it counts.
+struct Window {
+    warm_end: Instant,
+    end: Instant,
+    /// With a rate: the shared schedule.
+    schedule: Option<Arc<Schedule>>,
+    /// Requests whose keys are reused, in turn.
+    key_space: Option<u64>,
+}
+
+/// One connection sending requests until `window.end`: back to back, or
+/// each when the schedule says.
 async fn worker(
     endpoint: Arc<Endpoint>,
     mut template: Template,
     mode: Mode,
     timeout: Duration,
-    warm_end: Instant,
-    end: Instant,
+    window: Window,
 ) -> WorkerStats {
+    let Window { warm_end, end, schedule, key_space } = window;
     let mut stats = WorkerStats::new();
     let target = match target(mode.operation()) {
         Ok(t) => t,
@@ -719,8 +785,21 @@ async fn worker(
                 }
             },
         };
+        let due = match schedule.as_ref() {
+            Some(schedule) => {
+                let (k, due) = schedule.take();
+                if due >= end {
+                    break;
+                }
+                template.seek(key_space.map_or(k, |n| k % n));
+                tokio::time::sleep_until(due.into()).await;
+                Some(due)
+            }
+            None => None,
+        };
         let request = endpoint.request(&target, template.next_body());
-        let sent = Instant::now();
+        // With a schedule, latency counts from when the request was due.
+        let sent = due.unwrap_or_else(Instant::now);
         let outcome = tokio::time::timeout(timeout, exchange(connection, request)).await;
         let done = Instant::now();
         let measured = done >= warm_end && done <= end;
