@@ -9,71 +9,23 @@
 //! breaks. Every run is bounded in items and time.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::AttributeValue as Av;
 use aws_sdk_dynamodb::Client;
 
-const BIN: &str = env!("CARGO_BIN_EXE_dynaburst");
+mod common;
+
+use common::{Serve, BIN};
 
 /// One dump at a time: they share this machine's cores with the servers.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// A `dynaburst serve` child on a free port, killed when dropped.
-struct Serve {
-    child: Child,
-    url: String,
-}
-
-impl Serve {
-    fn start() -> Serve {
-        let mut child = Command::new(BIN)
-            .args(["serve", "--host", "127.0.0.1", "--port", "0", "--seed", "1"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start dynaburst serve");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("the port line");
-        let url = line.trim().strip_prefix("dynaburst listening on ").expect("port line").to_string();
-        Serve { child, url }
-    }
-
-    fn client(&self) -> Client {
-        let conf = aws_sdk_dynamodb::Config::builder()
-            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
-            .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
-            .credentials_provider(aws_sdk_dynamodb::config::Credentials::new("x", "y", None, None, "test"))
-            .endpoint_url(&self.url)
-            .build();
-        Client::from_conf(conf)
-    }
-
-    /// `GET /metrics.json`.
-    fn metrics(&self) -> serde_json::Value {
-        let addr = self.url.trim_start_matches("http://");
-        let mut s = std::net::TcpStream::connect(addr).expect("connect for metrics");
-        write!(s, "GET /metrics.json HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
-        let mut text = String::new();
-        s.read_to_string(&mut text).unwrap();
-        let body = text.split_once("\r\n\r\n").expect("a body").1;
-        serde_json::from_str(body).expect("metrics JSON")
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn dir(name: &str) -> PathBuf {
@@ -191,7 +143,7 @@ fn scan_all(client: &Client, table: &str) -> BTreeMap<String, HashMap<String, Av
 #[test]
 fn every_attribute_type_round_trips_through_a_pipe_between_two_servers_and_through_an_export_directory() {
     let _one = serial();
-    let (a, b) = (Serve::start(), Serve::start());
+    let (a, b) = (Serve::start(&["--seed", "1"]), Serve::start(&["--seed", "1"]));
     let (ca, cb) = (a.client(), b.client());
     create(&ca, "source");
     let items: Vec<_> = (0..300).map(every_type).collect();
@@ -306,7 +258,7 @@ fn dumped_ids(path: &Path) -> Vec<String> {
 #[test]
 fn a_dump_killed_with_sigkill_resumes_and_writes_every_item_exactly_once() {
     let _one = serial();
-    let serve = Serve::start();
+    let serve = Serve::start(&["--seed", "1"]);
     let d = dir("resume");
     load_people(&serve, &d, "people", 3_000);
     let out = d.join("people.ddb.json");
@@ -371,7 +323,7 @@ fn scan_all_ids(client: &Client, table: &str) -> Vec<String> {
 #[test]
 fn max_rcu_holds_in_every_second_the_server_counts() {
     let _one = serial();
-    let serve = Serve::start();
+    let serve = Serve::start(&["--seed", "1"]);
     let d = dir("pace");
     load_people(&serve, &d, "paced", 2_000);
     let before = serve.metrics();
@@ -438,7 +390,7 @@ fn fix_rejects(path: &Path, fix: impl Fn(&str) -> String) {
 #[test]
 fn the_rejects_file_loads_back_once_fixed_and_a_new_load_starts_a_new_one() {
     let _one = serial();
-    let serve = Serve::start();
+    let serve = Serve::start(&["--seed", "1"]);
     let client = serve.client();
     let d = dir("rejects");
     // CSV: a zip column that must stay strings, a quoted field with a line
@@ -510,7 +462,7 @@ fn the_rejects_file_loads_back_once_fixed_and_a_new_load_starts_a_new_one() {
 #[test]
 fn csv_shards_load_every_record_once_whatever_the_boundaries() {
     let _one = serial();
-    let serve = Serve::start();
+    let serve = Serve::start(&["--seed", "1"]);
     let client = serve.client();
     let d = dir("shards");
     // Quoted notes with line breaks, some of their lines looking like

@@ -5,15 +5,16 @@
 //! near its capacity. Every run is bounded in records and time.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use aws_sdk_dynamodb::Client;
 
-const BIN: &str = env!("CARGO_BIN_EXE_dynaburst");
+mod common;
+
+use common::{client, runtime, Serve, BIN};
 
 /// These tests measure loads against a server on this machine: one at a
 /// time, so that two loads never compete for the same two cores.
@@ -23,34 +24,6 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Server {
-    fn start(extra: &[&str]) -> Server {
-        let mut child = Command::new(BIN)
-            .args(["serve", "--host", "127.0.0.1", "--port", "0"])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start dynaburst serve");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("read the port line");
-        let url = line.trim().strip_prefix("dynaburst listening on ").expect("port line").to_string();
-        Server { child, url }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("dynaburst-load-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -58,7 +31,7 @@ fn dir(name: &str) -> PathBuf {
     d
 }
 
-fn load(server: &Server, input: &Path, table: &str, extra: &[&str]) -> Output {
+fn load(server: &Serve, input: &Path, table: &str, extra: &[&str]) -> Output {
     Command::new(BIN)
         .arg("load")
         .arg(input)
@@ -73,7 +46,7 @@ fn stderr(o: &Output) -> String {
 }
 
 /// Loads with `--report` into `d`, asserts success, and returns the report.
-fn load_ok(server: &Server, input: &Path, table: &str, d: &Path, extra: &[&str]) -> serde_json::Value {
+fn load_ok(server: &Serve, input: &Path, table: &str, d: &Path, extra: &[&str]) -> serde_json::Value {
     let rep = d.join(format!("{table}.report.json"));
     let mut args = extra.to_vec();
     args.extend(["--report", rep.to_str().unwrap()]);
@@ -84,7 +57,7 @@ fn load_ok(server: &Server, input: &Path, table: &str, d: &Path, extra: &[&str])
 
 /// [`load_ok`] with `--timeline`: also returns the write units of each second.
 fn load_with_timeline(
-    server: &Server,
+    server: &Serve,
     input: &Path,
     table: &str,
     d: &Path,
@@ -101,20 +74,6 @@ fn load_with_timeline(
         .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
         .collect();
     (report, units)
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
-}
-
-fn client(url: &str) -> Client {
-    let conf = aws_sdk_dynamodb::Config::builder()
-        .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
-        .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
-        .credentials_provider(aws_sdk_dynamodb::config::Credentials::new("x", "y", None, None, "test"))
-        .endpoint_url(url)
-        .build();
-    Client::from_conf(conf)
 }
 
 /// Every item, keyed by `id`, through a scan that retries throttling.
@@ -165,7 +124,7 @@ fn write_rounds(path: &Path, keys: usize, rounds: usize, pad: usize) -> HashMap<
 #[test]
 fn heavy_throttling_loses_nothing_and_the_last_record_wins() {
     let _one = serial();
-    let server = Server::start(&[]);
+    let server = Serve::start(&[]);
     let d = dir("throttle");
     let input = d.join("dups.jsonl");
     // 600 keys written twice: 1,200 records into a 60 WCU table, at a
@@ -194,7 +153,7 @@ fn heavy_throttling_loses_nothing_and_the_last_record_wins() {
 #[test]
 fn malformed_lines_go_to_the_rejects_file_and_the_rest_loads() {
     let _one = serial();
-    let server = Server::start(&[]);
+    let server = Serve::start(&[]);
     let d = dir("rejects");
     let input = d.join("mixed.csv");
     std::fs::write(&input, "id,age,zip\na,30,02134\nb,notanumber,1\n\"c,31,2\nd,,99501\n,40,1\n").unwrap();
@@ -226,7 +185,7 @@ fn malformed_lines_go_to_the_rejects_file_and_the_rest_loads() {
 #[test]
 fn kill_minus_9_then_resume_leaves_the_table_equal_to_the_input() {
     let _one = serial();
-    let server = Server::start(&[]);
+    let server = Serve::start(&[]);
     let d = dir("resume");
     let input = d.join("data.jsonl");
     let expected = write_rounds(&input, 1500, 2, 50);
@@ -327,7 +286,7 @@ fn sorted_input(path: &Path) {
 #[test]
 fn interleave_loads_sorted_input_faster_than_as_is() {
     let _one = serial();
-    let server = Server::start(&["--latency-model", "aws", "--seed", "1"]);
+    let server = Serve::start(&["--latency-model", "aws", "--seed", "1"]);
     let d = dir("order");
     let input = d.join("sorted.jsonl");
     sorted_input(&input);
@@ -361,7 +320,7 @@ fn interleave_loads_sorted_input_faster_than_as_is() {
 #[test]
 fn max_wcu_holds() {
     let _one = serial();
-    let server = Server::start(&["--capacity-model", "off"]);
+    let server = Serve::start(&["--capacity-model", "off"]);
     let d = dir("maxwcu");
     let input = d.join("flat.jsonl");
     write_rounds(&input, 3000, 1, 10);
@@ -383,7 +342,7 @@ fn max_wcu_holds() {
 #[test]
 fn a_provisioned_1000_wcu_table_is_loaded_at_90_percent_of_capacity() {
     let _one = serial();
-    let server = Server::start(&[]);
+    let server = Serve::start(&[]);
     let d = dir("prov1000");
     let input = d.join("many.jsonl");
     // 12,000 one-kilobyte items over 12,000 keys, shuffled by the loader.
@@ -410,7 +369,7 @@ fn a_provisioned_1000_wcu_table_is_loaded_at_90_percent_of_capacity() {
 #[test]
 fn transact_mode_and_shards_load_everything_under_throttling() {
     let _one = serial();
-    let server = Server::start(&[]);
+    let server = Serve::start(&[]);
     let d = dir("shards");
     let input = d.join("all.jsonl");
     let expected = write_rounds(&input, 900, 1, 20);
@@ -446,7 +405,7 @@ fn transact_mode_and_shards_load_everything_under_throttling() {
 #[test]
 fn dry_run_estimates_without_writing_and_count_and_purge_agree() {
     let _one = serial();
-    let server = Server::start(&["--capacity-model", "off"]);
+    let server = Serve::start(&["--capacity-model", "off"]);
     let d = dir("dry");
     let input = d.join("one-key.jsonl");
     let mut f = std::fs::File::create(&input).unwrap();
@@ -519,7 +478,7 @@ fn create_with_status_index(url: &str, table: &str) {
 #[test]
 fn a_dry_run_and_a_load_count_what_a_low_cardinality_gsi_costs() {
     let _one = serial();
-    let server = Server::start(&["--capacity-model", "off"]);
+    let server = Serve::start(&["--capacity-model", "off"]);
     let d = dir("gsi");
     let input = d.join("status.jsonl");
     // 2,000 small items, half "open", half "done": one index partition key
@@ -630,7 +589,7 @@ fn command_line_mistakes_clap_does_not_catch_exit_64() {
 #[test]
 fn a_key_that_does_not_fit_the_records_or_the_table_stops_before_anything_is_written() {
     let _one = serial();
-    let server = Server::start(&["--capacity-model", "off"]);
+    let server = Serve::start(&["--capacity-model", "off"]);
     let d = dir("keycheck");
     let strings = d.join("strings.jsonl");
     write_rounds(&strings, 1000, 1, 5);
@@ -679,7 +638,7 @@ fn summary_equation(err: &str) -> (u64, u64, u64, u64) {
 #[test]
 fn after_ctrl_c_the_summary_equation_holds_and_names_the_unacknowledged_records() {
     let _one = serial();
-    let server = Server::start(&[]);
+    let server = Serve::start(&[]);
     let d = dir("ctrl-c");
     let input = d.join("data.jsonl");
     write_rounds(&input, 6000, 1, 800);
@@ -711,7 +670,7 @@ fn after_ctrl_c_the_summary_equation_holds_and_names_the_unacknowledged_records(
 #[test]
 fn csv_columns_are_typed_per_column_from_a_file_or_standard_input_and_the_load_says_which() {
     let _one = serial();
-    let server = Server::start(&["--capacity-model", "off"]);
+    let server = Serve::start(&["--capacity-model", "off"]);
     let d = dir("csv-types");
     let input = d.join("people.csv");
     std::fs::write(&input, "id,zip,age\na,02139,30\nb,10001,41\nc,94110,52\n").unwrap();

@@ -3,38 +3,11 @@
 //! run repeated with its seed rewrites the same keys, so a soak's table
 //! stays the size of one run. Bounded: 2 s runs at 50 requests a second.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+mod common;
 
-const BIN: &str = env!("CARGO_BIN_EXE_dynaburst");
+use std::process::Command;
 
-/// A `dynaburst serve` child on a free port, killed when dropped.
-struct Serve {
-    child: Child,
-    url: String,
-}
-
-impl Serve {
-    fn start() -> Serve {
-        let mut child = Command::new(BIN)
-            .args(["serve", "--host", "127.0.0.1", "--port", "0", "--seed", "1"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start dynaburst serve");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("the port line");
-        let url = line.trim().strip_prefix("dynaburst listening on ").expect("port line").to_string();
-        Serve { child, url }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use common::{Serve, BIN};
 
 /// One `loadgen --rate 50` run of 2 s with seed 7; its JSON result.
 fn loadgen(serve: &Serve, mode: &str) -> serde_json::Value {
@@ -67,15 +40,8 @@ fn loadgen(serve: &Serve, mode: &str) -> serde_json::Value {
 
 /// Items in `table`, counted by a Scan (one page holds them all).
 fn count(serve: &Serve, table: &str) -> u64 {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
-    let conf = aws_sdk_dynamodb::Config::builder()
-        .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
-        .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
-        .credentials_provider(aws_sdk_dynamodb::config::Credentials::new("x", "y", None, None, "test"))
-        .endpoint_url(&serve.url)
-        .build();
-    let client = aws_sdk_dynamodb::Client::from_conf(conf);
-    rt.block_on(async {
+    let client = serve.client();
+    common::runtime().block_on(async {
         let out =
             client.scan().table_name(table).select(aws_sdk_dynamodb::types::Select::Count).send().await.expect("scan");
         assert!(out.last_evaluated_key.is_none(), "one page");
@@ -85,7 +51,7 @@ fn count(serve: &Serve, table: &str) -> u64 {
 
 #[test]
 fn a_rate_caps_what_is_sent_and_a_repeated_run_rewrites_its_keys() {
-    let serve = Serve::start();
+    let serve = Serve::start(&["--seed", "1"]);
     for (mode, per_request) in [("put", 1), ("batch", 25)] {
         let first = loadgen(&serve, mode);
         // 50 a second for 2 s: requests 0..=99 are due in the window, and
@@ -108,7 +74,7 @@ fn a_rate_caps_what_is_sent_and_a_repeated_run_rewrites_its_keys() {
 
 #[test]
 fn a_key_space_bounds_the_table_of_a_long_run() {
-    let serve = Serve::start();
+    let serve = Serve::start(&["--seed", "1"]);
     let out = Command::new(BIN)
         .args(["loadgen", "--endpoint-url", &serve.url, "--mode", "put", "--rate", "50", "--key-space", "10"])
         .args(["--duration", "2", "--warmup", "0", "--connections", "2", "--seed", "3", "--table", "ring", "--json"])
