@@ -47,7 +47,7 @@ mod wal;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
 use std::fs::File;
-use std::ops::Bound;
+use std::ops::{Bound, ControlFlow};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -206,7 +206,8 @@ pub(crate) enum Record {
     Put {
         id: u64,
         key: Vec<u8>,
-        value: Vec<u8>,
+        /// Shared with the overlay, which holds the write until the file does.
+        value: Arc<[u8]>,
     },
     Delete {
         id: u64,
@@ -266,13 +267,15 @@ struct Overlay {
     writes: RwLock<BTreeMap<StoreKey, Pending>>,
 }
 
-/// A write on its way into an overlay: the table's overlay, key, item
-/// (`None` deletes) and encoded bytes.
-type OverlayWrite = (Arc<Overlay>, StoreKey, Option<Arc<Item>>, usize);
+/// A write on its way into an overlay: the table's overlay, key, stored
+/// item (`None` deletes) and encoded bytes.
+type OverlayWrite = (Arc<Overlay>, StoreKey, Option<Arc<[u8]>>, usize);
 
 /// A committed write waiting for the applier.
 struct Pending {
-    item: Option<Arc<Item>>,
+    /// The item as stored (`codec::encode_stored`, the bytes the log's
+    /// record holds, not a copy), decoded when read; `None`: deleted.
+    value: Option<Arc<[u8]>>,
     /// The batch that wrote it: the applier removes it once the file holds
     /// that batch (unless a later batch replaced it).
     seq: u64,
@@ -578,8 +581,8 @@ impl DiskStorage {
         }
         q.next_seq += 1;
         let seq = q.next_seq;
-        for (table, key, item, bytes) in overlay {
-            let old = table.writes.write().insert(key, Pending { item, seq, bytes });
+        for (table, key, value, bytes) in overlay {
+            let old = table.writes.write().insert(key, Pending { value, seq, bytes });
             shared.overlay_bytes.fetch_add(bytes, Ordering::SeqCst);
             if let Some(old) = old {
                 shared.overlay_bytes.fetch_sub(old.bytes, Ordering::SeqCst);
@@ -853,7 +856,7 @@ fn write_batches(db: &redb::Database, batches: &[(u64, Vec<Record>)], applied: u
                             open.insert(*id, t);
                         }
                         if let Some(t) = open.get_mut(id) {
-                            let old = t.insert(key.as_slice(), value.as_slice())?.map(|v| size(v.value()));
+                            let old = t.insert(key.as_slice(), &value[..])?.map(|v| size(v.value()));
                             let d = deltas.entry(*id).or_default();
                             d.0 += i64::from(old.is_none());
                             d.1 += size(value) - old.unwrap_or(0);
@@ -933,7 +936,7 @@ impl DiskTable {
 impl TableStore for DiskTable {
     fn get(&self, key: &StoreKey) -> Result<Option<Arc<Item>>, StoreError> {
         if let Some(p) = self.overlay.writes.read().get(key) {
-            return Ok(p.item.clone());
+            return p.item();
         }
         let Some(table) = self.snapshot()? else { return Ok(None) };
         let bytes = encode_key(key).ok_or(StoreError::Corrupt { what: "key" })?;
@@ -966,7 +969,7 @@ impl TableStore for DiskTable {
         let overlay = self.overlay.writes.read();
         let pending = overlay.range::<StoreKey, _>((start, end));
         let Some(table) = self.snapshot()? else {
-            return walk(pending.filter_map(|(k, p)| p.item.as_ref().map(|i| (k, i))), direction, visit);
+            return walk(pending, direction, visit);
         };
         let (lo, hi) = (start.map(codec::encode_bound), end.map(codec::encode_bound));
         fn bound(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
@@ -988,17 +991,44 @@ impl TableStore for DiskTable {
     }
 }
 
+impl Pending {
+    /// The item written (`None`: deleted).
+    fn item(&self) -> Result<Option<Arc<Item>>, StoreError> {
+        self.value.as_deref().map(|v| decode_stored(v).map(Arc::new)).transpose()
+    }
+
+    /// Visits the item written, if any.
+    fn visit(&self, key: &StoreKey, visit: Visit<'_>) -> Result<ControlFlow<()>, StoreError> {
+        Ok(match self.item()? {
+            Some(item) => visit(key, &item),
+            None => ControlFlow::Continue(()),
+        })
+    }
+}
+
 /// Visits overlay items alone (the file has no table yet).
 fn walk<'a>(
-    items: impl DoubleEndedIterator<Item = (&'a StoreKey, &'a Arc<Item>)>,
+    pending: impl DoubleEndedIterator<Item = (&'a StoreKey, &'a Pending)>,
     direction: Direction,
     visit: Visit<'_>,
 ) -> Result<(), StoreError> {
-    let mut each = |(k, i): (&StoreKey, &Arc<Item>)| visit(k, i).is_break();
+    let mut each = |(k, p): (&StoreKey, &Pending)| p.visit(k, &mut *visit).map(|flow| flow.is_break());
     match direction {
-        Direction::Forward => items.into_iter().any(&mut each),
-        Direction::Backward => items.rev().any(&mut each),
-    };
+        Direction::Forward => {
+            for entry in pending {
+                if each(entry)? {
+                    break;
+                }
+            }
+        }
+        Direction::Backward => {
+            for entry in pending.rev() {
+                if each(entry)? {
+                    break;
+                }
+            }
+        }
+    }
     Ok(())
 }
 
@@ -1018,18 +1048,14 @@ fn merge<'a>(
         let key = decode_key(k.value())?;
         // Overlay writes up to this key first.
         while let Some((pk, p)) = pending.next_if(|(pk, _)| pk.cmp(&&key) == first) {
-            if let Some(item) = &p.item {
-                if visit(pk, item).is_break() {
-                    return Ok(());
-                }
+            if p.visit(pk, &mut *visit)?.is_break() {
+                return Ok(());
             }
         }
         if let Some((pk, p)) = pending.next_if(|(pk, _)| **pk == key) {
             // The overlay's write replaces (or deletes) the file's item.
-            if let Some(item) = &p.item {
-                if visit(pk, item).is_break() {
-                    return Ok(());
-                }
+            if p.visit(pk, &mut *visit)?.is_break() {
+                return Ok(());
             }
             continue;
         }
@@ -1039,10 +1065,8 @@ fn merge<'a>(
         }
     }
     for (pk, p) in pending {
-        if let Some(item) = &p.item {
-            if visit(pk, item).is_break() {
-                return Ok(());
-            }
+        if p.visit(pk, &mut *visit)?.is_break() {
+            return Ok(());
         }
     }
     Ok(())
@@ -1133,17 +1157,18 @@ impl Storage for DiskStorage {
             };
             let id = store.storage_id().ok_or(bad)?;
             let key = encode_key(&m.key).ok_or(StoreError::Corrupt { what: "key" })?;
-            let record = match &m.item {
-                Some(item) => Record::Put { id, key, value: encode_stored(item) },
+            let value: Option<Arc<[u8]>> = m.item.as_deref().map(|item| encode_stored(item).into());
+            let record = match &value {
+                Some(value) => Record::Put { id, key, value: value.clone() },
                 None => Record::Delete { id, key },
             };
             // A key written earlier in this batch replaced what that write put.
             let earlier = writes.iter().rev().find(|w: &&OverlayWrite| Arc::ptr_eq(&w.0, overlay) && w.1 == m.key);
             replaced.push(match earlier {
-                Some(w) => w.2.clone(),
+                Some(w) => w.2.as_deref().map(|v| decode_stored(v).map(Arc::new)).transpose()?,
                 None => store.get(&m.key)?,
             });
-            writes.push((overlay.clone(), m.key, m.item, record.bytes()));
+            writes.push((overlay.clone(), m.key, value, record.bytes()));
             records.push(record);
         }
         // The engine holds every table lock of the batch: batches on a table
