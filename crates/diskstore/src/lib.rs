@@ -265,6 +265,11 @@ struct Entry {
 #[derive(Default)]
 struct Overlay {
     writes: RwLock<BTreeMap<StoreKey, Pending>>,
+    /// A read snapshot of the table in the file, reused by point reads
+    /// until the applier next changes the file (it empties this before it
+    /// removes anything from `writes`, so a reader that misses a write in
+    /// `writes` never finds it missing from the snapshot too).
+    snapshot: Mutex<Option<redb::ReadOnlyTable<ItemKey, &'static [u8]>>>,
 }
 
 /// A write on its way into an overlay: the table's overlay, key, stored
@@ -756,6 +761,11 @@ fn wake_writers(shared: &Shared) {
 /// holds, unless a later batch replaced them, and wakes writers waiting
 /// for room.
 fn prune(shared: &Shared, batches: &[(u64, Vec<Record>)]) {
+    // Snapshots older than the file's last commit go first.
+    let all: Vec<Arc<Overlay>> = shared.overlays.lock().values().cloned().collect();
+    for overlay in all {
+        *overlay.snapshot.lock() = None;
+    }
     let mut by_table: HashMap<u64, Vec<(u64, &[u8])>> = HashMap::new();
     for (seq, records) in batches {
         for record in records {
@@ -938,12 +948,22 @@ impl TableStore for DiskTable {
         if let Some(p) = self.overlay.writes.read().get(key) {
             return p.item();
         }
-        let Some(table) = self.snapshot()? else { return Ok(None) };
         let bytes = encode_key(key).ok_or(StoreError::Corrupt { what: "key" })?;
-        match table.get(bytes.as_slice()).map_err(read_failed)? {
+        let read = |table: &redb::ReadOnlyTable<ItemKey, &'static [u8]>| match table
+            .get(bytes.as_slice())
+            .map_err(read_failed)?
+        {
             Some(v) => Ok(Some(Arc::new(decode_stored(v.value())?))),
             None => Ok(None),
+        };
+        // The shared snapshot when no other reader holds it, else a fresh one.
+        if let Some(mut cached) = self.overlay.snapshot.try_lock() {
+            if cached.is_none() {
+                *cached = self.snapshot()?;
+            }
+            return cached.as_ref().map_or(Ok(None), read);
         }
+        self.snapshot()?.as_ref().map_or(Ok(None), read)
     }
 
     /// Refused: [`DiskStorage::commit`] writes through the log and the
