@@ -856,44 +856,46 @@ fn write_batches(db: &redb::Database, batches: &[(u64, Vec<Record>)], applied: u
         // Stored values begin with their size (they were encoded by
         // `encode_stored`); one that does not counts as nothing.
         let size = |v: &[u8]| codec::stored_size(v).map_or(0, |n| n as i64);
-        let mut open: HashMap<u64, redb::Table<ItemKey, &[u8]>> = HashMap::new();
-        for (_, records) in batches {
-            for record in records {
-                match record {
-                    Record::Put { id, key, value } => {
-                        if !open.contains_key(id) {
-                            let t = tx.open_table(items_def(&items_table(*id)))?;
-                            open.insert(*id, t);
-                        }
-                        if let Some(t) = open.get_mut(id) {
-                            let old = t.insert(key.as_slice(), &value[..])?.map(|v| size(v.value()));
-                            let d = deltas.entry(*id).or_default();
-                            d.0 += i64::from(old.is_none());
-                            d.1 += size(value) - old.unwrap_or(0);
-                        }
+        // Catalog changes in order; item writes gathered per table, then
+        // written in key order (a key's writes keep their order), which
+        // walks the B-tree's pages once rather than at random. A table
+        // dropped here gets none of its writes (its id is never reused).
+        let mut writes: BTreeMap<u64, Vec<(&[u8], Option<&[u8]>)>> = BTreeMap::new();
+        let mut dropped = Vec::new();
+        for record in batches.iter().flat_map(|(_, records)| records) {
+            match record {
+                Record::Put { id, key, value } => writes.entry(*id).or_default().push((key, Some(&value[..]))),
+                Record::Delete { id, key } => writes.entry(*id).or_default().push((key, None)),
+                Record::Catalog { name, value } => {
+                    catalog.insert(name.as_str(), value.as_slice())?;
+                }
+                Record::Drop { name, id } => {
+                    catalog.remove(name.as_str())?;
+                    dropped.push(*id);
+                    tx.open_table(STATS)?.remove(*id)?;
+                    tx.delete_table(items_def(&items_table(*id)))?;
+                }
+            }
+        }
+        for (id, mut writes) in writes {
+            if dropped.contains(&id) {
+                continue;
+            }
+            writes.sort_by(|a, b| codec::compare_keys(a.0, b.0));
+            let mut t = tx.open_table(items_def(&items_table(id)))?;
+            let d = deltas.entry(id).or_default();
+            for (key, value) in writes {
+                match value {
+                    Some(value) => {
+                        let old = t.insert(key, value)?.map(|v| size(v.value()));
+                        d.0 += i64::from(old.is_none());
+                        d.1 += size(value) - old.unwrap_or(0);
                     }
-                    Record::Delete { id, key } => {
-                        if !open.contains_key(id) {
-                            let t = tx.open_table(items_def(&items_table(*id)))?;
-                            open.insert(*id, t);
+                    None => {
+                        if let Some(old) = t.remove(key)? {
+                            d.0 -= 1;
+                            d.1 -= size(old.value());
                         }
-                        if let Some(t) = open.get_mut(id) {
-                            if let Some(old) = t.remove(key.as_slice())? {
-                                let d = deltas.entry(*id).or_default();
-                                d.0 -= 1;
-                                d.1 -= size(old.value());
-                            }
-                        }
-                    }
-                    Record::Catalog { name, value } => {
-                        catalog.insert(name.as_str(), value.as_slice())?;
-                    }
-                    Record::Drop { name, id } => {
-                        catalog.remove(name.as_str())?;
-                        open.remove(id);
-                        deltas.remove(id);
-                        tx.open_table(STATS)?.remove(*id)?;
-                        tx.delete_table(items_def(&items_table(*id)))?;
                     }
                 }
             }
