@@ -4,20 +4,26 @@
 //! docs/storage-engine.md says why redb).
 //!
 //! Layout of the file: a `catalog` table maps each table name to its storage
-//! id and its [`TableMeta`] (every setting; `codec.rs`); table `t{id}` holds
-//! its items, key bytes to item bytes; `meta` holds the sequence number of
-//! the last batch the file holds. A dropped table's id is never reused.
+//! id and its [`TableMeta`] (every setting; `codec.rs`); table `k{id}` holds
+//! its items, stored key bytes (partition hash first) to stored item bytes
+//! (DynamoDB size first), ordered as the engine orders keys ([`ItemKey`]);
+//! `stats` holds each table's item count and bytes, updated in the same
+//! transaction as its items; `meta` holds the sequence number of the last
+//! batch the file holds and the layout version ([`FORMAT`]). A dropped
+//! table's id is never reused.
 //!
 //! **Write path and group commit.** [`Storage::commit`] reads what each
 //! write replaces, then queues the batch's encoded writes with a sequence
 //! number and, in the same step, puts them in the tables' overlays (under
-//! the engine's table locks, so readers never see half of a batch). The committer thread takes every batch waiting, appends
+//! the engine's table locks, so readers never see half of a batch). The
+//! committer thread takes every batch waiting, appends
 //! them to the log and syncs once: concurrent writers share a sync, and a
 //! batch is one checksummed frame, whole or (torn by a crash) ignored, so
 //! a transaction is all or nothing. The applier thread then writes the
-//! durable batches into the redb file in large transactions, off the
-//! answer's path, and deletes log files the file holds entirely; start-up
-//! replays the batches the file lacks. Both queues are bounded in bytes
+//! durable batches into the redb file in large transactions (each table's
+//! writes in key order), off the answer's path, and deletes log files the
+//! file holds entirely; start-up replays the batches the file lacks and
+//! reads the catalog, not the items. Both queues are bounded in bytes
 //! ([`MAX_QUEUED_BYTES`], [`MAX_BACKLOG_BYTES`]): a writer that finds them
 //! full waits. The server answers a request only after
 //! [`Durability::settle`] says every batch queued before the answer is in
