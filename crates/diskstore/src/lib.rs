@@ -850,6 +850,10 @@ fn apply_loop(dir: &Path, shared: &Shared) {
     }
 }
 
+/// One table's item writes in a transaction: stored key and stored item
+/// (`None` deletes), in commit order.
+type ItemWrites<'a> = Vec<(&'a [u8], Option<&'a [u8]>)>;
+
 /// Writes `batches` in one durable transaction, with `applied` (the last
 /// batch's sequence number) as the file's applied mark.
 fn write_batches(db: &redb::Database, batches: &[(u64, Vec<Record>)], applied: u64) -> Result<(), redb::Error> {
@@ -866,7 +870,7 @@ fn write_batches(db: &redb::Database, batches: &[(u64, Vec<Record>)], applied: u
         // written in key order (a key's writes keep their order), which
         // walks the B-tree's pages once rather than at random. A table
         // dropped here gets none of its writes (its id is never reused).
-        let mut writes: BTreeMap<u64, Vec<(&[u8], Option<&[u8]>)>> = BTreeMap::new();
+        let mut writes: BTreeMap<u64, ItemWrites<'_>> = BTreeMap::new();
         let mut dropped = Vec::new();
         for record in batches.iter().flat_map(|(_, records)| records) {
             match record {
