@@ -112,7 +112,10 @@ struct ServeArgs {
     /// everything lives in memory and ends with the process.
     #[arg(long)]
     data_dir: Option<std::path::PathBuf>,
-    /// Page cache of the --data-dir database, in MiB.
+    /// Page cache of the --data-dir database file, in MiB. Items are read
+    /// from the file through it, so it (plus at most 64 MiB of acknowledged
+    /// writes not yet in the file) bounds the server's memory, not the
+    /// number of items.
     #[arg(long, default_value_t = DEFAULT_CACHE_MIB)]
     cache_size: usize,
     /// Verify every request's AWS Signature Version 4 against the key
@@ -134,11 +137,11 @@ struct ServeArgs {
     /// in; then it is answered 408 RequestTimeoutException.
     #[arg(long, default_value_t = dynaburst_server::DEFAULT_BODY_TIMEOUT.as_secs_f64())]
     body_timeout: f64,
-    /// MiB the tables' items may take in memory (their sizes plus a
-    /// per-item overhead; with --data-dir too, whose items are also held in
-    /// memory); a write past it is refused with LimitExceededException
-    /// instead of the process being killed. Default: half of this
-    /// machine's memory.
+    /// MiB the in-memory tables' items may take (their sizes plus a
+    /// per-item overhead; with --data-dir only the tables of other regions
+    /// than the server's, whose items stay in memory); a write past it is
+    /// refused with LimitExceededException instead of the process being
+    /// killed. Default: half of this machine's memory.
     #[arg(long, default_value_t = default_max_memory_mib())]
     max_memory: u64,
 }

@@ -4,35 +4,46 @@
 //! docs/storage-engine.md says why redb).
 //!
 //! Layout of the file: a `catalog` table maps each table name to its storage
-//! id and its [`TableMeta`] (every setting; `codec.rs`); table `t{id}` holds
-//! its items, key bytes to item bytes; `meta` holds the sequence number of
-//! the last batch the file holds. A dropped table's id is never reused.
+//! id and its [`TableMeta`] (every setting; `codec.rs`); table `k{id}` holds
+//! its items, stored key bytes (partition hash first) to stored item bytes
+//! (DynamoDB size first), ordered as the engine orders keys ([`ItemKey`]);
+//! `stats` holds each table's item count and bytes, updated in the same
+//! transaction as its items; `meta` holds the sequence number of the last
+//! batch the file holds and the layout version ([`FORMAT`]). A dropped
+//! table's id is never reused.
 //!
-//! **Write path and group commit.** [`Storage::commit`] applies a batch to
-//! the table's in-memory copy (under the engine's table locks, so readers
-//! never see half of it), then queues the batch's encoded writes with a
-//! sequence number. The committer thread takes every batch waiting, appends
+//! **Write path and group commit.** [`Storage::commit`] reads what each
+//! write replaces, then queues the batch's encoded writes with a sequence
+//! number and, in the same step, puts them in the tables' overlays (under
+//! the engine's table locks, so readers never see half of a batch). The
+//! committer thread takes every batch waiting, appends
 //! them to the log and syncs once: concurrent writers share a sync, and a
 //! batch is one checksummed frame, whole or (torn by a crash) ignored, so
 //! a transaction is all or nothing. The applier thread then writes the
-//! durable batches into the redb file in large transactions, off the
-//! answer's path, and deletes log files the file holds entirely; start-up
-//! replays the batches the file lacks. Both queues are bounded in bytes
+//! durable batches into the redb file in large transactions (each table's
+//! writes in key order), off the answer's path, and deletes log files the
+//! file holds entirely; start-up replays the batches the file lacks and
+//! reads the catalog, not the items. Both queues are bounded in bytes
 //! ([`MAX_QUEUED_BYTES`], [`MAX_BACKLOG_BYTES`]): a writer that finds them
 //! full waits. The server answers a request only after
 //! [`Durability::settle`] says every batch queued before the answer is in
 //! the log, so a 200 never leaves before its data is durable, and no answer
 //! shows data that a crash could take back.
 //!
+//! **Reads and memory.** Items are served from the file (a read
+//! transaction; redb's page cache is [`DiskOptions::cache_bytes`]) merged
+//! with each table's overlay: the writes committed (queued, or in the log)
+//! but not yet in the file, deletes as tombstones. The applier removes a
+//! write from the overlay once the file holds it, so reads see every
+//! acknowledged write. The overlays are bounded ([`MAX_OVERLAY_BYTES`] of
+//! encoded writes): a commit that finds them full waits for the applier.
+//! Memory is the cache, the overlays and the queues, whatever the data.
+//!
 //! **Failure.** A failed log write or sync (or a failed write into the
 //! file) poisons the storage: the requests waiting on it, and every request
 //! after it, get an error until the server is restarted; the disk keeps
-//! exactly the batches synced before (the memory copy may hold the failed
-//! ones, so nothing is served from it any more).
-//!
-//! **Memory.** Items are kept in memory beside the file (the engine's
-//! `MemStore`), loaded at start-up: reads never touch the disk, and memory
-//! still grows with the data (see ARCHITECTURE.md).
+//! exactly the batches synced before (the overlays may hold the failed
+//! ones, so the server answers nothing more).
 //!
 //! A lock on `DIR/LOCK` keeps a second server off the same directory.
 
@@ -42,21 +53,21 @@ mod wal;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
 use std::fs::File;
-use std::ops::Bound;
+use std::ops::{Bound, ControlFlow};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use dynaburst_engine::store::{
-    apply_with_undo, Direction, MemStore, Storage, StoreError, StoreKey, TableMeta, TableStore, Visit, WriteBatch,
-};
+use dynaburst_engine::store::{Direction, Storage, StoreError, StoreKey, TableMeta, TableStore, Visit, WriteBatch};
 use dynaburst_model::Item;
-use parking_lot::{Condvar, Mutex};
-use redb::{ReadableDatabase, ReadableTable, TableDefinition};
+use parking_lot::{Condvar, Mutex, RwLock};
+use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 use tokio::sync::watch;
 
-pub use codec::{decode_item, decode_key, decode_meta, encode_item, encode_key, encode_meta};
+pub use codec::{
+    decode_item, decode_key, decode_meta, decode_stored, encode_item, encode_key, encode_meta, encode_stored,
+};
 
 /// The database file inside the data directory.
 pub const DB_FILE: &str = "dynaburst.redb";
@@ -77,14 +88,70 @@ pub const MAX_WRITES_PER_SYNC: usize = 64 * 1024;
 /// Most bytes of durable writes waiting to be written into the database
 /// file; the committer waits past it.
 pub const MAX_BACKLOG_BYTES: usize = 128 * 1024 * 1024;
+/// Default of [`DiskOptions::overlay_bytes`]: most bytes of encoded writes
+/// the overlays hold (committed, not yet in the file); a commit that would
+/// pass it waits for the applier.
+pub const MAX_OVERLAY_BYTES: usize = 64 * 1024 * 1024;
 
 const CATALOG: TableDefinition<&str, &[u8]> = TableDefinition::new("catalog");
 /// The file's own state: the last batch it holds ([`APPLIED_SEQ`]).
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 const APPLIED_SEQ: &str = "applied_seq";
+/// Each table's item count and the sum of its items' DynamoDB sizes, by
+/// storage id, written in the same transaction as the items.
+const STATS: TableDefinition<u64, (u64, u64)> = TableDefinition::new("stats");
+/// The layout of the file ([`FORMAT`]); absent in files written before
+/// items were kept in key order.
+const FORMAT_KEY: &str = "format";
+/// Items in `k{id}` tables keyed by [`ItemKey`] (hash-prefixed keys in
+/// the engine's key order).
+const FORMAT: u64 = 2;
 
 fn items_table(id: u64) -> String {
-    format!("t{id}")
+    format!("k{id}")
+}
+
+/// Keys of an items table: stored key bytes (`codec::encode_key`) ordered
+/// as the engine orders [`StoreKey`]s, so that range walks on the file run
+/// in key order.
+#[derive(Debug)]
+struct ItemKey;
+
+impl redb::Value for ItemKey {
+    type SelfType<'a> = &'a [u8];
+    type AsBytes<'a> = &'a [u8];
+
+    fn fixed_width() -> Option<usize> {
+        None
+    }
+
+    fn from_bytes<'a>(data: &'a [u8]) -> &'a [u8]
+    where
+        Self: 'a,
+    {
+        data
+    }
+
+    fn as_bytes<'a, 'b: 'a>(value: &'a &'b [u8]) -> &'a [u8]
+    where
+        Self: 'b,
+    {
+        value
+    }
+
+    fn type_name() -> redb::TypeName {
+        redb::TypeName::new("dynaburst::StoreKey")
+    }
+}
+
+impl redb::Key for ItemKey {
+    fn compare(data1: &[u8], data2: &[u8]) -> std::cmp::Ordering {
+        codec::compare_keys(data1, data2)
+    }
+}
+
+fn items_def(name: &str) -> TableDefinition<'_, ItemKey, &'static [u8]> {
+    TableDefinition::new(name)
 }
 
 /// Why a data directory could not be opened.
@@ -125,11 +192,18 @@ pub struct DiskOptions {
     pub cache_bytes: usize,
     /// Size past which the committer starts a new log file.
     pub wal_rotate_bytes: u64,
+    /// Most encoded bytes of writes the overlays hold before commits wait
+    /// for the applier.
+    pub overlay_bytes: usize,
 }
 
 impl Default for DiskOptions {
     fn default() -> DiskOptions {
-        DiskOptions { cache_bytes: DEFAULT_CACHE_BYTES, wal_rotate_bytes: wal::WAL_ROTATE_BYTES }
+        DiskOptions {
+            cache_bytes: DEFAULT_CACHE_BYTES,
+            wal_rotate_bytes: wal::WAL_ROTATE_BYTES,
+            overlay_bytes: MAX_OVERLAY_BYTES,
+        }
     }
 }
 
@@ -138,7 +212,8 @@ pub(crate) enum Record {
     Put {
         id: u64,
         key: Vec<u8>,
-        value: Vec<u8>,
+        /// Shared with the overlay, which holds the write until the file does.
+        value: Arc<[u8]>,
     },
     Delete {
         id: u64,
@@ -188,11 +263,46 @@ struct Synced {
 struct Entry {
     id: u64,
     meta: TableMeta,
-    items: MemStore,
+    overlay: Arc<Overlay>,
+}
+
+/// One table's writes that are committed but not yet in the file, newest
+/// per key (`None`: a delete). Readers look here before the file.
+#[derive(Default)]
+struct Overlay {
+    writes: RwLock<BTreeMap<StoreKey, Pending>>,
+    /// A read snapshot of the table in the file, reused by point reads
+    /// until the applier next changes the file (it empties this before it
+    /// removes anything from `writes`, so a reader that misses a write in
+    /// `writes` never finds it missing from the snapshot too).
+    snapshot: Mutex<Option<redb::ReadOnlyTable<ItemKey, &'static [u8]>>>,
+}
+
+/// A write on its way into an overlay: the table's overlay, key, stored
+/// item (`None` deletes) and encoded bytes.
+type OverlayWrite = (Arc<Overlay>, StoreKey, Option<Arc<[u8]>>, usize);
+
+/// A committed write waiting for the applier.
+struct Pending {
+    /// The item as stored (`codec::encode_stored`, the bytes the log's
+    /// record holds, not a copy), decoded when read; `None`: deleted.
+    value: Option<Arc<[u8]>>,
+    /// The batch that wrote it: the applier removes it once the file holds
+    /// that batch (unless a later batch replaced it).
+    seq: u64,
+    /// Its encoded bytes (what [`MAX_OVERLAY_BYTES`] counts).
+    bytes: usize,
 }
 
 struct Shared {
+    db: redb::Database,
     catalog: Mutex<BTreeMap<String, Entry>>,
+    /// Each table's overlay by storage id (the applier's way to them).
+    overlays: Mutex<HashMap<u64, Arc<Overlay>>>,
+    /// Encoded bytes of every overlay's writes.
+    overlay_bytes: AtomicUsize,
+    /// Their bound ([`DiskOptions::overlay_bytes`]).
+    overlay_limit: usize,
     next_id: AtomicU64,
     queue: Mutex<Queue>,
     /// Signalled when a batch is queued or the committer must stop.
@@ -205,6 +315,8 @@ struct Shared {
     poisoned: AtomicBool,
     /// Fault injection: the next disk transaction fails.
     fail_next_sync: AtomicBool,
+    /// Fault injection: the applier's next write into the file fails.
+    fail_next_apply: AtomicBool,
     /// Write-ahead log syncs made so far.
     syncs: AtomicU64,
     /// Durable batches the applier has not yet written into the file.
@@ -224,6 +336,10 @@ struct Backlog {
     /// their batches are in the file.
     done_files: Vec<u64>,
     stop: bool,
+    /// Tests: the applier writes only batches up to this one into the file.
+    hold_after: Option<u64>,
+    /// The last batch the file holds.
+    applied_seq: u64,
 }
 
 /// The engine's storage on disk. Open with [`DiskStorage::open`]; hand it
@@ -265,6 +381,12 @@ impl Durability {
     pub fn fail_next_sync(&self) {
         self.shared.fail_next_sync.store(true, Ordering::SeqCst);
     }
+
+    /// Makes the applier's next write into the database file fail (for
+    /// fault-injection tests).
+    pub fn fail_next_apply(&self) {
+        self.shared.fail_next_apply.store(true, Ordering::SeqCst);
+    }
 }
 
 fn sync_failed() -> StoreError {
@@ -276,8 +398,9 @@ fn db_error(path: &Path, e: impl fmt::Display) -> OpenError {
 }
 
 impl DiskStorage {
-    /// Opens (or creates) the database in `dir`, taking its lock, loads
-    /// every table and starts the committer.
+    /// Opens (or creates) the database in `dir`, taking its lock, replays
+    /// the log into the file, reads the catalog (not the items) and starts
+    /// the committer and the applier.
     pub fn open(dir: &Path, options: &DiskOptions) -> Result<DiskStorage, OpenError> {
         let io = |path: &Path| {
             let path = path.to_path_buf();
@@ -295,8 +418,24 @@ impl DiskStorage {
         let db =
             redb::Builder::new().set_cache_size(options.cache_bytes).create(&path).map_err(|e| db_error(&path, e))?;
         let tx = db.begin_write().map_err(|e| db_error(&path, e))?;
-        tx.open_table(CATALOG).map_err(|e| db_error(&path, e))?;
-        tx.open_table(META).map_err(|e| db_error(&path, e))?;
+        {
+            let catalog = tx.open_table(CATALOG).map_err(|e| db_error(&path, e))?;
+            let mut meta = tx.open_table(META).map_err(|e| db_error(&path, e))?;
+            tx.open_table(STATS).map_err(|e| db_error(&path, e))?;
+            let format = meta.get(FORMAT_KEY).map_err(|e| db_error(&path, e))?.map(|v| v.value());
+            let empty =
+                catalog.is_empty().map_err(|e| db_error(&path, e))? && wal::list(dir).map_err(io(dir))?.is_empty();
+            match format {
+                Some(FORMAT) => {}
+                None if empty => {
+                    meta.insert(FORMAT_KEY, FORMAT).map_err(|e| db_error(&path, e))?;
+                }
+                _ => return Err(db_error(
+                    &path,
+                    "it was written by an older dynaburst (another layout); load its data again into a new --data-dir",
+                )),
+            }
+        }
         tx.commit().map_err(|e| db_error(&path, e))?;
         let (seq, generation) = replay(&db, dir).map_err(|e| match e {
             LoadError::Store(e) => OpenError::Corrupt(e),
@@ -308,8 +447,13 @@ impl DiskStorage {
             LoadError::Store(e) => OpenError::Corrupt(e),
             LoadError::Db(message) => OpenError::Database { path: path.clone(), message },
         })?;
+        let overlays = catalog.values().map(|e| (e.id, e.overlay.clone())).collect();
         let shared = Arc::new(Shared {
+            db,
             catalog: Mutex::new(catalog),
+            overlays: Mutex::new(overlays),
+            overlay_bytes: AtomicUsize::new(0),
+            overlay_limit: options.overlay_bytes,
             next_id: AtomicU64::new(next_id),
             queue: Mutex::new(Queue { next_seq: seq, ..Queue::default() }),
             work: Condvar::new(),
@@ -318,8 +462,9 @@ impl DiskStorage {
             synced: watch::Sender::new(Synced { seq, failed: false }),
             poisoned: AtomicBool::new(false),
             fail_next_sync: AtomicBool::new(false),
+            fail_next_apply: AtomicBool::new(false),
             syncs: AtomicU64::new(0),
-            backlog: Mutex::new(Backlog::default()),
+            backlog: Mutex::new(Backlog { applied_seq: seq, ..Backlog::default() }),
             apply: Condvar::new(),
             applied: Condvar::new(),
         });
@@ -334,7 +479,7 @@ impl DiskStorage {
             let (shared, owned) = (shared.clone(), dir.to_path_buf());
             std::thread::Builder::new()
                 .name("dynaburst-applier".into())
-                .spawn(move || apply_loop(&db, &owned, &shared))
+                .spawn(move || apply_loop(&owned, &shared))
                 .map_err(io(dir))?
         };
         Ok(DiskStorage {
@@ -353,6 +498,53 @@ impl DiskStorage {
     /// Write-ahead log syncs made since the storage was opened.
     pub fn sync_count(&self) -> u64 {
         self.shared.syncs.load(Ordering::SeqCst)
+    }
+
+    /// Tests: holds the applier (`true`: durable batches wait in the
+    /// overlays and the log, the file does not change) or lets it go on.
+    pub fn hold_applier(&self, hold: bool) {
+        let mut b = self.shared.backlog.lock();
+        b.hold_after = if hold { Some(b.applied_seq) } else { None };
+        drop(b);
+        self.shared.apply.notify_all();
+    }
+
+    /// Tests: lets a held applier write the batches up to `seq` (a
+    /// [`DiskStorage::committed_seq`]) into the file, and waits until it has.
+    pub fn apply_until(&self, seq: u64) -> Result<(), StoreError> {
+        let mut b = self.shared.backlog.lock();
+        if let Some(at) = b.hold_after.as_mut() {
+            *at = (*at).max(seq);
+        }
+        drop(b);
+        self.shared.apply.notify_all();
+        self.wait_applied_to(seq)
+    }
+
+    /// The sequence number of the last batch committed.
+    pub fn committed_seq(&self) -> u64 {
+        self.shared.queued.load(Ordering::Acquire)
+    }
+
+    /// Waits until the database file holds every batch committed so far
+    /// (the applier must not be held). Err when the storage failed.
+    pub fn wait_applied(&self) -> Result<(), StoreError> {
+        self.wait_applied_to(self.committed_seq())
+    }
+
+    fn wait_applied_to(&self, target: u64) -> Result<(), StoreError> {
+        let mut b = self.shared.backlog.lock();
+        while b.applied_seq < target {
+            self.check_healthy()?;
+            // Short waits: a failure wakes no one here.
+            self.shared.applied.wait_for(&mut b, std::time::Duration::from_millis(20));
+        }
+        Ok(())
+    }
+
+    /// Encoded bytes the overlays hold (committed writes the file lacks).
+    pub fn overlay_bytes(&self) -> usize {
+        self.shared.overlay_bytes.load(Ordering::SeqCst)
     }
 
     /// Writes what is queued, stops the committer and waits for it. Later
@@ -374,16 +566,39 @@ impl DiskStorage {
 
     /// Queues one batch of writes, waiting while the queue is full.
     fn enqueue(&self, records: Vec<Record>) -> Result<(), StoreError> {
+        self.enqueue_with(records, Vec::new())
+    }
+
+    /// Queues one batch of writes and puts `overlay` (each write's table,
+    /// key, item and encoded bytes) in the overlays, in one step under the
+    /// queue's lock: the applier cannot take the batch before its writes
+    /// are there. Waits while the queue or the overlays are full.
+    fn enqueue_with(&self, records: Vec<Record>, overlay: Vec<OverlayWrite>) -> Result<(), StoreError> {
         let bytes: usize = records.iter().map(Record::bytes).sum();
-        let mut q = self.shared.queue.lock();
-        while !q.batches.is_empty() && q.bytes + bytes > MAX_QUEUED_BYTES && !q.stop {
-            self.shared.space.wait(&mut q);
-        }
-        if q.stop || self.shared.poisoned.load(Ordering::SeqCst) {
-            return Err(sync_failed());
+        let adds: usize = overlay.iter().map(|w| w.3).sum();
+        let shared = &self.shared;
+        let mut q = shared.queue.lock();
+        loop {
+            if q.stop || shared.poisoned.load(Ordering::SeqCst) {
+                return Err(sync_failed());
+            }
+            let held = shared.overlay_bytes.load(Ordering::SeqCst);
+            let queue_full = !q.batches.is_empty() && q.bytes + bytes > MAX_QUEUED_BYTES;
+            let overlay_full = adds > 0 && held > 0 && held + adds > shared.overlay_limit;
+            if !queue_full && !overlay_full {
+                break;
+            }
+            shared.space.wait(&mut q);
         }
         q.next_seq += 1;
         let seq = q.next_seq;
+        for (table, key, value, bytes) in overlay {
+            let old = table.writes.write().insert(key, Pending { value, seq, bytes });
+            shared.overlay_bytes.fetch_add(bytes, Ordering::SeqCst);
+            if let Some(old) = old {
+                shared.overlay_bytes.fetch_sub(old.bytes, Ordering::SeqCst);
+            }
+        }
         q.bytes += bytes;
         q.batches.push_back((seq, records));
         self.shared.queued.store(seq, Ordering::Release);
@@ -454,7 +669,8 @@ fn replay(db: &redb::Database, dir: &Path) -> Result<(u64, u64), LoadError> {
     Ok((last, files.last().map_or(1, |(g, _)| g + 1)))
 }
 
-/// Every table of the catalog with its items, and the next free id.
+/// Every table of the catalog (not its items: they stay in the file), and
+/// the next free id.
 fn load(db: &redb::Database) -> Result<(BTreeMap<String, Entry>, u64), LoadError> {
     let tx = db.begin_read().map_err(self::db)?;
     let catalog = tx.open_table(CATALOG).map_err(self::db)?;
@@ -467,20 +683,7 @@ fn load(db: &redb::Database) -> Result<(BTreeMap<String, Entry>, u64), LoadError
             return Err(StoreError::Corrupt { what: "catalog" }.into());
         }
         next_id = next_id.max(id + 1);
-        let mut items = MemStore::new();
-        let name = items_table(id);
-        match tx.open_table(TableDefinition::<&[u8], &[u8]>::new(&name)) {
-            Ok(t) => {
-                for row in t.iter().map_err(self::db)? {
-                    let (k, v) = row.map_err(self::db)?;
-                    items.write(decode_key(k.value())?, Some(Arc::new(decode_item(v.value())?)))?;
-                }
-            }
-            // Created with its first item.
-            Err(redb::TableError::TableDoesNotExist(_)) => {}
-            Err(e) => return Err(self::db(e)),
-        }
-        tables.insert(meta.name.clone(), Entry { id, meta, items });
+        tables.insert(meta.name.clone(), Entry { id, meta, overlay: Arc::default() });
     }
     Ok((tables, next_id))
 }
@@ -549,25 +752,80 @@ fn poison(shared: &Shared) {
     shared.poisoned.store(true, Ordering::SeqCst);
     shared.synced.send_modify(|s| s.failed = true);
     shared.applied.notify_all();
+    wake_writers(shared);
+}
+
+/// Wakes the writers waiting for room in the queue or the overlays. Taking
+/// the queue's lock first means a writer that just found no room is
+/// already waiting (no lost wake-up).
+fn wake_writers(shared: &Shared) {
+    drop(shared.queue.lock());
     shared.space.notify_all();
+}
+
+/// Removes from the overlays the writes of `batches`, which the file now
+/// holds, unless a later batch replaced them, and wakes writers waiting
+/// for room.
+fn prune(shared: &Shared, batches: &[(u64, Vec<Record>)]) {
+    // Snapshots older than the file's last commit go first.
+    let all: Vec<Arc<Overlay>> = shared.overlays.lock().values().cloned().collect();
+    for overlay in all {
+        *overlay.snapshot.lock() = None;
+    }
+    let mut by_table: HashMap<u64, Vec<(u64, &[u8])>> = HashMap::new();
+    for (seq, records) in batches {
+        for record in records {
+            if let Record::Put { id, key, .. } | Record::Delete { id, key } = record {
+                by_table.entry(*id).or_default().push((*seq, key));
+            }
+        }
+    }
+    let mut freed = 0;
+    for (id, writes) in by_table {
+        // A dropped table's overlay went with it.
+        let Some(overlay) = shared.overlays.lock().get(&id).cloned() else { continue };
+        let mut map = overlay.writes.write();
+        for (seq, key) in writes {
+            // Keys were encoded from `StoreKey`s: they decode.
+            let Ok(key) = decode_key(key) else { continue };
+            if map.get(&key).is_some_and(|p| p.seq <= seq) {
+                if let Some(p) = map.remove(&key) {
+                    freed += p.bytes;
+                }
+            }
+        }
+    }
+    if freed > 0 {
+        shared.overlay_bytes.fetch_sub(freed, Ordering::SeqCst);
+        wake_writers(shared);
+    }
 }
 
 /// The applier: writes every durable batch the committer handed over into
 /// the database file, as many as are waiting in one transaction, then
 /// deletes the log files the file now holds entirely. Ends when asked to
 /// and the backlog is empty.
-fn apply_loop(db: &redb::Database, dir: &Path, shared: &Shared) {
+fn apply_loop(dir: &Path, shared: &Shared) {
     loop {
         let (batches, files) = {
             let mut b = shared.backlog.lock();
-            while b.batches.is_empty() && b.done_files.is_empty() && !b.stop {
+            let limit = loop {
+                let limit = if b.stop { u64::MAX } else { b.hold_after.unwrap_or(u64::MAX) };
+                let ready = b.batches.first().is_some_and(|(seq, _)| *seq <= limit);
+                if ready || (b.batches.is_empty() && !b.done_files.is_empty()) {
+                    break limit;
+                }
+                if b.stop {
+                    return;
+                }
                 shared.apply.wait(&mut b);
-            }
-            if b.batches.is_empty() && b.done_files.is_empty() {
-                return;
-            }
-            b.bytes = 0;
-            (std::mem::take(&mut b.batches), std::mem::take(&mut b.done_files))
+            };
+            let n = b.batches.iter().take_while(|(seq, _)| *seq <= limit).count();
+            let batches: Vec<_> = b.batches.drain(..n).collect();
+            b.bytes -= batches.iter().flat_map(|(_, r)| r).map(Record::bytes).sum::<usize>();
+            // A completed log file goes once every batch before it is in.
+            let files = if b.batches.is_empty() { std::mem::take(&mut b.done_files) } else { Vec::new() };
+            (batches, files)
         };
         shared.applied.notify_all();
         if shared.poisoned.load(Ordering::SeqCst) {
@@ -575,10 +833,14 @@ fn apply_loop(db: &redb::Database, dir: &Path, shared: &Shared) {
             continue;
         }
         if let Some((last, _)) = batches.last() {
-            if write_batches(db, &batches, *last).is_err() {
+            let injected = shared.fail_next_apply.swap(false, Ordering::SeqCst);
+            if injected || write_batches(&shared.db, &batches, *last).is_err() {
                 poison(shared);
                 continue;
             }
+            prune(shared, &batches);
+            shared.backlog.lock().applied_seq = *last;
+            shared.applied.notify_all();
         }
         // Each completed file's batches were handed over before its marker.
         let removed = files.iter().all(|g| std::fs::remove_file(wal::path(dir, *g)).is_ok());
@@ -588,6 +850,10 @@ fn apply_loop(db: &redb::Database, dir: &Path, shared: &Shared) {
     }
 }
 
+/// One table's item writes in a transaction: stored key and stored item
+/// (`None` deletes), in commit order.
+type ItemWrites<'a> = Vec<(&'a [u8], Option<&'a [u8]>)>;
+
 /// Writes `batches` in one durable transaction, with `applied` (the last
 /// batch's sequence number) as the file's applied mark.
 fn write_batches(db: &redb::Database, batches: &[(u64, Vec<Record>)], applied: u64) -> Result<(), redb::Error> {
@@ -595,60 +861,133 @@ fn write_batches(db: &redb::Database, batches: &[(u64, Vec<Record>)], applied: u
     {
         tx.open_table(META)?.insert(APPLIED_SEQ, applied)?;
         let mut catalog = tx.open_table(CATALOG)?;
-        let mut open: HashMap<u64, redb::Table<&[u8], &[u8]>> = HashMap::new();
-        for (_, records) in batches {
-            for record in records {
-                match record {
-                    Record::Put { id, key, value } => {
-                        if !open.contains_key(id) {
-                            let t = tx.open_table(TableDefinition::<&[u8], &[u8]>::new(&items_table(*id)))?;
-                            open.insert(*id, t);
-                        }
-                        if let Some(t) = open.get_mut(id) {
-                            t.insert(key.as_slice(), value.as_slice())?;
-                        }
+        // Per table: items added less removed, bytes added less removed.
+        let mut deltas: HashMap<u64, (i64, i64)> = HashMap::new();
+        // Stored values begin with their size (they were encoded by
+        // `encode_stored`); one that does not counts as nothing.
+        let size = |v: &[u8]| codec::stored_size(v).map_or(0, |n| n as i64);
+        // Catalog changes in order; item writes gathered per table, then
+        // written in key order (a key's writes keep their order), which
+        // walks the B-tree's pages once rather than at random. A table
+        // dropped here gets none of its writes (its id is never reused).
+        let mut writes: BTreeMap<u64, ItemWrites<'_>> = BTreeMap::new();
+        let mut dropped = Vec::new();
+        for record in batches.iter().flat_map(|(_, records)| records) {
+            match record {
+                Record::Put { id, key, value } => writes.entry(*id).or_default().push((key, Some(&value[..]))),
+                Record::Delete { id, key } => writes.entry(*id).or_default().push((key, None)),
+                Record::Catalog { name, value } => {
+                    catalog.insert(name.as_str(), value.as_slice())?;
+                }
+                Record::Drop { name, id } => {
+                    catalog.remove(name.as_str())?;
+                    dropped.push(*id);
+                    tx.open_table(STATS)?.remove(*id)?;
+                    tx.delete_table(items_def(&items_table(*id)))?;
+                }
+            }
+        }
+        for (id, mut writes) in writes {
+            if dropped.contains(&id) {
+                continue;
+            }
+            writes.sort_by(|a, b| codec::compare_keys(a.0, b.0));
+            let mut t = tx.open_table(items_def(&items_table(id)))?;
+            let d = deltas.entry(id).or_default();
+            for (key, value) in writes {
+                match value {
+                    Some(value) => {
+                        let old = t.insert(key, value)?.map(|v| size(v.value()));
+                        d.0 += i64::from(old.is_none());
+                        d.1 += size(value) - old.unwrap_or(0);
                     }
-                    Record::Delete { id, key } => {
-                        if !open.contains_key(id) {
-                            let t = tx.open_table(TableDefinition::<&[u8], &[u8]>::new(&items_table(*id)))?;
-                            open.insert(*id, t);
+                    None => {
+                        if let Some(old) = t.remove(key)? {
+                            d.0 -= 1;
+                            d.1 -= size(old.value());
                         }
-                        if let Some(t) = open.get_mut(id) {
-                            t.remove(key.as_slice())?;
-                        }
-                    }
-                    Record::Catalog { name, value } => {
-                        catalog.insert(name.as_str(), value.as_slice())?;
-                    }
-                    Record::Drop { name, id } => {
-                        catalog.remove(name.as_str())?;
-                        open.remove(id);
-                        tx.delete_table(TableDefinition::<&[u8], &[u8]>::new(&items_table(*id)))?;
                     }
                 }
             }
+        }
+        let mut stats = tx.open_table(STATS)?;
+        for (id, (count, bytes)) in deltas {
+            let (c, b) = stats.get(id)?.map_or((0, 0), |v| v.value());
+            stats.insert(id, (c.saturating_add_signed(count), b.saturating_add_signed(bytes)))?;
         }
     }
     tx.commit()?;
     Ok(())
 }
 
-/// One table's items: the in-memory copy, and the table's storage id.
+/// One table's items: the file's, under the table's overlay.
 struct DiskTable {
     id: u64,
-    items: MemStore,
+    overlay: Arc<Overlay>,
+    shared: Arc<Shared>,
+}
+
+fn read_failed<E>(_: E) -> StoreError {
+    StoreError::Io { operation: "read", kind: std::io::ErrorKind::Other }
+}
+
+/// True when `(start, end)` holds no key (inverted or empty), which
+/// `BTreeMap::range` would panic on.
+fn holds_nothing(start: Bound<&StoreKey>, end: Bound<&StoreKey>) -> bool {
+    match (start, end) {
+        (Bound::Included(s), Bound::Included(e)) => s > e,
+        (Bound::Included(s) | Bound::Excluded(s), Bound::Included(e) | Bound::Excluded(e)) => s >= e,
+        _ => false,
+    }
+}
+
+impl DiskTable {
+    /// The table's items in the file as of now (None: no item was ever
+    /// written). Called after looking at the overlay: a write the applier
+    /// removed from it since is in this snapshot.
+    fn snapshot(&self) -> Result<Option<redb::ReadOnlyTable<ItemKey, &'static [u8]>>, StoreError> {
+        let tx = self.shared.db.begin_read().map_err(read_failed)?;
+        match tx.open_table(items_def(&items_table(self.id))) {
+            Ok(t) => Ok(Some(t)),
+            Err(redb::TableError::TableDoesNotExist(_)) => Ok(None),
+            Err(e) => Err(read_failed(e)),
+        }
+    }
 }
 
 impl TableStore for DiskTable {
     fn get(&self, key: &StoreKey) -> Result<Option<Arc<Item>>, StoreError> {
-        self.items.get(key)
+        if let Some(p) = self.overlay.writes.read().get(key) {
+            return p.item();
+        }
+        let bytes = encode_key(key).ok_or(StoreError::Corrupt { what: "key" })?;
+        let read = |table: &redb::ReadOnlyTable<ItemKey, &'static [u8]>| match table
+            .get(bytes.as_slice())
+            .map_err(read_failed)?
+        {
+            Some(v) => Ok(Some(Arc::new(decode_stored(v.value())?))),
+            None => Ok(None),
+        };
+        // The shared snapshot when no other reader holds it, else a fresh one.
+        if let Some(mut cached) = self.overlay.snapshot.try_lock() {
+            if cached.is_none() {
+                *cached = self.snapshot()?;
+            }
+            return cached.as_ref().map_or(Ok(None), read);
+        }
+        self.snapshot()?.as_ref().map_or(Ok(None), read)
     }
 
-    /// The memory half of a commit ([`Storage::commit`] queues the disk half).
-    fn write(&mut self, key: StoreKey, item: Option<Arc<Item>>) -> Result<Option<Arc<Item>>, StoreError> {
-        self.items.write(key, item)
+    /// Refused: [`DiskStorage::commit`] writes through the log and the
+    /// overlay, never through a store.
+    fn write(&mut self, _key: StoreKey, _item: Option<Arc<Item>>) -> Result<Option<Arc<Item>>, StoreError> {
+        Err(StoreError::Io { operation: "write", kind: std::io::ErrorKind::Unsupported })
     }
 
+    /// Walks the overlay and the file together in key order; the overlay's
+    /// write wins over the file's item under the same key, and its deletes
+    /// hide them. The overlay stays read-locked during the walk, so the
+    /// applier removes nothing from it meanwhile.
     fn range(
         &self,
         start: Bound<&StoreKey>,
@@ -656,16 +995,113 @@ impl TableStore for DiskTable {
         direction: Direction,
         visit: Visit<'_>,
     ) -> Result<(), StoreError> {
-        self.items.range(start, end, direction, visit)
+        if holds_nothing(start, end) {
+            return Ok(());
+        }
+        let overlay = self.overlay.writes.read();
+        let pending = overlay.range::<StoreKey, _>((start, end));
+        let Some(table) = self.snapshot()? else {
+            return walk(pending, direction, visit);
+        };
+        let (lo, hi) = (start.map(codec::encode_bound), end.map(codec::encode_bound));
+        fn bound(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+            b.as_ref().map(Vec::as_slice)
+        }
+        let rows = table.range::<&[u8]>((bound(&lo), bound(&hi))).map_err(read_failed)?;
+        match direction {
+            Direction::Forward => merge(pending, rows, std::cmp::Ordering::Less, visit),
+            Direction::Backward => merge(pending.rev(), rows.rev(), std::cmp::Ordering::Greater, visit),
+        }
     }
 
-    fn writes_are_infallible(&self) -> bool {
-        true
+    fn holds_items_in_memory(&self) -> bool {
+        false
     }
 
     fn storage_id(&self) -> Option<u64> {
         Some(self.id)
     }
+}
+
+impl Pending {
+    /// The item written (`None`: deleted).
+    fn item(&self) -> Result<Option<Arc<Item>>, StoreError> {
+        self.value.as_deref().map(|v| decode_stored(v).map(Arc::new)).transpose()
+    }
+
+    /// Visits the item written, if any.
+    fn visit(&self, key: &StoreKey, visit: Visit<'_>) -> Result<ControlFlow<()>, StoreError> {
+        Ok(match self.item()? {
+            Some(item) => visit(key, &item),
+            None => ControlFlow::Continue(()),
+        })
+    }
+}
+
+/// Visits overlay items alone (the file has no table yet).
+fn walk<'a>(
+    pending: impl DoubleEndedIterator<Item = (&'a StoreKey, &'a Pending)>,
+    direction: Direction,
+    visit: Visit<'_>,
+) -> Result<(), StoreError> {
+    let mut each = |(k, p): (&StoreKey, &Pending)| p.visit(k, &mut *visit).map(|flow| flow.is_break());
+    match direction {
+        Direction::Forward => {
+            for entry in pending {
+                if each(entry)? {
+                    break;
+                }
+            }
+        }
+        Direction::Backward => {
+            for entry in pending.rev() {
+                if each(entry)? {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+type Row = redb::Result<(redb::AccessGuard<'static, ItemKey>, redb::AccessGuard<'static, &'static [u8]>)>;
+
+/// Merges overlay writes and file rows that both come in walk order
+/// (`first` is how a key that comes first compares with a later one).
+fn merge<'a>(
+    pending: impl Iterator<Item = (&'a StoreKey, &'a Pending)>,
+    rows: impl Iterator<Item = Row>,
+    first: std::cmp::Ordering,
+    visit: Visit<'_>,
+) -> Result<(), StoreError> {
+    let mut pending = pending.peekable();
+    for row in rows {
+        let (k, v) = row.map_err(read_failed)?;
+        let key = decode_key(k.value())?;
+        // Overlay writes up to this key first.
+        while let Some((pk, p)) = pending.next_if(|(pk, _)| pk.cmp(&&key) == first) {
+            if p.visit(pk, &mut *visit)?.is_break() {
+                return Ok(());
+            }
+        }
+        if let Some((pk, p)) = pending.next_if(|(pk, _)| **pk == key) {
+            // The overlay's write replaces (or deletes) the file's item.
+            if p.visit(pk, &mut *visit)?.is_break() {
+                return Ok(());
+            }
+            continue;
+        }
+        let item = Arc::new(decode_stored(v.value())?);
+        if visit(&key, &item).is_break() {
+            return Ok(());
+        }
+    }
+    for (pk, p) in pending {
+        if p.visit(pk, &mut *visit)?.is_break() {
+            return Ok(());
+        }
+    }
+    Ok(())
 }
 
 impl Storage for DiskStorage {
@@ -677,14 +1113,15 @@ impl Storage for DiskStorage {
         }
         let id = self.shared.next_id.fetch_add(1, Ordering::SeqCst);
         self.enqueue(vec![Record::Catalog { name: meta.name.clone(), value: encode_meta(id, meta) }])?;
-        let items = MemStore::new();
-        catalog.insert(meta.name.clone(), Entry { id, meta: meta.clone(), items: items.clone() });
-        Ok(Box::new(DiskTable { id, items }))
+        let overlay = Arc::new(Overlay::default());
+        self.shared.overlays.lock().insert(id, overlay.clone());
+        catalog.insert(meta.name.clone(), Entry { id, meta: meta.clone(), overlay: overlay.clone() });
+        Ok(Box::new(DiskTable { id, overlay, shared: self.shared.clone() }))
     }
 
     fn open_table(&self, name: &str) -> Result<Box<dyn TableStore>, StoreError> {
         match self.shared.catalog.lock().get(name) {
-            Some(e) => Ok(Box::new(DiskTable { id: e.id, items: e.items.clone() })),
+            Some(e) => Ok(Box::new(DiskTable { id: e.id, overlay: e.overlay.clone(), shared: self.shared.clone() })),
             None => Err(StoreError::NoSuchTable(name.to_string())),
         }
     }
@@ -702,11 +1139,30 @@ impl Storage for DiskStorage {
         Ok(())
     }
 
+    /// The counts in the file, when the table's overlay is empty (at
+    /// start-up, after the replay, it is); otherwise `None`.
+    fn table_stats(&self, name: &str) -> Result<Option<(u64, u64)>, StoreError> {
+        let id = match self.shared.catalog.lock().get(name) {
+            Some(e) if e.overlay.writes.read().is_empty() => e.id,
+            Some(_) => return Ok(None),
+            None => return Err(StoreError::NoSuchTable(name.to_string())),
+        };
+        let tx = self.shared.db.begin_read().map_err(read_failed)?;
+        let stats = tx.open_table(STATS).map_err(read_failed)?;
+        Ok(Some(stats.get(id).map_err(read_failed)?.map_or((0, 0), |v| v.value())))
+    }
+
     fn drop_table(&self, name: &str) -> Result<(), StoreError> {
         self.check_healthy()?;
         let mut catalog = self.shared.catalog.lock();
         let Some(entry) = catalog.get(name) else { return Err(StoreError::NoSuchTable(name.to_string())) };
         self.enqueue(vec![Record::Drop { name: name.to_string(), id: entry.id }])?;
+        // Its overlay's writes will never be read: give their room back.
+        if let Some(overlay) = self.shared.overlays.lock().remove(&entry.id) {
+            let freed: usize = std::mem::take(&mut *overlay.writes.write()).values().map(|p| p.bytes).sum();
+            self.shared.overlay_bytes.fetch_sub(freed, Ordering::SeqCst);
+            wake_writers(&self.shared);
+        }
         catalog.remove(name);
         Ok(())
     }
@@ -717,20 +1173,39 @@ impl Storage for DiskStorage {
         stores: &mut [&mut dyn TableStore],
     ) -> Result<Vec<Option<Arc<Item>>>, StoreError> {
         self.check_healthy()?;
-        // Encode first: a batch that cannot be written changes nothing.
+        // Encode and read first: a batch that cannot be written, or whose
+        // replaced items cannot be read, changes nothing.
+        let overlays: Vec<Option<Arc<Overlay>>> = {
+            let map = self.shared.overlays.lock();
+            stores.iter().map(|s| s.storage_id().and_then(|id| map.get(&id).cloned())).collect()
+        };
         let mut records = Vec::with_capacity(batch.len());
-        for m in &batch.mutations {
-            let id = stores.get(m.table).and_then(|s| s.storage_id()).ok_or(StoreError::BadBatch { slot: m.table })?;
+        let mut writes: Vec<OverlayWrite> = Vec::with_capacity(batch.len());
+        let mut replaced: Vec<Option<Arc<Item>>> = Vec::with_capacity(batch.len());
+        for m in batch.mutations {
+            let bad = StoreError::BadBatch { slot: m.table };
+            let (Some(store), Some(Some(overlay))) = (stores.get(m.table), overlays.get(m.table)) else {
+                return Err(bad);
+            };
+            let id = store.storage_id().ok_or(bad)?;
             let key = encode_key(&m.key).ok_or(StoreError::Corrupt { what: "key" })?;
-            records.push(match &m.item {
-                Some(item) => Record::Put { id, key, value: encode_item(item) },
+            let value: Option<Arc<[u8]>> = m.item.as_deref().map(|item| encode_stored(item).into());
+            let record = match &value {
+                Some(value) => Record::Put { id, key, value: value.clone() },
                 None => Record::Delete { id, key },
+            };
+            // A key written earlier in this batch replaced what that write put.
+            let earlier = writes.iter().rev().find(|w: &&OverlayWrite| Arc::ptr_eq(&w.0, overlay) && w.1 == m.key);
+            replaced.push(match earlier {
+                Some(w) => w.2.as_deref().map(|v| decode_stored(v).map(Arc::new)).transpose()?,
+                None => store.get(&m.key)?,
             });
+            writes.push((overlay.clone(), m.key, value, record.bytes()));
+            records.push(record);
         }
-        let replaced = apply_with_undo(batch, stores)?;
         // The engine holds every table lock of the batch: batches on a table
-        // are queued in the order they were applied.
-        self.enqueue(records)?;
+        // are queued (and enter the overlay) in the order they were made.
+        self.enqueue_with(records, writes)?;
         Ok(replaced)
     }
 }

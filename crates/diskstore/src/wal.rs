@@ -98,7 +98,7 @@ fn decode_batch(payload: &[u8]) -> Result<(u64, Vec<Record>), StoreError> {
     let mut records = Vec::with_capacity(n);
     for _ in 0..n {
         records.push(match r.u8()? {
-            R_PUT => Record::Put { id: r.uint()?, key: r.bytes()?.to_vec(), value: r.bytes()?.to_vec() },
+            R_PUT => Record::Put { id: r.uint()?, key: r.bytes()?.to_vec(), value: r.bytes()?.into() },
             R_DELETE => Record::Delete { id: r.uint()?, key: r.bytes()?.to_vec() },
             R_CATALOG => Record::Catalog { name: r.string()?, value: r.bytes()?.to_vec() },
             R_DROP => Record::Drop { name: r.string()?, id: r.uint()? },
@@ -178,7 +178,7 @@ mod tests {
             (
                 8,
                 vec![
-                    Record::Put { id: 3, key: vec![9], value: vec![4; 300] },
+                    Record::Put { id: 3, key: vec![9], value: vec![4; 300].into() },
                     Record::Delete { id: 3, key: vec![8] },
                     Record::Drop { name: "u".into(), id: 2 },
                 ],

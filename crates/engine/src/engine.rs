@@ -78,6 +78,9 @@ pub const STORED_ITEM_OVERHEAD_BYTES: u64 = 160;
 
 /// What a table's items take of the memory budget.
 pub(crate) fn memory_held(data: &crate::table::TableData) -> u64 {
+    if !data.store.holds_items_in_memory() {
+        return 0;
+    }
     data.size_bytes + data.item_count * STORED_ITEM_OVERHEAD_BYTES
 }
 
@@ -185,32 +188,37 @@ impl Engine {
         let mut tables = BTreeMap::new();
         for meta in storage.list_tables()? {
             let store = storage.open_table(&meta.name)?;
-            // Statistics and index entries are not stored: rebuild them
-            // once at start-up.
+            // Index entries are not stored: rebuild them once at start-up,
+            // item by item (never all the items in memory at once), and
+            // count the items unless the storage keeps the counts.
             let mut data = TableData::new(store, (0, 0), &meta.indexes, config.capacity.as_ref(), now);
-            let mut items = Vec::new();
-            data.store.range(
-                std::ops::Bound::Unbounded,
-                std::ops::Bound::Unbounded,
-                Direction::Forward,
-                &mut |key, item| {
-                    items.push((key.clone(), item.clone()));
-                    ControlFlow::Continue(())
-                },
-            )?;
-            for (key, item) in items {
-                data.item_count += 1;
-                data.size_bytes += item_size(&item) as u64;
-                let mut collection = item_size(&item) as u64;
-                for change in index::changes(&data.indexes, &meta.key_schema, &key, None, Some(&item)) {
-                    let ix = change.index;
-                    if data.indexes[ix].def.kind == index::IndexKind::Local {
-                        collection += change.insert.as_ref().map_or(0, |(_, _, n)| *n as u64);
-                    }
-                    index::apply(&mut data.indexes[ix], change);
-                }
-                if data.has_local_indexes() {
-                    *data.collections.entry(key.partition.clone()).or_insert(0) += collection;
+            let stats = storage.table_stats(&meta.name)?;
+            match stats {
+                Some(counts) if meta.indexes.is_empty() => (data.item_count, data.size_bytes) = counts,
+                _ => {
+                    let local = data.has_local_indexes();
+                    let TableData { store, indexes, collections, item_count, size_bytes, .. } = &mut data;
+                    store.range(
+                        std::ops::Bound::Unbounded,
+                        std::ops::Bound::Unbounded,
+                        Direction::Forward,
+                        &mut |key, item| {
+                            *item_count += 1;
+                            *size_bytes += item_size(item) as u64;
+                            let mut collection = item_size(item) as u64;
+                            for change in index::changes(indexes, &meta.key_schema, key, None, Some(item)) {
+                                let ix = change.index;
+                                if indexes[ix].def.kind == index::IndexKind::Local {
+                                    collection += change.insert.as_ref().map_or(0, |(_, _, n)| *n as u64);
+                                }
+                                index::apply(&mut indexes[ix], change);
+                            }
+                            if local {
+                                *collections.entry(key.partition.clone()).or_insert(0) += collection;
+                            }
+                            ControlFlow::Continue(())
+                        },
+                    )?;
                 }
             }
             // A stream that was on goes on with a fresh log (records are

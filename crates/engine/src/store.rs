@@ -193,6 +193,11 @@ pub trait TableStore: Send + Sync {
     fn writes_are_infallible(&self) -> bool {
         false
     }
+    /// True when the items live in memory (and count against the engine's
+    /// memory budget); a disk backend's live in its file.
+    fn holds_items_in_memory(&self) -> bool {
+        true
+    }
     /// The backend's own id of this table, for a backend whose `commit`
     /// writes each slot's mutations to its own table (memory: none).
     fn storage_id(&self) -> Option<u64> {
@@ -277,6 +282,12 @@ pub trait Storage: Send + Sync {
     fn save_table_meta(&self, meta: &TableMeta) -> Result<(), StoreError>;
     /// Forgets a table and its items.
     fn drop_table(&self, name: &str) -> Result<(), StoreError>;
+    /// The table's item count and the sum of its items' sizes, when the
+    /// backend keeps them (a durable one, so that start-up need not read
+    /// every item); `None` makes the engine count by walking the items.
+    fn table_stats(&self, _name: &str) -> Result<Option<(u64, u64)>, StoreError> {
+        Ok(None)
+    }
     /// Applies every mutation of `batch`, all or nothing; `stores[slot]` is
     /// the (write-locked) store of table slot `slot`. Returns the item each
     /// mutation replaced, in batch order. The default applies the writes

@@ -436,7 +436,9 @@ pub(crate) fn commit(
         return Err(EngineError::ItemCollectionSizeLimitExceeded);
     }
     // The memory budget: reserve what the writes may add (a replaced item
-    // whose size is not known yet counts as nothing), settle after.
+    // whose size is not known yet counts as nothing), settle after. A disk
+    // backend's items take none of it.
+    let memory = limits.memory.filter(|_| data.iter().all(|d| d.store.holds_items_in_memory()));
     let reserved: i64 = sizes
         .iter()
         .map(|s| {
@@ -444,7 +446,7 @@ pub(crate) fn commit(
             (new - s.old.map_or(0, stored_bytes)).max(0)
         })
         .sum();
-    if let Some(memory) = limits.memory {
+    if let Some(memory) = memory {
         if let Err(e) = memory.reserve(reserved as u64) {
             unnote(tables, &sizes, now);
             return Err(e);
@@ -462,7 +464,7 @@ pub(crate) fn commit(
         Ok(replaced) => replaced,
         Err(e) => {
             unnote(tables, &sizes, now);
-            if let Some(memory) = limits.memory {
+            if let Some(memory) = memory {
                 memory.adjust(-reserved);
             }
             return Err(e.into());
@@ -505,7 +507,7 @@ pub(crate) fn commit(
             }
         }
     }
-    if let Some(memory) = limits.memory {
+    if let Some(memory) = memory {
         let stored: i64 = sizes
             .iter()
             .zip(&replaced)

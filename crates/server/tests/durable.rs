@@ -106,8 +106,8 @@ async fn a_failed_sync_fails_the_request_and_the_database_keeps_what_was_acknowl
         assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
         assert_eq!(body["__type"], "com.amazonaws.dynamodb.v20120810#InternalServerError");
         assert_eq!(body["message"], "Internal server error: storage sync failed: other error");
-        // From then on nothing is served from the memory copy, which may
-        // hold the failed write: reads and writes fail alike.
+        // From then on nothing is served from the overlay, which may hold
+        // the failed write: reads and writes fail alike.
         assert_eq!(get(&server, "tbl", "a").await.0, StatusCode::INTERNAL_SERVER_ERROR);
         assert_eq!(put(&server, "tbl", "e", 5).await.0, StatusCode::INTERNAL_SERVER_ERROR);
         disk.close();
@@ -124,6 +124,35 @@ async fn a_failed_sync_fails_the_request_and_the_database_keeps_what_was_acknowl
     assert_eq!(item_count(&server, "tbl").await, 3);
     // And the database takes writes again.
     assert_eq!(put(&server, "tbl", "f", 6).await.0, StatusCode::OK);
+    disk.close();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_failed_write_into_the_database_file_loses_nothing_acknowledged() {
+    let dir = fresh_dir("apply");
+    {
+        let (server, disk) = open(&dir);
+        create(&server, "tbl").await;
+        assert_eq!(put(&server, "tbl", "a", 1).await.0, StatusCode::OK);
+        disk.wait_applied().expect("in the file");
+        // Acknowledged (in the log), served from the overlay, not yet in
+        // the file when the file's write fails.
+        disk.hold_applier(true);
+        assert_eq!(put(&server, "tbl", "b", 2).await.0, StatusCode::OK);
+        assert_eq!(get(&server, "tbl", "b").await.1["Item"]["v"]["N"], "2");
+        disk.durability().fail_next_apply();
+        disk.hold_applier(false);
+        assert!(disk.wait_applied().is_err(), "the failed write poisons the storage");
+        assert_eq!(put(&server, "tbl", "c", 3).await.0, StatusCode::INTERNAL_SERVER_ERROR);
+        disk.close();
+    }
+    // The log still held `b`: start-up replays it into the file.
+    let (server, disk) = open(&dir);
+    assert_eq!(get(&server, "tbl", "a").await.1["Item"]["v"]["N"], "1");
+    assert_eq!(get(&server, "tbl", "b").await.1["Item"]["v"]["N"], "2");
+    assert_eq!(get(&server, "tbl", "c").await.1, json!({}));
+    assert_eq!(item_count(&server, "tbl").await, 2);
     disk.close();
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,0 +1,322 @@
+//! The disk store against a model: random puts, deletes, batches, point
+//! reads and range walks (both directions, query sentinels, early stops)
+//! on a table served from the redb file under its overlay give exactly
+//! what a `BTreeMap` gives, whether the applier has written the batches
+//! into the file or holds them back, and after the storage is reopened
+//! (items and counts).
+
+use std::collections::BTreeMap;
+use std::ops::{Bound, ControlFlow};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use dynaburst_diskstore::{DiskOptions, DiskStorage};
+use dynaburst_engine::store::{
+    walk_range, Direction, Mutation, SortSlot, Storage, StoreKey, TableMeta, TableStore, WriteBatch,
+};
+use dynaburst_engine::{BillingMode, KeyAttr, KeySchema, TableSettings};
+use dynaburst_model::{item_size, AttributeValue, Item, KeyValue, Millis, Number, ScalarType};
+use proptest::prelude::*;
+
+fn fresh_dir() -> PathBuf {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!("dynaburst-diskmodel-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn meta(name: &str) -> TableMeta {
+    TableMeta {
+        name: name.to_string(),
+        table_id: format!("id-{name}"),
+        region: "us-east-1".into(),
+        account_id: "000000000000".into(),
+        key_schema: KeySchema {
+            hash: KeyAttr { name: "pk".into(), ty: ScalarType::S },
+            range: Some(KeyAttr { name: "sk".into(), ty: ScalarType::N }),
+        },
+        indexes: Vec::new(),
+        tags: Vec::new(),
+        attribute_definitions: vec![("pk".into(), ScalarType::S), ("sk".into(), ScalarType::N)],
+        settings: TableSettings::new(BillingMode::PayPerRequest, Millis(5)),
+        created_at: Millis(5),
+    }
+}
+
+fn key(pk: u8, sk: i64) -> StoreKey {
+    StoreKey::new(KeyValue::S(format!("p{pk}")), Some(KeyValue::N(Number::from_i64(sk))))
+}
+
+fn item(pk: u8, sk: i64, v: u16) -> Arc<Item> {
+    let mut item = Item::new();
+    item.insert("pk".into(), AttributeValue::S(format!("p{pk}")));
+    item.insert("sk".into(), AttributeValue::N(Number::from_i64(sk)));
+    // Sizes vary, so the counted bytes mean something.
+    item.insert("v".into(), AttributeValue::S("x".repeat(usize::from(v % 40))));
+    Arc::new(item)
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    /// One batch of writes (`None` deletes); a key may repeat.
+    Write(Vec<(u8, i64, Option<u16>)>),
+    Get(u8, i64),
+    Range {
+        start: BoundSpec,
+        end: BoundSpec,
+        backward: bool,
+        limit: usize,
+    },
+    /// Let the applier write everything into the file, then hold it again.
+    Apply,
+    /// Let the applier write the batches up to the one of one of the last
+    /// three write ops (0: the last), later ones pending.
+    ApplySome(usize),
+    /// Close and reopen the storage (the applier finishes on close).
+    Reopen,
+}
+
+#[derive(Clone, Debug)]
+enum BoundSpec {
+    Unbounded,
+    Included(u8, SortSpec),
+    Excluded(u8, SortSpec),
+}
+
+#[derive(Clone, Debug)]
+enum SortSpec {
+    Low,
+    At(i64),
+    High,
+}
+
+fn bound_key(pk: u8, sort: &SortSpec) -> StoreKey {
+    let base = key(pk, 0);
+    StoreKey {
+        sort: match sort {
+            SortSpec::Low => SortSlot::Low,
+            SortSpec::At(v) => SortSlot::Value(KeyValue::N(Number::from_i64(*v))),
+            SortSpec::High => SortSlot::High,
+        },
+        ..base
+    }
+}
+
+fn bound(spec: &BoundSpec) -> Bound<StoreKey> {
+    match spec {
+        BoundSpec::Unbounded => Bound::Unbounded,
+        BoundSpec::Included(p, s) => Bound::Included(bound_key(*p, s)),
+        BoundSpec::Excluded(p, s) => Bound::Excluded(bound_key(*p, s)),
+    }
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let pk = 0u8..3;
+    // Few keys, so that they are written again while pending; negative and
+    // multi-digit sort keys, which the file must order as numbers.
+    let sk = prop::sample::select(vec![-12i64, -3, 0, 2, 9, 10]);
+    let write = (pk.clone(), sk.clone(), prop::option::weighted(0.75, any::<u16>()));
+    let sort = prop_oneof![Just(SortSpec::Low), sk.clone().prop_map(SortSpec::At), Just(SortSpec::High)];
+    let spec = prop_oneof![
+        Just(BoundSpec::Unbounded),
+        (pk.clone(), sort.clone()).prop_map(|(p, s)| BoundSpec::Included(p, s)),
+        (pk.clone(), sort).prop_map(|(p, s)| BoundSpec::Excluded(p, s)),
+    ];
+    prop_oneof![
+        6 => prop::collection::vec(write, 1..6).prop_map(Op::Write),
+        3 => (pk, sk).prop_map(|(p, s)| Op::Get(p, s)),
+        3 => (spec.clone(), spec, any::<bool>(), 1usize..40)
+            .prop_map(|(start, end, backward, limit)| Op::Range { start, end, backward, limit }),
+        1 => Just(Op::Apply),
+        2 => (0usize..3).prop_map(Op::ApplySome),
+        1 => Just(Op::Reopen),
+    ]
+}
+
+fn open(dir: &Path) -> (DiskStorage, Box<dyn TableStore>) {
+    let disk = DiskStorage::open(dir, &DiskOptions::default()).expect("open");
+    disk.hold_applier(true);
+    let store = disk.open_table("t").expect("the table");
+    (disk, store)
+}
+
+fn counts(model: &BTreeMap<StoreKey, Arc<Item>>) -> (u64, u64) {
+    (model.len() as u64, model.values().map(|i| item_size(i) as u64).sum())
+}
+
+fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
+    let dir = fresh_dir();
+    {
+        let disk = DiskStorage::open(&dir, &DiskOptions::default()).expect("create");
+        disk.create_table(&meta("t")).expect("create the table");
+    }
+    let (mut disk, mut store) = open(&dir);
+    let mut model: BTreeMap<StoreKey, Arc<Item>> = BTreeMap::new();
+    // The batch each write op committed.
+    let mut seqs = Vec::new();
+    for op in ops {
+        match op {
+            Op::Write(writes) => {
+                let mut batch = WriteBatch::default();
+                let mut expected = Vec::new();
+                let mut after = model.clone();
+                for (p, s, v) in writes {
+                    let new = v.map(|v| item(p, s, v));
+                    expected.push(match &new {
+                        Some(i) => after.insert(key(p, s), i.clone()),
+                        None => after.remove(&key(p, s)),
+                    });
+                    batch.mutations.push(Mutation { table: 0, key: key(p, s), item: new });
+                }
+                let replaced = disk.commit(batch, &mut [&mut *store]).expect("commit");
+                prop_assert_eq!(replaced, expected);
+                model = after;
+                seqs.push(disk.committed_seq());
+            }
+            Op::Get(p, s) => {
+                prop_assert_eq!(store.get(&key(p, s)).expect("get"), model.get(&key(p, s)).cloned());
+            }
+            Op::Range { start, end, backward, limit } => {
+                let (start, end) = (bound(&start), bound(&end));
+                let direction = if backward { Direction::Backward } else { Direction::Forward };
+                let mut got = Vec::new();
+                store
+                    .range(start.as_ref(), end.as_ref(), direction, &mut |k, i| {
+                        got.push((k.clone(), i.clone()));
+                        if got.len() >= limit {
+                            ControlFlow::Break(())
+                        } else {
+                            ControlFlow::Continue(())
+                        }
+                    })
+                    .expect("range");
+                let mut want = Vec::new();
+                walk_range(&model, start.as_ref(), end.as_ref(), direction, &mut |k, i| {
+                    want.push((k.clone(), i.clone()));
+                    if want.len() >= limit {
+                        ControlFlow::Break(())
+                    } else {
+                        ControlFlow::Continue(())
+                    }
+                });
+                prop_assert_eq!(got, want);
+            }
+            Op::Apply => {
+                disk.hold_applier(false);
+                disk.wait_applied().expect("applied");
+                prop_assert_eq!(disk.overlay_bytes(), 0);
+                prop_assert_eq!(disk.table_stats("t").expect("stats"), Some(counts(&model)));
+                disk.hold_applier(true);
+            }
+            Op::ApplySome(i) => {
+                if let Some(seq) = seqs.iter().rev().nth(i).or(seqs.first()) {
+                    disk.apply_until(*seq).expect("applied");
+                }
+            }
+            Op::Reopen => {
+                drop(store);
+                drop(disk);
+                (disk, store) = open(&dir);
+                prop_assert_eq!(disk.table_stats("t").expect("stats"), Some(counts(&model)));
+            }
+        }
+    }
+    // Everything, both ways, after the last op and after a reopen.
+    for round in 0..2 {
+        for direction in [Direction::Forward, Direction::Backward] {
+            let mut got = Vec::new();
+            store
+                .range(Bound::Unbounded, Bound::Unbounded, direction, &mut |k, i| {
+                    got.push((k.clone(), i.clone()));
+                    ControlFlow::Continue(())
+                })
+                .expect("scan");
+            let mut want: Vec<_> = model.iter().map(|(k, i)| (k.clone(), i.clone())).collect();
+            if direction == Direction::Backward {
+                want.reverse();
+            }
+            prop_assert_eq!(got, want, "round {}", round);
+        }
+        if round == 0 {
+            drop(store);
+            drop(disk);
+            (disk, store) = open(&dir);
+            prop_assert_eq!(disk.table_stats("t").expect("stats"), Some(counts(&model)));
+        }
+    }
+    drop(store);
+    drop(disk);
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_disk_store_behaves_as_an_ordered_map(ops in prop::collection::vec(op(), 1..60)) {
+        check(ops)?;
+    }
+}
+
+/// The overlays are bounded: with the applier held, writers wait once they
+/// are full (the writes stay committed in the log, readable), and go on
+/// when the applier frees room; the bound holds throughout.
+#[test]
+fn a_full_overlay_makes_commits_wait_for_the_applier() {
+    let dir = fresh_dir();
+    let limit = 4096;
+    let disk = Arc::new(
+        DiskStorage::open(&dir, &DiskOptions { overlay_bytes: limit, ..DiskOptions::default() }).expect("open"),
+    );
+    let mut store = disk.create_table(&meta("t")).expect("create");
+    disk.hold_applier(true);
+    let one = |store: &mut Box<dyn TableStore>, disk: &DiskStorage, sk: i64| {
+        let batch = WriteBatch { mutations: vec![Mutation { table: 0, key: key(1, sk), item: Some(item(1, sk, 30)) }] };
+        disk.commit(batch, &mut [&mut **store]).expect("commit");
+    };
+    let mut sk = 0;
+    while disk.overlay_bytes() + 100 <= limit {
+        one(&mut store, &disk, sk);
+        sk += 1;
+    }
+    let held = disk.overlay_bytes();
+    // This one does not fit: it waits until the applier runs.
+    let writer = {
+        let (disk, mut store) = (disk.clone(), disk.open_table("t").expect("open"));
+        std::thread::spawn(move || {
+            for extra in 0..50 {
+                one(&mut store, &disk, 1000 + extra);
+                assert!(disk.overlay_bytes() <= limit, "the overlay passed its bound");
+            }
+        })
+    };
+    assert!(disk.overlay_bytes() <= limit);
+    assert_eq!(store.get(&key(1, 0)).expect("get"), Some(item(1, 0, 30)), "held writes are readable");
+    disk.hold_applier(false);
+    writer.join().expect("the writer finishes once the applier runs");
+    assert!(held > 0);
+    disk.wait_applied().expect("applied");
+    assert_eq!(disk.overlay_bytes(), 0);
+    assert_eq!(disk.table_stats("t").expect("stats").map(|s| s.0), Some(sk as u64 + 50));
+    drop(store);
+    drop(disk);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_later_write_stays_in_the_overlay_when_an_earlier_one_reaches_the_file() {
+    check(vec![
+        Op::Write(vec![(1, 1, Some(1))]),
+        Op::Write(vec![(1, 1, Some(2))]),
+        Op::ApplySome(1),
+        Op::Get(1, 1),
+        Op::Write(vec![(1, 2, Some(3))]),
+        Op::Write(vec![(1, 2, None)]),
+        Op::ApplySome(1),
+        Op::Range { start: BoundSpec::Unbounded, end: BoundSpec::Unbounded, backward: false, limit: 10 },
+    ])
+    .expect("matches the model");
+}
