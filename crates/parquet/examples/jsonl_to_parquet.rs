@@ -121,7 +121,6 @@ fn main() -> Result<(), Box<dyn Error>> {
     if columns[0].len() > 0 {
         flush(&mut columns)?;
     }
-    drop(flush);
     writer.close()?;
     eprintln!("{rows} rows to {output}");
     Ok(())
