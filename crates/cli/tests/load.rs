@@ -231,14 +231,7 @@ fn kill_minus_9_then_resume_leaves_the_table_equal_to_the_input() {
     let input = d.join("data.jsonl");
     let expected = write_rounds(&input, 1500, 2, 50);
     let args = ["--create-table", "--key", "id:S", "--billing", "provisioned:5:400"];
-    let mut child = Command::new(BIN)
-        .arg("load")
-        .arg(&input)
-        .args(["--table", "resumed", "--endpoint-url", &server.url, "--quiet", "--seed", "7"])
-        .args(args)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_load(&server, &input, "resumed", &args);
     // 3,000 records at 400 WCU take ~7 s; kill it part-way: once a
     // checkpoint says some records are in (checkpoints come every second).
     let checkpoint = d.join("data.jsonl.dynaburst-checkpoint");
@@ -264,6 +257,18 @@ fn kill_minus_9_then_resume_leaves_the_table_equal_to_the_input() {
     }
     let done: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&checkpoint).unwrap()).unwrap();
     assert_eq!(done["complete"], true);
+}
+
+/// `dynaburst load` started in the background (to be killed part-way).
+fn spawn_load(server: &Server, input: &Path, table: &str, extra: &[&str]) -> Child {
+    Command::new(BIN)
+        .arg("load")
+        .arg(input)
+        .args(["--table", table, "--endpoint-url", &server.url, "--quiet", "--seed", "7"])
+        .args(extra)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
 }
 
 /// Polls the checkpoint file until it records progress (a line past the
@@ -793,34 +798,21 @@ fn a_parquet_file_with_every_mapped_type_loads_exactly() {
     let m = |pairs: Vec<(&str, AttributeValue)>| {
         AttributeValue::M(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
     };
-    let expected: HashMap<String, AttributeValue> = [
-        ("id", s("r0")),
-        ("big", s("large text")),
-        ("dict", s("red")),
-        ("i8", n("-8")),
-        ("i16", n("-16000")),
-        ("i32", n("-2147483648")),
-        ("i64", n("-9223372036854775808")),
-        ("u8", n("255")),
-        ("u16", n("65535")),
-        ("u32", n("4294967295")),
-        ("u64", n("18446744073709551615")),
-        ("f32", n("0.1")),
-        ("f64", n("-0.00000025")),
-        ("dec", n(parquet_fixture::DECIMAL_TEXT)),
-        ("flag", AttributeValue::Bool(true)),
-        ("bin", AttributeValue::B(aws_sdk_dynamodb::primitives::Blob::new(vec![0, 1, 255]))),
-        ("fixed", AttributeValue::B(aws_sdk_dynamodb::primitives::Blob::new(vec![9, 8, 7, 6]))),
-        ("day", s("2024-01-31")),
-        ("at", s("2024-01-31T12:34:56.789Z")),
-        ("local", s("2024-01-31T12:34:56.789012")),
-        ("tags", AttributeValue::L(vec![s("a"), AttributeValue::Null(true), s("b")])),
-        ("point", m(vec![("x", n("1.25")), ("labels", AttributeValue::L(vec![n("1"), n("2")]))])),
-        ("attrs", m(vec![("a", n("1")), ("b", AttributeValue::Null(true))])),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
+    let mut expected: HashMap<String, AttributeValue> = parquet_fixture::R0_TEXT
+        .iter()
+        .map(|(k, ty, v)| (k.to_string(), if *ty == "N" { n(v) } else { s(v) }))
+        .collect();
+    expected.extend(
+        [
+            ("flag", AttributeValue::Bool(true)),
+            ("bin", AttributeValue::B(aws_sdk_dynamodb::primitives::Blob::new(vec![0, 1, 255]))),
+            ("fixed", AttributeValue::B(aws_sdk_dynamodb::primitives::Blob::new(vec![9, 8, 7, 6]))),
+            ("tags", AttributeValue::L(vec![s("a"), AttributeValue::Null(true), s("b")])),
+            ("point", m(vec![("x", n("1.25")), ("labels", AttributeValue::L(vec![n("1"), n("2")]))])),
+            ("attrs", m(vec![("a", n("1")), ("b", AttributeValue::Null(true))])),
+        ]
+        .map(|(k, v)| (k.to_string(), v)),
+    );
     assert_eq!(get_item(&server.url, "typed", "r0"), expected);
     // Null columns are left out.
     assert_eq!(get_item(&server.url, "typed", "r1"), [("id".to_string(), s("r1"))].into_iter().collect());
@@ -844,14 +836,7 @@ fn a_killed_parquet_load_resumes_at_its_row_and_shards_split_by_row_group() {
     let batches: Vec<_> = (0..3).map(|b| parquet_fixture::numbered(b * 1_000, 1_000, 50)).collect();
     parquet_fixture::write(&input, &batches, 100);
     let args = ["--create-table", "--key", "id:S", "--billing", "provisioned:5:400"];
-    let mut child = Command::new(BIN)
-        .arg("load")
-        .arg(&input)
-        .args(["--table", "parquet_rows", "--endpoint-url", &server.url, "--quiet", "--seed", "7"])
-        .args(args)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_load(&server, &input, "parquet_rows", &args);
     let checkpoint = d.join("rows.parquet.dynaburst-checkpoint");
     wait_for_checkpoint_past_line_1(&checkpoint, &mut child);
     child.kill().unwrap();

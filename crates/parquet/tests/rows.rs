@@ -37,47 +37,22 @@ fn every_type_maps_to_its_attribute_type() {
     write(&p, &[every_type()], 1024);
     let rows = all(Rows::open(&p, None, None).unwrap());
     assert_eq!(rows.len(), 3);
-    let expected: Item = [
-        ("id", s("r0")),
-        ("big", s("large text")),
-        ("dict", s("red")),
-        ("i8", n("-8")),
-        ("i16", n("-16000")),
-        ("i32", n("-2147483648")),
-        ("i64", n("-9223372036854775808")),
-        ("u8", n("255")),
-        ("u16", n("65535")),
-        ("u32", n("4294967295")),
-        ("u64", n("18446744073709551615")),
-        ("f32", n("0.1")),
-        ("f64", n("-0.00000025")),
-        ("dec", n(DECIMAL_TEXT)),
-        ("flag", AttributeValue::Bool(true)),
-        ("bin", AttributeValue::B(vec![0, 1, 255])),
-        ("fixed", AttributeValue::B(vec![9, 8, 7, 6])),
-        ("day", s("2024-01-31")),
-        ("at", s("2024-01-31T12:34:56.789Z")),
-        ("local", s("2024-01-31T12:34:56.789012")),
-        ("tags", AttributeValue::L(vec![s("a"), AttributeValue::Null, s("b")])),
-        (
-            "point",
-            AttributeValue::M(
-                [("x", n("1.25")), ("labels", AttributeValue::L(vec![n("1"), n("2")]))]
-                    .into_iter()
-                    .map(|(k, v)| (k.to_string(), v))
-                    .collect(),
-            ),
-        ),
-        (
-            "attrs",
-            AttributeValue::M(
-                [("a", n("1")), ("b", AttributeValue::Null)].into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
-            ),
-        ),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
+    let m = |pairs: Vec<(&str, AttributeValue)>| {
+        AttributeValue::M(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    };
+    let mut expected: Item =
+        R0_TEXT.iter().map(|(k, ty, v)| (k.to_string(), if *ty == "N" { n(v) } else { s(v) })).collect();
+    expected.extend(
+        [
+            ("flag", AttributeValue::Bool(true)),
+            ("bin", AttributeValue::B(vec![0, 1, 255])),
+            ("fixed", AttributeValue::B(vec![9, 8, 7, 6])),
+            ("tags", AttributeValue::L(vec![s("a"), AttributeValue::Null, s("b")])),
+            ("point", m(vec![("x", n("1.25")), ("labels", AttributeValue::L(vec![n("1"), n("2")]))])),
+            ("attrs", m(vec![("a", n("1")), ("b", AttributeValue::Null)])),
+        ]
+        .map(|(k, v)| (k.to_string(), v)),
+    );
     assert_eq!(rows[0].item.as_ref().unwrap(), &expected);
     assert_eq!(rows[0].index, 0);
     // The decimal's text is exact, not a float's.
