@@ -10,7 +10,6 @@ use arrow_schema::{DataType, Schema, TimeUnit};
 use base64::Engine as _;
 use chrono::{Datelike, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 use dynaburst_model::{AttributeValue, Item, Number};
-use serde_json::{Map, Value};
 
 /// DynamoDB's nesting limit for lists and maps: a schema nested deeper
 /// cannot make a storable item.
@@ -57,36 +56,84 @@ impl Build for AttributeValue {
     }
 }
 
-/// DynamoDB JSON (`{"S": ...}`, `{"N": "text"}`, base64 `{"B": ...}`):
-/// every value renders, a number DynamoDB would refuse with its text.
-impl Build for Value {
+/// DynamoDB JSON text (`{"S":...}`, `{"N":"text"}`, base64 `{"B":...}`),
+/// written directly rather than through a JSON tree (a row's text costs
+/// most of its reading otherwise): every value renders, a number DynamoDB
+/// would refuse with its text.
+pub struct Json(pub String);
+
+impl Build for Json {
     fn null() -> Self {
-        typed("NULL", Value::Bool(true))
+        Json(r#"{"NULL":true}"#.to_string())
     }
     fn boolean(b: bool) -> Self {
-        typed("BOOL", Value::Bool(b))
+        Json(format!(r#"{{"BOOL":{b}}}"#))
     }
     fn string(s: String) -> Self {
-        typed("S", Value::String(s))
+        let mut out = String::with_capacity(s.len() + 10);
+        out.push_str(r#"{"S":"#);
+        quote(&mut out, &s);
+        out.push('}');
+        Json(out)
     }
     fn number(text: String) -> Result<Self, String> {
-        Ok(typed("N", Value::String(text)))
+        let mut out = String::with_capacity(text.len() + 10);
+        out.push_str(r#"{"N":"#);
+        quote(&mut out, &text);
+        out.push('}');
+        Ok(Json(out))
     }
     fn binary(b: &[u8]) -> Self {
-        typed("B", Value::String(base64::engine::general_purpose::STANDARD.encode(b)))
+        Json(format!(r#"{{"B":"{}"}}"#, base64::engine::general_purpose::STANDARD.encode(b)))
     }
     fn list(items: Vec<Self>) -> Self {
-        typed("L", Value::Array(items))
+        let mut out = String::from(r#"{"L":["#);
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&item.0);
+        }
+        out.push_str("]}");
+        Json(out)
     }
     fn map(entries: Vec<(String, Self)>) -> Self {
-        typed("M", Value::Object(entries.into_iter().collect()))
+        let mut out = String::from(r#"{"M":"#);
+        object(&mut out, entries.iter().map(|(k, v)| (k.as_str(), v)));
+        out.push('}');
+        Json(out)
     }
 }
 
-fn typed(tag: &str, v: Value) -> Value {
-    let mut m = Map::with_capacity(1);
-    m.insert(tag.to_string(), v);
-    Value::Object(m)
+/// `{"name":value,...}` in the entries' order.
+fn object<'a>(out: &mut String, entries: impl Iterator<Item = (&'a str, &'a Json)>) {
+    out.push('{');
+    for (i, (name, value)) in entries.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        quote(out, name);
+        out.push(':');
+        out.push_str(&value.0);
+    }
+    out.push('}');
+}
+
+/// `s` as a JSON string literal.
+fn quote(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
 /// Checks that every column's type maps to an attribute type, before the
@@ -173,21 +220,24 @@ pub fn row_item(batch: &RecordBatch, row: usize) -> Result<Item, String> {
 }
 
 /// One row as a DynamoDB JSON object (the record's text for the rejects
-/// file): null columns left out, as in the item.
+/// file), its columns in the file's order: null columns left out, as in
+/// the item.
 pub fn row_json(batch: &RecordBatch, row: usize) -> String {
-    let mut m = Map::new();
-    for (field, column) in batch.schema_ref().fields().iter().zip(batch.columns()) {
-        match value::<Value>(column.as_ref(), row) {
-            Ok(Some(v)) => {
-                m.insert(field.name().clone(), v);
-            }
-            Ok(None) => {}
-            // A value out of every range (a date past year 262,143): the
-            // item's error names it; its text cannot show it.
-            Err(_) => {}
-        }
-    }
-    Value::Object(m).to_string()
+    let values: Vec<(&str, Json)> = batch
+        .schema_ref()
+        .fields()
+        .iter()
+        .zip(batch.columns())
+        // An error is a value out of every range (a date past year
+        // 262,143): the item's error names it; its text cannot show it.
+        .filter_map(|(field, column)| match value::<Json>(column.as_ref(), row) {
+            Ok(Some(v)) => Some((field.name().as_str(), v)),
+            Ok(None) | Err(_) => None,
+        })
+        .collect();
+    let mut out = String::with_capacity(values.iter().map(|(k, v)| k.len() + v.0.len() + 4).sum::<usize>() + 2);
+    object(&mut out, values.iter().map(|(k, v)| (*k, v)));
+    out
 }
 
 /// The value at `row` (None when null). Recursion follows the schema,
@@ -434,7 +484,22 @@ mod tests {
         assert_eq!(n(-2.5e-7), Ok(AttributeValue::N(Number::parse("-0.00000025").unwrap())));
         assert!(n(f64::NAN).unwrap_err().starts_with("NaN is not a number DynamoDB can store"));
         assert!(n(f64::NEG_INFINITY).unwrap_err().starts_with("-Infinity is not a number"));
-        assert_eq!(float::<Value, f64>(f64::NAN), Ok(serde_json::json!({"N": "NaN"})));
+        assert_eq!(float::<Json, f64>(f64::NAN).map(|j| j.0), Ok(r#"{"N":"NaN"}"#.to_string()));
+    }
+
+    #[test]
+    fn json_text_is_escaped_and_parses_back() {
+        let tricky = "q\"b\\n\nt\tc\u{1}é";
+        let text = Json::map(vec![
+            (tricky.to_string(), Json::string(tricky.to_string())),
+            ("l".to_string(), Json::list(vec![Json::null(), Json::boolean(false), Json::binary(&[255])])),
+        ])
+        .0;
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"M": {tricky: {"S": tricky}, "l": {"L": [{"NULL": true}, {"BOOL": false}, {"B": "/w=="}]}}})
+        );
     }
 
     #[test]

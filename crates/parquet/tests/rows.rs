@@ -70,7 +70,7 @@ fn every_type_maps_to_its_attribute_type() {
         rows[2].item.as_ref().unwrap_err(),
         "column f64: NaN is not a number DynamoDB can store (its numbers are finite)"
     );
-    assert_eq!(rows[2].raw, r#"{"f64":{"N":"NaN"},"id":{"S":"r2"}}"#);
+    assert_eq!(rows[2].raw, r#"{"id":{"S":"r2"},"f64":{"N":"NaN"}}"#);
 }
 
 #[test]
