@@ -49,7 +49,10 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
         &["dynaburst-model", "dynaburst-engine", "dynaburst-wire", "dynaburst-rng", "dynaburst-diskstore"],
     ),
     // The client side.
-    ("dynaburst-input", &["dynaburst-model", "dynaburst-ddbjson"]),
+    ("dynaburst-input", &["dynaburst-model", "dynaburst-ddbjson", "dynaburst-parquet"]),
+    // Parquet rows as items: the heavy parquet/arrow crates in a leaf of
+    // the client side.
+    ("dynaburst-parquet", &["dynaburst-model"]),
     ("dynaburst-loader", &["dynaburst-model", "dynaburst-input", "dynaburst-rng"]),
     (
         "dynaburst-dynamo",
@@ -90,6 +93,9 @@ const OWNED_EXTERNAL: &[(&str, &[&str])] = &[
     ("indicatif", &["dynaburst"]),
     ("plotters", &["dynaburst-bench"]),
     ("redb", &["dynaburst-diskstore"]),
+    ("parquet", &["dynaburst-parquet"]),
+    ("arrow-array", &["dynaburst-parquet"]),
+    ("arrow-schema", &["dynaburst-parquet"]),
 ];
 
 /// The pure core: no JSON, no async runtime, no HTTP, through any chain.
@@ -104,8 +110,14 @@ const PURE: &[&str] = &[
 const NOT_IN_PURE: &[&str] = &["serde_json", "tokio", "hyper"];
 
 /// The client side never links the server stack, through any chain.
-const CLIENT_SIDE: &[&str] =
-    &["dynaburst-input", "dynaburst-loader", "dynaburst-dynamo", "dynaburst-mongo", "dynaburst-datagen"];
+const CLIENT_SIDE: &[&str] = &[
+    "dynaburst-input",
+    "dynaburst-parquet",
+    "dynaburst-loader",
+    "dynaburst-dynamo",
+    "dynaburst-mongo",
+    "dynaburst-datagen",
+];
 const SERVER_STACK: &[&str] = &[
     "dynaburst-expr",
     "dynaburst-capacity",
@@ -122,7 +134,19 @@ const NEVER_REACHES: &[(&str, &[&str])] = &[
     // The generic pipeline knows no target.
     ("dynaburst-loader", &["aws-sdk-dynamodb", "aws-config", "mongodb", "bson"]),
     // The server builds without the loader's heavy clients.
-    ("dynaburst-server", &["aws-sdk-dynamodb", "aws-sdk-dynamodbstreams", "aws-config", "mongodb", "bson", "plotters"]),
+    (
+        "dynaburst-server",
+        &[
+            "aws-sdk-dynamodb",
+            "aws-sdk-dynamodbstreams",
+            "aws-config",
+            "mongodb",
+            "bson",
+            "plotters",
+            "parquet",
+            "arrow-array",
+        ],
+    ),
 ];
 
 struct Graph {

@@ -27,6 +27,7 @@ pub enum FormatArg {
     Csv,
     Jsonl,
     DdbJson,
+    Parquet,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -241,9 +242,10 @@ fn input_spec(args: &LoadArgs) -> anyhow::Result<InputSpec> {
         Some(FormatArg::Csv) => Format::Csv,
         Some(FormatArg::Jsonl) => Format::JsonLines,
         Some(FormatArg::DdbJson) => Format::DynamoDbJson,
+        Some(FormatArg::Parquet) => Format::Parquet,
         None => detected_format.ok_or_else(|| {
             usage_error(format!(
-                "cannot tell the format of {} from its name: pass --format csv|jsonl|ddb-json",
+                "cannot tell the format of {} from its name: pass --format csv|jsonl|ddb-json|parquet",
                 args.input
             ))
         })?,

@@ -190,14 +190,7 @@ fn kill_minus_9_then_resume_leaves_the_table_equal_to_the_input() {
     let input = d.join("data.jsonl");
     let expected = write_rounds(&input, 1500, 2, 50);
     let args = ["--create-table", "--key", "id:S", "--billing", "provisioned:5:400"];
-    let mut child = Command::new(BIN)
-        .arg("load")
-        .arg(&input)
-        .args(["--table", "resumed", "--endpoint-url", &server.url, "--quiet", "--seed", "7"])
-        .args(args)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_load(&server, &input, "resumed", &args);
     // 3,000 records at 400 WCU take ~7 s; kill it part-way: once a
     // checkpoint says some records are in (checkpoints come every second).
     let checkpoint = d.join("data.jsonl.dynaburst-checkpoint");
@@ -223,6 +216,18 @@ fn kill_minus_9_then_resume_leaves_the_table_equal_to_the_input() {
     }
     let done: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&checkpoint).unwrap()).unwrap();
     assert_eq!(done["complete"], true);
+}
+
+/// `dynaburst load` started in the background (to be killed part-way).
+fn spawn_load(server: &Server, input: &Path, table: &str, extra: &[&str]) -> Child {
+    Command::new(BIN)
+        .arg("load")
+        .arg(input)
+        .args(["--table", table, "--endpoint-url", &server.url, "--quiet", "--seed", "7"])
+        .args(extra)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
 }
 
 /// Polls the checkpoint file until it records progress (a line past the
@@ -710,4 +715,114 @@ fn csv_columns_are_typed_per_column_from_a_file_or_standard_input_and_the_load_s
     let items = scan_all(&server.url, "piped");
     assert_eq!(items["x"]["zip"].as_s().unwrap(), "10001", "typed by the column, not the cell");
     assert_eq!(items["y"]["zip"].as_s().unwrap(), "02139");
+}
+
+#[path = "../../parquet/tests/fixture/mod.rs"]
+mod parquet_fixture;
+
+/// The item with `id` through a strongly consistent GetItem.
+fn get_item(url: &str, table: &str, id: &str) -> HashMap<String, AttributeValue> {
+    runtime().block_on(async {
+        let out = client(url)
+            .get_item()
+            .table_name(table)
+            .key("id", AttributeValue::S(id.to_string()))
+            .consistent_read(true)
+            .send()
+            .await
+            .unwrap();
+        out.item().cloned().unwrap_or_default()
+    })
+}
+
+#[test]
+fn a_parquet_file_with_every_mapped_type_loads_exactly() {
+    let _one = serial();
+    let server = Server::start(&[]);
+    let d = dir("parquet-types");
+    // No .parquet in the name: --format says it.
+    let input = d.join("every.bin");
+    parquet_fixture::write(&input, &[parquet_fixture::every_type()], 100);
+    let rejects = d.join("every.rejects.jsonl");
+    let out = load(
+        &server,
+        &input,
+        "typed",
+        &["--format", "parquet", "--create-table", "--key", "id:S", "--rejects", rejects.to_str().unwrap()],
+    );
+    // r2's NaN is rejected; the rest is written.
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let n = |v: &str| AttributeValue::N(v.to_string());
+    let s = |v: &str| AttributeValue::S(v.to_string());
+    let m = |pairs: Vec<(&str, AttributeValue)>| {
+        AttributeValue::M(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    };
+    let mut expected: HashMap<String, AttributeValue> = parquet_fixture::R0_TEXT
+        .iter()
+        .map(|(k, ty, v)| (k.to_string(), if *ty == "N" { n(v) } else { s(v) }))
+        .collect();
+    expected.extend(
+        [
+            ("flag", AttributeValue::Bool(true)),
+            ("bin", AttributeValue::B(aws_sdk_dynamodb::primitives::Blob::new(vec![0, 1, 255]))),
+            ("fixed", AttributeValue::B(aws_sdk_dynamodb::primitives::Blob::new(vec![9, 8, 7, 6]))),
+            ("tags", AttributeValue::L(vec![s("a"), AttributeValue::Null(true), s("b")])),
+            ("point", m(vec![("x", n("1.25")), ("labels", AttributeValue::L(vec![n("1"), n("2")]))])),
+            ("attrs", m(vec![("a", n("1")), ("b", AttributeValue::Null(true))])),
+        ]
+        .map(|(k, v)| (k.to_string(), v)),
+    );
+    assert_eq!(get_item(&server.url, "typed", "r0"), expected);
+    // Null columns are left out.
+    assert_eq!(get_item(&server.url, "typed", "r1"), [("id".to_string(), s("r1"))].into_iter().collect());
+    assert!(get_item(&server.url, "typed", "r2").is_empty());
+    let lines: Vec<serde_json::Value> =
+        std::fs::read_to_string(&rejects).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["line"], 3, "the row's number");
+    assert_eq!(lines[0]["format"], "ddb-json");
+    assert_eq!(lines[0]["record"], r#"{"id":{"S":"r2"},"f64":{"N":"NaN"}}"#);
+    assert_eq!(lines[0]["error"], "column f64: NaN is not a number DynamoDB can store (its numbers are finite)");
+}
+
+#[test]
+fn a_killed_parquet_load_resumes_at_its_row_and_shards_split_by_row_group() {
+    let _one = serial();
+    let server = Server::start(&[]);
+    let d = dir("parquet-resume");
+    let input = d.join("rows.parquet");
+    // 3,000 rows in 30 row groups of 100.
+    let batches: Vec<_> = (0..3).map(|b| parquet_fixture::numbered(b * 1_000, 1_000, 50)).collect();
+    parquet_fixture::write(&input, &batches, 100);
+    let args = ["--create-table", "--key", "id:S", "--billing", "provisioned:5:400"];
+    let mut child = spawn_load(&server, &input, "parquet_rows", &args);
+    let checkpoint = d.join("rows.parquet.dynaburst-checkpoint");
+    wait_for_checkpoint_past_line_1(&checkpoint, &mut child);
+    child.kill().unwrap();
+    assert!(!child.wait().unwrap().success());
+    let ckpt: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&checkpoint).unwrap()).unwrap();
+    let line = ckpt["line"].as_u64().unwrap();
+    assert!(line > 1 && line < 3001, "the checkpoint is part-way: {ckpt}");
+    // Its offset is the row index: the first row not acknowledged.
+    assert_eq!(ckpt["offset"].as_u64().unwrap(), line - 1);
+    let r = load_ok(&server, &input, "parquet_rows", &d, &["--resume"]);
+    assert_eq!(r["resumed_from_line"], line);
+    // Nothing read twice: the resumed load reads exactly the rest.
+    assert_eq!(r["records"]["read"].as_u64().unwrap(), 3000 - (line - 1));
+    let items = scan_all(&server.url, "parquet_rows");
+    assert_eq!(items.len(), 3000);
+    for i in 0..3000 {
+        assert_eq!(items[&format!("p{i}")]["n"].as_n().unwrap(), &i.to_string());
+    }
+
+    // Three shards (10 row groups each) into another table: each reads its
+    // own rows, together every row once.
+    let mut read = 0;
+    for shard in ["1/3", "2/3", "3/3"] {
+        let r = load_ok(&server, &input, "parquet_sharded", &d, &["--create-table", "--key", "id:S", "--shard", shard]);
+        assert_eq!(r["records"]["read"], 1000, "shard {shard}: {r}");
+        read += r["records"]["read"].as_u64().unwrap();
+    }
+    assert_eq!(read, 3000);
+    assert_eq!(scan_all(&server.url, "parquet_sharded").len(), 3000);
 }

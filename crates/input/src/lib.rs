@@ -1,7 +1,8 @@
 //! Streaming input for loaders: records from CSV (header row, RFC 4180
 //! quoting), JSON Lines of plain JSON, or DynamoDB JSON (one item per line,
 //! bare or in the export wrapper `{"Item": ...}`), optionally gzip or zstd
-//! compressed, from a file or standard input.
+//! compressed, from a file or standard input; or the rows of a Parquet file
+//! (through `dynaburst-parquet`, positions being row indexes).
 //!
 //! Memory does not grow with the input: records are produced one at a
 //! time. Every record carries its line number and byte offsets (in the
@@ -49,6 +50,9 @@ pub enum Format {
     /// A rejects file of an earlier load (`*.rejects.jsonl`): each line's
     /// record, read as its input was (the lines say how).
     Rejects,
+    /// A Parquet file, read through `dynaburst-parquet`: a record per row,
+    /// its position the row's index.
+    Parquet,
 }
 
 impl Format {
@@ -59,6 +63,7 @@ impl Format {
             "jsonl" | "json" | "ndjson" | "json-lines" => Some(Format::JsonLines),
             "ddb-json" | "dynamodb-json" | "ddbjson" => Some(Format::DynamoDbJson),
             "rejects" => Some(Format::Rejects),
+            "parquet" => Some(Format::Parquet),
             _ => None,
         }
     }
@@ -70,6 +75,7 @@ impl Format {
             Format::JsonLines => "jsonl",
             Format::DynamoDbJson => "ddb-json",
             Format::Rejects => "rejects",
+            Format::Parquet => "parquet",
         }
     }
 }
@@ -107,6 +113,8 @@ pub fn detect(path: &Path) -> (Option<Format>, Compression) {
         Some(Format::Csv)
     } else if stem.ends_with(".jsonl") || stem.ends_with(".ndjson") || stem.ends_with(".json") {
         Some(Format::JsonLines)
+    } else if stem.ends_with(".parquet") {
+        Some(Format::Parquet)
     } else {
         None
     };
@@ -208,6 +216,8 @@ pub struct Reader {
     total_bytes: Option<u64>,
     /// A rejects file: where its records came from (from its first line).
     rejects_source: Option<RecordSource>,
+    /// A Parquet file's rows (its records come from there, not `source`).
+    parquet: Option<dynaburst_parquet::Rows>,
     done: bool,
     buf: Vec<u8>,
 }
@@ -231,6 +241,9 @@ impl Reader {
     /// the shard's first line or the resume offset.
     pub fn open(spec: InputSpec) -> Result<Reader, InputError> {
         let name = spec.path.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "standard input".to_string());
+        if spec.format == Format::Parquet {
+            return Reader::open_parquet(spec, &name);
+        }
         let export_dir = spec.path.as_ref().is_some_and(|p| p.is_dir());
         let seekable = spec.path.is_some() && spec.compression == Compression::None && !export_dir;
         if spec.shard.is_some() && !seekable {
@@ -286,6 +299,7 @@ impl Reader {
             lookahead: VecDeque::new(),
             total_bytes,
             rejects_source: None,
+            parquet: None,
             done: false,
             buf: Vec::with_capacity(4096),
             spec,
@@ -333,7 +347,67 @@ impl Reader {
         Ok(reader)
     }
 
-    /// Total input bytes, when known.
+    /// A Parquet file: positions are row indexes (a record's `offset` is
+    /// its row's index, `end` the next row's, `line` the index plus one),
+    /// so the checkpoint's offset is a row; a shard is a run of row groups.
+    /// Its records' text is the row as DynamoDB JSON, which is how a
+    /// rejects file of it reads back.
+    fn open_parquet(spec: InputSpec, name: &str) -> Result<Reader, InputError> {
+        let Some(path) = spec.path.clone() else {
+            return Err(InputError::Unsupported(
+                "Parquet is read from a file (its footer comes first): standard input cannot be".to_string(),
+            ));
+        };
+        if spec.compression != Compression::None {
+            return Err(InputError::Unsupported(format!(
+                "{name}: a Parquet file compresses its own pages; it cannot be gzip or zstd compressed as a whole"
+            )));
+        }
+        let rows = dynaburst_parquet::Rows::open(&path, spec.shard, spec.resume_at.map(|(row, _)| row)).map_err(
+            |e| match e {
+                dynaburst_parquet::ParquetError::Io(e) => io_err(name, e),
+                other => InputError::Unsupported(format!("{name}: {other}")),
+            },
+        )?;
+        let start = rows.position();
+        Ok(Reader {
+            source: Box::new(io::empty()),
+            offset: start,
+            line: start + 1,
+            stop_at: None,
+            header: None,
+            columns: ColumnTypes::default(),
+            lookahead: VecDeque::new(),
+            // Progress counts rows.
+            total_bytes: Some(rows.total_rows()),
+            rejects_source: Some(RecordSource::new(Format::DynamoDbJson, None, None)),
+            parquet: Some(rows),
+            done: false,
+            buf: Vec::new(),
+            spec,
+        })
+    }
+
+    /// The next Parquet row as a record.
+    fn next_parquet(&mut self) -> Result<Option<Record>, InputError> {
+        let name = self.name();
+        let Some(rows) = self.parquet.as_mut() else { return Ok(None) };
+        let Some(row) = rows.next_row().map_err(|e| InputError::Unsupported(format!("{name}: {e}")))? else {
+            return Ok(None);
+        };
+        self.offset = row.index + 1;
+        self.line = row.index + 2;
+        Ok(Some(Record {
+            line: row.index + 1,
+            offset: row.index,
+            end: row.index + 1,
+            raw: row.raw,
+            item: row.item.map_err(RecordError),
+        }))
+    }
+
+    /// Total input bytes, when known (for Parquet, rows: its positions
+    /// are rows).
     pub fn total_bytes(&self) -> Option<u64> {
         self.total_bytes
     }
@@ -471,6 +545,9 @@ impl Reader {
 
     /// The next record, None at the end of the input (or of the shard).
     pub fn next_record(&mut self) -> Result<Option<Record>, InputError> {
+        if self.parquet.is_some() {
+            return self.next_parquet();
+        }
         let next = match self.lookahead.pop_front() {
             Some(r) => Some(r),
             None => {
@@ -497,6 +574,8 @@ impl Reader {
                     }
                     Err(e) => Err(RecordError(e)),
                 },
+                // Its rows come from `next_parquet`.
+                Format::Parquet => Err(RecordError("a Parquet row read as text".to_string())),
             },
         };
         Ok(Some(Record { line, offset, end, raw, item }))
