@@ -219,7 +219,7 @@ fn kill_minus_9_then_resume_leaves_the_table_equal_to_the_input() {
 }
 
 /// `dynaburst load` started in the background (to be killed part-way).
-fn spawn_load(server: &Server, input: &Path, table: &str, extra: &[&str]) -> Child {
+fn spawn_load(server: &Serve, input: &Path, table: &str, extra: &[&str]) -> Child {
     Command::new(BIN)
         .arg("load")
         .arg(input)
@@ -738,7 +738,7 @@ fn get_item(url: &str, table: &str, id: &str) -> HashMap<String, AttributeValue>
 #[test]
 fn a_parquet_file_with_every_mapped_type_loads_exactly() {
     let _one = serial();
-    let server = Server::start(&[]);
+    let server = Serve::start(&[]);
     let d = dir("parquet-types");
     // No .parquet in the name: --format says it.
     let input = d.join("every.bin");
@@ -788,7 +788,7 @@ fn a_parquet_file_with_every_mapped_type_loads_exactly() {
 #[test]
 fn a_killed_parquet_load_resumes_at_its_row_and_shards_split_by_row_group() {
     let _one = serial();
-    let server = Server::start(&[]);
+    let server = Serve::start(&[]);
     let d = dir("parquet-resume");
     let input = d.join("rows.parquet");
     // 3,000 rows in 30 row groups of 100.
