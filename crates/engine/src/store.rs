@@ -65,6 +65,12 @@ impl fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {}
 
+impl From<dynaburst_model::codec::CodecError> for StoreError {
+    fn from(e: dynaburst_model::codec::CodecError) -> StoreError {
+        StoreError::Corrupt { what: e.what }
+    }
+}
+
 /// Where a sort key sits in the ordered key space. `Low` and `High` are
 /// sentinels for open query bounds; hash-only tables store `Absent`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -1,0 +1,401 @@
+//! Binary encodings of items and key values, shared by the stores: the
+//! field primitives ([`Writer`], [`Reader`]: LEB128 integers and
+//! length-prefixed bytes) and the item form that durable storage writes to
+//! its files ([`encode_item`], [`decode_item`], [`encode_key_parts`],
+//! [`decode_key_parts`]). Decoding never panics: bytes that do not decode
+//! are a [`CodecError`].
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use crate::number::Number;
+use crate::value::{AttributeValue, Item, KeyValue};
+
+/// Deepest nesting of lists and maps decoded (DynamoDB allows 32).
+pub const MAX_DECODE_DEPTH: usize = 64;
+
+/// Bytes that do not decode as what they were read as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CodecError {
+    /// What was being read ("item", "key", ...).
+    pub what: &'static str,
+}
+
+impl fmt::Display for CodecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "stored {} is corrupt", self.what)
+    }
+}
+
+impl std::error::Error for CodecError {}
+
+/// Appends fields to a byte buffer.
+#[derive(Default)]
+pub struct Writer {
+    pub buf: Vec<u8>,
+}
+
+impl Writer {
+    pub fn u8(&mut self, v: u8) {
+        self.buf.push(v);
+    }
+
+    /// LEB128.
+    pub fn uint(&mut self, v: u64) {
+        write_uint(&mut self.buf, v);
+    }
+
+    pub fn bytes(&mut self, b: &[u8]) {
+        self.uint(b.len() as u64);
+        self.buf.extend_from_slice(b);
+    }
+
+    pub fn str(&mut self, s: &str) {
+        self.bytes(s.as_bytes());
+    }
+
+    pub fn bool(&mut self, b: bool) {
+        self.u8(b as u8);
+    }
+
+    pub fn millis(&mut self, m: crate::Millis) {
+        self.uint(m.0);
+    }
+
+    pub fn opt_millis(&mut self, m: Option<crate::Millis>) {
+        match m {
+            Some(m) => {
+                self.u8(1);
+                self.millis(m);
+            }
+            None => self.u8(0),
+        }
+    }
+
+    pub fn number(&mut self, n: &Number) {
+        self.str(&n.to_string());
+    }
+}
+
+/// Appends `v` in LEB128.
+pub fn write_uint(buf: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        buf.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    buf.push(v as u8);
+}
+
+/// Reads fields back; every read fails with [`Reader::corrupt`] past the
+/// end. `E` is the error a caller's decoding returns (anything a
+/// [`CodecError`] converts into).
+pub struct Reader<'a, E = CodecError> {
+    buf: &'a [u8],
+    what: &'static str,
+    error: PhantomData<fn() -> E>,
+}
+
+impl<'a, E: From<CodecError>> Reader<'a, E> {
+    pub fn new(buf: &'a [u8], what: &'static str) -> Reader<'a, E> {
+        Reader { buf, what, error: PhantomData }
+    }
+
+    /// The error of these bytes not decoding.
+    pub fn corrupt(&self) -> E {
+        E::from(CodecError { what: self.what })
+    }
+
+    pub fn u8(&mut self) -> Result<u8, E> {
+        let (&first, rest) = self.buf.split_first().ok_or_else(|| self.corrupt())?;
+        self.buf = rest;
+        Ok(first)
+    }
+
+    pub fn uint(&mut self) -> Result<u64, E> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.u8()?;
+            v |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(self.corrupt())
+    }
+
+    /// A length (or count of elements that take at least a byte each): never
+    /// more than what is left.
+    pub fn len(&mut self) -> Result<usize, E> {
+        let n = self.uint()?;
+        usize::try_from(n).ok().filter(|n| *n <= self.buf.len()).ok_or_else(|| self.corrupt())
+    }
+
+    pub fn bytes(&mut self) -> Result<&'a [u8], E> {
+        let n = self.len()?;
+        let (b, rest) = self.buf.split_at(n);
+        self.buf = rest;
+        Ok(b)
+    }
+
+    pub fn string(&mut self) -> Result<String, E> {
+        let b = self.bytes()?;
+        String::from_utf8(b.to_vec()).map_err(|_| self.corrupt())
+    }
+
+    pub fn bool(&mut self) -> Result<bool, E> {
+        match self.u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(self.corrupt()),
+        }
+    }
+
+    pub fn millis(&mut self) -> Result<crate::Millis, E> {
+        Ok(crate::Millis(self.uint()?))
+    }
+
+    pub fn opt_millis(&mut self) -> Result<Option<crate::Millis>, E> {
+        Ok(if self.bool()? { Some(self.millis()?) } else { None })
+    }
+
+    pub fn number(&mut self) -> Result<Number, E> {
+        let s = self.string()?;
+        Number::parse(&s).map_err(|_| self.corrupt())
+    }
+
+    /// True when every byte was read.
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// Fails unless every byte was read.
+    pub fn end(&self) -> Result<(), E> {
+        if self.is_empty() {
+            Ok(())
+        } else {
+            Err(self.corrupt())
+        }
+    }
+}
+
+// ---- items (the stored-file form) ----
+
+const T_S: u8 = 0;
+const T_N: u8 = 1;
+const T_B: u8 = 2;
+const T_BOOL: u8 = 3;
+const T_NULL: u8 = 4;
+const T_SS: u8 = 5;
+const T_NS: u8 = 6;
+const T_BS: u8 = 7;
+const T_L: u8 = 8;
+const T_M: u8 = 9;
+/// A hash-only table's absent sort key.
+const T_ABSENT: u8 = 10;
+
+/// A string, number or binary with its tag (values and keys alike).
+fn write_scalar_value(w: &mut Writer, tag: u8, text: &str, bytes: &[u8]) {
+    w.u8(tag);
+    match tag {
+        T_B => w.bytes(bytes),
+        _ => w.str(text),
+    }
+}
+
+fn write_value(w: &mut Writer, v: &AttributeValue) {
+    match v {
+        AttributeValue::S(s) => write_scalar_value(w, T_S, s, &[]),
+        AttributeValue::N(n) => write_scalar_value(w, T_N, &n.to_string(), &[]),
+        AttributeValue::B(b) => write_scalar_value(w, T_B, "", b),
+        AttributeValue::Bool(b) => {
+            w.u8(T_BOOL);
+            w.bool(*b);
+        }
+        AttributeValue::Null => w.u8(T_NULL),
+        AttributeValue::Ss(ss) => {
+            w.u8(T_SS);
+            w.uint(ss.len() as u64);
+            ss.iter().for_each(|s| w.str(s));
+        }
+        AttributeValue::Ns(ns) => {
+            w.u8(T_NS);
+            w.uint(ns.len() as u64);
+            ns.iter().for_each(|n| w.number(n));
+        }
+        AttributeValue::Bs(bs) => {
+            w.u8(T_BS);
+            w.uint(bs.len() as u64);
+            bs.iter().for_each(|b| w.bytes(b));
+        }
+        AttributeValue::L(l) => {
+            w.u8(T_L);
+            w.uint(l.len() as u64);
+            l.iter().for_each(|v| write_value(w, v));
+        }
+        AttributeValue::M(m) => {
+            w.u8(T_M);
+            write_map(w, m);
+        }
+    }
+}
+
+fn write_map(w: &mut Writer, m: &Item) {
+    w.uint(m.len() as u64);
+    for (k, v) in m {
+        w.str(k);
+        write_value(w, v);
+    }
+}
+
+fn read_value(r: &mut Reader<'_>, depth: usize) -> Result<AttributeValue, CodecError> {
+    if depth > MAX_DECODE_DEPTH {
+        return Err(r.corrupt());
+    }
+    Ok(match r.u8()? {
+        T_S => AttributeValue::S(r.string()?),
+        T_N => AttributeValue::N(r.number()?),
+        T_B => AttributeValue::B(r.bytes()?.to_vec()),
+        T_BOOL => AttributeValue::Bool(r.bool()?),
+        T_NULL => AttributeValue::Null,
+        T_SS => AttributeValue::Ss((0..r.len()?).map(|_| r.string()).collect::<Result<_, _>>()?),
+        T_NS => AttributeValue::Ns((0..r.len()?).map(|_| r.number()).collect::<Result<_, _>>()?),
+        T_BS => AttributeValue::Bs((0..r.len()?).map(|_| r.bytes().map(<[u8]>::to_vec)).collect::<Result<_, _>>()?),
+        T_L => AttributeValue::L((0..r.len()?).map(|_| read_value(r, depth + 1)).collect::<Result<_, _>>()?),
+        T_M => AttributeValue::M(read_map(r, depth + 1)?),
+        _ => return Err(r.corrupt()),
+    })
+}
+
+fn read_map(r: &mut Reader<'_>, depth: usize) -> Result<Item, CodecError> {
+    let mut m = Item::new();
+    for _ in 0..r.len()? {
+        let k = r.string()?;
+        let v = read_value(r, depth)?;
+        m.insert(k, v);
+    }
+    Ok(m)
+}
+
+/// An item's stored bytes.
+pub fn encode_item(item: &Item) -> Vec<u8> {
+    let mut w = Writer { buf: Vec::with_capacity(256) };
+    write_map(&mut w, item);
+    w.buf
+}
+
+/// An item from its stored bytes.
+pub fn decode_item(bytes: &[u8]) -> Result<Item, CodecError> {
+    let mut r = Reader::new(bytes, "item");
+    let item = read_map(&mut r, 0)?;
+    r.end()?;
+    Ok(item)
+}
+
+// ---- primary keys (the stored-file form) ----
+
+fn write_key_value(w: &mut Writer, v: &KeyValue) {
+    match v {
+        KeyValue::S(s) => write_scalar_value(w, T_S, s, &[]),
+        KeyValue::N(n) => write_scalar_value(w, T_N, &n.to_string(), &[]),
+        KeyValue::B(b) => write_scalar_value(w, T_B, "", b),
+    }
+}
+
+fn read_key_value(r: &mut Reader<'_>, tag: u8) -> Result<KeyValue, CodecError> {
+    Ok(match tag {
+        T_S => KeyValue::S(r.string()?),
+        T_N => KeyValue::N(r.number()?),
+        T_B => KeyValue::B(r.bytes()?.to_vec()),
+        _ => return Err(r.corrupt()),
+    })
+}
+
+/// A primary key's stored bytes: partition key, then sort key (or a
+/// marker for none).
+pub fn encode_key_parts(partition: &KeyValue, sort: Option<&KeyValue>) -> Vec<u8> {
+    let mut w = Writer { buf: Vec::with_capacity(48) };
+    write_key_value(&mut w, partition);
+    match sort {
+        None => w.u8(T_ABSENT),
+        Some(v) => write_key_value(&mut w, v),
+    }
+    w.buf
+}
+
+/// A primary key's partition and sort key from its stored bytes.
+pub fn decode_key_parts(bytes: &[u8]) -> Result<(KeyValue, Option<KeyValue>), CodecError> {
+    let mut r = Reader::new(bytes, "key");
+    let tag = r.u8()?;
+    let partition = read_key_value(&mut r, tag)?;
+    let sort = match r.u8()? {
+        T_ABSENT => None,
+        tag => Some(read_key_value(&mut r, tag)?),
+    };
+    r.end()?;
+    Ok((partition, sort))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn n(s: &str) -> Number {
+        Number::parse(s).unwrap()
+    }
+
+    fn every_kind_of_value() -> Item {
+        let mut inner = BTreeMap::new();
+        inner.insert("deep".to_string(), AttributeValue::L(vec![AttributeValue::Null, AttributeValue::Bool(false)]));
+        let mut item = Item::new();
+        item.insert("s".into(), AttributeValue::S("héllo".into()));
+        item.insert("n".into(), AttributeValue::N(n("-1.5E-100")));
+        item.insert("big".into(), AttributeValue::N(n("9.9999999999999999999999999999999999999E+125")));
+        item.insert("b".into(), AttributeValue::B(vec![0, 255, 7]));
+        item.insert("t".into(), AttributeValue::Bool(true));
+        item.insert("null".into(), AttributeValue::Null);
+        item.insert("ss".into(), AttributeValue::Ss(vec!["a".into(), "b".into()]));
+        item.insert("ns".into(), AttributeValue::Ns(vec![n("1"), n("0.25")]));
+        item.insert("bs".into(), AttributeValue::Bs(vec![vec![1], vec![]]));
+        item.insert("m".into(), AttributeValue::M(inner));
+        item.insert("".into(), AttributeValue::L(vec![]));
+        item
+    }
+
+    #[test]
+    fn items_of_every_type_round_trip() {
+        let item = every_kind_of_value();
+        assert_eq!(decode_item(&encode_item(&item)).unwrap(), item);
+        assert_eq!(decode_item(&encode_item(&Item::new())).unwrap(), Item::new());
+    }
+
+    #[test]
+    fn key_parts_round_trip() {
+        for (p, s) in [
+            (KeyValue::S("p".into()), None),
+            (KeyValue::N(n("12.5")), Some(KeyValue::B(vec![1, 2]))),
+            (KeyValue::B(vec![]), Some(KeyValue::S(String::new()))),
+        ] {
+            assert_eq!(decode_key_parts(&encode_key_parts(&p, s.as_ref())).unwrap(), (p, s));
+        }
+    }
+
+    #[test]
+    fn truncated_or_padded_items_are_corrupt_not_a_panic() {
+        let item = encode_item(&every_kind_of_value());
+        for cut in 0..item.len() {
+            assert!(decode_item(&item[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut padded = item.clone();
+        padded.push(0);
+        assert_eq!(decode_item(&padded).unwrap_err(), CodecError { what: "item" });
+        // A length larger than the input, and runaway nesting.
+        assert!(decode_item(&[0xff, 0xff, 0xff, 0xff, 0x0f]).is_err());
+        let mut deep = vec![1, 0, T_L];
+        for _ in 0..100 {
+            deep.extend_from_slice(&[1, T_L]);
+        }
+        assert_eq!(decode_item(&deep).unwrap_err(), CodecError { what: "item" });
+        assert_eq!(decode_key_parts(&[T_S, 1, b'a']).unwrap_err(), CodecError { what: "key" });
+    }
+}
