@@ -26,7 +26,6 @@
 //!   [`StoreError`]; the engine answers the request with
 //!   InternalServerError and never panics.
 
-use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::ops::{Bound, ControlFlow};
@@ -394,16 +393,34 @@ pub fn walk_range<K: Ord, V>(
     }
 }
 
-/// The in-memory form of a store's entry, in one allocation: the length of
-/// the key's ordered form (LEB128), the key's ordered form (whose bytes
-/// order as the keys do), then the item in `dynaburst_model::codec`'s
+/// A store's entry: the key's hash inline, so that the ordered set's
+/// searches compare hashes within its nodes and follow a pointer only when
+/// two hashes tie; and one allocation holding the length of the rest of
+/// the key's ordered form (LEB128), that rest (the key values, in bytes
+/// that compare as the keys do), then the item in `dynaburst_model::codec`'s
 /// compact form, with its key attributes as references to the key. Entries
-/// order by their key bytes, so the map is a set of entries looked up by
-/// key bytes.
-struct Entry(Box<[u8]>);
+/// order by (hash, key bytes); a probe is an entry without an item.
+struct Entry {
+    hash: u128,
+    bytes: Box<[u8]>,
+}
 
-/// Where an entry's key ends: (key start, item start).
-fn entry_parts(bytes: &[u8]) -> (usize, usize) {
+/// `v` in LEB128, and how many of the bytes it takes.
+fn leb128(mut v: usize) -> ([u8; 10], usize) {
+    let mut out = [0u8; 10];
+    for (n, slot) in out.iter_mut().enumerate() {
+        *slot = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            return (out, n + 1);
+        }
+        *slot |= 0x80;
+    }
+    (out, 10)
+}
+
+/// Where an entry's key bytes start and end.
+fn key_span(bytes: &[u8]) -> (usize, usize) {
     let mut len = 0usize;
     for (i, &b) in bytes.iter().enumerate().take(10) {
         len |= usize::from(b & 0x7f) << (7 * i);
@@ -415,36 +432,46 @@ fn entry_parts(bytes: &[u8]) -> (usize, usize) {
 }
 
 impl Entry {
-    /// The entry of `item` under `key` (ordered form): `keys` are the key
-    /// values the item may refer to; `scratch` is reused between entries.
-    fn new(key: &[u8], item: &Item, keys: &[&KeyValue], scratch: &mut Vec<u8>) -> Entry {
+    /// The entry of `item` (when given, with the key values it may refer
+    /// to) under the key of hash `hash` whose other bytes `key` writes;
+    /// `scratch` is reused between entries. Allocates exactly once.
+    fn new(
+        hash: u128,
+        key: impl FnOnce(&mut Vec<u8>),
+        item: Option<(&Item, &[&KeyValue])>,
+        scratch: &mut Vec<u8>,
+    ) -> Entry {
         scratch.clear();
-        codec::write_uint(scratch, key.len() as u64);
-        scratch.extend_from_slice(key);
-        codec::write_compact(scratch, item, keys);
-        Entry(Box::from(&scratch[..]))
+        key(scratch);
+        let (head, n) = leb128(scratch.len());
+        if let Some((item, keys)) = item {
+            codec::write_compact(scratch, item, keys);
+        }
+        let mut bytes = Vec::with_capacity(n + scratch.len());
+        bytes.extend_from_slice(&head[..n]);
+        bytes.extend_from_slice(scratch);
+        Entry { hash, bytes: bytes.into_boxed_slice() }
+    }
+
+    /// A key to look entries up by.
+    fn probe(hash: u128, key: impl FnOnce(&mut Vec<u8>)) -> Entry {
+        Entry::new(hash, key, None, &mut Vec::with_capacity(64))
     }
 
     fn key(&self) -> &[u8] {
-        let (start, end) = entry_parts(&self.0);
-        &self.0[start..end]
+        let (start, end) = key_span(&self.bytes);
+        &self.bytes[start..end]
     }
 
     fn item(&self, keys: &[&KeyValue]) -> Result<Arc<Item>, StoreError> {
-        let (_, end) = entry_parts(&self.0);
-        Ok(Arc::new(codec::read_compact(&self.0[end..], keys)?))
-    }
-}
-
-impl Borrow<[u8]> for Entry {
-    fn borrow(&self) -> &[u8] {
-        self.key()
+        let (_, end) = key_span(&self.bytes);
+        Ok(Arc::new(codec::read_compact(&self.bytes[end..], keys)?))
     }
 }
 
 impl PartialEq for Entry {
     fn eq(&self, other: &Entry) -> bool {
-        self.key() == other.key()
+        self.hash == other.hash && self.key() == other.key()
     }
 }
 
@@ -458,7 +485,7 @@ impl PartialOrd for Entry {
 
 impl Ord for Entry {
     fn cmp(&self, other: &Entry) -> std::cmp::Ordering {
-        self.key().cmp(other.key())
+        self.hash.cmp(&other.hash).then_with(|| self.key().cmp(other.key()))
     }
 }
 
@@ -485,23 +512,23 @@ fn read_sort_slot(r: &mut Reader<'_>) -> Result<SortSlot, CodecError> {
     })
 }
 
-/// A primary key's ordered form: the hash (big-endian), the partition key,
-/// the sort slot; its bytes order as [`StoreKey`]s do.
-fn write_store_key(buf: &mut Vec<u8>, key: &StoreKey) {
-    buf.extend_from_slice(&key.hash.to_be_bytes());
+/// A primary key's ordered form after its hash: the partition key, the
+/// sort slot. With the hash first, its bytes order as [`StoreKey`]s do.
+fn write_store_key_rest(buf: &mut Vec<u8>, key: &StoreKey) {
     codec::write_ordered(buf, &key.partition);
     write_sort_slot(buf, &key.sort);
 }
 
-fn read_store_key(r: &mut Reader<'_>) -> Result<StoreKey, CodecError> {
-    let hash = r.take(16)?.try_into().map(u128::from_be_bytes).map_err(|_| r.corrupt())?;
+fn read_store_key_rest(hash: u128, r: &mut Reader<'_>) -> Result<StoreKey, CodecError> {
     Ok(StoreKey { hash, partition: r.ordered()?, sort: read_sort_slot(r)? })
 }
 
-fn store_key_bytes(key: &StoreKey) -> Vec<u8> {
-    let mut buf = Vec::with_capacity(64);
-    write_store_key(&mut buf, key);
-    buf
+fn read_hash(r: &mut Reader<'_>) -> Result<u128, CodecError> {
+    r.take(16)?.try_into().map(u128::from_be_bytes).map_err(|_| r.corrupt())
+}
+
+fn store_probe(key: &StoreKey) -> Entry {
+    Entry::probe(key.hash, |buf| write_store_key_rest(buf, key))
 }
 
 /// The key values a stored item refers to: its partition and sort key.
@@ -534,34 +561,40 @@ fn read_ordered_seq<T>(
     Ok(out)
 }
 
-/// An index key's ordered form; its bytes order as [`IndexKey`]s do.
-fn index_key_bytes(key: &IndexKey) -> Vec<u8> {
-    let mut buf = Vec::with_capacity(96);
-    buf.extend_from_slice(&key.hash.to_be_bytes());
-    write_ordered_seq(&mut buf, &key.partition, codec::write_ordered);
-    write_ordered_seq(&mut buf, &key.sort, write_sort_slot);
+/// An index key's ordered form after its hash: partition components, sort
+/// components, then the primary key (hash and all). With the hash first,
+/// its bytes order as [`IndexKey`]s do.
+fn write_index_key_rest(buf: &mut Vec<u8>, key: &IndexKey) {
+    write_ordered_seq(buf, &key.partition, codec::write_ordered);
+    write_ordered_seq(buf, &key.sort, write_sort_slot);
     match &key.primary {
         PrimarySlot::Low => buf.push(0),
         PrimarySlot::Key(k) => {
             buf.push(1);
-            write_store_key(&mut buf, k);
+            buf.extend_from_slice(&k.hash.to_be_bytes());
+            write_store_key_rest(buf, k);
         }
         PrimarySlot::High => buf.push(2),
     }
-    buf
 }
 
-fn read_index_key(r: &mut Reader<'_>) -> Result<IndexKey, CodecError> {
-    let hash = r.take(16)?.try_into().map(u128::from_be_bytes).map_err(|_| r.corrupt())?;
+fn read_index_key_rest(hash: u128, r: &mut Reader<'_>) -> Result<IndexKey, CodecError> {
     let partition = read_ordered_seq(r, |r| r.ordered())?;
     let sort = read_ordered_seq(r, read_sort_slot)?;
     let primary = match r.u8()? {
         0 => PrimarySlot::Low,
-        1 => PrimarySlot::Key(read_store_key(r)?),
+        1 => {
+            let h = read_hash(r)?;
+            PrimarySlot::Key(read_store_key_rest(h, r)?)
+        }
         2 => PrimarySlot::High,
         _ => return Err(r.corrupt()),
     };
     Ok(IndexKey { hash, partition, sort, primary })
+}
+
+fn index_probe(key: &IndexKey) -> Entry {
+    Entry::probe(key.hash, |buf| write_index_key_rest(buf, key))
 }
 
 /// The key values an index entry refers to: its index key's components
@@ -581,30 +614,21 @@ fn index_key_values(key: &IndexKey) -> Vec<&KeyValue> {
     key.partition.iter().chain(sort).chain(primary).collect()
 }
 
-/// A bound over ordered key bytes.
-fn bytes_bound<K>(bound: Bound<&K>, encode: impl Fn(&K) -> Vec<u8>) -> Bound<Vec<u8>> {
+/// A bound as a probe entry.
+fn probe_bound<K>(bound: Bound<&K>, probe: impl Fn(&K) -> Entry) -> Bound<Entry> {
     match bound {
-        Bound::Included(k) => Bound::Included(encode(k)),
-        Bound::Excluded(k) => Bound::Excluded(encode(k)),
+        Bound::Included(k) => Bound::Included(probe(k)),
+        Bound::Excluded(k) => Bound::Excluded(probe(k)),
         Bound::Unbounded => Bound::Unbounded,
     }
 }
 
-fn slice_bound(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
-    match b {
-        Bound::Included(k) => Bound::Included(k.as_slice()),
-        Bound::Excluded(k) => Bound::Excluded(k.as_slice()),
-        Bound::Unbounded => Bound::Unbounded,
-    }
-}
-
-/// Walks the entries of `set` with keys in `(start, end)` in `direction`.
-/// An empty or inverted range visits nothing (`BTreeSet::range` would
-/// panic).
+/// Walks the entries of `set` in `(start, end)` in `direction`. An empty
+/// or inverted range visits nothing (`BTreeSet::range` would panic).
 fn walk_entries(
     set: &BTreeSet<Entry>,
-    start: Bound<Vec<u8>>,
-    end: Bound<Vec<u8>>,
+    start: Bound<Entry>,
+    end: Bound<Entry>,
     direction: Direction,
     visit: &mut dyn FnMut(&Entry) -> Result<ControlFlow<()>, StoreError>,
 ) -> Result<(), StoreError> {
@@ -613,7 +637,7 @@ fn walk_entries(
             return Ok(());
         }
     }
-    let range = set.range::<[u8], _>((slice_bound(&start), slice_bound(&end)));
+    let range = set.range::<Entry, _>((start.as_ref(), end.as_ref()));
     match direction {
         Direction::Forward => {
             for entry in range {
@@ -670,7 +694,7 @@ impl MemStore {
 impl TableStore for MemStore {
     fn get(&self, key: &StoreKey) -> Result<Option<Arc<Item>>, StoreError> {
         let items = self.items.read();
-        let Some(entry) = items.entries.get(store_key_bytes(key).as_slice()) else { return Ok(None) };
+        let Some(entry) = items.entries.get(&store_probe(key)) else { return Ok(None) };
         let (values, n) = store_key_values(key);
         entry.item(&values[..n]).map(Some)
     }
@@ -678,11 +702,11 @@ impl TableStore for MemStore {
     fn write(&mut self, key: StoreKey, item: Option<Arc<Item>>) -> Result<Option<Arc<Item>>, StoreError> {
         let mut items = self.items.write();
         let MemItems { entries, scratch } = &mut *items;
-        let bytes = store_key_bytes(&key);
         let (values, n) = store_key_values(&key);
+        let write_key = |buf: &mut Vec<u8>| write_store_key_rest(buf, &key);
         let old = match item {
-            Some(item) => entries.replace(Entry::new(&bytes, &item, &values[..n], scratch)),
-            None => entries.take(bytes.as_slice()),
+            Some(item) => entries.replace(Entry::new(key.hash, write_key, Some((&item, &values[..n])), scratch)),
+            None => entries.take(&Entry::new(key.hash, write_key, None, scratch)),
         };
         old.map(|e| e.item(&values[..n])).transpose()
     }
@@ -695,9 +719,9 @@ impl TableStore for MemStore {
         visit: Visit<'_>,
     ) -> Result<(), StoreError> {
         let items = self.items.read();
-        let (start, end) = (bytes_bound(start, store_key_bytes), bytes_bound(end, store_key_bytes));
+        let (start, end) = (probe_bound(start, store_probe), probe_bound(end, store_probe));
         walk_entries(&items.entries, start, end, direction, &mut |entry| {
-            let key = read_store_key(&mut Reader::new(entry.key(), "key"))?;
+            let key = read_store_key_rest(entry.hash, &mut Reader::new(entry.key(), "key"))?;
             let (values, n) = store_key_values(&key);
             let item = entry.item(&values[..n])?;
             Ok(visit(&key, &item))
@@ -726,13 +750,15 @@ impl MemIndex {
 
     /// Adds (or replaces) the entry under `key`; true when it replaced one.
     pub fn insert(&mut self, key: IndexKey, item: &Item) -> bool {
-        let entry = Entry::new(&index_key_bytes(&key), item, &index_key_values(&key), &mut self.scratch);
+        let values = index_key_values(&key);
+        let entry =
+            Entry::new(key.hash, |buf| write_index_key_rest(buf, &key), Some((item, &values)), &mut self.scratch);
         self.entries.replace(entry).is_some()
     }
 
     /// Removes the entry under `key`; true when there was one.
     pub fn remove(&mut self, key: &IndexKey) -> bool {
-        self.entries.remove(index_key_bytes(key).as_slice())
+        self.entries.remove(&index_probe(key))
     }
 
     /// Visits entries with keys in `(start, end)` in `direction`.
@@ -743,9 +769,9 @@ impl MemIndex {
         direction: Direction,
         visit: &mut dyn FnMut(&IndexKey, &Arc<Item>) -> ControlFlow<()>,
     ) -> Result<(), StoreError> {
-        let (start, end) = (bytes_bound(start, index_key_bytes), bytes_bound(end, index_key_bytes));
+        let (start, end) = (probe_bound(start, index_probe), probe_bound(end, index_probe));
         walk_entries(&self.entries, start, end, direction, &mut |entry| {
-            let key = read_index_key(&mut Reader::new(entry.key(), "index key"))?;
+            let key = read_index_key_rest(entry.hash, &mut Reader::new(entry.key(), "index key"))?;
             let item = entry.item(&index_key_values(&key))?;
             Ok(visit(&key, &item))
         })
@@ -1102,12 +1128,12 @@ mod tests {
         /// keys do, and decode back to them.
         #[test]
         fn key_bytes_order_as_keys_and_decode_back(a in store_key(), b in store_key(), x in any_index_key(), y in any_index_key()) {
-            let (ea, eb) = (store_key_bytes(&a), store_key_bytes(&b));
+            let (ea, eb) = (store_probe(&a), store_probe(&b));
             proptest::prop_assert_eq!(ea.cmp(&eb), a.cmp(&b));
-            proptest::prop_assert_eq!(read_store_key(&mut Reader::new(&ea, "key")).unwrap(), a);
-            let (ex, ey) = (index_key_bytes(&x), index_key_bytes(&y));
+            proptest::prop_assert_eq!(read_store_key_rest(a.hash, &mut Reader::new(ea.key(), "key")).unwrap(), a);
+            let (ex, ey) = (index_probe(&x), index_probe(&y));
             proptest::prop_assert_eq!(ex.cmp(&ey), x.cmp(&y));
-            proptest::prop_assert_eq!(read_index_key(&mut Reader::new(&ex, "index key")).unwrap(), x);
+            proptest::prop_assert_eq!(read_index_key_rest(x.hash, &mut Reader::new(ex.key(), "index key")).unwrap(), x);
         }
     }
 
