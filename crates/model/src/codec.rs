@@ -1,9 +1,8 @@
-//! Binary encodings of items and key values, shared by the stores: the
-//! field primitives ([`Writer`], [`Reader`]: LEB128 integers and
-//! length-prefixed bytes) and the item form that durable storage writes to
-//! its files ([`encode_item`], [`decode_item`], [`encode_key_parts`],
-//! [`decode_key_parts`]). Decoding never panics: bytes that do not decode
-//! are a [`CodecError`].
+//! Binary encodings of items and key values for the in-memory stores: the
+//! field reader ([`Reader`]: LEB128 integers and length-prefixed bytes),
+//! key values in order-preserving bytes ([`write_ordered`]) and items in a
+//! compact form ([`write_compact`], [`read_compact`]). Decoding never
+//! panics: bytes that do not decode are a [`CodecError`].
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -28,54 +27,6 @@ impl fmt::Display for CodecError {
 }
 
 impl std::error::Error for CodecError {}
-
-/// Appends fields to a byte buffer.
-#[derive(Default)]
-pub struct Writer {
-    pub buf: Vec<u8>,
-}
-
-impl Writer {
-    pub fn u8(&mut self, v: u8) {
-        self.buf.push(v);
-    }
-
-    /// LEB128.
-    pub fn uint(&mut self, v: u64) {
-        write_uint(&mut self.buf, v);
-    }
-
-    pub fn bytes(&mut self, b: &[u8]) {
-        self.uint(b.len() as u64);
-        self.buf.extend_from_slice(b);
-    }
-
-    pub fn str(&mut self, s: &str) {
-        self.bytes(s.as_bytes());
-    }
-
-    pub fn bool(&mut self, b: bool) {
-        self.u8(b as u8);
-    }
-
-    pub fn millis(&mut self, m: crate::Millis) {
-        self.uint(m.0);
-    }
-
-    pub fn opt_millis(&mut self, m: Option<crate::Millis>) {
-        match m {
-            Some(m) => {
-                self.u8(1);
-                self.millis(m);
-            }
-            None => self.u8(0),
-        }
-    }
-
-    pub fn number(&mut self, n: &Number) {
-        self.str(&n.to_string());
-    }
-}
 
 /// Appends `v` in LEB128.
 pub fn write_uint(buf: &mut Vec<u8>, mut v: u64) {
@@ -142,27 +93,6 @@ impl<'a, E: From<CodecError>> Reader<'a, E> {
         String::from_utf8(b.to_vec()).map_err(|_| self.corrupt())
     }
 
-    pub fn bool(&mut self) -> Result<bool, E> {
-        match self.u8()? {
-            0 => Ok(false),
-            1 => Ok(true),
-            _ => Err(self.corrupt()),
-        }
-    }
-
-    pub fn millis(&mut self) -> Result<crate::Millis, E> {
-        Ok(crate::Millis(self.uint()?))
-    }
-
-    pub fn opt_millis(&mut self) -> Result<Option<crate::Millis>, E> {
-        Ok(if self.bool()? { Some(self.millis()?) } else { None })
-    }
-
-    pub fn number(&mut self) -> Result<Number, E> {
-        let s = self.string()?;
-        Number::parse(&s).map_err(|_| self.corrupt())
-    }
-
     /// True when every byte was read.
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
@@ -176,163 +106,6 @@ impl<'a, E: From<CodecError>> Reader<'a, E> {
             Err(self.corrupt())
         }
     }
-}
-
-// ---- items (the stored-file form) ----
-
-const T_S: u8 = 0;
-const T_N: u8 = 1;
-const T_B: u8 = 2;
-const T_BOOL: u8 = 3;
-const T_NULL: u8 = 4;
-const T_SS: u8 = 5;
-const T_NS: u8 = 6;
-const T_BS: u8 = 7;
-const T_L: u8 = 8;
-const T_M: u8 = 9;
-/// A hash-only table's absent sort key.
-const T_ABSENT: u8 = 10;
-
-/// A string, number or binary with its tag (values and keys alike).
-fn write_scalar_value(w: &mut Writer, tag: u8, text: &str, bytes: &[u8]) {
-    w.u8(tag);
-    match tag {
-        T_B => w.bytes(bytes),
-        _ => w.str(text),
-    }
-}
-
-fn write_value(w: &mut Writer, v: &AttributeValue) {
-    match v {
-        AttributeValue::S(s) => write_scalar_value(w, T_S, s, &[]),
-        AttributeValue::N(n) => write_scalar_value(w, T_N, &n.to_string(), &[]),
-        AttributeValue::B(b) => write_scalar_value(w, T_B, "", b),
-        AttributeValue::Bool(b) => {
-            w.u8(T_BOOL);
-            w.bool(*b);
-        }
-        AttributeValue::Null => w.u8(T_NULL),
-        AttributeValue::Ss(ss) => {
-            w.u8(T_SS);
-            w.uint(ss.len() as u64);
-            ss.iter().for_each(|s| w.str(s));
-        }
-        AttributeValue::Ns(ns) => {
-            w.u8(T_NS);
-            w.uint(ns.len() as u64);
-            ns.iter().for_each(|n| w.number(n));
-        }
-        AttributeValue::Bs(bs) => {
-            w.u8(T_BS);
-            w.uint(bs.len() as u64);
-            bs.iter().for_each(|b| w.bytes(b));
-        }
-        AttributeValue::L(l) => {
-            w.u8(T_L);
-            w.uint(l.len() as u64);
-            l.iter().for_each(|v| write_value(w, v));
-        }
-        AttributeValue::M(m) => {
-            w.u8(T_M);
-            write_map(w, m);
-        }
-    }
-}
-
-fn write_map(w: &mut Writer, m: &Item) {
-    w.uint(m.len() as u64);
-    for (k, v) in m {
-        w.str(k);
-        write_value(w, v);
-    }
-}
-
-fn read_value(r: &mut Reader<'_>, depth: usize) -> Result<AttributeValue, CodecError> {
-    if depth > MAX_DECODE_DEPTH {
-        return Err(r.corrupt());
-    }
-    Ok(match r.u8()? {
-        T_S => AttributeValue::S(r.string()?),
-        T_N => AttributeValue::N(r.number()?),
-        T_B => AttributeValue::B(r.bytes()?.to_vec()),
-        T_BOOL => AttributeValue::Bool(r.bool()?),
-        T_NULL => AttributeValue::Null,
-        T_SS => AttributeValue::Ss((0..r.len()?).map(|_| r.string()).collect::<Result<_, _>>()?),
-        T_NS => AttributeValue::Ns((0..r.len()?).map(|_| r.number()).collect::<Result<_, _>>()?),
-        T_BS => AttributeValue::Bs((0..r.len()?).map(|_| r.bytes().map(<[u8]>::to_vec)).collect::<Result<_, _>>()?),
-        T_L => AttributeValue::L((0..r.len()?).map(|_| read_value(r, depth + 1)).collect::<Result<_, _>>()?),
-        T_M => AttributeValue::M(read_map(r, depth + 1)?),
-        _ => return Err(r.corrupt()),
-    })
-}
-
-fn read_map(r: &mut Reader<'_>, depth: usize) -> Result<Item, CodecError> {
-    let mut m = Item::new();
-    for _ in 0..r.len()? {
-        let k = r.string()?;
-        let v = read_value(r, depth)?;
-        m.insert(k, v);
-    }
-    Ok(m)
-}
-
-/// An item's stored bytes.
-pub fn encode_item(item: &Item) -> Vec<u8> {
-    let mut w = Writer { buf: Vec::with_capacity(256) };
-    write_map(&mut w, item);
-    w.buf
-}
-
-/// An item from its stored bytes.
-pub fn decode_item(bytes: &[u8]) -> Result<Item, CodecError> {
-    let mut r = Reader::new(bytes, "item");
-    let item = read_map(&mut r, 0)?;
-    r.end()?;
-    Ok(item)
-}
-
-// ---- primary keys (the stored-file form) ----
-
-fn write_key_value(w: &mut Writer, v: &KeyValue) {
-    match v {
-        KeyValue::S(s) => write_scalar_value(w, T_S, s, &[]),
-        KeyValue::N(n) => write_scalar_value(w, T_N, &n.to_string(), &[]),
-        KeyValue::B(b) => write_scalar_value(w, T_B, "", b),
-    }
-}
-
-fn read_key_value(r: &mut Reader<'_>, tag: u8) -> Result<KeyValue, CodecError> {
-    Ok(match tag {
-        T_S => KeyValue::S(r.string()?),
-        T_N => KeyValue::N(r.number()?),
-        T_B => KeyValue::B(r.bytes()?.to_vec()),
-        _ => return Err(r.corrupt()),
-    })
-}
-
-/// A primary key's stored bytes: partition key, then sort key (or a
-/// marker for none).
-pub fn encode_key_parts(partition: &KeyValue, sort: Option<&KeyValue>) -> Vec<u8> {
-    let mut w = Writer { buf: Vec::with_capacity(48) };
-    write_key_value(&mut w, partition);
-    match sort {
-        None => w.u8(T_ABSENT),
-        Some(v) => write_key_value(&mut w, v),
-    }
-    w.buf
-}
-
-/// A primary key's partition and sort key from its stored bytes.
-pub fn decode_key_parts(bytes: &[u8]) -> Result<(KeyValue, Option<KeyValue>), CodecError> {
-    let mut r = Reader::new(bytes, "key");
-    let tag = r.u8()?;
-    let partition = read_key_value(&mut r, tag)?;
-    let sort = match r.u8()? {
-        T_ABSENT => None,
-        tag => Some(read_key_value(&mut r, tag)?),
-    };
-    r.end()?;
-    Ok((partition, sort))
 }
 
 // ---- key values in order (the in-memory stores' keys) ----
@@ -617,40 +390,37 @@ mod tests {
         item
     }
 
-    #[test]
-    fn items_of_every_type_round_trip() {
-        let item = every_kind_of_value();
-        assert_eq!(decode_item(&encode_item(&item)).unwrap(), item);
-        assert_eq!(decode_item(&encode_item(&Item::new())).unwrap(), Item::new());
+    fn compact(item: &Item, keys: &[&KeyValue]) -> Vec<u8> {
+        let mut buf = Vec::new();
+        write_compact(&mut buf, item, keys);
+        buf
     }
 
     #[test]
-    fn key_parts_round_trip() {
-        for (p, s) in [
-            (KeyValue::S("p".into()), None),
-            (KeyValue::N(n("12.5")), Some(KeyValue::B(vec![1, 2]))),
-            (KeyValue::B(vec![]), Some(KeyValue::S(String::new()))),
-        ] {
-            assert_eq!(decode_key_parts(&encode_key_parts(&p, s.as_ref())).unwrap(), (p, s));
-        }
+    fn items_of_every_type_round_trip() {
+        let item = every_kind_of_value();
+        let key = KeyValue::S("héllo".into());
+        assert_eq!(read_compact(&compact(&item, &[&key]), &[&key]).unwrap(), item);
+        assert_eq!(read_compact(&compact(&Item::new(), &[]), &[]).unwrap(), Item::new());
     }
 
     #[test]
     fn truncated_or_padded_items_are_corrupt_not_a_panic() {
-        let item = encode_item(&every_kind_of_value());
+        let item = compact(&every_kind_of_value(), &[]);
         for cut in 0..item.len() {
-            assert!(decode_item(&item[..cut]).is_err(), "cut at {cut}");
+            assert!(read_compact(&item[..cut], &[]).is_err(), "cut at {cut}");
         }
         let mut padded = item.clone();
         padded.push(0);
-        assert_eq!(decode_item(&padded).unwrap_err(), CodecError { what: "item" });
-        // A length larger than the input, and runaway nesting.
-        assert!(decode_item(&[0xff, 0xff, 0xff, 0xff, 0x0f]).is_err());
-        let mut deep = vec![1, 0, T_L];
+        assert_eq!(read_compact(&padded, &[]).unwrap_err(), CodecError { what: "item" });
+        // A length larger than the input, runaway nesting, a key reference
+        // to no key.
+        assert!(read_compact(&[0xff, 0xff, 0xff, 0xff, 0x0f], &[]).is_err());
+        let mut deep = vec![1, 0, C_L];
         for _ in 0..100 {
-            deep.extend_from_slice(&[1, T_L]);
+            deep.extend_from_slice(&[1, C_L]);
         }
-        assert_eq!(decode_item(&deep).unwrap_err(), CodecError { what: "item" });
-        assert_eq!(decode_key_parts(&[T_S, 1, b'a']).unwrap_err(), CodecError { what: "key" });
+        assert_eq!(read_compact(&deep, &[]).unwrap_err(), CodecError { what: "item" });
+        assert!(read_compact(&[1, 1, b'k', C_KEY, 0], &[]).is_err());
     }
 }
