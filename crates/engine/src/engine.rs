@@ -72,9 +72,13 @@ pub struct EngineConfig {
 }
 
 /// What one stored item costs the memory budget beyond its DynamoDB size:
-/// its key twice (the map's key and the item), the map's node and the
-/// attribute maps' allocations.
-pub const STORED_ITEM_OVERHEAD_BYTES: u64 = 160;
+/// its share of the ordered set's node (with the key's 16-byte hash), the
+/// key's ordered form (the key values again), the compact form's per-attribute bytes
+/// (lengths and types) and the allocator's rounding. Measured with
+/// `bench/memory/run.sh` (server RSS per item less the mean DynamoDB size):
+/// 80 bytes for 1,000,000 items of 24 bytes, 95 for items of 127 bytes
+/// and 116 for seed 000's people of 329 bytes (bench/memory/README.md).
+pub const STORED_ITEM_OVERHEAD_BYTES: u64 = 128;
 
 /// What a table's items take of the memory budget.
 pub(crate) fn memory_held(data: &crate::table::TableData) -> u64 {

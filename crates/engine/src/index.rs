@@ -427,13 +427,13 @@ impl IndexChange {
 /// Applies `change` to `ix` (after the items it follows were committed).
 pub fn apply(ix: &mut IndexData, change: IndexChange) {
     if let Some((key, size)) = change.remove {
-        if ix.entries.remove(&key).is_some() {
+        if ix.entries.remove(&key) {
             ix.item_count = ix.item_count.saturating_sub(1);
             ix.size_bytes = ix.size_bytes.saturating_sub(size as u64);
         }
     }
     if let Some((key, entry, size)) = change.insert {
-        if ix.entries.insert(key, entry).is_none() {
+        if !ix.entries.insert(key, &entry) {
             ix.item_count += 1;
         }
         ix.size_bytes += size as u64;

@@ -456,7 +456,7 @@ impl Engine {
             };
             let shown = show_entry.then_some(&**entry);
             page.visit(key.hash, item, shown, size, || def.position_of(schema, entry))
-        });
+        })?;
         let Page { mut out, bytes, failure: page_failure, read_by_hash, .. } = page;
         if let Some(e) = failure.or(page_failure) {
             return Err(e);

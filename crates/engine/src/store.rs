@@ -26,11 +26,12 @@
 //!   [`StoreError`]; the engine answers the request with
 //!   InternalServerError and never panics.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::ops::{Bound, ControlFlow};
 use std::sync::Arc;
 
+use dynaburst_model::codec::{self, CodecError, Reader};
 use dynaburst_model::{Item, KeyValue, Millis, ScalarType};
 use parking_lot::{Mutex, RwLock};
 
@@ -64,6 +65,12 @@ impl fmt::Display for StoreError {
 }
 
 impl std::error::Error for StoreError {}
+
+impl From<dynaburst_model::codec::CodecError> for StoreError {
+    fn from(e: dynaburst_model::codec::CodecError) -> StoreError {
+        StoreError::Corrupt { what: e.what }
+    }
+}
 
 /// Where a sort key sits in the ordered key space. `Low` and `High` are
 /// sentinels for open query bounds; hash-only tables store `Absent`.
@@ -386,12 +393,285 @@ pub fn walk_range<K: Ord, V>(
     }
 }
 
-/// The in-memory table store: one ordered map, shared with the catalog of
-/// the [`MemStorage`] that made it so that `open_table` finds the items.
-/// The inner lock is uncontended: the engine's table lock serializes.
+/// A store's entry: the key's hash inline, so that the ordered set's
+/// searches compare hashes within its nodes and follow a pointer only when
+/// two hashes tie; and one allocation holding the length of the rest of
+/// the key's ordered form (LEB128), that rest (the key values, in bytes
+/// that compare as the keys do), then the item in `dynaburst_model::codec`'s
+/// compact form, with its key attributes as references to the key. Entries
+/// order by (hash, key bytes); a probe is an entry without an item.
+struct Entry {
+    hash: u128,
+    bytes: Box<[u8]>,
+}
+
+/// `v` in LEB128, and how many of the bytes it takes.
+fn leb128(mut v: usize) -> ([u8; 10], usize) {
+    let mut out = [0u8; 10];
+    for (n, slot) in out.iter_mut().enumerate() {
+        *slot = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            return (out, n + 1);
+        }
+        *slot |= 0x80;
+    }
+    (out, 10)
+}
+
+/// Where an entry's key bytes start and end.
+fn key_span(bytes: &[u8]) -> (usize, usize) {
+    let mut len = 0usize;
+    for (i, &b) in bytes.iter().enumerate().take(10) {
+        len |= usize::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return (i + 1, (i + 1).saturating_add(len).min(bytes.len()));
+        }
+    }
+    (bytes.len(), bytes.len())
+}
+
+impl Entry {
+    /// The entry of `item` (when given, with the key values it may refer
+    /// to) under the key of hash `hash` whose other bytes `key` writes;
+    /// `scratch` is reused between entries. Allocates exactly once.
+    fn new(
+        hash: u128,
+        key: impl FnOnce(&mut Vec<u8>),
+        item: Option<(&Item, &[&KeyValue])>,
+        scratch: &mut Vec<u8>,
+    ) -> Entry {
+        scratch.clear();
+        key(scratch);
+        let (head, n) = leb128(scratch.len());
+        if let Some((item, keys)) = item {
+            codec::write_compact(scratch, item, keys);
+        }
+        let mut bytes = Vec::with_capacity(n + scratch.len());
+        bytes.extend_from_slice(&head[..n]);
+        bytes.extend_from_slice(scratch);
+        Entry { hash, bytes: bytes.into_boxed_slice() }
+    }
+
+    /// A key to look entries up by.
+    fn probe(hash: u128, key: impl FnOnce(&mut Vec<u8>)) -> Entry {
+        Entry::new(hash, key, None, &mut Vec::with_capacity(64))
+    }
+
+    fn key(&self) -> &[u8] {
+        let (start, end) = key_span(&self.bytes);
+        &self.bytes[start..end]
+    }
+
+    fn item(&self, keys: &[&KeyValue]) -> Result<Arc<Item>, StoreError> {
+        let (_, end) = key_span(&self.bytes);
+        Ok(Arc::new(codec::read_compact(&self.bytes[end..], keys)?))
+    }
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Entry) -> bool {
+        self.hash == other.hash && self.key() == other.key()
+    }
+}
+
+impl Eq for Entry {}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Entry) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Entry {
+    fn cmp(&self, other: &Entry) -> std::cmp::Ordering {
+        self.hash.cmp(&other.hash).then_with(|| self.key().cmp(other.key()))
+    }
+}
+
+/// Order bytes of a sort slot: `Low` < `Absent` < a value < `High`.
+fn write_sort_slot(buf: &mut Vec<u8>, slot: &SortSlot) {
+    match slot {
+        SortSlot::Low => buf.push(0),
+        SortSlot::Absent => buf.push(1),
+        SortSlot::Value(v) => {
+            buf.push(2);
+            codec::write_ordered(buf, v);
+        }
+        SortSlot::High => buf.push(3),
+    }
+}
+
+fn read_sort_slot(r: &mut Reader<'_>) -> Result<SortSlot, CodecError> {
+    Ok(match r.u8()? {
+        0 => SortSlot::Low,
+        1 => SortSlot::Absent,
+        2 => SortSlot::Value(r.ordered()?),
+        3 => SortSlot::High,
+        _ => return Err(r.corrupt()),
+    })
+}
+
+/// A primary key's ordered form after its hash: the partition key, the
+/// sort slot. With the hash first, its bytes order as [`StoreKey`]s do.
+fn write_store_key_rest(buf: &mut Vec<u8>, key: &StoreKey) {
+    codec::write_ordered(buf, &key.partition);
+    write_sort_slot(buf, &key.sort);
+}
+
+fn read_store_key_rest(hash: u128, r: &mut Reader<'_>) -> Result<StoreKey, CodecError> {
+    Ok(StoreKey { hash, partition: r.ordered()?, sort: read_sort_slot(r)? })
+}
+
+fn read_hash(r: &mut Reader<'_>) -> Result<u128, CodecError> {
+    r.take(16)?.try_into().map(u128::from_be_bytes).map_err(|_| r.corrupt())
+}
+
+fn store_probe(key: &StoreKey) -> Entry {
+    Entry::probe(key.hash, |buf| write_store_key_rest(buf, key))
+}
+
+/// The key values a stored item refers to: its partition and sort key.
+fn store_key_values(key: &StoreKey) -> ([&KeyValue; 2], usize) {
+    match &key.sort {
+        SortSlot::Value(v) => ([&key.partition, v], 2),
+        _ => ([&key.partition, &key.partition], 1),
+    }
+}
+
+/// A sequence in order: each element after a 1, the end a 0 (so a shorter
+/// sequence that is a prefix of a longer one orders first, as `Vec` does).
+fn write_ordered_seq<T>(buf: &mut Vec<u8>, items: &[T], write: impl Fn(&mut Vec<u8>, &T)) {
+    for item in items {
+        buf.push(1);
+        write(buf, item);
+    }
+    buf.push(0);
+}
+
+fn read_ordered_seq<T>(
+    r: &mut Reader<'_>,
+    read: impl Fn(&mut Reader<'_>) -> Result<T, CodecError>,
+) -> Result<Vec<T>, CodecError> {
+    let mut out = Vec::new();
+    // Each element takes at least two bytes, so the input bounds the loop.
+    while r.u8()? == 1 {
+        out.push(read(r)?);
+    }
+    Ok(out)
+}
+
+/// An index key's ordered form after its hash: partition components, sort
+/// components, then the primary key (hash and all). With the hash first,
+/// its bytes order as [`IndexKey`]s do.
+fn write_index_key_rest(buf: &mut Vec<u8>, key: &IndexKey) {
+    write_ordered_seq(buf, &key.partition, codec::write_ordered);
+    write_ordered_seq(buf, &key.sort, write_sort_slot);
+    match &key.primary {
+        PrimarySlot::Low => buf.push(0),
+        PrimarySlot::Key(k) => {
+            buf.push(1);
+            buf.extend_from_slice(&k.hash.to_be_bytes());
+            write_store_key_rest(buf, k);
+        }
+        PrimarySlot::High => buf.push(2),
+    }
+}
+
+fn read_index_key_rest(hash: u128, r: &mut Reader<'_>) -> Result<IndexKey, CodecError> {
+    let partition = read_ordered_seq(r, |r| r.ordered())?;
+    let sort = read_ordered_seq(r, read_sort_slot)?;
+    let primary = match r.u8()? {
+        0 => PrimarySlot::Low,
+        1 => {
+            let h = read_hash(r)?;
+            PrimarySlot::Key(read_store_key_rest(h, r)?)
+        }
+        2 => PrimarySlot::High,
+        _ => return Err(r.corrupt()),
+    };
+    Ok(IndexKey { hash, partition, sort, primary })
+}
+
+fn index_probe(key: &IndexKey) -> Entry {
+    Entry::probe(key.hash, |buf| write_index_key_rest(buf, key))
+}
+
+/// The key values an index entry refers to: its index key's components
+/// and its primary key.
+fn index_key_values(key: &IndexKey) -> Vec<&KeyValue> {
+    let sort = key.sort.iter().filter_map(|s| match s {
+        SortSlot::Value(v) => Some(v),
+        _ => None,
+    });
+    let primary = match &key.primary {
+        PrimarySlot::Key(k) => {
+            let (values, n) = store_key_values(k);
+            values.into_iter().take(n).collect()
+        }
+        _ => Vec::new(),
+    };
+    key.partition.iter().chain(sort).chain(primary).collect()
+}
+
+/// A bound as a probe entry.
+fn probe_bound<K>(bound: Bound<&K>, probe: impl Fn(&K) -> Entry) -> Bound<Entry> {
+    match bound {
+        Bound::Included(k) => Bound::Included(probe(k)),
+        Bound::Excluded(k) => Bound::Excluded(probe(k)),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+/// Walks the entries of `set` in `(start, end)` in `direction`. An empty
+/// or inverted range visits nothing (`BTreeSet::range` would panic).
+fn walk_entries(
+    set: &BTreeSet<Entry>,
+    start: Bound<Entry>,
+    end: Bound<Entry>,
+    direction: Direction,
+    visit: &mut dyn FnMut(&Entry) -> Result<ControlFlow<()>, StoreError>,
+) -> Result<(), StoreError> {
+    if let (Bound::Included(s) | Bound::Excluded(s), Bound::Included(e) | Bound::Excluded(e)) = (&start, &end) {
+        if s > e || (s == e && !(matches!(start, Bound::Included(_)) && matches!(end, Bound::Included(_)))) {
+            return Ok(());
+        }
+    }
+    let range = set.range::<Entry, _>((start.as_ref(), end.as_ref()));
+    match direction {
+        Direction::Forward => {
+            for entry in range {
+                if visit(entry)?.is_break() {
+                    break;
+                }
+            }
+        }
+        Direction::Backward => {
+            for entry in range.rev() {
+                if visit(entry)?.is_break() {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The items of a [`MemStore`], and the buffer entries are encoded in.
+#[derive(Default)]
+struct MemItems {
+    entries: BTreeSet<Entry>,
+    scratch: Vec<u8>,
+}
+
+/// The in-memory table store: the items as compact entries (see `Entry`)
+/// in one ordered set, shared with the catalog of the [`MemStorage`] that
+/// made it so that `open_table` finds the items. Reads decode the entries
+/// they return. The inner lock is uncontended: the engine's table lock
+/// serializes.
 #[derive(Clone, Default)]
 pub struct MemStore {
-    items: Arc<RwLock<BTreeMap<StoreKey, Arc<Item>>>>,
+    items: Arc<RwLock<MemItems>>,
 }
 
 impl MemStore {
@@ -402,26 +682,33 @@ impl MemStore {
 
     /// Number of items stored.
     pub fn len(&self) -> usize {
-        self.items.read().len()
+        self.items.read().entries.len()
     }
 
     /// True when nothing is stored.
     pub fn is_empty(&self) -> bool {
-        self.items.read().is_empty()
+        self.items.read().entries.is_empty()
     }
 }
 
 impl TableStore for MemStore {
     fn get(&self, key: &StoreKey) -> Result<Option<Arc<Item>>, StoreError> {
-        Ok(self.items.read().get(key).cloned())
+        let items = self.items.read();
+        let Some(entry) = items.entries.get(&store_probe(key)) else { return Ok(None) };
+        let (values, n) = store_key_values(key);
+        entry.item(&values[..n]).map(Some)
     }
 
     fn write(&mut self, key: StoreKey, item: Option<Arc<Item>>) -> Result<Option<Arc<Item>>, StoreError> {
         let mut items = self.items.write();
-        Ok(match item {
-            Some(item) => items.insert(key, item),
-            None => items.remove(&key),
-        })
+        let MemItems { entries, scratch } = &mut *items;
+        let (values, n) = store_key_values(&key);
+        let write_key = |buf: &mut Vec<u8>| write_store_key_rest(buf, &key);
+        let old = match item {
+            Some(item) => entries.replace(Entry::new(key.hash, write_key, Some((&item, &values[..n])), scratch)),
+            None => entries.take(&Entry::new(key.hash, write_key, None, scratch)),
+        };
+        old.map(|e| e.item(&values[..n])).transpose()
     }
 
     fn range(
@@ -431,8 +718,14 @@ impl TableStore for MemStore {
         direction: Direction,
         visit: Visit<'_>,
     ) -> Result<(), StoreError> {
-        walk_range(&self.items.read(), start, end, direction, visit);
-        Ok(())
+        let items = self.items.read();
+        let (start, end) = (probe_bound(start, store_probe), probe_bound(end, store_probe));
+        walk_entries(&items.entries, start, end, direction, &mut |entry| {
+            let key = read_store_key_rest(entry.hash, &mut Reader::new(entry.key(), "key"))?;
+            let (values, n) = store_key_values(&key);
+            let item = entry.item(&values[..n])?;
+            Ok(visit(&key, &item))
+        })
     }
 
     fn writes_are_infallible(&self) -> bool {
@@ -441,11 +734,12 @@ impl TableStore for MemStore {
 }
 
 /// The in-memory index store: entries ordered by [`IndexKey`], each
-/// pointing at its item. Not used by any index yet; it fixes the key shape
-/// and range behaviour that secondary indexes will rely on.
+/// holding its projected item, compact as a [`MemStore`]'s items (the index
+/// key's components and the primary key are not stored twice).
 #[derive(Default)]
 pub struct MemIndex {
-    entries: BTreeMap<IndexKey, Arc<Item>>,
+    entries: BTreeSet<Entry>,
+    scratch: Vec<u8>,
 }
 
 impl MemIndex {
@@ -454,14 +748,17 @@ impl MemIndex {
         MemIndex::default()
     }
 
-    /// Adds (or replaces) the entry under `key`.
-    pub fn insert(&mut self, key: IndexKey, item: Arc<Item>) -> Option<Arc<Item>> {
-        self.entries.insert(key, item)
+    /// Adds (or replaces) the entry under `key`; true when it replaced one.
+    pub fn insert(&mut self, key: IndexKey, item: &Item) -> bool {
+        let values = index_key_values(&key);
+        let entry =
+            Entry::new(key.hash, |buf| write_index_key_rest(buf, &key), Some((item, &values)), &mut self.scratch);
+        self.entries.replace(entry).is_some()
     }
 
-    /// Removes the entry under `key`.
-    pub fn remove(&mut self, key: &IndexKey) -> Option<Arc<Item>> {
-        self.entries.remove(key)
+    /// Removes the entry under `key`; true when there was one.
+    pub fn remove(&mut self, key: &IndexKey) -> bool {
+        self.entries.remove(&index_probe(key))
     }
 
     /// Visits entries with keys in `(start, end)` in `direction`.
@@ -471,8 +768,13 @@ impl MemIndex {
         end: Bound<&IndexKey>,
         direction: Direction,
         visit: &mut dyn FnMut(&IndexKey, &Arc<Item>) -> ControlFlow<()>,
-    ) {
-        walk_range(&self.entries, start, end, direction, visit);
+    ) -> Result<(), StoreError> {
+        let (start, end) = (probe_bound(start, index_probe), probe_bound(end, index_probe));
+        walk_entries(&self.entries, start, end, direction, &mut |entry| {
+            let key = read_index_key_rest(entry.hash, &mut Reader::new(entry.key(), "index key"))?;
+            let item = entry.item(&index_key_values(&key))?;
+            Ok(visit(&key, &item))
+        })
     }
 
     /// Number of entries.
@@ -624,9 +926,9 @@ mod tests {
         let mut ix = MemIndex::new();
         // Three items share index key ("g", 7); one sits at ("g", 8).
         for pk in ["c", "a", "b"] {
-            assert_eq!(ix.insert(index_key("g", 7, pk), item(7)), None);
+            assert!(!ix.insert(index_key("g", 7, pk), &item(7)));
         }
-        ix.insert(index_key("g", 8, "a"), item(8));
+        ix.insert(index_key("g", 8, "a"), &item(8));
         assert_eq!(ix.len(), 4);
         let (lo, hi) = bounds_of("g", 7);
         let mut seen = vec![];
@@ -635,7 +937,8 @@ mod tests {
                 seen.push(p.partition.clone());
             }
             ControlFlow::Continue(())
-        });
+        })
+        .unwrap();
         // Ordered by the primary key's place in the key space (its hash
         // first), so compare with the keys sorted the same way.
         let mut expected: Vec<StoreKey> =
@@ -650,15 +953,17 @@ mod tests {
                 back.push(p.partition.clone());
             }
             ControlFlow::Continue(())
-        });
+        })
+        .unwrap();
         assert_eq!(back, vec![expected[1].partition.clone(), expected[0].partition.clone()]);
         // Removing one entry leaves the others with the same index key.
-        assert!(ix.remove(&index_key("g", 7, "b")).is_some());
+        assert!(ix.remove(&index_key("g", 7, "b")));
         let mut left = 0;
         ix.range(Bound::Included(&lo), Bound::Included(&hi), Direction::Forward, &mut |_, _| {
             left += 1;
             ControlFlow::Continue(())
-        });
+        })
+        .unwrap();
         assert_eq!(left, 2);
         // The whole index partition ("g", Low..High) spans both index keys.
         let p = [KeyValue::S("g".into())];
@@ -669,7 +974,8 @@ mod tests {
         ix.range(Bound::Included(&all_lo), Bound::Included(&all_hi), Direction::Forward, &mut |_, _| {
             all += 1;
             ControlFlow::Continue(())
-        });
+        })
+        .unwrap();
         assert_eq!(all, 3);
     }
 
@@ -685,7 +991,7 @@ mod tests {
         };
         let mut ix = MemIndex::new();
         for (a, b) in [("y", 1), ("x", 3), ("x", 1), ("z", 0)] {
-            ix.insert(entry(a, b), item(b));
+            ix.insert(entry(a, b), &item(b));
         }
         // `a = "x"` then everything: a prefix of the sort components.
         let h = index_partition_hash(&p);
@@ -696,7 +1002,8 @@ mod tests {
         ix.range(Bound::Included(&lo), Bound::Included(&hi), Direction::Forward, &mut |k, _| {
             seen.push(k.sort.clone());
             ControlFlow::Continue(())
-        });
+        })
+        .unwrap();
         let n = |v: i64| SortSlot::Value(KeyValue::N(Number::from_i64(v)));
         let xs = SortSlot::Value(KeyValue::S("x".into()));
         assert_eq!(seen, vec![vec![xs.clone(), n(1)], vec![xs, n(3)]]);
@@ -775,5 +1082,82 @@ mod tests {
         };
         let replaced = apply_with_undo(ok, &mut [&mut a]).unwrap();
         assert_eq!(replaced, vec![Some(item(1)), None]);
+    }
+
+    fn key_value() -> impl proptest::strategy::Strategy<Value = KeyValue> {
+        use proptest::prelude::*;
+        prop_oneof![
+            "[ab\\x00]{0,3}".prop_map(KeyValue::S),
+            (-20i64..20).prop_map(|v| KeyValue::N(Number::from_i64(v))),
+            proptest::collection::vec(0u8..3, 0..3).prop_map(KeyValue::B),
+        ]
+    }
+
+    fn sort_slot() -> impl proptest::strategy::Strategy<Value = SortSlot> {
+        use proptest::prelude::*;
+        prop_oneof![
+            Just(SortSlot::Low),
+            Just(SortSlot::Absent),
+            key_value().prop_map(SortSlot::Value),
+            Just(SortSlot::High)
+        ]
+    }
+
+    fn store_key() -> impl proptest::strategy::Strategy<Value = StoreKey> {
+        use proptest::prelude::*;
+        // Few hashes, so that keys often tie on them and on partitions.
+        (0u128..3, key_value(), sort_slot()).prop_map(|(h, partition, sort)| StoreKey {
+            hash: h << 120 | h,
+            partition,
+            sort,
+        })
+    }
+
+    fn any_index_key() -> impl proptest::strategy::Strategy<Value = IndexKey> {
+        use proptest::prelude::*;
+        let primary =
+            prop_oneof![Just(PrimarySlot::Low), store_key().prop_map(PrimarySlot::Key), Just(PrimarySlot::High)];
+        (0u128..3, proptest::collection::vec(key_value(), 0..3), proptest::collection::vec(sort_slot(), 0..3), primary)
+            .prop_map(|(hash, partition, sort, primary)| IndexKey { hash, partition, sort, primary })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 3_000, ..Default::default() })]
+
+        /// The stores order entries by key bytes: those must order as the
+        /// keys do, and decode back to them.
+        #[test]
+        fn key_bytes_order_as_keys_and_decode_back(a in store_key(), b in store_key(), x in any_index_key(), y in any_index_key()) {
+            let (ea, eb) = (store_probe(&a), store_probe(&b));
+            proptest::prop_assert_eq!(ea.cmp(&eb), a.cmp(&b));
+            proptest::prop_assert_eq!(read_store_key_rest(a.hash, &mut Reader::new(ea.key(), "key")).unwrap(), a);
+            let (ex, ey) = (index_probe(&x), index_probe(&y));
+            proptest::prop_assert_eq!(ex.cmp(&ey), x.cmp(&y));
+            proptest::prop_assert_eq!(read_index_key_rest(x.hash, &mut Reader::new(ex.key(), "index key")).unwrap(), x);
+        }
+    }
+
+    #[test]
+    fn items_come_back_with_their_key_attributes_and_a_rewritten_index_entry_replaces_the_old() {
+        let mut s = MemStore::new();
+        let k = key("p", 7);
+        let mut it = Item::new();
+        it.insert("pk".into(), AttributeValue::S("p".into()));
+        it.insert("sk".into(), AttributeValue::N(Number::from_i64(7)));
+        it.insert("copy".into(), AttributeValue::S("p".into()));
+        it.insert("other".into(), AttributeValue::S("q".into()));
+        s.write(k.clone(), Some(Arc::new(it.clone()))).unwrap();
+        assert_eq!(s.get(&k).unwrap().as_deref(), Some(&it));
+        let mut ix = MemIndex::new();
+        let ik = IndexKey::new(vec![KeyValue::S("q".into())], vec![], k.clone());
+        assert!(!ix.insert(ik.clone(), &it));
+        assert!(ix.insert(ik.clone(), &it));
+        let mut seen = vec![];
+        ix.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward, &mut |key, entry| {
+            seen.push((key.clone(), (**entry).clone()));
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+        assert_eq!(seen, vec![(ik, it)]);
     }
 }

@@ -4,6 +4,7 @@
 //! Architecture invariant: this crate knows nothing of JSON, HTTP, clocks or
 //! tables. It is plain data and arithmetic.
 
+pub mod codec;
 mod number;
 pub mod time;
 mod units;

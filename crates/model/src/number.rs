@@ -229,6 +229,65 @@ impl Number {
         Number::parse(&value.to_string()).unwrap_or_else(|_| Number::zero())
     }
 
+    /// Appends the packed magnitude of a non-zero number (zero appends
+    /// nothing): one byte of exponent (`exp - MIN_EXP`, 0..=255), then the
+    /// digits two to a byte, each as a nibble `digit + 1`, ending with a zero
+    /// nibble (a zero byte after an even count). Of two positive numbers,
+    /// the smaller's bytes compare lower, and neither is a prefix of the
+    /// other.
+    pub(crate) fn write_magnitude(&self, buf: &mut Vec<u8>) {
+        if self.is_zero() {
+            return;
+        }
+        // The range check at construction keeps exp in MIN_EXP..=MAX_EXP.
+        buf.push((self.exp - MIN_EXP).clamp(0, 255) as u8);
+        let mut pairs = self.digits.chunks_exact(2);
+        for pair in pairs.by_ref() {
+            buf.push(((pair[0] + 1) << 4) | (pair[1] + 1));
+        }
+        match pairs.remainder() {
+            [last] => buf.push((last + 1) << 4),
+            _ => buf.push(0),
+        }
+    }
+
+    /// Reads a packed magnitude from the front of `bytes` (as
+    /// [`Number::write_magnitude`] wrote it, each byte complemented when
+    /// `inverted`), returning the number and the bytes read; `None` when the
+    /// bytes are not a normalized number in range.
+    pub(crate) fn read_magnitude(bytes: &[u8], negative: bool, inverted: bool) -> Option<(Number, usize)> {
+        let flip = if inverted { 0xff } else { 0 };
+        let (&e, rest) = bytes.split_first()?;
+        let exp = i32::from(e ^ flip) + MIN_EXP;
+        let mut digits = Vec::with_capacity(8);
+        let mut used = 1;
+        let mut terminated = false;
+        'bytes: for &b in rest {
+            used += 1;
+            let b = b ^ flip;
+            for nibble in [b >> 4, b & 0x0f] {
+                match nibble {
+                    // The end: what is left of the byte must be zero too.
+                    0 => {
+                        terminated = b & 0x0f == 0;
+                        break 'bytes;
+                    }
+                    1..=10 => digits.push(nibble - 1),
+                    _ => return None,
+                }
+            }
+            if digits.len() > MAX_SIGNIFICANT_DIGITS {
+                return None;
+            }
+        }
+        // Normalized: no leading or trailing zero digit.
+        if !terminated || digits.first().is_none_or(|&d| d == 0) || digits.last() == Some(&0) {
+            return None;
+        }
+        let n = Number::from_parts(negative, digits, i64::from(exp)).ok()?;
+        Some((n, used))
+    }
+
     /// Best-effort conversion for display and statistics, never for storage.
     pub fn to_f64_lossy(&self) -> f64 {
         self.to_string().parse().unwrap_or(0.0)
