@@ -568,7 +568,7 @@ fn command_line_mistakes_clap_does_not_catch_exit_64() {
     let d = dir("usage");
     let input = d.join("x.jsonl");
     std::fs::write(&input, "{\"id\": \"a\"}\n").unwrap();
-    let odd = d.join("x.parquet");
+    let odd = d.join("x.avro");
     std::fs::write(&odd, "").unwrap();
     let (path, odd) = (input.to_str().unwrap(), odd.to_str().unwrap());
     let url = format!("http://127.0.0.1:{}", closed_port());
