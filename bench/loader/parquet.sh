@@ -13,23 +13,18 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
 items=${1:-1000000}
-work=$(mktemp -d)
+source bench/lib/serve.sh
+bench_workdir
 out_dir="$root/bench/loader/results"
 mkdir -p "$out_dir"
 stamp=$(date -u +%Y-%m-%dT%H%M%SZ)-parquet
-server_pid=""
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
 
 cargo build --release --locked -p dynaburst >/dev/null
 cargo build --release --locked -p dynaburst-parquet --example jsonl_to_parquet >/dev/null
 bin="$root/target/release/dynaburst"
 convert="$root/target/release/examples/jsonl_to_parquet"
 
-"$bin" serve --port 0 --capacity-model off > "$work/server.out" 2>&1 &
-server_pid=$!
-for _ in $(seq 50); do grep -q listening "$work/server.out" && break; sleep 0.1; done
-url=$(sed -n 's/^dynaburst listening on //p' "$work/server.out")
+bench_serve "$bin" "$work/server.out" --capacity-model off
 echo "server: $url (capacity model off)"
 
 "$bin" gen people --count "$items" --seed 1 --out "$work/people.jsonl"

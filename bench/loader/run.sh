@@ -18,13 +18,11 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
 items=${1:-100000}
-work=$(mktemp -d)
+source bench/lib/serve.sh
+bench_workdir
 out_dir="$root/bench/loader/results"
 mkdir -p "$out_dir"
 stamp=$(date -u +%Y-%m-%dT%H%M%SZ)
-server_pid=""
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
 
 cargo build --release --locked -p dynaburst >/dev/null
 bin="$root/target/release/dynaburst"
@@ -32,10 +30,7 @@ venv="${VENV:-$root/tests/python/.venv}"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r tests/python/requirements.txt
 
-"$bin" serve --port 0 --capacity-model off > "$work/server.out" 2>&1 &
-server_pid=$!
-for _ in $(seq 50); do grep -q listening "$work/server.out" && break; sleep 0.1; done
-url=$(sed -n 's/^dynaburst listening on //p' "$work/server.out")
+bench_serve "$bin" "$work/server.out" --capacity-model off
 echo "server: $url (capacity model off)"
 
 "$bin" gen people --count "$items" --seed 1 --out "$work/people.jsonl"

@@ -59,7 +59,7 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
         &["dynaburst-model", "dynaburst-input", "dynaburst-loader", "dynaburst-rng", "dynaburst-ddbjson"],
     ),
     ("dynaburst-mongo", &["dynaburst-model", "dynaburst-input", "dynaburst-loader", "dynaburst-rng"]),
-    ("dynaburst-datagen", &["dynaburst-rng"]),
+    ("dynaburst-datagen", &["dynaburst-rng", "dynaburst-model"]),
     ("dynaburst-loadgen", &["dynaburst-ddbjson", "dynaburst-model", "dynaburst-rng"]),
     // load --simulate: the loader's pipeline against the engine in virtual
     // time (a leaf where the two sides meet; only the bench and the binary

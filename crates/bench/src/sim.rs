@@ -82,23 +82,16 @@ pub fn create_indexed_at(
             throughput: g.throughput,
         })
         .collect::<Vec<_>>();
+    let key_schema = keys
+        .iter()
+        .enumerate()
+        .map(|(i, (n, _))| (n.to_string(), if i == 0 { KeyRole::Hash } else { KeyRole::Range }))
+        .collect();
     engine
         .create_table(
             CreateTableInput {
-                table_name: name.to_string(),
-                key_schema: keys
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (n, _))| (n.to_string(), if i == 0 { KeyRole::Hash } else { KeyRole::Range }))
-                    .collect(),
-                attribute_definitions,
-                billing,
                 global_indexes: (!global_indexes.is_empty()).then_some(global_indexes),
-                local_indexes: None,
-                tags: Vec::new(),
-                stream: None,
-                on_demand: None,
-                warm: None,
+                ..CreateTableInput::new(name, key_schema, attribute_definitions, billing)
             },
             now,
         )
@@ -201,13 +194,26 @@ fn units_by_partition(metrics: &capacity::Metrics, start_ms: u64) -> Vec<f64> {
 /// `start_ms` to `now`, largest first: the share of the busiest one bounds a
 /// load spread as evenly as the index's keys are.
 pub fn index_partition_units(engine: &Engine, table: &str, index: &str, start_ms: u64, now: u64) -> Vec<f64> {
-    let Some(t) = engine.get_table(table) else { return Vec::new() };
+    index_metrics(engine, table, index, now, |m| units_by_partition(m, start_ms)).unwrap_or_default()
+}
+
+/// `read` of the metrics of `index` on `table`'s own capacity model
+/// (`TableData::indexes[i].capacity`), brought up to `now`: None when the
+/// table, the index or its model is missing.
+fn index_metrics<R>(
+    engine: &Engine,
+    table: &str,
+    index: &str,
+    now: u64,
+    read: impl FnOnce(&capacity::Metrics) -> R,
+) -> Option<R> {
+    let t = engine.get_table(table)?;
     let data = t.data.read();
-    let Some(ix) = data.indexes.iter().find(|i| i.def.name == index) else { return Vec::new() };
+    let ix = data.indexes.iter().find(|i| i.def.name == index)?;
     let mut capacity = ix.capacity.lock();
-    let Some(model) = capacity.as_mut() else { return Vec::new() };
+    let model = capacity.as_mut()?;
     model.tick(Millis(now));
-    units_by_partition(model.metrics(), start_ms)
+    Some(read(model.metrics()))
 }
 
 /// The per-second metrics of `index` on `table` from `start_ms` to `now`,
@@ -216,15 +222,12 @@ pub fn index_partition_units(engine: &Engine, table: &str, index: &str, start_ms
 /// own capacity model (`TableData::indexes[i].capacity`): empty when the
 /// table, the index or its model is missing.
 pub fn index_timeline(engine: &Engine, table: &str, index: &str, start_ms: u64, now: u64) -> Vec<IndexSecond> {
-    let Some(t) = engine.get_table(table) else { return Vec::new() };
-    let data = t.data.read();
-    let Some(ix) = data.indexes.iter().find(|i| i.def.name == index) else { return Vec::new() };
-    let mut capacity = ix.capacity.lock();
-    let Some(model) = capacity.as_mut() else { return Vec::new() };
-    model.tick(Millis(now));
+    index_metrics(engine, table, index, now, |m| index_seconds(m, start_ms)).unwrap_or_default()
+}
+
+fn index_seconds(metrics: &capacity::Metrics, start_ms: u64) -> Vec<IndexSecond> {
     let first = start_ms / 1000;
-    model
-        .metrics()
+    metrics
         .seconds
         .iter()
         .filter(|s| s.second >= first)
@@ -297,15 +300,12 @@ pub fn load(
     tuning.concurrency = concurrency;
     tuning.stall_timeout = std::time::Duration::from_millis(limit_ms);
     let spec = dynaburst_input::InputSpec {
-        path: Some(path.clone()),
-        format: dynaburst_input::Format::DynamoDbJson,
-        compression: dynaburst_input::Compression::None,
-        types: Default::default(),
-        all_strings: false,
-        shard: None,
-        resume_at: None,
-        raw_json: false,
         type_window: 1,
+        ..dynaburst_input::InputSpec::file(
+            path.clone(),
+            dynaburst_input::Format::DynamoDbJson,
+            dynaburst_input::Compression::None,
+        )
     };
     // The simulation drives its own runtime; on a thread of its own it
     // may be called from async code (a scenario) as well as from tests.

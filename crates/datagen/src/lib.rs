@@ -17,6 +17,7 @@
 
 use std::io::{self, Write};
 
+use dynaburst_model::time::UtcTime;
 use serde_json::json;
 
 /// The datasets.
@@ -154,20 +155,7 @@ fn sentences(rng: &mut Rng) -> String {
 /// An ISO 8601 time within the day before 2026-01-01T00:00:00Z.
 fn recent(rng: &mut Rng) -> String {
     let ms = 1_767_225_600_000u64 - rng.below(86_400_000);
-    let secs = ms / 1000;
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since the epoch (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z", rem / 3600, rem % 3600 / 60, rem % 60, ms % 1000)
+    format!("{}Z", UtcTime::from_unix_ms(ms as i64).iso8601_millis())
 }
 
 fn dotted(n: u32) -> String {

@@ -859,6 +859,24 @@ mod tests {
         Arc::new(item)
     }
 
+    /// How many entries a walk visits (`walk` calls its argument for each).
+    fn visits(walk: impl FnOnce(&mut dyn FnMut() -> ControlFlow<()>)) -> usize {
+        let mut n = 0;
+        walk(&mut || {
+            n += 1;
+            ControlFlow::Continue(())
+        });
+        n
+    }
+
+    fn count_items(s: &MemStore, start: Bound<&StoreKey>, end: Bound<&StoreKey>) -> usize {
+        visits(|v| s.range(start, end, Direction::Forward, &mut |_, _| v()).unwrap())
+    }
+
+    fn count_entries(ix: &MemIndex, start: Bound<&IndexKey>, end: Bound<&IndexKey>) -> usize {
+        visits(|v| ix.range(start, end, Direction::Forward, &mut |_, _| v()).unwrap())
+    }
+
     fn sort_text(k: &StoreKey) -> String {
         match &k.sort {
             SortSlot::Value(KeyValue::N(n)) => n.to_string(),
@@ -879,19 +897,9 @@ mod tests {
         })
         .unwrap();
         assert_eq!(seen, ["3", "2", "1"]);
-        let mut count = 0;
-        s.range(Bound::Excluded(&key("a", 3)), Bound::Excluded(&key("a", 1)), Direction::Forward, &mut |_, _| {
-            count += 1;
-            ControlFlow::Continue(())
-        })
-        .unwrap();
-        assert_eq!(count, 0);
-        s.range(Bound::Excluded(&key("a", 3)), Bound::Excluded(&key("a", 3)), Direction::Forward, &mut |_, _| {
-            count += 1;
-            ControlFlow::Continue(())
-        })
-        .unwrap();
-        assert_eq!(count, 0);
+        assert_eq!(count_items(&s, Bound::Excluded(&key("a", 3)), Bound::Excluded(&key("a", 1))), 0);
+        assert_eq!(count_items(&s, Bound::Excluded(&key("a", 3)), Bound::Excluded(&key("a", 3))), 0);
+        assert_eq!(count_items(&s, Bound::Included(&key("a", 1)), Bound::Included(&key("a", 3))), 3);
     }
 
     #[test]
@@ -958,25 +966,13 @@ mod tests {
         assert_eq!(back, vec![expected[1].partition.clone(), expected[0].partition.clone()]);
         // Removing one entry leaves the others with the same index key.
         assert!(ix.remove(&index_key("g", 7, "b")));
-        let mut left = 0;
-        ix.range(Bound::Included(&lo), Bound::Included(&hi), Direction::Forward, &mut |_, _| {
-            left += 1;
-            ControlFlow::Continue(())
-        })
-        .unwrap();
-        assert_eq!(left, 2);
+        assert_eq!(count_entries(&ix, Bound::Included(&lo), Bound::Included(&hi)), 2);
         // The whole index partition ("g", Low..High) spans both index keys.
         let p = [KeyValue::S("g".into())];
         let h = index_partition_hash(&p);
         let all_lo = IndexKey::bound(h, &p, vec![SortSlot::Low], PrimarySlot::Low);
         let all_hi = IndexKey::bound(h, &p, vec![SortSlot::High], PrimarySlot::High);
-        let mut all = 0;
-        ix.range(Bound::Included(&all_lo), Bound::Included(&all_hi), Direction::Forward, &mut |_, _| {
-            all += 1;
-            ControlFlow::Continue(())
-        })
-        .unwrap();
-        assert_eq!(all, 3);
+        assert_eq!(count_entries(&ix, Bound::Included(&all_lo), Bound::Included(&all_hi)), 3);
     }
 
     #[test]

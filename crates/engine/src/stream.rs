@@ -395,11 +395,7 @@ fn fnv32(text: &str) -> u32 {
 
 /// `now` as a stream label: ISO 8601 with milliseconds, no zone (S101).
 pub fn label_of(now: Millis) -> String {
-    let t = UtcTime::from_unix_ms(now.0 as i64);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}",
-        t.year, t.month, t.day, t.hour, t.minute, t.second, t.millisecond
-    )
+    UtcTime::from_unix_ms(now.0 as i64).iso8601_millis()
 }
 
 /// ShardIteratorType.

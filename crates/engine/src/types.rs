@@ -143,6 +143,31 @@ pub struct CreateTableInput {
     pub warm: Option<(Option<u64>, Option<u64>)>,
 }
 
+impl CreateTableInput {
+    /// A table with this key and billing and nothing else: no indexes,
+    /// tags, stream, on-demand maximum or warm throughput. Set the others
+    /// with struct update syntax (`CreateTableInput { stream: .., ..new }`).
+    pub fn new(
+        table_name: impl Into<String>,
+        key_schema: Vec<(String, KeyRole)>,
+        attribute_definitions: Vec<(String, ScalarType)>,
+        billing: BillingMode,
+    ) -> Self {
+        Self {
+            table_name: table_name.into(),
+            key_schema,
+            attribute_definitions,
+            billing,
+            global_indexes: None,
+            local_indexes: None,
+            tags: Vec::new(),
+            stream: None,
+            on_demand: None,
+            warm: None,
+        }
+    }
+}
+
 /// ProjectionType.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProjectionType {

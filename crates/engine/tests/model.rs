@@ -443,21 +443,7 @@ fn run(engine: &Engine, op: &Op, range: impl Fn(usize) -> bool, now: Millis) -> 
                 defs.push(("sk".into(), ScalarType::N));
             }
             engine
-                .create_table(
-                    CreateTableInput {
-                        table_name: name(*table),
-                        key_schema,
-                        attribute_definitions: defs,
-                        billing: BillingMode::PayPerRequest,
-                        global_indexes: None,
-                        local_indexes: None,
-                        tags: Vec::new(),
-                        stream: None,
-                        on_demand: None,
-                        warm: None,
-                    },
-                    now,
-                )
+                .create_table(CreateTableInput::new(name(*table), key_schema, defs, BillingMode::PayPerRequest), now)
                 .map(|_| Answer::Ok)
         }
         Op::Drop { table } => engine.delete_table(&name(*table), Millis(0)).map(|_| Answer::Ok),

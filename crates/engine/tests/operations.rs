@@ -31,18 +31,12 @@ fn key(pk: &str) -> Item {
 fn create(engine: &Engine, name: &str, billing: BillingMode) {
     engine
         .create_table(
-            CreateTableInput {
-                table_name: name.to_string(),
-                key_schema: vec![("pk".into(), KeyRole::Hash)],
-                attribute_definitions: vec![("pk".into(), ScalarType::S)],
+            CreateTableInput::new(
+                name,
+                vec![("pk".into(), KeyRole::Hash)],
+                vec![("pk".into(), ScalarType::S)],
                 billing,
-                global_indexes: None,
-                local_indexes: None,
-                tags: Vec::new(),
-                stream: None,
-                on_demand: None,
-                warm: None,
-            },
+            ),
             Millis(0),
         )
         .unwrap();
@@ -550,10 +544,6 @@ fn create_indexed(engine: &Engine, name: &str) {
     engine
         .create_table(
             CreateTableInput {
-                table_name: name.to_string(),
-                key_schema: vec![("pk".into(), KeyRole::Hash)],
-                attribute_definitions: vec![("pk".into(), ScalarType::S), ("g".into(), ScalarType::S)],
-                billing: BillingMode::PayPerRequest,
                 global_indexes: Some(vec![IndexSpec {
                     name: "by_g".into(),
                     key_schema: vec![("g".into(), KeyRole::Hash)],
@@ -561,11 +551,12 @@ fn create_indexed(engine: &Engine, name: &str) {
                     non_key_attributes: None,
                     throughput: None,
                 }]),
-                local_indexes: None,
-                tags: Vec::new(),
-                stream: None,
-                on_demand: None,
-                warm: None,
+                ..CreateTableInput::new(
+                    name,
+                    vec![("pk".into(), KeyRole::Hash)],
+                    vec![("pk".into(), ScalarType::S), ("g".into(), ScalarType::S)],
+                    BillingMode::PayPerRequest,
+                )
             },
             Millis(0),
         )
@@ -643,15 +634,6 @@ fn create_with_lsi(engine: &Engine, name: &str) {
     engine
         .create_table(
             CreateTableInput {
-                table_name: name.to_string(),
-                key_schema: vec![("pk".into(), KeyRole::Hash), ("sk".into(), KeyRole::Range)],
-                attribute_definitions: vec![
-                    ("pk".into(), ScalarType::S),
-                    ("sk".into(), ScalarType::N),
-                    ("v".into(), ScalarType::N),
-                ],
-                billing: BillingMode::PayPerRequest,
-                global_indexes: None,
                 local_indexes: Some(vec![IndexSpec {
                     name: "by_v".into(),
                     key_schema: vec![("pk".into(), KeyRole::Hash), ("v".into(), KeyRole::Range)],
@@ -659,10 +641,12 @@ fn create_with_lsi(engine: &Engine, name: &str) {
                     non_key_attributes: None,
                     throughput: None,
                 }]),
-                tags: Vec::new(),
-                stream: None,
-                on_demand: None,
-                warm: None,
+                ..CreateTableInput::new(
+                    name,
+                    vec![("pk".into(), KeyRole::Hash), ("sk".into(), KeyRole::Range)],
+                    vec![("pk".into(), ScalarType::S), ("sk".into(), ScalarType::N), ("v".into(), ScalarType::N)],
+                    BillingMode::PayPerRequest,
+                )
             },
             Millis(0),
         )
@@ -720,16 +704,13 @@ fn create_streamed(engine: &Engine, name: &str) {
     engine
         .create_table(
             CreateTableInput {
-                table_name: name.into(),
-                key_schema: vec![("pk".into(), KeyRole::Hash)],
-                attribute_definitions: vec![("pk".into(), ScalarType::S)],
-                billing: BillingMode::PayPerRequest,
-                global_indexes: None,
-                local_indexes: None,
-                tags: Vec::new(),
                 stream: Some((true, Some(dynaburst_engine::stream::StreamViewType::KeysOnly))),
-                on_demand: None,
-                warm: None,
+                ..CreateTableInput::new(
+                    name,
+                    vec![("pk".into(), KeyRole::Hash)],
+                    vec![("pk".into(), ScalarType::S)],
+                    BillingMode::PayPerRequest,
+                )
             },
             Millis(0),
         )

@@ -62,16 +62,13 @@ fn create(engine: &Engine, now: Millis) {
     engine
         .create_table(
             CreateTableInput {
-                table_name: "t".into(),
-                key_schema: vec![("pk".into(), KeyRole::Hash)],
-                attribute_definitions: vec![("pk".into(), ScalarType::S)],
-                billing: BillingMode::Provisioned { read: 30, write: BASE_WCU },
-                global_indexes: None,
-                local_indexes: None,
-                tags: Vec::new(),
                 stream: Some((true, Some(StreamViewType::NewAndOldImages))),
-                on_demand: None,
-                warm: None,
+                ..CreateTableInput::new(
+                    "t",
+                    vec![("pk".into(), KeyRole::Hash)],
+                    vec![("pk".into(), ScalarType::S)],
+                    BillingMode::Provisioned { read: 30, write: BASE_WCU },
+                )
             },
             now,
         )

@@ -195,6 +195,25 @@ pub struct InputSpec {
     pub type_window: usize,
 }
 
+impl InputSpec {
+    /// The whole file at `path` in `format`, nothing resumed or sharded, CSV
+    /// types inferred over [`DEFAULT_TYPE_WINDOW`] records: set the others
+    /// with struct update syntax.
+    pub fn file(path: impl Into<PathBuf>, format: Format, compression: Compression) -> Self {
+        Self {
+            path: Some(path.into()),
+            format,
+            compression,
+            types: TypeHints::new(),
+            all_strings: false,
+            shard: None,
+            resume_at: None,
+            raw_json: false,
+            type_window: DEFAULT_TYPE_WINDOW,
+        }
+    }
+}
+
 /// A streaming record reader.
 pub struct Reader {
     source: Box<dyn BufRead + Send>,

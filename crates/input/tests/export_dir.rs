@@ -25,17 +25,7 @@ fn line(id: u32) -> String {
 
 fn spec(path: PathBuf) -> InputSpec {
     let (format, compression) = detect(&path);
-    InputSpec {
-        path: Some(path),
-        format: format.expect("a directory is DynamoDB JSON"),
-        compression,
-        types: TypeHints::new(),
-        all_strings: false,
-        shard: None,
-        resume_at: None,
-        raw_json: false,
-        type_window: DEFAULT_TYPE_WINDOW,
-    }
+    InputSpec::file(path, format.expect("a directory is DynamoDB JSON"), compression)
 }
 
 fn ids(spec: InputSpec) -> Vec<(u64, String)> {

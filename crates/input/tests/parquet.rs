@@ -18,17 +18,7 @@ fn temp(name: &str) -> PathBuf {
 
 fn spec(path: &Path) -> InputSpec {
     let (format, compression) = detect(path);
-    InputSpec {
-        path: Some(path.to_path_buf()),
-        format: format.unwrap(),
-        compression,
-        types: TypeHints::new(),
-        all_strings: false,
-        shard: None,
-        resume_at: None,
-        raw_json: false,
-        type_window: DEFAULT_TYPE_WINDOW,
-    }
+    InputSpec::file(path, format.unwrap(), compression)
 }
 
 fn ids(spec: InputSpec) -> Vec<(u64, u64, String)> {

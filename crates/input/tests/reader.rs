@@ -13,17 +13,7 @@ fn temp(name: &str, bytes: &[u8]) -> PathBuf {
 }
 
 fn spec(path: PathBuf, format: Format, compression: Compression) -> InputSpec {
-    InputSpec {
-        path: Some(path),
-        format,
-        compression,
-        types: TypeHints::new(),
-        all_strings: false,
-        shard: None,
-        resume_at: None,
-        raw_json: false,
-        type_window: dynaburst_input::DEFAULT_TYPE_WINDOW,
-    }
+    InputSpec::file(path, format, compression)
 }
 
 fn all(spec: InputSpec) -> Vec<Record> {

@@ -270,17 +270,7 @@ fn input_with_bad_records(dir: &Path, name: &str, partitions: u64, per: u64, bad
 
 /// The test input: JSON Lines from `input`.
 fn spec_of(input: &Path) -> InputSpec {
-    InputSpec {
-        path: Some(input.to_path_buf()),
-        format: Format::JsonLines,
-        compression: Compression::None,
-        types: Default::default(),
-        all_strings: false,
-        shard: None,
-        resume_at: None,
-        raw_json: false,
-        type_window: dynaburst_input::DEFAULT_TYPE_WINDOW,
-    }
+    InputSpec::file(input, Format::JsonLines, Compression::None)
 }
 
 fn reject_lines(path: &Path) -> Vec<u64> {

@@ -38,6 +38,27 @@ impl UtcTime {
             millisecond: ms.rem_euclid(1000) as u32,
         }
     }
+
+    /// ISO 8601 with milliseconds and no zone: `2015-05-20T20:44:30.252`.
+    pub fn iso8601_millis(&self) -> String {
+        format!(
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}",
+            self.year, self.month, self.day, self.hour, self.minute, self.second, self.millisecond
+        )
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+/// days_from_civil; the inverse of [`UtcTime::from_unix_ms`]'s date).
+pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let (m, d) = (i64::from(month), i64::from(day));
+    let y = if m <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]
@@ -52,5 +73,17 @@ mod tests {
         assert_eq!((leap.year, leap.month, leap.day), (2000, 2, 29));
         let before = UtcTime::from_unix_ms(-1);
         assert_eq!((before.year, before.month, before.day, before.second, before.millisecond), (1969, 12, 31, 59, 999));
+        assert_eq!(t.iso8601_millis(), "2015-05-20T20:44:30.252");
+    }
+
+    #[test]
+    fn days_from_civil_inverts_the_date() {
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2000, 2, 29), 11_016);
+        assert_eq!(days_from_civil(1969, 12, 31), -1);
+        for days in [-800_000i64, -1, 0, 59, 60, 11_016, 20_000, 2_932_896] {
+            let t = UtcTime::from_unix_ms(days * 86_400_000);
+            assert_eq!(days_from_civil(t.year, t.month, t.day), days, "{t:?}");
+        }
     }
 }

@@ -14,6 +14,7 @@ use std::fmt;
 use std::time::{Duration, UNIX_EPOCH};
 
 use aws_sigv4::http_request::{sign, SignableBody, SignableRequest, SigningSettings};
+use dynaburst_model::time::{days_from_civil, UtcTime};
 use dynaburst_wire::ApiError;
 use hyper::HeaderMap;
 
@@ -322,42 +323,15 @@ pub fn parse_amz_date(s: &str) -> Option<u64> {
     {
         return None;
     }
-    let days = days_from_civil(year as i64, month as i64, day as i64);
+    let days = days_from_civil(year as i64, month as u32, day as u32);
     let days = u64::try_from(days).ok()?;
     Some(days * 86_400 + hour * 3600 + minute * 60 + second)
 }
 
 /// An X-Amz-Date for seconds since the epoch.
 pub fn format_amz_date(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let (y, m, d) = civil_from_days(days);
-    format!("{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
-/// algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The date of a count of days since 1970-01-01.
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { yoe + era * 400 + 1 } else { yoe + era * 400 }, m, d)
+    let t = UtcTime::from_unix_ms((secs as i64).saturating_mul(1000));
+    format!("{:04}{:02}{:02}T{:02}{:02}{:02}Z", t.year, t.month, t.day, t.hour, t.minute, t.second)
 }
 
 #[cfg(test)]

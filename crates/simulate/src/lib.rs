@@ -207,16 +207,11 @@ pub fn create(engine: &Engine, design: &TableDesign, now: Millis) -> Result<(), 
     engine
         .create_table(
             CreateTableInput {
-                table_name: design.name.clone(),
-                key_schema,
-                attribute_definitions,
-                billing: design.billing,
                 global_indexes: (!design.global_indexes.is_empty()).then(|| design.global_indexes.clone()),
                 local_indexes: (!design.local_indexes.is_empty()).then(|| design.local_indexes.clone()),
-                tags: Vec::new(),
-                stream: None,
                 on_demand: design.on_demand_max,
                 warm: design.warm,
+                ..CreateTableInput::new(design.name.clone(), key_schema, attribute_definitions, design.billing)
             },
             now,
         )

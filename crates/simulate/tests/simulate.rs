@@ -49,17 +49,7 @@ fn run(dir: &Path, path: PathBuf, design: TableDesign, order: Order) -> Simulati
     let mut tuning = dynaburst_simulate::default_tuning(7);
     tuning.order = order;
     let sim = simulate(SimOptions {
-        input: InputSpec {
-            path: Some(path),
-            format: Format::JsonLines,
-            compression: Compression::None,
-            types: Default::default(),
-            all_strings: false,
-            shard: None,
-            resume_at: None,
-            raw_json: false,
-            type_window: 1000,
-        },
+        input: InputSpec { type_window: 1000, ..InputSpec::file(path, Format::JsonLines, Compression::None) },
         design,
         tuning,
         round_trip: DEFAULT_ROUND_TRIP,

@@ -129,15 +129,8 @@ async fn run_loader(
     let (format, _) = dynaburst_input::detect(path);
     let opts = LoadOptions {
         input: InputSpec {
-            path: Some(path.to_path_buf()),
-            format: format.unwrap_or(Format::JsonLines),
-            compression: Compression::None,
             types: parse_types(format),
-            all_strings: false,
-            shard: None,
-            resume_at: None,
-            raw_json: false,
-            type_window: dynaburst_input::DEFAULT_TYPE_WINDOW,
+            ..InputSpec::file(path, format.unwrap_or(Format::JsonLines), Compression::None)
         },
         table: table.to_string(),
         endpoint: Endpoint { url: Some(url.to_string()), region: Some("us-east-1".into()), profile: None },
