@@ -214,6 +214,13 @@ impl InputSpec {
     }
 }
 
+/// A Parquet file's rows (`dynaburst-parquet`, the `parquet` feature).
+#[cfg(feature = "parquet")]
+type ParquetRows = dynaburst_parquet::Rows;
+/// Built without the `parquet` feature, no reader holds Parquet rows.
+#[cfg(not(feature = "parquet"))]
+type ParquetRows = std::convert::Infallible;
+
 /// A streaming record reader.
 pub struct Reader {
     source: Box<dyn BufRead + Send>,
@@ -236,7 +243,7 @@ pub struct Reader {
     /// A rejects file: where its records came from (from its first line).
     rejects_source: Option<RecordSource>,
     /// A Parquet file's rows (its records come from there, not `source`).
-    parquet: Option<dynaburst_parquet::Rows>,
+    parquet: Option<ParquetRows>,
     done: bool,
     buf: Vec<u8>,
 }
@@ -382,7 +389,18 @@ impl Reader {
                 "{name}: a Parquet file compresses its own pages; it cannot be gzip or zstd compressed as a whole"
             )));
         }
-        let rows = dynaburst_parquet::Rows::open(&path, spec.shard, spec.resume_at.map(|(row, _)| row)).map_err(
+        #[cfg(not(feature = "parquet"))]
+        return Err(InputError::Unsupported(format!(
+            "{name}: this build reads no Parquet (dynaburst-input's `parquet` feature is off): {}",
+            path.display()
+        )));
+        #[cfg(feature = "parquet")]
+        Reader::open_parquet_rows(spec, name, &path)
+    }
+
+    #[cfg(feature = "parquet")]
+    fn open_parquet_rows(spec: InputSpec, name: &str, path: &Path) -> Result<Reader, InputError> {
+        let rows = dynaburst_parquet::Rows::open(path, spec.shard, spec.resume_at.map(|(row, _)| row)).map_err(
             |e| match e {
                 dynaburst_parquet::ParquetError::Io(e) => io_err(name, e),
                 other => InputError::Unsupported(format!("{name}: {other}")),
@@ -407,7 +425,17 @@ impl Reader {
         })
     }
 
+    /// Built without Parquet: there are no rows.
+    #[cfg(not(feature = "parquet"))]
+    fn next_parquet(&mut self) -> Result<Option<Record>, InputError> {
+        match self.parquet {
+            Some(never) => match never {},
+            None => Ok(None),
+        }
+    }
+
     /// The next Parquet row as a record.
+    #[cfg(feature = "parquet")]
     fn next_parquet(&mut self) -> Result<Option<Record>, InputError> {
         let name = self.name();
         let Some(rows) = self.parquet.as_mut() else { return Ok(None) };
