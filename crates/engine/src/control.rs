@@ -125,7 +125,9 @@ impl Engine {
 
     /// DescribeTable.
     pub fn describe_table(&self, name: &str, now: Millis) -> Result<TableDescription, EngineError> {
-        Ok(self.table_named(name)?.describe("ACTIVE", now))
+        let table = self.table_named(name)?;
+        let restore = self.restore_summary(&table);
+        Ok(TableDescription { restore, ..table.describe("ACTIVE", now) })
     }
 
     /// DeleteTable.
@@ -148,6 +150,7 @@ impl Engine {
         if let Some(memory) = &self.config.memory {
             memory.adjust(-(crate::engine::memory_held(&table.data.read()) as i64));
         }
+        self.forget_table_notes(&table.name);
         Ok(table.describe("DELETING", now))
     }
 

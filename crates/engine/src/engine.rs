@@ -172,6 +172,9 @@ pub struct Engine {
     pub(crate) storage: Arc<dyn Storage>,
     pub(crate) tokens: Mutex<TokenCache>,
     pub(crate) table_counter: AtomicU64,
+    /// On-demand backups, point-in-time settings and restore summaries
+    /// (`backup.rs`); locked after a table's data when both are held.
+    pub(crate) backups: Mutex<crate::backup::Backups>,
 }
 
 impl Engine {
@@ -183,6 +186,7 @@ impl Engine {
             storage: Arc::new(MemStorage::new()),
             tokens: Mutex::new(TokenCache::default()),
             table_counter: AtomicU64::new(0),
+            backups: Mutex::new(crate::backup::Backups::default()),
         }
     }
 
@@ -190,7 +194,14 @@ impl Engine {
     /// capacity models, when on, start at `now`).
     pub fn open(config: EngineConfig, storage: Arc<dyn Storage>, now: Millis) -> Result<Engine, EngineError> {
         let mut tables = BTreeMap::new();
-        for meta in storage.list_tables()? {
+        // Backups and notes about tables are hidden catalog entries.
+        let (hidden, metas): (Vec<_>, Vec<_>) =
+            storage.list_tables()?.into_iter().partition(|m| crate::backup::is_hidden(&m.name));
+        let (backups, unfinished) = crate::backup::Backups::load(&hidden)?;
+        for name in unfinished {
+            storage.drop_table(&name)?;
+        }
+        for meta in metas {
             let store = storage.open_table(&meta.name)?;
             // Index entries are not stored: rebuild them once at start-up,
             // item by item (never all the items in memory at once), and
@@ -244,6 +255,7 @@ impl Engine {
             storage,
             tokens: Mutex::new(TokenCache::default()),
             table_counter: AtomicU64::new(counter),
+            backups: Mutex::new(backups),
         })
     }
 

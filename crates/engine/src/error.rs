@@ -45,6 +45,12 @@ pub enum EngineError {
     /// for provisioned tables, ThrottlingException for on-demand ones, with
     /// the ThrottlingReason and the throttled resource's ARN.
     Throttled { provisioned: bool, reason: &'static str, resource: String },
+    /// BackupNotFoundException.
+    BackupNotFound(String),
+    /// TableNotFoundException (the backup operations' not-found).
+    TableNotFound(String),
+    /// TableAlreadyExistsException (a restore's target exists).
+    TableAlreadyExists(String),
     /// InternalServerError: the storage failed. The request changed
     /// nothing (a commit is all or nothing).
     Internal(StoreError),
@@ -65,7 +71,10 @@ impl EngineError {
             | EngineError::ResourceNotFound(m)
             | EngineError::ResourceInUse(m)
             | EngineError::LimitExceeded(m)
-            | EngineError::AccessDenied(m) => m.clone(),
+            | EngineError::AccessDenied(m)
+            | EngineError::BackupNotFound(m)
+            | EngineError::TableNotFound(m)
+            | EngineError::TableAlreadyExists(m) => m.clone(),
             EngineError::Internal(e) => format!("Internal server error: {e}"),
             EngineError::ConditionalCheckFailed { .. } => "The conditional request failed".to_string(),
             EngineError::TransactionCanceled { reasons } => {

@@ -7,6 +7,7 @@
 //! DynamoDB's exact messages. Every write goes through one funnel
 //! (`write.rs`) and reaches storage only through [`store::Storage`].
 
+pub mod backup;
 mod batch;
 mod control;
 mod engine;

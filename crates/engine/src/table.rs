@@ -492,6 +492,7 @@ impl Table {
             warm_throughput,
             partition_count,
             indexes,
+            restore: None,
         }
     }
 }

@@ -265,6 +265,8 @@ pub struct TableDescription {
     pub partition_count: Option<usize>,
     /// The secondary indexes, GSIs then LSIs, in definition order.
     pub indexes: Vec<IndexDescription>,
+    /// RestoreSummary, for a table restored from a backup.
+    pub restore: Option<crate::backup::RestoreSummary>,
 }
 
 #[derive(Clone, Debug)]

@@ -587,3 +587,22 @@ impl Committed {
 fn store_of<'a>(data: &'a mut TableData) -> &'a mut (dyn TableStore + 'a) {
     data.store.as_mut()
 }
+
+/// Copies every item of `from` into `to` (a backup's snapshot store, which
+/// no table's data holds), `batch` items per atomic storage commit, so a
+/// copy of any size holds one batch in memory. The caller holds `from`'s
+/// table's lock throughout, so the copy is one consistent snapshot.
+pub(crate) fn copy_items(
+    storage: &dyn Storage,
+    from: &dyn TableStore,
+    to: &mut dyn TableStore,
+    batch: usize,
+) -> Result<(), crate::store::StoreError> {
+    crate::backup::for_each_chunk(from, batch, |chunk| {
+        let mut writes = WriteBatch::with_capacity(chunk.len());
+        for (key, item) in chunk {
+            writes.mutations.push(Mutation { table: 0, key, item: Some(item) });
+        }
+        storage.commit(writes, &mut [&mut *to]).map(|_| ())
+    })
+}

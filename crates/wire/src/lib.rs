@@ -6,6 +6,7 @@
 //! it shares with the client side). It knows nothing of HTTP (status codes
 //! are plain numbers here) and never reads a clock: the caller passes `now`.
 
+mod backups;
 mod error;
 mod insights;
 mod legacy;
@@ -39,9 +40,13 @@ pub const OPERATIONS: &[&str] = &[
     "BatchExecuteStatement",
     "BatchGetItem",
     "BatchWriteItem",
+    "CreateBackup",
     "CreateTable",
+    "DeleteBackup",
     "DeleteItem",
     "DeleteTable",
+    "DescribeBackup",
+    "DescribeContinuousBackups",
     "DescribeContributorInsights",
     "DescribeEndpoints",
     "DescribeLimits",
@@ -50,16 +55,19 @@ pub const OPERATIONS: &[&str] = &[
     "ExecuteStatement",
     "ExecuteTransaction",
     "GetItem",
+    "ListBackups",
     "ListContributorInsights",
     "ListTables",
     "ListTagsOfResource",
     "PutItem",
     "Query",
+    "RestoreTableFromBackup",
     "TagResource",
     "Scan",
     "TransactGetItems",
     "TransactWriteItems",
     "UntagResource",
+    "UpdateContinuousBackups",
     "UpdateContributorInsights",
     "UpdateItem",
     "UpdateTable",
@@ -169,6 +177,13 @@ fn dispatch(
         "UpdateContributorInsights" => insights::update(engine, request, now)?,
         "DescribeContributorInsights" => insights::describe(engine, request, now)?,
         "ListContributorInsights" => insights::list(engine, request, now)?,
+        "CreateBackup" => backups::create(engine, request, now)?,
+        "DescribeBackup" => backups::describe(engine, request)?,
+        "ListBackups" => backups::list(engine, request)?,
+        "DeleteBackup" => backups::delete(engine, request)?,
+        "RestoreTableFromBackup" => backups::restore(engine, request, now)?,
+        "DescribeContinuousBackups" => backups::describe_continuous(engine, request, now)?,
+        "UpdateContinuousBackups" => backups::update_continuous(engine, request, now)?,
         _ => return Err(ApiError::unknown_operation()),
     };
     serde_json::to_vec(&response).map_err(|e| ApiError::internal(format!("cannot render response: {e}")))
@@ -211,11 +226,11 @@ mod tests {
         let e = engine();
         let unknown = handle(&e, "Frobnicate", b"{}", Millis(0), None);
         assert_eq!(unknown.result, Err(ApiError::unknown_operation()));
-        let missing = handle(&e, "CreateBackup", b"{}", Millis(0), None).result.unwrap_err();
+        let missing = handle(&e, "RestoreTableToPointInTime", b"{}", Millis(0), None).result.unwrap_err();
         assert_eq!(missing.type_name(), "com.amazon.coral.service#UnknownOperationException");
         assert_eq!(
             missing.message.as_deref(),
-            Some("dynaburst does not implement the DynamoDB operation CreateBackup yet")
+            Some("dynaburst does not implement the DynamoDB operation RestoreTableToPointInTime yet")
         );
         let empty = handle(&e, "ListTables", b"", Millis(0), None).result.unwrap_err();
         assert_eq!(empty.kind, ErrorKind::Serialization);

@@ -23,7 +23,7 @@ pub const MAX_LIST_TABLES: i64 = 100;
 /// Largest TotalSegments of a parallel Scan.
 pub const MAX_TOTAL_SEGMENTS: i64 = 1_000_000;
 
-fn secs(m: Millis) -> Value {
+pub(crate) fn secs(m: Millis) -> Value {
     json!(m.0 as f64 / 1000.0)
 }
 
@@ -88,7 +88,7 @@ fn consumed_json(c: &ConsumedCapacity, shown: UnitsShown) -> Value {
     Value::Object(m)
 }
 
-fn key_role(r: KeyRole) -> &'static str {
+pub(crate) fn key_role(r: KeyRole) -> &'static str {
     match r {
         KeyRole::Hash => "HASH",
         KeyRole::Range => "RANGE",
@@ -157,6 +157,13 @@ pub fn table_description_json(d: &TableDescription) -> Value {
             );
         }
     }
+    if let (Some(r), Value::Object(m)) = (&d.restore, &mut out) {
+        m.insert(
+            "RestoreSummary".into(),
+            json!({"SourceBackupArn": r.source_backup_arn, "SourceTableArn": r.source_table_arn,
+                "RestoreDateTime": secs(r.restored_at), "RestoreInProgress": r.in_progress}),
+        );
+    }
     if let Value::Object(m) = &mut out {
         for (kind, member) in
             [(IndexKind::Global, "GlobalSecondaryIndexes"), (IndexKind::Local, "LocalSecondaryIndexes")]
@@ -171,8 +178,8 @@ pub fn table_description_json(d: &TableDescription) -> Value {
     out
 }
 
-fn index_description_json(i: &IndexDescription) -> Value {
-    let def = &i.def;
+/// An index's IndexName, KeySchema and Projection.
+pub(crate) fn index_shape_json(def: &dynaburst_engine::index::IndexDef) -> Map<String, Value> {
     let mut projection = Map::new();
     projection.insert("ProjectionType".into(), json!(def.projection.type_name()));
     if let IndexProjection::Include(names) = &def.projection {
@@ -187,6 +194,12 @@ fn index_description_json(i: &IndexDescription) -> Value {
         ),
     );
     m.insert("Projection".into(), Value::Object(projection));
+    m
+}
+
+fn index_description_json(i: &IndexDescription) -> Value {
+    let def = &i.def;
+    let mut m = index_shape_json(def);
     m.insert("IndexSizeBytes".into(), json!(i.size_bytes));
     m.insert("ItemCount".into(), json!(i.item_count));
     m.insert("IndexArn".into(), json!(i.arn));
@@ -210,7 +223,7 @@ fn index_description_json(i: &IndexDescription) -> Value {
     Value::Object(m)
 }
 
-fn parse_throughput(v: &Value, violations: &mut Violations) -> Result<(u64, u64), ApiError> {
+pub(crate) fn parse_throughput(v: &Value, violations: &mut Violations) -> Result<(u64, u64), ApiError> {
     let req = Req::new(v)?;
     let read = req.opt_i64("ReadCapacityUnits")?;
     let write = req.opt_i64("WriteCapacityUnits")?;
@@ -253,9 +266,9 @@ fn parse_limits(req: &Req<'_>) -> Result<Limits, ApiError> {
 }
 
 /// Most KeySchema elements of a table or an LSI.
-const TABLE_KEY_ELEMENTS: usize = 2;
+pub(crate) const TABLE_KEY_ELEMENTS: usize = 2;
 /// Most KeySchema elements of a GSI (four HASH and four RANGE, S19).
-const GSI_KEY_ELEMENTS: usize = 8;
+pub(crate) const GSI_KEY_ELEMENTS: usize = 8;
 
 /// A KeySchema list at `path`, its constraint violations added.
 fn parse_key_schema(
@@ -306,7 +319,7 @@ fn parse_key_schema(
 }
 
 /// GlobalSecondaryIndexes or LocalSecondaryIndexes of a CreateTable.
-fn parse_indexes(
+pub(crate) fn parse_indexes(
     req: &Req<'_>,
     member: &str,
     max_key_elements: usize,

@@ -1,0 +1,664 @@
+//! On-demand backups (CreateBackup, DescribeBackup, ListBackups,
+//! DeleteBackup, RestoreTableFromBackup) and the point-in-time recovery
+//! setting (DescribeContinuousBackups, UpdateContinuousBackups).
+//!
+//! Everything lives behind the storage seam, so a durable backend keeps it
+//! with nothing of its own to add: a backup is a **hidden table** of the
+//! storage's catalog, named `#backup/...` (`#` cannot start a DynamoDB
+//! table name), holding the snapshot's items; its `TableMeta` is the source
+//! table's at the moment of the snapshot, its tags carrying the backup's
+//! own details (name, time, status, counts). The point-in-time recovery
+//! setting of a table and the restore summary of a restored table are
+//! hidden tables without items (`#pitr/<table>`, `#restored/<table>`).
+//! `Engine::open` loads them instead of serving them as tables.
+//!
+//! A snapshot is consistent: it is copied under the source table's read
+//! lock, so no write lands halfway through, in batches of
+//! [`SNAPSHOT_BATCH_ITEMS`] (memory stays bounded whatever the table's
+//! size). A backup is recorded CREATING first and AVAILABLE once every item
+//! is copied; one still CREATING at start-up was cut short by a crash and
+//! is dropped. A restore creates the table as CreateTable would (from the
+//! backup's settings and the overrides) and writes the items through the
+//! write funnel's commit, so indexes, counts and the capacity model's
+//! partition sizes are right, again in bounded batches.
+
+use std::collections::BTreeMap;
+use std::ops::{Bound, ControlFlow};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use dynaburst_model::{item_size, Item, Millis};
+
+use crate::engine::Engine;
+use crate::error::EngineError;
+use crate::index::{IndexDef, IndexKind, IndexProjection};
+use crate::store::{Direction, StoreKey, TableMeta, TableStore};
+use crate::table::{Table, TableSettings};
+use crate::types::{BillingMode, CreateTableInput, IndexSpec, KeyRole, ProjectionType, TableDescription};
+
+/// What starts the storage name of everything here that is not a table.
+pub const HIDDEN_PREFIX: char = '#';
+const BACKUP_PREFIX: &str = "#backup/";
+const PITR_PREFIX: &str = "#pitr/";
+const RESTORED_PREFIX: &str = "#restored/";
+/// Items a snapshot copies, or a restore writes, per storage commit.
+pub const SNAPSHOT_BATCH_ITEMS: usize = 1000;
+/// Most backups one ListBackups page returns (its Limit's maximum).
+pub const MAX_LIST_BACKUPS: usize = 100;
+/// RecoveryPeriodInDays when UpdateContinuousBackups names none, and its
+/// maximum.
+pub const MAX_RECOVERY_PERIOD_DAYS: u32 = 35;
+/// Milliseconds in a day.
+const DAY_MS: u64 = 24 * 60 * 60 * 1000;
+/// How far LatestRestorableDateTime runs behind now (S155: about five
+/// minutes).
+pub const PITR_LAG_MS: u64 = 5 * 60 * 1000;
+
+/// True when a storage table name is one of this module's, not a table's.
+pub fn is_hidden(name: &str) -> bool {
+    name.starts_with(HIDDEN_PREFIX)
+}
+
+/// BackupStatus.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackupStatus {
+    Creating,
+    Available,
+    Deleted,
+}
+
+impl BackupStatus {
+    /// DynamoDB's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackupStatus::Creating => "CREATING",
+            BackupStatus::Available => "AVAILABLE",
+            BackupStatus::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One on-demand backup.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Backup {
+    pub arn: String,
+    pub name: String,
+    pub created_at: Millis,
+    pub status: BackupStatus,
+    /// The snapshot's item count and the sum of its items' sizes.
+    pub item_count: u64,
+    pub size_bytes: u64,
+    /// The source table as it was at the snapshot (its tags are not kept:
+    /// a restore does not restore them).
+    pub source: TableMeta,
+    /// The hidden storage table holding the items.
+    storage_name: String,
+}
+
+// Tags of a backup's hidden catalog entry.
+const TAG_NAME: &str = "backup:name";
+const TAG_ARN: &str = "backup:arn";
+const TAG_CREATED: &str = "backup:created";
+const TAG_STATUS: &str = "backup:status";
+const TAG_ITEMS: &str = "backup:items";
+const TAG_BYTES: &str = "backup:bytes";
+const TAG_TABLE: &str = "backup:table";
+
+fn tag<'a>(tags: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    tags.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+}
+
+fn tag_u64(tags: &[(String, String)], key: &str) -> Result<u64, EngineError> {
+    tag(tags, key)
+        .and_then(|v| v.parse().ok())
+        .ok_or(EngineError::Internal(crate::store::StoreError::Corrupt { what: "backup catalog entry" }))
+}
+
+impl Backup {
+    /// The hidden catalog entry recording this backup.
+    fn to_meta(&self) -> TableMeta {
+        TableMeta {
+            name: self.storage_name.clone(),
+            tags: vec![
+                (TAG_NAME.to_string(), self.name.clone()),
+                (TAG_ARN.to_string(), self.arn.clone()),
+                (TAG_CREATED.to_string(), self.created_at.0.to_string()),
+                (TAG_STATUS.to_string(), self.status.name().to_string()),
+                (TAG_ITEMS.to_string(), self.item_count.to_string()),
+                (TAG_BYTES.to_string(), self.size_bytes.to_string()),
+                (TAG_TABLE.to_string(), self.source.name.clone()),
+            ],
+            ..self.source.clone()
+        }
+    }
+
+    /// The backup a hidden catalog entry records.
+    fn from_meta(meta: &TableMeta) -> Result<Backup, EngineError> {
+        let corrupt = || EngineError::Internal(crate::store::StoreError::Corrupt { what: "backup catalog entry" });
+        let status = match tag(&meta.tags, TAG_STATUS) {
+            Some("AVAILABLE") => BackupStatus::Available,
+            Some("CREATING") => BackupStatus::Creating,
+            _ => return Err(corrupt()),
+        };
+        Ok(Backup {
+            arn: tag(&meta.tags, TAG_ARN).ok_or_else(corrupt)?.to_string(),
+            name: tag(&meta.tags, TAG_NAME).ok_or_else(corrupt)?.to_string(),
+            created_at: Millis(tag_u64(&meta.tags, TAG_CREATED)?),
+            status,
+            item_count: tag_u64(&meta.tags, TAG_ITEMS)?,
+            size_bytes: tag_u64(&meta.tags, TAG_BYTES)?,
+            source: TableMeta {
+                name: tag(&meta.tags, TAG_TABLE).ok_or_else(corrupt)?.to_string(),
+                tags: Vec::new(),
+                ..meta.clone()
+            },
+            storage_name: meta.name.clone(),
+        })
+    }
+}
+
+/// A table's point-in-time recovery setting, when enabled.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PointInTimeRecovery {
+    /// The table it belongs to (a table of the same name created later
+    /// starts with it off).
+    pub table_id: String,
+    pub enabled_at: Millis,
+    pub recovery_period_days: u32,
+}
+
+/// DescribeContinuousBackups' answer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContinuousBackups {
+    /// None when point-in-time recovery is off.
+    pub pitr: Option<PointInTimeRecovery>,
+    /// Earliest and latest restorable times, when on.
+    pub restorable: Option<(Millis, Millis)>,
+}
+
+/// A restored table's RestoreSummary.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RestoreSummary {
+    pub source_backup_arn: String,
+    pub source_table_arn: String,
+    pub restored_at: Millis,
+    pub in_progress: bool,
+}
+
+const TAG_PITR_DAYS: &str = "pitr:days";
+const TAG_RESTORE_BACKUP: &str = "restore:backup";
+const TAG_RESTORE_TABLE: &str = "restore:table";
+
+/// The backup registry, point-in-time settings and restore summaries the
+/// engine keeps in memory (the storage holds them too).
+#[derive(Default)]
+pub(crate) struct Backups {
+    /// By ARN.
+    pub(crate) backups: BTreeMap<String, Backup>,
+    /// By table name.
+    pub(crate) pitr: BTreeMap<String, PointInTimeRecovery>,
+    /// By table name: (table id, summary).
+    pub(crate) restored: BTreeMap<String, (String, RestoreSummary)>,
+}
+
+impl Backups {
+    /// What the hidden catalog entries record. Backups still CREATING (a
+    /// crash cut their copy short) are returned apart, to be dropped.
+    pub(crate) fn load(hidden: &[TableMeta]) -> Result<(Backups, Vec<String>), EngineError> {
+        let mut out = Backups::default();
+        let mut unfinished = Vec::new();
+        for meta in hidden {
+            if meta.name.starts_with(BACKUP_PREFIX) {
+                let backup = Backup::from_meta(meta)?;
+                if backup.status == BackupStatus::Available {
+                    out.backups.insert(backup.arn.clone(), backup);
+                } else {
+                    unfinished.push(meta.name.clone());
+                }
+            } else if let Some(table) = meta.name.strip_prefix(PITR_PREFIX) {
+                let days = tag_u64(&meta.tags, TAG_PITR_DAYS)? as u32;
+                out.pitr.insert(
+                    table.to_string(),
+                    PointInTimeRecovery {
+                        table_id: meta.table_id.clone(),
+                        enabled_at: meta.created_at,
+                        recovery_period_days: days,
+                    },
+                );
+            } else if let Some(table) = meta.name.strip_prefix(RESTORED_PREFIX) {
+                let summary = RestoreSummary {
+                    source_backup_arn: tag(&meta.tags, TAG_RESTORE_BACKUP).unwrap_or_default().to_string(),
+                    source_table_arn: tag(&meta.tags, TAG_RESTORE_TABLE).unwrap_or_default().to_string(),
+                    restored_at: meta.created_at,
+                    in_progress: false,
+                };
+                out.restored.insert(table.to_string(), (meta.table_id.clone(), summary));
+            }
+        }
+        Ok((out, unfinished))
+    }
+}
+
+/// ListBackups' input.
+#[derive(Clone, Debug, Default)]
+pub struct ListBackupsInput {
+    /// Only this table's backups (a name or ARN).
+    pub table_name: Option<String>,
+    /// Created at or after, and before.
+    pub lower: Option<Millis>,
+    pub upper: Option<Millis>,
+    /// BackupType: false when it names only SYSTEM or AWS_BACKUP backups
+    /// (there are none here).
+    pub user: bool,
+    pub limit: usize,
+    pub exclusive_start: Option<String>,
+}
+
+/// One page of ListBackups.
+#[derive(Clone, Debug)]
+pub struct BackupPage {
+    pub backups: Vec<Backup>,
+    pub last_evaluated: Option<String>,
+}
+
+/// RestoreTableFromBackup's input.
+#[derive(Clone, Debug, Default)]
+pub struct RestoreInput {
+    pub target_table_name: String,
+    pub backup_arn: String,
+    pub billing_override: Option<BillingModeOverride>,
+    /// ProvisionedThroughputOverride (read, write).
+    pub throughput_override: Option<(u64, u64)>,
+    pub global_index_override: Option<Vec<IndexSpec>>,
+    pub local_index_override: Option<Vec<IndexSpec>>,
+}
+
+/// BillingModeOverride.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BillingModeOverride {
+    Provisioned,
+    PayPerRequest,
+}
+
+/// The 8 hex digits after a backup ARN's timestamp: unique per table, time
+/// and counter (no randomness needed).
+fn backup_suffix(table: &str, now: Millis, counter: u64) -> String {
+    let mut bytes = Vec::with_capacity(table.len() + 16);
+    bytes.extend_from_slice(table.as_bytes());
+    bytes.extend_from_slice(&now.0.to_le_bytes());
+    bytes.extend_from_slice(&counter.to_le_bytes());
+    format!("{:08x}", xxhash_rust::xxh3::xxh3_64(&bytes) as u32)
+}
+
+fn backup_not_found(arn: &str) -> EngineError {
+    EngineError::BackupNotFound(format!("Backup not found: {arn}"))
+}
+
+fn table_not_found(name: &str) -> EngineError {
+    EngineError::TableNotFound(format!("Table not found: {name}"))
+}
+
+/// The spec CreateTable would take for an index definition.
+fn index_spec(def: &IndexDef) -> IndexSpec {
+    let mut key_schema: Vec<(String, KeyRole)> =
+        def.schema.hash.iter().map(|a| (a.name.clone(), KeyRole::Hash)).collect();
+    key_schema.extend(def.schema.range.iter().map(|a| (a.name.clone(), KeyRole::Range)));
+    let (projection_type, non_key_attributes) = match &def.projection {
+        IndexProjection::All => (ProjectionType::All, None),
+        IndexProjection::KeysOnly => (ProjectionType::KeysOnly, None),
+        IndexProjection::Include(names) => (ProjectionType::Include, Some(names.clone())),
+    };
+    IndexSpec {
+        name: def.name.clone(),
+        key_schema,
+        projection_type: Some(projection_type),
+        non_key_attributes,
+        throughput: def.throughput,
+    }
+}
+
+impl Engine {
+    /// The table, for the backup operations, whose not-found error is
+    /// TableNotFoundException.
+    fn backup_source(&self, name: &str) -> Result<Arc<Table>, EngineError> {
+        let resolved = self.resolve_name(name)?;
+        self.tables.read().get(resolved).cloned().ok_or_else(|| table_not_found(resolved))
+    }
+
+    /// CreateBackup: a consistent snapshot of the table's items and
+    /// settings.
+    pub fn create_backup(&self, table_name: &str, backup_name: &str, now: Millis) -> Result<Backup, EngineError> {
+        let table = self.backup_source(table_name)?;
+        let data = table.data.read();
+        let settings = table.settings.lock().clone();
+        let defs: Vec<IndexDef> = data.indexes.iter().map(|i| i.def.clone()).collect();
+        let source = TableMeta { tags: Vec::new(), ..table.meta_with(settings, defs) };
+        let counter = self.table_counter.fetch_add(1, Ordering::Relaxed);
+        let id = format!("{:014}-{}", now.0, backup_suffix(&table.name, now, counter));
+        let arn = format!("{}/backup/{id}", table.arn);
+        let mut backup = Backup {
+            arn,
+            name: backup_name.to_string(),
+            created_at: now,
+            status: BackupStatus::Creating,
+            item_count: data.item_count,
+            size_bytes: data.size_bytes,
+            source,
+            storage_name: format!("{BACKUP_PREFIX}{}/{id}", table.name),
+        };
+        let mut store = self.storage.create_table(&backup.to_meta())?;
+        let copied = crate::write::copy_items(&*self.storage, &*data.store, &mut *store, SNAPSHOT_BATCH_ITEMS)
+            .and_then(|_| {
+                backup.status = BackupStatus::Available;
+                self.storage.save_table_meta(&backup.to_meta())
+            });
+        drop(data);
+        if let Err(e) = copied {
+            let _ = self.storage.drop_table(&backup.storage_name);
+            return Err(e.into());
+        }
+        self.backups.lock().backups.insert(backup.arn.clone(), backup.clone());
+        Ok(backup)
+    }
+
+    /// DescribeBackup.
+    pub fn describe_backup(&self, arn: &str) -> Result<Backup, EngineError> {
+        self.backups.lock().backups.get(arn).cloned().ok_or_else(|| backup_not_found(arn))
+    }
+
+    /// DeleteBackup: the backup as it was, now DELETED.
+    pub fn delete_backup(&self, arn: &str) -> Result<Backup, EngineError> {
+        let mut backups = self.backups.lock();
+        let Some(backup) = backups.backups.get(arn) else { return Err(backup_not_found(arn)) };
+        self.storage.drop_table(&backup.storage_name)?;
+        let mut backup = backups.backups.remove(arn).ok_or_else(|| backup_not_found(arn))?;
+        backup.status = BackupStatus::Deleted;
+        Ok(backup)
+    }
+
+    /// ListBackups, in creation order.
+    pub fn list_backups(&self, input: &ListBackupsInput) -> Result<BackupPage, EngineError> {
+        let table = match &input.table_name {
+            Some(name) => Some(self.resolve_name(name)?.to_string()),
+            None => None,
+        };
+        if !input.user {
+            return Ok(BackupPage { backups: Vec::new(), last_evaluated: None });
+        }
+        let backups = self.backups.lock();
+        let mut all: Vec<&Backup> = backups
+            .backups
+            .values()
+            .filter(|b| table.as_ref().is_none_or(|t| *t == b.source.name))
+            .filter(|b| input.lower.is_none_or(|l| b.created_at >= l))
+            .filter(|b| input.upper.is_none_or(|u| b.created_at < u))
+            .collect();
+        all.sort_by(|a, b| (a.created_at, &a.arn).cmp(&(b.created_at, &b.arn)));
+        let start = match &input.exclusive_start {
+            Some(arn) => match backups.backups.get(arn) {
+                Some(after) => all.iter().position(|b| (b.created_at, &b.arn) > (after.created_at, &after.arn)),
+                None => all.iter().position(|b| b.arn > *arn),
+            }
+            .unwrap_or(all.len()),
+            None => 0,
+        };
+        let limit = input.limit.clamp(1, MAX_LIST_BACKUPS);
+        let page: Vec<Backup> = all.iter().skip(start).take(limit).map(|b| (*b).clone()).collect();
+        let last_evaluated = (start + page.len() < all.len()).then(|| page.last().map(|b| b.arn.clone())).flatten();
+        Ok(BackupPage { backups: page, last_evaluated })
+    }
+
+    /// RestoreTableFromBackup: a new table with the backup's settings (as
+    /// overridden) and items. Answers with the table CREATING and the
+    /// restore in progress, as DynamoDB does; the table is complete when
+    /// the call returns.
+    pub fn restore_table_from_backup(
+        &self,
+        input: RestoreInput,
+        now: Millis,
+    ) -> Result<(TableDescription, RestoreSummary), EngineError> {
+        let backup = self.describe_backup(&input.backup_arn)?;
+        let target = input.target_table_name.clone();
+        if self.tables.read().contains_key(&target) {
+            return Err(EngineError::TableAlreadyExists(format!("Table already exists: {target}")));
+        }
+        let create = restore_input(&backup, &input);
+        let description = self.create_table(create, now)?;
+        let table = self.get_table(&target).ok_or_else(|| table_not_found(&target))?;
+        let summary = RestoreSummary {
+            source_backup_arn: backup.arn.clone(),
+            source_table_arn: backup.source.arn(),
+            restored_at: now,
+            in_progress: true,
+        };
+        let restored = self.restore_items(&backup, &table, now).and_then(|_| {
+            let note = TableMeta {
+                name: format!("{RESTORED_PREFIX}{target}"),
+                tags: vec![
+                    (TAG_RESTORE_BACKUP.to_string(), summary.source_backup_arn.clone()),
+                    (TAG_RESTORE_TABLE.to_string(), summary.source_table_arn.clone()),
+                ],
+                ..self.note_meta(&table, now)
+            };
+            self.replace_note(&note)
+        });
+        if let Err(e) = restored {
+            // Best effort: a half-restored table does not stay.
+            let _ = self.delete_table(&target, now);
+            return Err(e);
+        }
+        let done = RestoreSummary { in_progress: false, ..summary.clone() };
+        self.backups.lock().restored.insert(target, (table.table_id.clone(), done));
+        Ok((description, summary))
+    }
+
+    /// Writes the backup's items into the (new, empty) table through the
+    /// write funnel, a bounded batch at a time.
+    fn restore_items(&self, backup: &Backup, table: &Table, now: Millis) -> Result<(), EngineError> {
+        let source = self.storage.open_table(&backup.storage_name)?;
+        let mut data = table.data.write();
+        for_each_chunk(&*source, SNAPSHOT_BATCH_ITEMS, |chunk| {
+            let mut writes = crate::write::Writes::with_capacity(chunk.len());
+            for (key, item) in chunk {
+                let item: Item = Arc::unwrap_or_clone(item);
+                let size = item_size(&item);
+                let changes = crate::write::index_changes(table, &data, &key, None, Some(&item));
+                writes.put(0, key, item, size, None, changes);
+            }
+            crate::write::commit(&*self.storage, &self.commit_limits(), &[table], &mut [&mut data], writes, now)
+                .map(|_| ())
+        })
+    }
+
+    /// A hidden, item-less catalog entry about `table` (its settings are
+    /// the table's; the caller sets name and tags).
+    fn note_meta(&self, table: &Table, now: Millis) -> TableMeta {
+        TableMeta {
+            created_at: now,
+            ..table.meta_with(TableSettings::new(BillingMode::PayPerRequest, now), Vec::new())
+        }
+    }
+
+    /// Records a hidden entry, replacing an older one of the same name.
+    fn replace_note(&self, meta: &TableMeta) -> Result<(), EngineError> {
+        match self.storage.create_table(meta) {
+            Ok(_) => Ok(()),
+            Err(crate::store::StoreError::TableExists(_)) => {
+                self.storage.drop_table(&meta.name)?;
+                self.storage.create_table(meta).map(|_| ()).map_err(Into::into)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Forgets what the backups module keeps about a deleted table (its
+    /// point-in-time setting and restore summary; its backups stay).
+    pub(crate) fn forget_table_notes(&self, name: &str) {
+        let mut backups = self.backups.lock();
+        if backups.pitr.remove(name).is_some() {
+            let _ = self.storage.drop_table(&format!("{PITR_PREFIX}{name}"));
+        }
+        if backups.restored.remove(name).is_some() {
+            let _ = self.storage.drop_table(&format!("{RESTORED_PREFIX}{name}"));
+        }
+    }
+
+    /// The restore summary of a restored table, for DescribeTable.
+    pub fn restore_summary(&self, table: &Table) -> Option<RestoreSummary> {
+        let backups = self.backups.lock();
+        backups.restored.get(&table.name).filter(|(id, _)| *id == table.table_id).map(|(_, s)| s.clone())
+    }
+
+    /// DescribeContinuousBackups.
+    pub fn describe_continuous_backups(&self, table_name: &str, now: Millis) -> Result<ContinuousBackups, EngineError> {
+        let table = self.backup_source(table_name)?;
+        let pitr = self.backups.lock().pitr.get(&table.name).filter(|p| p.table_id == table.table_id).cloned();
+        let restorable = pitr.as_ref().map(|p| {
+            let window = u64::from(p.recovery_period_days) * DAY_MS;
+            let earliest = Millis(p.enabled_at.0.max(now.0.saturating_sub(window)));
+            let latest = Millis(now.0.saturating_sub(PITR_LAG_MS).max(earliest.0));
+            (earliest, latest)
+        });
+        Ok(ContinuousBackups { pitr, restorable })
+    }
+
+    /// UpdateContinuousBackups: point-in-time recovery on (for
+    /// `recovery_period_days`, default 35) or off.
+    pub fn update_continuous_backups(
+        &self,
+        table_name: &str,
+        enabled: bool,
+        recovery_period_days: Option<u32>,
+        now: Millis,
+    ) -> Result<ContinuousBackups, EngineError> {
+        let table = self.backup_source(table_name)?;
+        let name = format!("{PITR_PREFIX}{}", table.name);
+        {
+            let mut backups = self.backups.lock();
+            let current = backups.pitr.get(&table.name).filter(|p| p.table_id == table.table_id).cloned();
+            if enabled {
+                let days = recovery_period_days.unwrap_or(MAX_RECOVERY_PERIOD_DAYS);
+                let setting = PointInTimeRecovery {
+                    table_id: table.table_id.clone(),
+                    // Turning it on again keeps the history it has.
+                    enabled_at: current.as_ref().map_or(now, |c| c.enabled_at),
+                    recovery_period_days: days,
+                };
+                let note = TableMeta {
+                    name,
+                    tags: vec![(TAG_PITR_DAYS.to_string(), days.to_string())],
+                    ..self.note_meta(&table, setting.enabled_at)
+                };
+                self.replace_note(&note)?;
+                backups.pitr.insert(table.name.clone(), setting);
+            } else if backups.pitr.contains_key(&table.name) {
+                match self.storage.drop_table(&name) {
+                    Ok(()) | Err(crate::store::StoreError::NoSuchTable(_)) => {}
+                    Err(e) => return Err(e.into()),
+                }
+                backups.pitr.remove(&table.name);
+            }
+        }
+        self.describe_continuous_backups(table_name, now)
+    }
+}
+
+/// The CreateTable a restore amounts to: the backup's key, indexes (or the
+/// overrides) and billing (or the override); no tags, stream or TTL, which
+/// DynamoDB does not restore.
+fn restore_input(backup: &Backup, input: &RestoreInput) -> CreateTableInput {
+    let source = &backup.source;
+    let billing = match (input.billing_override, input.throughput_override, source.settings.billing) {
+        (Some(BillingModeOverride::PayPerRequest), _, _) => BillingMode::PayPerRequest,
+        (_, Some((read, write)), _) => BillingMode::Provisioned { read, write },
+        (Some(BillingModeOverride::Provisioned), None, BillingMode::Provisioned { read, write }) => {
+            BillingMode::Provisioned { read, write }
+        }
+        // PROVISIONED from an on-demand table names its throughput in the
+        // override; without one, the table stays as it was.
+        (Some(BillingModeOverride::Provisioned), None, b) | (None, None, b) => b,
+    };
+    let specs = |kind: IndexKind, over: &Option<Vec<IndexSpec>>| -> Option<Vec<IndexSpec>> {
+        let mut list: Vec<IndexSpec> = match over {
+            Some(list) => list.clone(),
+            None => source.indexes.iter().filter(|d| d.kind == kind).map(index_spec).collect(),
+        };
+        if kind == IndexKind::Global {
+            for spec in &mut list {
+                spec.throughput = match billing {
+                    BillingMode::PayPerRequest => None,
+                    BillingMode::Provisioned { read, write } => spec.throughput.or(Some((read, write))),
+                };
+            }
+        }
+        (!list.is_empty()).then_some(list)
+    };
+    let global_indexes = specs(IndexKind::Global, &input.global_index_override);
+    let local_indexes = specs(IndexKind::Local, &input.local_index_override);
+    let key_schema = source.key_schema.pairs();
+    // The definitions of the attributes the restored keys use, each once.
+    let used: Vec<&str> = key_schema
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .chain(
+            global_indexes
+                .iter()
+                .chain(&local_indexes)
+                .flatten()
+                .flat_map(|s| s.key_schema.iter().map(|(n, _)| n.as_str())),
+        )
+        .collect();
+    let attribute_definitions =
+        source.attribute_definitions.iter().filter(|(n, _)| used.contains(&n.as_str())).cloned().collect();
+    CreateTableInput {
+        table_name: input.target_table_name.clone(),
+        key_schema,
+        attribute_definitions,
+        billing,
+        global_indexes,
+        local_indexes,
+        tags: Vec::new(),
+        stream: None,
+        on_demand: source.settings.on_demand_max.map(|(r, w)| (Some(r), Some(w))),
+        warm: None,
+    }
+}
+
+/// Hands every item of `from` to `each` in key order, `batch` at a time,
+/// so that a copy of any size holds one batch in memory.
+pub(crate) fn for_each_chunk<E: From<crate::store::StoreError>>(
+    from: &dyn TableStore,
+    batch: usize,
+    mut each: impl FnMut(Vec<(StoreKey, Arc<Item>)>) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut after: Option<StoreKey> = None;
+    loop {
+        let chunk = read_chunk(from, after.as_ref(), batch)?;
+        let full = chunk.len() == batch;
+        let Some((last, _)) = chunk.last() else { return Ok(()) };
+        after = Some(last.clone());
+        each(chunk)?;
+        if !full {
+            return Ok(());
+        }
+    }
+}
+
+/// Up to `batch` items of `store` after `after` (from the start when None).
+fn read_chunk(
+    store: &dyn TableStore,
+    after: Option<&StoreKey>,
+    batch: usize,
+) -> Result<Vec<(StoreKey, Arc<Item>)>, crate::store::StoreError> {
+    let mut chunk = Vec::with_capacity(batch.min(SNAPSHOT_BATCH_ITEMS));
+    let start = after.map_or(Bound::Unbounded, Bound::Excluded);
+    store.range(start, Bound::Unbounded, Direction::Forward, &mut |key, item| {
+        chunk.push((key.clone(), item.clone()));
+        if chunk.len() >= batch {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    })?;
+    Ok(chunk)
+}

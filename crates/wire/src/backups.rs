@@ -1,0 +1,227 @@
+//! On-demand backups and continuous backups: CreateBackup, DescribeBackup,
+//! ListBackups, DeleteBackup, RestoreTableFromBackup,
+//! DescribeContinuousBackups and UpdateContinuousBackups. The service model
+//! has checked every member's type and constraints before these run.
+
+use dynaburst_engine::backup::{
+    Backup, BillingModeOverride, ContinuousBackups, ListBackupsInput, RestoreInput, MAX_LIST_BACKUPS,
+    MAX_RECOVERY_PERIOD_DAYS,
+};
+use dynaburst_engine::index::IndexKind;
+use dynaburst_engine::{BillingMode, Engine, Millis, TableDescription};
+use serde_json::{json, Map, Value};
+
+use crate::error::ApiError;
+use crate::ops::{
+    index_shape_json, key_role, parse_indexes, parse_throughput, secs, table_description_json, GSI_KEY_ELEMENTS,
+    TABLE_KEY_ELEMENTS,
+};
+use crate::request::{Req, Violations};
+
+/// A required string member (the service model has checked it is there).
+fn required<'a>(req: &Req<'a>, name: &str) -> Result<&'a str, ApiError> {
+    Ok(req.opt_str(name)?.unwrap_or_default())
+}
+
+/// A timestamp member (epoch seconds) as milliseconds.
+fn timestamp(req: &Req<'_>, name: &str) -> Option<Millis> {
+    req.get(name).and_then(Value::as_f64).map(|s| Millis((s.max(0.0) * 1000.0) as u64))
+}
+
+/// BackupDetails.
+fn details_json(b: &Backup) -> Value {
+    json!({
+        "BackupArn": b.arn,
+        "BackupName": b.name,
+        "BackupSizeBytes": b.size_bytes,
+        "BackupStatus": b.status.name(),
+        "BackupType": "USER",
+        "BackupCreationDateTime": secs(b.created_at),
+    })
+}
+
+fn billing_json(billing: BillingMode) -> (&'static str, u64, u64) {
+    match billing {
+        BillingMode::PayPerRequest => ("PAY_PER_REQUEST", 0, 0),
+        BillingMode::Provisioned { read, write } => ("PROVISIONED", read, write),
+    }
+}
+
+/// BackupDescription: the details, the source table and its features.
+fn description_json(b: &Backup) -> Value {
+    let s = &b.source;
+    let (mode, read, write) = billing_json(s.settings.billing);
+    let mut table = json!({
+        "TableName": s.name,
+        "TableId": s.table_id,
+        "TableArn": s.arn(),
+        "TableSizeBytes": b.size_bytes,
+        "KeySchema": s.key_schema.pairs().iter().map(|(n, r)| json!({"AttributeName": n, "KeyType": key_role(*r)})).collect::<Vec<_>>(),
+        "TableCreationDateTime": secs(s.created_at),
+        "ProvisionedThroughput": {"ReadCapacityUnits": read, "WriteCapacityUnits": write},
+        "ItemCount": b.item_count,
+        "BillingMode": mode,
+    });
+    if let (Some((r, w)), Value::Object(m)) = (s.settings.on_demand_max, &mut table) {
+        m.insert("OnDemandThroughput".into(), json!({"MaxReadRequestUnits": r, "MaxWriteRequestUnits": w}));
+    }
+    let mut features = Map::new();
+    for (kind, member) in [(IndexKind::Local, "LocalSecondaryIndexes"), (IndexKind::Global, "GlobalSecondaryIndexes")] {
+        let list: Vec<Value> = s
+            .indexes
+            .iter()
+            .filter(|d| d.kind == kind)
+            .map(|d| {
+                let mut m = index_shape_json(d);
+                if kind == IndexKind::Global {
+                    let (r, w) = d.throughput.unwrap_or((0, 0));
+                    m.insert("ProvisionedThroughput".into(), json!({"ReadCapacityUnits": r, "WriteCapacityUnits": w}));
+                }
+                Value::Object(m)
+            })
+            .collect();
+        if !list.is_empty() {
+            features.insert(member.into(), Value::Array(list));
+        }
+    }
+    if let Some(stream) = s.settings.stream.as_ref().filter(|st| st.enabled) {
+        features
+            .insert("StreamDescription".into(), json!({"StreamEnabled": true, "StreamViewType": stream.view.name()}));
+    }
+    if let Some(ttl) = &s.settings.ttl {
+        features.insert(
+            "TimeToLiveDescription".into(),
+            json!({"TimeToLiveStatus": if ttl.enabled { "ENABLED" } else { "DISABLED" }, "AttributeName": ttl.attribute}),
+        );
+    }
+    json!({
+        "BackupDetails": details_json(b),
+        "SourceTableDetails": table,
+        "SourceTableFeatureDetails": Value::Object(features),
+    })
+}
+
+/// CreateBackup.
+pub fn create(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
+    let req = Req::new(body)?;
+    let table = req.table_name()?;
+    let name = required(&req, "BackupName")?;
+    let backup = engine.create_backup(&table, name, now)?;
+    Ok(json!({ "BackupDetails": details_json(&backup) }))
+}
+
+/// DescribeBackup.
+pub fn describe(engine: &Engine, body: &Value) -> Result<Value, ApiError> {
+    let req = Req::new(body)?;
+    let backup = engine.describe_backup(required(&req, "BackupArn")?)?;
+    Ok(json!({ "BackupDescription": description_json(&backup) }))
+}
+
+/// DeleteBackup: the description of the backup, DELETED.
+pub fn delete(engine: &Engine, body: &Value) -> Result<Value, ApiError> {
+    let req = Req::new(body)?;
+    let backup = engine.delete_backup(required(&req, "BackupArn")?)?;
+    Ok(json!({ "BackupDescription": description_json(&backup) }))
+}
+
+/// ListBackups.
+pub fn list(engine: &Engine, body: &Value) -> Result<Value, ApiError> {
+    let req = Req::new(body)?;
+    let table_name = req.opt_str("TableName")?.map(str::to_string);
+    let input = ListBackupsInput {
+        table_name,
+        lower: timestamp(&req, "TimeRangeLowerBound"),
+        upper: timestamp(&req, "TimeRangeUpperBound"),
+        // Every backup here is a USER backup.
+        user: matches!(req.opt_str("BackupType")?, None | Some("USER") | Some("ALL")),
+        limit: req.opt_i64("Limit")?.map_or(MAX_LIST_BACKUPS, |n| n.clamp(1, MAX_LIST_BACKUPS as i64) as usize),
+        exclusive_start: req.opt_str("ExclusiveStartBackupArn")?.map(str::to_string),
+    };
+    let page = engine.list_backups(&input)?;
+    let summaries: Vec<Value> = page
+        .backups
+        .iter()
+        .map(|b| {
+            json!({
+                "TableName": b.source.name,
+                "TableId": b.source.table_id,
+                "TableArn": b.source.arn(),
+                "BackupArn": b.arn,
+                "BackupName": b.name,
+                "BackupCreationDateTime": secs(b.created_at),
+                "BackupStatus": b.status.name(),
+                "BackupType": "USER",
+                "BackupSizeBytes": b.size_bytes,
+            })
+        })
+        .collect();
+    let mut out = json!({ "BackupSummaries": summaries });
+    if let (Some(last), Value::Object(m)) = (page.last_evaluated, &mut out) {
+        m.insert("LastEvaluatedBackupArn".into(), json!(last));
+    }
+    Ok(out)
+}
+
+/// RestoreTableFromBackup: the new table, CREATING, with its RestoreSummary.
+pub fn restore(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
+    let req = Req::new(body)?;
+    let mut violations = Violations::default();
+    let throughput_override = match req.get("ProvisionedThroughputOverride") {
+        Some(v) => Some(parse_throughput(v, &mut violations)?),
+        None => None,
+    };
+    let global_index_override = parse_indexes(&req, "GlobalSecondaryIndexOverride", GSI_KEY_ELEMENTS, &mut violations)?;
+    let local_index_override = parse_indexes(&req, "LocalSecondaryIndexOverride", TABLE_KEY_ELEMENTS, &mut violations)?;
+    violations.finish()?;
+    let billing_override = match req.opt_str("BillingModeOverride")? {
+        Some("PROVISIONED") => Some(BillingModeOverride::Provisioned),
+        Some("PAY_PER_REQUEST") => Some(BillingModeOverride::PayPerRequest),
+        _ => None,
+    };
+    let input = RestoreInput {
+        target_table_name: required(&req, "TargetTableName")?.to_string(),
+        backup_arn: required(&req, "BackupArn")?.to_string(),
+        billing_override,
+        throughput_override,
+        global_index_override,
+        local_index_override,
+    };
+    let (description, summary) = engine.restore_table_from_backup(input, now)?;
+    let description = TableDescription { restore: Some(summary), ..description };
+    Ok(json!({ "TableDescription": table_description_json(&description) }))
+}
+
+fn continuous_json(c: &ContinuousBackups) -> Value {
+    let mut pitr = Map::new();
+    match (&c.pitr, c.restorable) {
+        (Some(p), Some((earliest, latest))) => {
+            pitr.insert("PointInTimeRecoveryStatus".into(), json!("ENABLED"));
+            pitr.insert("RecoveryPeriodInDays".into(), json!(p.recovery_period_days));
+            pitr.insert("EarliestRestorableDateTime".into(), secs(earliest));
+            pitr.insert("LatestRestorableDateTime".into(), secs(latest));
+        }
+        _ => {
+            pitr.insert("PointInTimeRecoveryStatus".into(), json!("DISABLED"));
+        }
+    }
+    json!({ "ContinuousBackupsDescription": {
+        "ContinuousBackupsStatus": "ENABLED",
+        "PointInTimeRecoveryDescription": Value::Object(pitr),
+    }})
+}
+
+/// DescribeContinuousBackups.
+pub fn describe_continuous(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
+    let table = Req::new(body)?.table_name()?;
+    Ok(continuous_json(&engine.describe_continuous_backups(&table, now)?))
+}
+
+/// UpdateContinuousBackups.
+pub fn update_continuous(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
+    let req = Req::new(body)?;
+    let table = req.table_name()?;
+    let spec = Req::new(req.get("PointInTimeRecoverySpecification").unwrap_or(&Value::Null))?;
+    let enabled = spec.opt_bool("PointInTimeRecoveryEnabled")?.unwrap_or(false);
+    let days = spec.opt_i64("RecoveryPeriodInDays")?.map(|d| d.clamp(1, i64::from(MAX_RECOVERY_PERIOD_DAYS)) as u32);
+    Ok(continuous_json(&engine.update_continuous_backups(&table, enabled, days, now)?))
+}

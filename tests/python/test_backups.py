@@ -1,0 +1,571 @@
+"""On-demand backups (CreateBackup, DescribeBackup, ListBackups, DeleteBackup,
+RestoreTableFromBackup) and continuous backups (DescribeContinuousBackups,
+UpdateContinuousBackups) through boto3: shapes, the snapshot's consistency,
+restored tables' items, indexes and settings, every error with its exact
+type and message, and backups and point-in-time settings surviving a clean
+restart and a SIGKILL of a `serve --data-dir` server.
+
+Messages: "Backup not found: <arn>" is DynamoDB's (captured from the live
+service, turbot/steampipe-plugin-aws#1913); "Table not found: <name>" and
+"Table already exists: <name>" are the reference's unconfirmed texts (S154).
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+
+import pytest
+
+from conftest import ServerProcess, expect_error, make_client, unique_name, wait_active
+
+ARN_SUFFIX = re.compile(r"/backup/\d{14}-[0-9a-f]{8}$")
+
+
+def people_table(make_table, billing="PAY_PER_REQUEST"):
+    """A table keyed (pk, sk) with a GSI on `city` and an LSI on `age`."""
+    extra = {}
+    gsi = {
+        "IndexName": "by-city",
+        "KeySchema": [{"AttributeName": "city", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["name"]},
+    }
+    if billing == "PROVISIONED":
+        gsi["ProvisionedThroughput"] = {"ReadCapacityUnits": 7, "WriteCapacityUnits": 8}
+        extra = {"rcu": 11, "wcu": 12}
+    return make_table(
+        hash_key=("pk", "S"),
+        range_key=("sk", "N"),
+        billing=billing,
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "N"},
+            {"AttributeName": "city", "AttributeType": "S"},
+            {"AttributeName": "age", "AttributeType": "N"},
+        ],
+        GlobalSecondaryIndexes=[gsi],
+        LocalSecondaryIndexes=[
+            {
+                "IndexName": "by-age",
+                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "age", "KeyType": "RANGE"}],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            }
+        ],
+        **extra,
+    )
+
+
+def person(pk, sk, city, age, name):
+    return {
+        "pk": {"S": pk},
+        "sk": {"N": str(sk)},
+        "city": {"S": city},
+        "age": {"N": str(age)},
+        "name": {"S": name},
+        "note": {"S": "x" * 40},
+    }
+
+
+PEOPLE = [
+    person("a", 1, "Paris", 30, "Ann"),
+    person("a", 2, "Lyon", 41, "Abe"),
+    person("b", 1, "Paris", 25, "Bob"),
+    person("c", 1, "Nice", 52, "Cid"),
+    person("c", 2, "Paris", 33, "Cat"),
+]
+
+
+def fill(ddb, name, items):
+    for item in items:
+        ddb.put_item(TableName=name, Item=item)
+
+
+def scan_all(ddb, name, **kwargs):
+    items, start = [], None
+    while True:
+        page = ddb.scan(TableName=name, **kwargs, **({"ExclusiveStartKey": start} if start else {}))
+        items.extend(page["Items"])
+        start = page.get("LastEvaluatedKey")
+        if not start:
+            return sorted(items, key=lambda i: (i["pk"]["S"], i["sk"]["N"]))
+
+
+def restore(ddb, backup_arn, target, **overrides):
+    out = ddb.restore_table_from_backup(TargetTableName=target, BackupArn=backup_arn, **overrides)
+    wait_active(ddb, target)
+    return out
+
+
+@pytest.fixture
+def restored(ddb):
+    """Names of restored tables, deleted afterwards."""
+    names = []
+    yield names
+    for name in names:
+        try:
+            ddb.delete_table(TableName=name)
+        except Exception:
+            pass
+
+
+def test_create_backup_returns_available_user_backup_details(ddb, make_table):
+    name = people_table(make_table)
+    fill(ddb, name, PEOPLE)
+    table = ddb.describe_table(TableName=name)["Table"]
+    before = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=5)
+    details = ddb.create_backup(TableName=name, BackupName="nightly_1.x-y")["BackupDetails"]
+    assert details["BackupArn"].startswith(table["TableArn"] + "/backup/")
+    assert ARN_SUFFIX.search(details["BackupArn"]), details["BackupArn"]
+    assert details["BackupName"] == "nightly_1.x-y"
+    assert details["BackupStatus"] == "AVAILABLE"
+    assert details["BackupType"] == "USER"
+    assert details["BackupSizeBytes"] == table["TableSizeBytes"] > 0
+    assert before <= details["BackupCreationDateTime"] <= before + datetime.timedelta(minutes=5)
+    # The ARN's 14 digits are the creation time in milliseconds.
+    stamp = int(details["BackupArn"].rsplit("/", 1)[1].split("-")[0])
+    assert abs(stamp / 1000 - details["BackupCreationDateTime"].timestamp()) < 0.002
+    # A table's ARN is accepted as its name.
+    by_arn = ddb.create_backup(TableName=table["TableArn"], BackupName="by-arn")["BackupDetails"]
+    assert by_arn["BackupArn"] != details["BackupArn"]
+    assert by_arn["BackupArn"].startswith(table["TableArn"] + "/backup/")
+
+
+def test_describe_backup_shows_the_source_table_and_its_features(ddb, make_table):
+    name = people_table(make_table, billing="PROVISIONED")
+    fill(ddb, name, PEOPLE)
+    ddb.update_time_to_live(TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "ttl"})
+    table = ddb.describe_table(TableName=name)["Table"]
+    arn = ddb.create_backup(TableName=name, BackupName="described")["BackupDetails"]["BackupArn"]
+    d = ddb.describe_backup(BackupArn=arn)["BackupDescription"]
+    assert d["BackupDetails"]["BackupArn"] == arn
+    assert d["BackupDetails"]["BackupStatus"] == "AVAILABLE"
+    source = d["SourceTableDetails"]
+    assert source["TableName"] == name
+    assert source["TableArn"] == table["TableArn"]
+    assert source["TableId"] == table["TableId"]
+    assert source["ItemCount"] == 5
+    assert source["TableSizeBytes"] == table["TableSizeBytes"]
+    assert source["KeySchema"] == table["KeySchema"]
+    assert source["BillingMode"] == "PROVISIONED"
+    assert source["ProvisionedThroughput"] == {"ReadCapacityUnits": 11, "WriteCapacityUnits": 12}
+    assert source["TableCreationDateTime"] == table["CreationDateTime"]
+    features = d["SourceTableFeatureDetails"]
+    assert features["GlobalSecondaryIndexes"] == [
+        {
+            "IndexName": "by-city",
+            "KeySchema": [{"AttributeName": "city", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["name"]},
+            "ProvisionedThroughput": {"ReadCapacityUnits": 7, "WriteCapacityUnits": 8},
+        }
+    ]
+    assert features["LocalSecondaryIndexes"] == [
+        {
+            "IndexName": "by-age",
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "age", "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"},
+        }
+    ]
+    assert features["TimeToLiveDescription"] == {"TimeToLiveStatus": "ENABLED", "AttributeName": "ttl"}
+
+
+def test_a_backup_is_a_snapshot_and_a_restore_brings_back_its_items_and_indexes(ddb, make_table, restored):
+    name = people_table(make_table)
+    fill(ddb, name, PEOPLE)
+    arn = ddb.create_backup(TableName=name, BackupName="snap")["BackupDetails"]["BackupArn"]
+    # Changes after the backup are not in it.
+    ddb.put_item(TableName=name, Item=person("z", 9, "Paris", 99, "Zed"))
+    ddb.delete_item(TableName=name, Key={"pk": {"S": "a"}, "sk": {"N": "1"}})
+    ddb.update_item(
+        TableName=name,
+        Key={"pk": {"S": "b"}, "sk": {"N": "1"}},
+        UpdateExpression="SET city = :c",
+        ExpressionAttributeValues={":c": {"S": "Lyon"}},
+    )
+    target = unique_name("restored")
+    restored.append(target)
+    out = restore(ddb, arn, target)["TableDescription"]
+    assert out["TableName"] == target
+    assert out["TableStatus"] == "CREATING"
+    source_arn = ddb.describe_table(TableName=name)["Table"]["TableArn"]
+    summary = out["RestoreSummary"]
+    assert summary["SourceBackupArn"] == arn
+    assert summary["SourceTableArn"] == source_arn
+    assert summary["RestoreInProgress"] is True
+    assert scan_all(ddb, target) == scan_all(ddb, target, ConsistentRead=True)
+    assert scan_all(ddb, target) == sorted(PEOPLE, key=lambda i: (i["pk"]["S"], i["sk"]["N"]))
+    t = ddb.describe_table(TableName=target)["Table"]
+    assert t["TableStatus"] == "ACTIVE"
+    assert t["ItemCount"] == 5
+    assert t["RestoreSummary"]["RestoreInProgress"] is False
+    assert t["RestoreSummary"]["SourceBackupArn"] == arn
+    assert [g["IndexName"] for g in t["GlobalSecondaryIndexes"]] == ["by-city"]
+    assert t["GlobalSecondaryIndexes"][0]["ItemCount"] == 5
+    assert [x["IndexName"] for x in t["LocalSecondaryIndexes"]] == ["by-age"]
+    # The GSI's entries are rebuilt: Paris holds Ann, Bob and Cat, as at the backup.
+    paris = ddb.query(
+        TableName=target,
+        IndexName="by-city",
+        KeyConditionExpression="city = :c",
+        ExpressionAttributeValues={":c": {"S": "Paris"}},
+    )["Items"]
+    assert sorted(i["name"]["S"] for i in paris) == ["Ann", "Bob", "Cat"]
+    assert all(set(i) == {"pk", "sk", "city", "name"} for i in paris)
+    older = ddb.query(
+        TableName=target,
+        IndexName="by-age",
+        KeyConditionExpression="pk = :p AND age > :a",
+        ExpressionAttributeValues={":p": {"S": "c"}, ":a": {"N": "40"}},
+    )["Items"]
+    assert older == [{"pk": {"S": "c"}, "sk": {"N": "1"}, "age": {"N": "52"}}]
+    # The restored table is an ordinary table.
+    ddb.put_item(TableName=target, Item=person("n", 1, "Nice", 1, "New"))
+    assert ddb.describe_table(TableName=target)["Table"]["ItemCount"] == 6
+
+
+def test_restore_keeps_key_and_billing_but_not_tags_stream_or_ttl(ddb, make_table, restored):
+    name = people_table(make_table, billing="PROVISIONED")
+    arn_of_table = ddb.describe_table(TableName=name)["Table"]["TableArn"]
+    ddb.tag_resource(ResourceArn=arn_of_table, Tags=[{"Key": "team", "Value": "x"}])
+    ddb.update_time_to_live(TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "ttl"})
+    ddb.update_table(TableName=name, StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"})
+    fill(ddb, name, PEOPLE[:2])
+    arn = ddb.create_backup(TableName=name, BackupName="settings")["BackupDetails"]["BackupArn"]
+    target = unique_name("restored")
+    restored.append(target)
+    restore(ddb, arn, target)
+    t = ddb.describe_table(TableName=target)["Table"]
+    assert t["KeySchema"] == [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
+    assert t["BillingModeSummary"]["BillingMode"] == "PROVISIONED"
+    assert t["ProvisionedThroughput"]["ReadCapacityUnits"] == 11
+    assert t["ProvisionedThroughput"]["WriteCapacityUnits"] == 12
+    gsi = t["GlobalSecondaryIndexes"][0]
+    assert gsi["ProvisionedThroughput"]["ReadCapacityUnits"] == 7
+    assert gsi["Projection"] == {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["name"]}
+    assert "StreamSpecification" not in t
+    assert ddb.list_tags_of_resource(ResourceArn=t["TableArn"])["Tags"] == []
+    assert ddb.describe_time_to_live(TableName=target)["TimeToLiveDescription"]["TimeToLiveStatus"] == "DISABLED"
+    assert t["TableId"] != ddb.describe_table(TableName=name)["Table"]["TableId"]
+
+
+def test_restore_with_overrides(ddb, make_table, restored):
+    name = people_table(make_table, billing="PROVISIONED")
+    fill(ddb, name, PEOPLE)
+    arn = ddb.create_backup(TableName=name, BackupName="over")["BackupDetails"]["BackupArn"]
+    # On demand, without the GSI.
+    on_demand = unique_name("restored")
+    restored.append(on_demand)
+    restore(ddb, arn, on_demand, BillingModeOverride="PAY_PER_REQUEST", GlobalSecondaryIndexOverride=[])
+    t = ddb.describe_table(TableName=on_demand)["Table"]
+    assert t["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+    assert "GlobalSecondaryIndexes" not in t
+    assert [x["IndexName"] for x in t["LocalSecondaryIndexes"]] == ["by-age"]
+    assert {a["AttributeName"] for a in t["AttributeDefinitions"]} == {"pk", "sk", "age"}
+    assert t["ItemCount"] == 5
+    # Other throughput, and the GSI projecting keys only.
+    provisioned = unique_name("restored")
+    restored.append(provisioned)
+    restore(
+        ddb,
+        arn,
+        provisioned,
+        ProvisionedThroughputOverride={"ReadCapacityUnits": 21, "WriteCapacityUnits": 22},
+        GlobalSecondaryIndexOverride=[
+            {
+                "IndexName": "by-city",
+                "KeySchema": [{"AttributeName": "city", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+                "ProvisionedThroughput": {"ReadCapacityUnits": 3, "WriteCapacityUnits": 4},
+            }
+        ],
+        LocalSecondaryIndexOverride=[],
+    )
+    t = ddb.describe_table(TableName=provisioned)["Table"]
+    assert t["ProvisionedThroughput"]["ReadCapacityUnits"] == 21
+    assert t["ProvisionedThroughput"]["WriteCapacityUnits"] == 22
+    assert "LocalSecondaryIndexes" not in t
+    gsi = t["GlobalSecondaryIndexes"][0]
+    assert gsi["Projection"] == {"ProjectionType": "KEYS_ONLY"}
+    assert gsi["ProvisionedThroughput"]["ReadCapacityUnits"] == 3
+    nice = ddb.query(
+        TableName=provisioned,
+        IndexName="by-city",
+        KeyConditionExpression="city = :c",
+        ExpressionAttributeValues={":c": {"S": "Nice"}},
+    )["Items"]
+    assert nice == [{"pk": {"S": "c"}, "sk": {"N": "1"}, "city": {"S": "Nice"}}]
+
+
+def test_delete_backup_returns_it_deleted_and_forgets_it(ddb, make_table):
+    name = make_table()
+    fill(ddb, name, [{"pk": {"S": "k"}}])
+    arn = ddb.create_backup(TableName=name, BackupName="gone")["BackupDetails"]["BackupArn"]
+    d = ddb.delete_backup(BackupArn=arn)["BackupDescription"]
+    assert d["BackupDetails"]["BackupArn"] == arn
+    assert d["BackupDetails"]["BackupStatus"] == "DELETED"
+    assert d["SourceTableDetails"]["TableName"] == name
+    message = f"Backup not found: {arn}"
+    expect_error(lambda: ddb.describe_backup(BackupArn=arn), "BackupNotFoundException", message)
+    expect_error(lambda: ddb.delete_backup(BackupArn=arn), "BackupNotFoundException", message)
+    expect_error(
+        lambda: ddb.restore_table_from_backup(TargetTableName=unique_name(), BackupArn=arn),
+        "BackupNotFoundException",
+        message,
+    )
+    assert ddb.list_backups(TableName=name)["BackupSummaries"] == []
+
+
+def test_backups_outlive_their_table(ddb, make_table, restored):
+    name = make_table()
+    fill(ddb, name, [{"pk": {"S": str(i)}, "v": {"N": str(i)}} for i in range(30)])
+    arn = ddb.create_backup(TableName=name, BackupName="keep")["BackupDetails"]["BackupArn"]
+    ddb.delete_table(TableName=name)
+    assert ddb.describe_backup(BackupArn=arn)["BackupDescription"]["SourceTableDetails"]["ItemCount"] == 30
+    assert [b["BackupArn"] for b in ddb.list_backups(TableName=name)["BackupSummaries"]] == [arn]
+    # Restored under the old name.
+    restored.append(name)
+    restore(ddb, arn, name)
+    assert ddb.describe_table(TableName=name)["Table"]["ItemCount"] == 30
+    assert len(ddb.scan(TableName=name)["Items"]) == 30
+
+
+def test_list_backups_pages_filters_and_summarises(ddb, make_table):
+    name = make_table()
+    other = make_table()
+    fill(ddb, name, [{"pk": {"S": "k"}, "v": {"S": "abc"}}])
+    arns = [ddb.create_backup(TableName=name, BackupName=f"bak{i}")["BackupDetails"]["BackupArn"] for i in range(5)]
+    ddb.create_backup(TableName=other, BackupName="other")
+    page = ddb.list_backups(TableName=name)
+    assert [b["BackupArn"] for b in page["BackupSummaries"]] == arns
+    assert "LastEvaluatedBackupArn" not in page
+    s = page["BackupSummaries"][0]
+    table = ddb.describe_table(TableName=name)["Table"]
+    assert s["TableName"] == name
+    assert s["TableArn"] == table["TableArn"]
+    assert s["TableId"] == table["TableId"]
+    assert s["BackupName"] == "bak0"
+    assert s["BackupStatus"] == "AVAILABLE"
+    assert s["BackupType"] == "USER"
+    assert s["BackupSizeBytes"] == table["TableSizeBytes"]
+    # Pages of two, following LastEvaluatedBackupArn.
+    seen, start, pages = [], None, 0
+    while True:
+        kwargs = {"ExclusiveStartBackupArn": start} if start else {}
+        page = ddb.list_backups(TableName=name, Limit=2, **kwargs)
+        pages += 1
+        seen.extend(b["BackupArn"] for b in page["BackupSummaries"])
+        start = page.get("LastEvaluatedBackupArn")
+        if not start:
+            break
+        assert start == seen[-1]
+    assert seen == arns
+    assert pages == 3
+    # By table ARN, by creation time, by type.
+    assert len(ddb.list_backups(TableName=table["TableArn"])["BackupSummaries"]) == 5
+    created = [b["BackupCreationDateTime"] for b in ddb.list_backups(TableName=name)["BackupSummaries"]]
+    later = created[0] + datetime.timedelta(hours=1)
+    assert ddb.list_backups(TableName=name, TimeRangeLowerBound=later)["BackupSummaries"] == []
+    assert ddb.list_backups(TableName=name, TimeRangeUpperBound=created[0])["BackupSummaries"] == []
+    assert len(ddb.list_backups(TableName=name, TimeRangeLowerBound=created[0])["BackupSummaries"]) == 5
+    assert ddb.list_backups(TableName=name, BackupType="SYSTEM")["BackupSummaries"] == []
+    assert len(ddb.list_backups(TableName=name, BackupType="ALL")["BackupSummaries"]) == 5
+    everything = [b["BackupArn"] for b in ddb.list_backups()["BackupSummaries"]]
+    assert set(arns) <= set(everything) or len(everything) == 100
+
+
+def test_backup_errors(ddb, ddb_raw, make_table):
+    name = make_table()
+    missing = unique_name("missing")
+    expect_error(
+        lambda: ddb.create_backup(TableName=missing, BackupName="nope"),
+        "TableNotFoundException",
+        f"Table not found: {missing}",
+    )
+    expect_error(
+        lambda: ddb.describe_continuous_backups(TableName=missing),
+        "TableNotFoundException",
+        f"Table not found: {missing}",
+    )
+    expect_error(
+        lambda: ddb.update_continuous_backups(
+            TableName=missing, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
+        ),
+        "TableNotFoundException",
+        f"Table not found: {missing}",
+    )
+    arn = ddb.create_backup(TableName=name, BackupName="err")["BackupDetails"]["BackupArn"]
+    expect_error(
+        lambda: ddb.restore_table_from_backup(TargetTableName=name, BackupArn=arn),
+        "TableAlreadyExistsException",
+        f"Table already exists: {name}",
+    )
+    unknown = arn[: -len("00000000")] + ("00000000" if not arn.endswith("00000000") else "11111111")
+    expect_error(
+        lambda: ddb.describe_backup(BackupArn=unknown), "BackupNotFoundException", f"Backup not found: {unknown}"
+    )
+    # The service model's constraints.
+    expect_error(
+        lambda: ddb_raw.create_backup(TableName=name, BackupName="ab"),
+        "ValidationException",
+        "1 validation error detected: Value 'ab' at 'backupName' failed to satisfy constraint: "
+        "Member must have length greater than or equal to 3",
+    )
+    expect_error(
+        lambda: ddb_raw.list_backups(Limit=101),
+        "ValidationException",
+        "1 validation error detected: Value '101' at 'limit' failed to satisfy constraint: "
+        "Member must have value less than or equal to 100",
+    )
+    expect_error(
+        lambda: ddb_raw.update_continuous_backups(
+            TableName=name,
+            PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True, "RecoveryPeriodInDays": 36},
+        ),
+        "ValidationException",
+        startswith="1 validation error detected: Value '36' at "
+        "'pointInTimeRecoverySpecification.recoveryPeriodInDays' failed to satisfy constraint: ",
+    )
+
+
+def test_point_in_time_recovery_is_off_until_turned_on(ddb, make_table):
+    name = make_table()
+    d = ddb.describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"]
+    assert d == {
+        "ContinuousBackupsStatus": "ENABLED",
+        "PointInTimeRecoveryDescription": {"PointInTimeRecoveryStatus": "DISABLED"},
+    }
+    on = ddb.update_continuous_backups(
+        TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
+    )["ContinuousBackupsDescription"]
+    assert on["ContinuousBackupsStatus"] == "ENABLED"
+    pitr = on["PointInTimeRecoveryDescription"]
+    assert pitr["PointInTimeRecoveryStatus"] == "ENABLED"
+    assert pitr["RecoveryPeriodInDays"] == 35
+    assert pitr["EarliestRestorableDateTime"] <= pitr["LatestRestorableDateTime"]
+    assert ddb.describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"][
+        "PointInTimeRecoveryDescription"
+    ]["PointInTimeRecoveryStatus"] == "ENABLED"
+    week = ddb.update_continuous_backups(
+        TableName=name,
+        PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True, "RecoveryPeriodInDays": 7},
+    )["ContinuousBackupsDescription"]["PointInTimeRecoveryDescription"]
+    assert week["RecoveryPeriodInDays"] == 7
+    # Turning it on again keeps its start.
+    assert week["EarliestRestorableDateTime"] == pitr["EarliestRestorableDateTime"]
+    off = ddb.update_continuous_backups(
+        TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": False}
+    )["ContinuousBackupsDescription"]
+    assert off["PointInTimeRecoveryDescription"] == {"PointInTimeRecoveryStatus": "DISABLED"}
+
+
+def test_a_recreated_table_starts_with_point_in_time_recovery_off(ddb, make_table):
+    name = make_table()
+    ddb.update_continuous_backups(TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True})
+    ddb.delete_table(TableName=name)
+    make_table(name=name)
+    d = ddb.describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"]
+    assert d["PointInTimeRecoveryDescription"] == {"PointInTimeRecoveryStatus": "DISABLED"}
+
+
+@pytest.mark.parametrize("how", ["clean", "kill"])
+def test_backups_and_point_in_time_settings_survive_a_restart(tmp_path, how):
+    srv = ServerProcess(["--data-dir", str(tmp_path), "--ttl-interval", "0"])
+    try:
+        ddb = make_client(srv.url)
+        ddb.create_table(
+            TableName="people",
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "N"},
+                {"AttributeName": "city", "AttributeType": "S"},
+            ],
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+            BillingMode="PAY_PER_REQUEST",
+            GlobalSecondaryIndexes=[
+                {
+                    "IndexName": "by-city",
+                    "KeySchema": [{"AttributeName": "city", "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "ALL"},
+                }
+            ],
+        )
+        wait_active(ddb, "people")
+        fill(ddb, "people", PEOPLE)
+        first = ddb.create_backup(TableName="people", BackupName="first")["BackupDetails"]
+        fill(ddb, "people", [person("d", 1, "Paris", 1, "Dee")])
+        second = ddb.create_backup(TableName="people", BackupName="second")["BackupDetails"]
+        dropped = ddb.create_backup(TableName="people", BackupName="dropped")["BackupDetails"]["BackupArn"]
+        ddb.delete_backup(BackupArn=dropped)
+        ddb.update_continuous_backups(
+            TableName="people",
+            PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True, "RecoveryPeriodInDays": 9},
+        )
+        restore(ddb, first["BackupArn"], "people-restored")
+        restored_before = ddb.describe_table(TableName="people-restored")["Table"]
+        # The source table goes: its backups stay.
+        ddb.delete_table(TableName="people")
+        ddb.create_table(
+            TableName="people",
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        ddb.create_table(
+            TableName="pitr-on",
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        pitr_before = ddb.update_continuous_backups(
+            TableName="pitr-on",
+            PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True, "RecoveryPeriodInDays": 9},
+        )["ContinuousBackupsDescription"]["PointInTimeRecoveryDescription"]
+        if how == "clean":
+            assert srv.stop() == 0
+        else:
+            srv.proc.kill()
+            srv.proc.wait()
+    finally:
+        if srv.proc.poll() is None:
+            srv.stop()
+    srv = ServerProcess(["--data-dir", str(tmp_path), "--ttl-interval", "0"])
+    try:
+        ddb = make_client(srv.url)
+        listed = ddb.list_backups(TableName="people")["BackupSummaries"]
+        assert [(b["BackupArn"], b["BackupName"]) for b in listed] == [
+            (first["BackupArn"], "first"),
+            (second["BackupArn"], "second"),
+        ]
+        d = ddb.describe_backup(BackupArn=second["BackupArn"])["BackupDescription"]
+        assert d["BackupDetails"] == second
+        assert d["SourceTableDetails"]["ItemCount"] == 6
+        assert [g["IndexName"] for g in d["SourceTableFeatureDetails"]["GlobalSecondaryIndexes"]] == ["by-city"]
+        expect_error(
+            lambda: ddb.describe_backup(BackupArn=dropped), "BackupNotFoundException", f"Backup not found: {dropped}"
+        )
+        # The recreated table does not inherit the old one's setting; the other keeps its own.
+        people = ddb.describe_continuous_backups(TableName="people")["ContinuousBackupsDescription"]
+        assert people["PointInTimeRecoveryDescription"] == {"PointInTimeRecoveryStatus": "DISABLED"}
+        pitr = ddb.describe_continuous_backups(TableName="pitr-on")["ContinuousBackupsDescription"][
+            "PointInTimeRecoveryDescription"
+        ]
+        assert pitr["PointInTimeRecoveryStatus"] == "ENABLED"
+        assert pitr["RecoveryPeriodInDays"] == 9
+        assert pitr["EarliestRestorableDateTime"] == pitr_before["EarliestRestorableDateTime"]
+        # The restored table is there with its summary, and the snapshot's items restore again.
+        t = ddb.describe_table(TableName="people-restored")["Table"]
+        assert t["ItemCount"] == restored_before["ItemCount"] == 5
+        assert t["RestoreSummary"] == restored_before["RestoreSummary"]
+        restore(ddb, second["BackupArn"], "people-again")
+        assert scan_all(ddb, "people-again") == sorted(
+            PEOPLE + [person("d", 1, "Paris", 1, "Dee")], key=lambda i: (i["pk"]["S"], i["sk"]["N"])
+        )
+        paris = ddb.query(
+            TableName="people-again",
+            IndexName="by-city",
+            KeyConditionExpression="city = :c",
+            ExpressionAttributeValues={":c": {"S": "Paris"}},
+        )["Items"]
+        assert sorted(i["name"]["S"] for i in paris) == ["Ann", "Bob", "Cat", "Dee"]
+        assert ddb.list_tables()["TableNames"] == ["people", "people-again", "people-restored", "pitr-on"]
+    finally:
+        srv.stop()
