@@ -188,6 +188,9 @@ pub struct RestoreSummary {
 const TAG_PITR_DAYS: &str = "pitr:days";
 const TAG_RESTORE_BACKUP: &str = "restore:backup";
 const TAG_RESTORE_TABLE: &str = "restore:table";
+/// "false" while a restore writes the items: a table whose restore a crash
+/// cut short is dropped at start-up (its restore was never answered).
+const TAG_RESTORE_DONE: &str = "restore:done";
 
 /// The backup registry, point-in-time settings and restore summaries the
 /// engine keeps in memory (the storage holds them too).
@@ -202,11 +205,15 @@ pub(crate) struct Backups {
 }
 
 impl Backups {
-    /// What the hidden catalog entries record. Backups still CREATING (a
-    /// crash cut their copy short) are returned apart, to be dropped.
-    pub(crate) fn load(hidden: &[TableMeta]) -> Result<(Backups, Vec<String>), EngineError> {
+    /// What the hidden catalog entries record. What a crash cut short is
+    /// returned apart, to be dropped: backups still CREATING, and restores
+    /// still writing their items (the note, and the table when its id is
+    /// the note's, as (name, table id)).
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn load(hidden: &[TableMeta]) -> Result<(Backups, Vec<String>, Vec<(String, String)>), EngineError> {
         let mut out = Backups::default();
         let mut unfinished = Vec::new();
+        let mut half_restored = Vec::new();
         for meta in hidden {
             if meta.name.starts_with(BACKUP_PREFIX) {
                 let backup = Backup::from_meta(meta)?;
@@ -226,6 +233,11 @@ impl Backups {
                     },
                 );
             } else if let Some(table) = meta.name.strip_prefix(RESTORED_PREFIX) {
+                if tag(&meta.tags, TAG_RESTORE_DONE) == Some("false") {
+                    unfinished.push(meta.name.clone());
+                    half_restored.push((table.to_string(), meta.table_id.clone()));
+                    continue;
+                }
                 let summary = RestoreSummary {
                     source_backup_arn: tag(&meta.tags, TAG_RESTORE_BACKUP).unwrap_or_default().to_string(),
                     source_table_arn: tag(&meta.tags, TAG_RESTORE_TABLE).unwrap_or_default().to_string(),
@@ -235,7 +247,7 @@ impl Backups {
                 out.restored.insert(table.to_string(), (meta.table_id.clone(), summary));
             }
         }
-        Ok((out, unfinished))
+        Ok((out, unfinished, half_restored))
     }
 }
 
@@ -431,17 +443,19 @@ impl Engine {
             restored_at: now,
             in_progress: true,
         };
-        let restored = self.restore_items(&backup, &table, now).and_then(|_| {
-            let note = TableMeta {
-                name: format!("{RESTORED_PREFIX}{target}"),
-                tags: vec![
-                    (TAG_RESTORE_BACKUP.to_string(), summary.source_backup_arn.clone()),
-                    (TAG_RESTORE_TABLE.to_string(), summary.source_table_arn.clone()),
-                ],
-                ..self.note_meta(&table, now)
-            };
-            self.replace_note(&note)
-        });
+        let note = |done: bool| TableMeta {
+            name: format!("{RESTORED_PREFIX}{target}"),
+            tags: vec![
+                (TAG_RESTORE_BACKUP.to_string(), summary.source_backup_arn.clone()),
+                (TAG_RESTORE_TABLE.to_string(), summary.source_table_arn.clone()),
+                (TAG_RESTORE_DONE.to_string(), done.to_string()),
+            ],
+            ..self.note_meta(&table, now)
+        };
+        let restored = self
+            .replace_note(&note(false))
+            .and_then(|_| self.restore_items(&backup, &table, now))
+            .and_then(|_| self.replace_note(&note(true)));
         if let Err(e) = restored {
             // Best effort: a half-restored table does not stay.
             let _ = self.delete_table(&target, now);

@@ -197,9 +197,15 @@ impl Engine {
         // Backups and notes about tables are hidden catalog entries.
         let (hidden, metas): (Vec<_>, Vec<_>) =
             storage.list_tables()?.into_iter().partition(|m| crate::backup::is_hidden(&m.name));
-        let (backups, unfinished) = crate::backup::Backups::load(&hidden)?;
+        let (backups, unfinished, half_restored) = crate::backup::Backups::load(&hidden)?;
         for name in unfinished {
             storage.drop_table(&name)?;
+        }
+        let (dropped, metas): (Vec<_>, Vec<_>) = metas
+            .into_iter()
+            .partition(|m| half_restored.iter().any(|(name, id)| *name == m.name && *id == m.table_id));
+        for meta in dropped {
+            storage.drop_table(&meta.name)?;
         }
         for meta in metas {
             let store = storage.open_table(&meta.name)?;

@@ -221,3 +221,31 @@ fn backups_survive_reopening_and_a_half_copied_one_is_dropped() {
         matches!(engine.describe_backup(&kept.arn), Err(EngineError::BackupNotFound(m)) if m == format!("Backup not found: {}", kept.arn))
     );
 }
+
+#[test]
+fn a_table_whose_restore_a_crash_cut_short_is_dropped_on_reopening() {
+    let storage: Arc<MemStorage> = Arc::new(MemStorage::new());
+    let engine = Engine::open(config(), storage.clone(), Millis(0)).unwrap();
+    create(&engine, "t");
+    fill(&engine);
+    let backup = engine.create_backup("t", "b", Millis(5)).unwrap();
+    restore(&engine, &backup.arn, "done", Millis(6));
+    restore(&engine, &backup.arn, "cut", Millis(7));
+    // What a crash while "cut" was being written leaves: its note still
+    // says the items are not all there.
+    let mut note = storage.list_tables().unwrap().into_iter().find(|m| m.name == "#restored/cut").unwrap();
+    for (k, v) in &mut note.tags {
+        if k == "restore:done" {
+            *v = "false".into();
+        }
+    }
+    storage.drop_table(&note.name).unwrap();
+    storage.create_table(&note).unwrap();
+    drop(engine);
+    let engine = Engine::open(config(), storage.clone(), Millis(50)).unwrap();
+    assert_eq!(engine.list_tables(ListTablesInput { exclusive_start: None, limit: 100 }).names, ["done", "t"]);
+    assert!(!storage.list_tables().unwrap().iter().any(|m| m.name.ends_with("cut")));
+    let done = engine.describe_table("done", Millis(50)).unwrap();
+    assert_eq!(done.item_count, FILLER as u64);
+    assert!(done.restore.is_some_and(|r| !r.in_progress && r.source_backup_arn == backup.arn));
+}
