@@ -115,6 +115,17 @@ fn tag_u64(tags: &[(String, String)], key: &str) -> Result<u64, EngineError> {
 }
 
 impl Backup {
+    /// What the snapshot takes of an in-memory store's memory budget, as
+    /// a table's items do.
+    pub(crate) fn memory_held(&self) -> u64 {
+        self.size_bytes + self.item_count * crate::engine::STORED_ITEM_OVERHEAD_BYTES
+    }
+
+    /// The hidden storage table holding the snapshot.
+    pub(crate) fn storage_name(&self) -> &str {
+        &self.storage_name
+    }
+
     /// The hidden catalog entry recording this backup.
     fn to_meta(&self) -> TableMeta {
         TableMeta {
@@ -358,7 +369,20 @@ impl Engine {
             source,
             storage_name: format!("{BACKUP_PREFIX}{}/{id}", table.name),
         };
-        let mut store = self.storage.create_table(&backup.to_meta())?;
+        // An in-memory snapshot takes its share of the memory budget.
+        let memory = self.config.memory.as_deref().filter(|_| data.store.holds_items_in_memory());
+        if let Some(memory) = memory {
+            memory.reserve(backup.memory_held())?;
+        }
+        let mut store = match self.storage.create_table(&backup.to_meta()) {
+            Ok(store) => store,
+            Err(e) => {
+                if let Some(memory) = memory {
+                    memory.adjust(-(backup.memory_held() as i64));
+                }
+                return Err(e.into());
+            }
+        };
         let copied = crate::write::copy_items(&*self.storage, &*data.store, &mut *store, SNAPSHOT_BATCH_ITEMS)
             .and_then(|_| {
                 backup.status = BackupStatus::Available;
@@ -367,6 +391,9 @@ impl Engine {
         drop(data);
         if let Err(e) = copied {
             let _ = self.storage.drop_table(&backup.storage_name);
+            if let Some(memory) = memory {
+                memory.adjust(-(backup.memory_held() as i64));
+            }
             return Err(e.into());
         }
         self.backups.lock().backups.insert(backup.arn.clone(), backup.clone());
@@ -382,7 +409,11 @@ impl Engine {
     pub fn delete_backup(&self, arn: &str) -> Result<Backup, EngineError> {
         let mut backups = self.backups.lock();
         let Some(backup) = backups.backups.get(arn) else { return Err(backup_not_found(arn)) };
+        let in_memory = self.storage.open_table(&backup.storage_name)?.holds_items_in_memory();
         self.storage.drop_table(&backup.storage_name)?;
+        if let Some(memory) = self.config.memory.as_deref().filter(|_| in_memory) {
+            memory.adjust(-(backup.memory_held() as i64));
+        }
         let mut backup = backups.backups.remove(arn).ok_or_else(|| backup_not_found(arn))?;
         backup.status = BackupStatus::Deleted;
         Ok(backup)

@@ -254,6 +254,11 @@ impl Engine {
         if let Some(memory) = &config.memory {
             let held: u64 = tables.values().map(|t| memory_held(&t.data.read())).sum();
             memory.adjust(held as i64);
+            for backup in backups.backups.values() {
+                if storage.open_table(backup.storage_name())?.holds_items_in_memory() {
+                    memory.adjust(backup.memory_held() as i64);
+                }
+            }
         }
         Ok(Engine {
             config,

@@ -249,3 +249,28 @@ fn a_table_whose_restore_a_crash_cut_short_is_dropped_on_reopening() {
     assert_eq!(done.item_count, FILLER as u64);
     assert!(done.restore.is_some_and(|r| !r.in_progress && r.source_backup_arn == backup.arn));
 }
+
+#[test]
+fn in_memory_backups_take_their_share_of_the_memory_budget() {
+    let budget = Arc::new(MemoryBudget::new(u64::MAX / 2));
+    let engine = Engine::new(EngineConfig { memory: Some(budget.clone()), ..config() });
+    create(&engine, "t");
+    fill(&engine);
+    let tables = budget.used();
+    let backup = engine.create_backup("t", "b", Millis(5)).unwrap();
+    let held = backup.size_bytes + backup.item_count * STORED_ITEM_OVERHEAD_BYTES;
+    assert_eq!(budget.used(), tables + held);
+    engine.delete_backup(&backup.arn).unwrap();
+    assert_eq!(budget.used(), tables);
+    // A snapshot past the budget is refused, and takes nothing.
+    let tight = Arc::new(MemoryBudget::new(tables + held - 1));
+    let engine = Engine::new(EngineConfig { memory: Some(tight.clone()), ..config() });
+    create(&engine, "t");
+    fill(&engine);
+    let used = tight.used();
+    assert!(matches!(engine.create_backup("t", "b", Millis(5)), Err(EngineError::LimitExceeded(_))));
+    assert_eq!(tight.used(), used);
+    let page =
+        engine.list_backups(&ListBackupsInput { user: true, limit: 100, ..ListBackupsInput::default() }).unwrap();
+    assert!(page.backups.is_empty());
+}
