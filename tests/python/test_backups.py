@@ -90,6 +90,16 @@ def scan_all(ddb, name, **kwargs):
             return sorted(items, key=lambda i: (i["pk"]["S"], i["sk"]["N"]))
 
 
+def by_city(ddb, table, city):
+    """The items of GSI by-city under `city`."""
+    return ddb.query(
+        TableName=table,
+        IndexName="by-city",
+        KeyConditionExpression="city = :c",
+        ExpressionAttributeValues={":c": {"S": city}},
+    )["Items"]
+
+
 def restore(ddb, backup_arn, target, **overrides):
     out = ddb.restore_table_from_backup(TargetTableName=target, BackupArn=backup_arn, **overrides)
     wait_active(ddb, target)
@@ -202,12 +212,7 @@ def test_a_backup_is_a_snapshot_and_a_restore_brings_back_its_items_and_indexes(
     assert t["GlobalSecondaryIndexes"][0]["ItemCount"] == 5
     assert [x["IndexName"] for x in t["LocalSecondaryIndexes"]] == ["by-age"]
     # The GSI's entries are rebuilt: Paris holds Ann, Bob and Cat, as at the backup.
-    paris = ddb.query(
-        TableName=target,
-        IndexName="by-city",
-        KeyConditionExpression="city = :c",
-        ExpressionAttributeValues={":c": {"S": "Paris"}},
-    )["Items"]
+    paris = by_city(ddb, target, "Paris")
     assert sorted(i["name"]["S"] for i in paris) == ["Ann", "Bob", "Cat"]
     assert all(set(i) == {"pk", "sk", "city", "name"} for i in paris)
     older = ddb.query(
@@ -286,12 +291,7 @@ def test_restore_with_overrides(ddb, make_table, restored):
     gsi = t["GlobalSecondaryIndexes"][0]
     assert gsi["Projection"] == {"ProjectionType": "KEYS_ONLY"}
     assert gsi["ProvisionedThroughput"]["ReadCapacityUnits"] == 3
-    nice = ddb.query(
-        TableName=provisioned,
-        IndexName="by-city",
-        KeyConditionExpression="city = :c",
-        ExpressionAttributeValues={":c": {"S": "Nice"}},
-    )["Items"]
+    nice = by_city(ddb, provisioned, "Nice")
     assert nice == [{"pk": {"S": "c"}, "sk": {"N": "1"}, "city": {"S": "Nice"}}]
 
 
@@ -559,12 +559,7 @@ def test_backups_and_point_in_time_settings_survive_a_restart(tmp_path, how):
         assert scan_all(ddb, "people-again") == sorted(
             PEOPLE + [person("d", 1, "Paris", 1, "Dee")], key=lambda i: (i["pk"]["S"], i["sk"]["N"])
         )
-        paris = ddb.query(
-            TableName="people-again",
-            IndexName="by-city",
-            KeyConditionExpression="city = :c",
-            ExpressionAttributeValues={":c": {"S": "Paris"}},
-        )["Items"]
+        paris = by_city(ddb, "people-again", "Paris")
         assert sorted(i["name"]["S"] for i in paris) == ["Ann", "Bob", "Cat", "Dee"]
         assert ddb.list_tables()["TableNames"] == ["people", "people-again", "people-restored", "pitr-on"]
     finally:

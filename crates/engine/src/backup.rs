@@ -656,16 +656,10 @@ fn restore_input(backup: &Backup, input: &RestoreInput) -> CreateTableInput {
     let attribute_definitions =
         source.attribute_definitions.iter().filter(|(n, _)| used.contains(&n.as_str())).cloned().collect();
     CreateTableInput {
-        table_name: input.target_table_name.clone(),
-        key_schema,
-        attribute_definitions,
-        billing,
         global_indexes,
         local_indexes,
-        tags: Vec::new(),
-        stream: None,
         on_demand: source.settings.on_demand_max.map(|(r, w)| (Some(r), Some(w))),
-        warm: None,
+        ..CreateTableInput::new(&input.target_table_name, key_schema, attribute_definitions, billing)
     }
 }
 

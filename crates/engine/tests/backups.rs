@@ -22,29 +22,22 @@ fn config() -> EngineConfig {
 }
 
 fn create(engine: &Engine, name: &str) {
-    engine
-        .create_table(
-            CreateTableInput {
-                table_name: name.to_string(),
-                key_schema: vec![("pk".into(), KeyRole::Hash)],
-                attribute_definitions: vec![("pk".into(), ScalarType::S), ("g".into(), ScalarType::N)],
-                billing: BillingMode::PayPerRequest,
-                global_indexes: Some(vec![IndexSpec {
-                    name: "by-g".into(),
-                    key_schema: vec![("g".into(), KeyRole::Hash)],
-                    projection_type: Some(ProjectionType::KeysOnly),
-                    non_key_attributes: None,
-                    throughput: None,
-                }]),
-                local_indexes: None,
-                tags: Vec::new(),
-                stream: None,
-                on_demand: None,
-                warm: None,
-            },
-            Millis(0),
-        )
-        .unwrap();
+    let mut input = CreateTableInput::new(
+        name,
+        vec![("pk".into(), KeyRole::Hash)],
+        vec![("pk".into(), ScalarType::S), ("g".into(), ScalarType::N)],
+        BillingMode::PayPerRequest,
+    );
+    let keys_only = Some(ProjectionType::KeysOnly);
+    let gsi_key = vec![("g".into(), KeyRole::Hash)];
+    input.global_indexes = Some(vec![IndexSpec {
+        name: "by-g".into(),
+        key_schema: gsi_key,
+        projection_type: keys_only,
+        non_key_attributes: None,
+        throughput: None,
+    }]);
+    engine.create_table(input, Millis(0)).unwrap();
 }
 
 fn item(pk: &str, generation: u64) -> Item {
@@ -54,35 +47,25 @@ fn item(pk: &str, generation: u64) -> Item {
     ])
 }
 
+/// One BatchWriteItem of `items` into table t, every item admitted.
+fn batch_put(engine: &Engine, items: impl Iterator<Item = Item>, now: Millis) {
+    let requests = items.map(WriteRequest::Put).collect();
+    let input = BatchWriteInput {
+        requests: vec![("t".to_string(), requests)],
+        return_capacity: ReturnCapacity::None,
+        return_item_collection_metrics: false,
+    };
+    assert!(engine.batch_write_item(input, now).unwrap().unprocessed.is_empty());
+}
+
 /// One atomic batch: every group item at `generation`.
 fn write_group(engine: &Engine, generation: u64, now: Millis) {
-    let requests = (0..GROUP).map(|i| WriteRequest::Put(item(&format!("group-{i}"), generation))).collect();
-    let out = engine
-        .batch_write_item(
-            BatchWriteInput {
-                requests: vec![("t".to_string(), requests)],
-                return_capacity: ReturnCapacity::None,
-                return_item_collection_metrics: false,
-            },
-            now,
-        )
-        .unwrap();
-    assert!(out.unprocessed.is_empty());
+    batch_put(engine, (0..GROUP).map(|i| item(&format!("group-{i}"), generation)), now);
 }
 
 fn fill(engine: &Engine) {
     for chunk in (0..FILLER).collect::<Vec<_>>().chunks(25) {
-        let requests = chunk.iter().map(|i| WriteRequest::Put(item(&format!("filler-{i}"), 0))).collect();
-        engine
-            .batch_write_item(
-                BatchWriteInput {
-                    requests: vec![("t".to_string(), requests)],
-                    return_capacity: ReturnCapacity::None,
-                    return_item_collection_metrics: false,
-                },
-                Millis(1),
-            )
-            .unwrap();
+        batch_put(engine, chunk.iter().map(|i| item(&format!("filler-{i}"), 0)), Millis(1));
     }
 }
 
