@@ -213,6 +213,10 @@ pub(crate) struct Backups {
     pub(crate) pitr: BTreeMap<String, PointInTimeRecovery>,
     /// By table name: (table id, summary).
     pub(crate) restored: BTreeMap<String, (String, RestoreSummary)>,
+    /// The latest backup's creation time: each backup is created at least a
+    /// millisecond after the one before, so creation times (and the ARNs'
+    /// timestamps) order backups as they were made.
+    pub(crate) last_created: Millis,
 }
 
 impl Backups {
@@ -229,6 +233,7 @@ impl Backups {
             if meta.name.starts_with(BACKUP_PREFIX) {
                 let backup = Backup::from_meta(meta)?;
                 if backup.status == BackupStatus::Available {
+                    out.last_created = out.last_created.max(backup.created_at);
                     out.backups.insert(backup.arn.clone(), backup);
                 } else {
                     unfinished.push(meta.name.clone());
@@ -356,6 +361,11 @@ impl Engine {
         let settings = table.settings.lock().clone();
         let defs: Vec<IndexDef> = data.indexes.iter().map(|i| i.def.clone()).collect();
         let source = TableMeta { tags: Vec::new(), ..table.meta_with(settings, defs) };
+        let now = {
+            let mut backups = self.backups.lock();
+            backups.last_created = Millis(now.0.max(backups.last_created.0 + 1));
+            backups.last_created
+        };
         let counter = self.table_counter.fetch_add(1, Ordering::Relaxed);
         let id = format!("{:014}-{}", now.0, backup_suffix(&table.name, now, counter));
         let arn = format!("{}/backup/{id}", table.arn);

@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use dynaburst_engine::backup::{BackupStatus, ListBackupsInput, RestoreInput, SNAPSHOT_BATCH_ITEMS};
+use dynaburst_engine::backup::{Backup, BackupStatus, ListBackupsInput, RestoreInput, SNAPSHOT_BATCH_ITEMS};
 use dynaburst_engine::store::{MemStorage, Storage};
 use dynaburst_engine::*;
 use dynaburst_model::{AttributeValue, Item, Number, ScalarType};
@@ -66,6 +66,21 @@ fn write_group(engine: &Engine, generation: u64, now: Millis) {
 fn fill(engine: &Engine) {
     for chunk in (0..FILLER).collect::<Vec<_>>().chunks(25) {
         batch_put(engine, chunk.iter().map(|i| item(&format!("filler-{i}"), 0)), Millis(1));
+    }
+}
+
+/// An engine over `storage` with table t filled.
+fn filled_on(storage: &Arc<MemStorage>) -> Engine {
+    let engine = Engine::open(config(), storage.clone(), Millis(0)).unwrap();
+    create(&engine, "t");
+    fill(&engine);
+    engine
+}
+
+/// Sets tag `key` of a hidden catalog entry to `value`.
+fn set_tag(meta: &mut dynaburst_engine::store::TableMeta, key: &str, value: String) {
+    if let Some((_, v)) = meta.tags.iter_mut().find(|(k, _)| k == key) {
+        *v = value;
     }
 }
 
@@ -154,9 +169,7 @@ fn backups_taken_while_a_writer_runs_are_consistent_snapshots() {
 #[test]
 fn backups_survive_reopening_and_a_half_copied_one_is_dropped() {
     let storage: Arc<MemStorage> = Arc::new(MemStorage::new());
-    let engine = Engine::open(config(), storage.clone(), Millis(0)).unwrap();
-    create(&engine, "t");
-    fill(&engine);
+    let engine = filled_on(&storage);
     let kept = engine.create_backup("t", "kept", Millis(5)).unwrap();
     engine.update_continuous_backups("t", true, Some(3), Millis(6)).unwrap();
     // What a crash in the middle of CreateBackup leaves: a catalog entry
@@ -169,14 +182,8 @@ fn backups_survive_reopening_and_a_half_copied_one_is_dropped() {
         .map(|m| {
             let mut m = m;
             m.name = "#backup/t/00000000000007-deadbeef".into();
-            for (k, v) in &mut m.tags {
-                if k == "backup:status" {
-                    *v = "CREATING".into();
-                }
-                if k == "backup:arn" {
-                    *v = format!("{}x", v);
-                }
-            }
+            set_tag(&mut m, "backup:status", "CREATING".into());
+            set_tag(&mut m, "backup:arn", format!("{}x", kept.arn));
             m
         })
         .unwrap();
@@ -208,20 +215,14 @@ fn backups_survive_reopening_and_a_half_copied_one_is_dropped() {
 #[test]
 fn a_table_whose_restore_a_crash_cut_short_is_dropped_on_reopening() {
     let storage: Arc<MemStorage> = Arc::new(MemStorage::new());
-    let engine = Engine::open(config(), storage.clone(), Millis(0)).unwrap();
-    create(&engine, "t");
-    fill(&engine);
+    let engine = filled_on(&storage);
     let backup = engine.create_backup("t", "b", Millis(5)).unwrap();
     restore(&engine, &backup.arn, "done", Millis(6));
     restore(&engine, &backup.arn, "cut", Millis(7));
     // What a crash while "cut" was being written leaves: its note still
     // says the items are not all there.
     let mut note = storage.list_tables().unwrap().into_iter().find(|m| m.name == "#restored/cut").unwrap();
-    for (k, v) in &mut note.tags {
-        if k == "restore:done" {
-            *v = "false".into();
-        }
-    }
+    set_tag(&mut note, "restore:done", "false".into());
     storage.drop_table(&note.name).unwrap();
     storage.create_table(&note).unwrap();
     drop(engine);
@@ -256,4 +257,17 @@ fn in_memory_backups_take_their_share_of_the_memory_budget() {
     let page =
         engine.list_backups(&ListBackupsInput { user: true, limit: 100, ..ListBackupsInput::default() }).unwrap();
     assert!(page.backups.is_empty());
+}
+
+#[test]
+fn backups_made_in_one_millisecond_list_in_the_order_they_were_made() {
+    let engine = Engine::new(config());
+    create(&engine, "t");
+    let made: Vec<Backup> = (0..5).map(|i| engine.create_backup("t", &format!("b{i}"), Millis(7)).unwrap()).collect();
+    let times: Vec<u64> = made.iter().map(|b| b.created_at.0).collect();
+    assert_eq!(times, [7, 8, 9, 10, 11]);
+    assert!(made.iter().all(|b| b.arn.contains(&format!("/backup/{:014}-", b.created_at.0))));
+    let page = engine.list_backups(&ListBackupsInput { user: true, limit: 2, ..ListBackupsInput::default() }).unwrap();
+    assert_eq!(page.backups, made[..2]);
+    assert_eq!(page.last_evaluated.as_deref(), Some(made[1].arn.as_str()));
 }
