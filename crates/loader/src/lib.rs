@@ -370,6 +370,7 @@ pub fn load_report(session: &Session, tuning: &Tuning, mode: &str, out: &Outcome
         items_resent: s.resent_items,
         paced_units_per_s: s.paced_units_per_s,
         pace_cuts: s.pace_cuts,
+        paced_keys: s.paced_keys,
         requests: s.requests,
         latency_ms: s.latency_summary(),
         peak_concurrency: s.peak_concurrency,

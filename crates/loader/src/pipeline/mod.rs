@@ -12,7 +12,9 @@
 //! - Adaptive: against a target that throttles (DynamoDB), the load learns
 //!   the write rate the table takes from its throttling and paces itself
 //!   just below it (`pacer`), so it runs at the table's capacity with few
-//!   throttled requests and few items sent twice; concurrency grows
+//!   throttled requests and few items sent twice; a partition key that is
+//!   refused on its own gets a rate of its own, and only its records wait
+//!   for it (`hotkeys`); concurrency grows
 //!   additively up to what that rate needs (`sizing`). Against a target
 //!   that queues instead (MongoDB), concurrency follows additive increase,
 //!   multiplicative decrease, driven by errors and latency. Retries back
@@ -25,16 +27,19 @@
 //! It reads time only through its `Clock`, so it runs in virtual time too.
 //!
 //! Parts: `controller` (concurrency), `decide` (retry, split, reject,
-//! stop), `rejects` (the rejects file), and the run loop here.
+//! stop), `pacer` and `hotkeys` (the learned rates), `rejects` (the
+//! rejects file), and the run loop here.
 
 mod controller;
 mod decide;
+mod hotkeys;
 mod pacer;
 mod rejects;
 mod sizing;
 
 pub use controller::Controller;
 pub use decide::{decide, Action, Decision, Fate, JobFacts, LoadFacts, Refusals, Signal};
+pub use hotkeys::HotKeys;
 pub use pacer::Pacer;
 pub use sizing::{concurrency_bound, Sizing, CAPACITY_HEADROOM, IN_FLIGHT_MEMORY_SHARE, MIN_CONCURRENCY_BOUND};
 
@@ -257,6 +262,8 @@ struct Pending<I> {
     seq: u64,
     line: u64,
     raw: String,
+    /// The partition key's hash: what per-key pacing paces.
+    partition: u128,
     /// The whole identity's hash: what per-key ordering waits on.
     slot: u128,
     units: f64,
@@ -306,6 +313,11 @@ struct Pipeline<S: Sink, C: Clock> {
     /// The learned write rate (`--concurrency auto` against a target that
     /// throttles rather than queues).
     pacer: Option<Pacer>,
+    /// Per-key pacers beside it, and the records they hold (paced loads).
+    hot: Option<HotKeys<Pending<S::Item>>>,
+    /// The partition key of the last record taken from `ready`: a record
+    /// of the same key is part of a run.
+    last_taken: Option<u128>,
     last_progress: Instant,
     warnings: Vec<String>,
     run_key: Option<u128>,
@@ -433,6 +445,7 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
             seq,
             line: rec.line,
             raw: rec.raw,
+            partition: item.partition,
             slot: item.slot,
             units: item.units,
             bytes: item.bytes,
@@ -557,14 +570,25 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
                 row.partial_requests += u64::from(unprocessed > 0);
                 if let Some(pacer) = self.pacer.as_mut() {
                     // Paced: the rate answers throttling; concurrency only
-                    // has to carry the rate.
+                    // has to carry the rate. A throttle of one hot key is
+                    // that key's pacer's, not the table's.
                     if units > 0.0 {
                         pacer.on_written(now, units);
                     }
                     if unprocessed > 0 {
-                        pacer.on_throttle(now, now.checked_sub(latency).unwrap_or(now));
+                        let sent = now.checked_sub(latency).unwrap_or(now);
+                        let refused = job.items.iter().zip(&fates).filter(|(_, f)| matches!(f, Fate::Again));
+                        let keys = refused.map(|(p, _)| p.partition);
+                        if !self.hot.as_mut().is_some_and(|hot| hot.on_refused(now, sent, keys)) {
+                            pacer.on_throttle(now, sent);
+                        }
                     } else {
                         self.controller.on_success();
+                    }
+                    if let Some(hot) = self.hot.as_mut() {
+                        for (p, _) in job.items.iter().zip(&fates).filter(|(_, f)| matches!(f, Fate::Written)) {
+                            hot.on_written(now, p.partition, p.units);
+                        }
                     }
                 } else {
                     match signal {
@@ -592,8 +616,14 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
                 self.stats.throttle_events += 1;
                 *self.stats.throttle_codes.entry(code).or_insert(0) += 1;
                 self.stats.row(second).throttled_requests += 1;
+                let sent = now.checked_sub(latency).unwrap_or(now);
+                let keys = job.items.iter().map(|p| p.partition);
                 match self.pacer.as_mut() {
-                    Some(pacer) => pacer.on_throttle(now, now.checked_sub(latency).unwrap_or(now)),
+                    Some(pacer) => {
+                        if !self.hot.as_mut().is_some_and(|hot| hot.on_refused(now, sent, keys)) {
+                            pacer.on_throttle(now, sent);
+                        }
+                    }
                     None => self.controller.on_throttle(now, 1.0),
                 }
                 self.retry(job.items, attempts, job.token, Some(written_at_failure), 0);
@@ -755,24 +785,84 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
             }
             return Some((job, true));
         }
-        if stopping || self.ready.is_empty() {
+        if stopping || (self.ready.is_empty() && self.hot.as_ref().is_none_or(|h| h.held() == 0)) {
             return None;
         }
-        let mut n = 0;
+        let mut items: Vec<Pending<S::Item>> = Vec::new();
         let mut bytes = 0;
-        for p in self.ready.iter().take(max_items) {
-            if n > 0 && bytes + p.bytes > max_bytes {
+        let mut full = false;
+        // Records of a hot key wait for its pacer, held aside, while the
+        // rest go on: a key's held records go out (oldest first) in as
+        // large a share of a request as they fill, once its pacer affords
+        // all of them; ready records of a hot key join its held ones.
+        if let Some(hot) = self.hot.as_mut() {
+            for key in hot.holding(|p| p.seq) {
+                let (n, units, size) =
+                    hot.chunk(key, max_items - items.len(), max_bytes.saturating_sub(bytes), |p| (p.units, p.bytes));
+                if n == 0 {
+                    full = true;
+                    break;
+                }
+                if hot.afford(key, units, now).is_err() {
+                    continue;
+                }
+                items.extend((0..n).filter_map(|_| hot.pop(key)));
+                bytes += size;
+                if items.len() == max_items {
+                    full = true;
+                    break;
+                }
+            }
+        }
+        while !full {
+            let Some(p) = self.ready.front() else { break };
+            if items.len() == max_items || (!items.is_empty() && bytes + p.bytes > max_bytes) {
+                full = true;
                 break;
             }
+            let Some(p) = self.ready.pop_front() else { break };
+            let run = self.last_taken.replace(p.partition) == Some(p.partition);
+            if let Some(hot) = self.hot.as_mut() {
+                if hot.paced(p.partition) || (run && hot.pace_run(p.partition, now)) {
+                    match hot.hold(p.partition, p) {
+                        None => continue,
+                        Some(p) => {
+                            bytes += p.bytes;
+                            items.push(p);
+                            continue;
+                        }
+                    }
+                }
+            }
+
             bytes += p.bytes;
-            n += 1;
+            items.push(p);
         }
-        let full = n == max_items || n < self.ready.len();
-        if !full && more_coming {
+        if items.is_empty() || (!full && more_coming) {
+            for p in items.into_iter().rev() {
+                self.ready.push_front(p);
+            }
             return None;
         }
-        let items: Vec<Pending<S::Item>> = self.ready.drain(..n).collect();
         Some((self.job(items, 0, now), false))
+    }
+
+    /// The units of each hot key among `items` (keys paced on their own).
+    fn keyed_units(&self, items: &[Pending<S::Item>]) -> Vec<(u128, f64)> {
+        let mut keyed = Vec::new();
+        if let Some(hot) = &self.hot {
+            for p in items.iter().filter(|p| hot.paced(p.partition)) {
+                add_units(&mut keyed, p.partition, p.units);
+            }
+        }
+        keyed
+    }
+
+    /// How long the hot keys' pacers make a request of `keyed` units wait,
+    /// if at all (nothing is taken).
+    fn key_wait(&mut self, keyed: &[(u128, f64)], now: Instant) -> Option<Duration> {
+        let hot = self.hot.as_mut()?;
+        keyed.iter().filter_map(|(key, units)| hot.afford(*key, *units, now).err()).max()
     }
 
     /// The learned rate, then `--max-wcu`: how long the job must wait, or
@@ -797,6 +887,15 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
         } else {
             Some(Duration::from_secs_f64((need - self.rate_tokens) / rate))
         }
+    }
+}
+
+/// Adds `units` to `key`'s entry in a request's short list of units per
+/// key.
+fn add_units(keyed: &mut Vec<(u128, f64)>, key: u128, units: f64) {
+    match keyed.iter_mut().find(|(k, _)| *k == key) {
+        Some((_, u)) => *u += units,
+        None => keyed.push((key, units)),
     }
 }
 
@@ -846,6 +945,8 @@ pub async fn run<S: Sink, C: Clock>(
         next_position: (0, 1),
         rejects,
         rate_updated: now,
+        hot: pacer.as_ref().map(|_| HotKeys::new(now)),
+        last_taken: None,
         pacer,
         last_progress: now,
         warnings: Vec::new(),
@@ -924,8 +1025,18 @@ pub async fn run<S: Sink, C: Clock>(
             // A partial request of new records waits while more input is
             // coming and an answer is due (so requests go out full).
             let more_coming = !input_done && !in_flight.is_empty() && p.may_read();
-            let Some((job, was_retry)) = p.next_job(now, stopping, more_coming) else { break };
+            let Some((mut job, was_retry)) = p.next_job(now, stopping, more_coming) else { break };
             let units: f64 = job.items.iter().map(|i| i.units).sum();
+            let keyed = p.keyed_units(&job.items);
+            if was_retry {
+                // A retry of a hot key's items waits for its pacer; the
+                // records of other keys go on meanwhile.
+                if let Some(wait) = p.key_wait(&keyed, now) {
+                    job.due = now + wait;
+                    p.retries.push(job);
+                    continue;
+                }
+            }
             if let Some(wait) = p.rate_wait(units, now) {
                 // Not yet: put it back where it came from.
                 if was_retry {
@@ -937,6 +1048,11 @@ pub async fn run<S: Sink, C: Clock>(
                 }
                 rate_sleep = Some(wait);
                 break;
+            }
+            if let Some(hot) = p.hot.as_mut() {
+                for (key, units) in keyed {
+                    hot.take(key, units, now);
+                }
             }
             let sink = Arc::clone(&p.sink);
             let clock = clock.clone();
@@ -957,7 +1073,11 @@ pub async fn run<S: Sink, C: Clock>(
         let row = p.stats.row(second);
         row.requests_in_flight = row.requests_in_flight.max(flying);
         // Done?
-        let drained = p.orderer.is_empty() && p.ready.is_empty() && p.blocked.is_empty() && p.retries.is_empty();
+        let drained = p.orderer.is_empty()
+            && p.ready.is_empty()
+            && p.blocked.is_empty()
+            && p.retries.is_empty()
+            && p.hot.as_ref().is_none_or(|h| h.held() == 0);
         if in_flight.is_empty() && (stopping || (input_done && drained)) {
             break;
         }
@@ -967,6 +1087,9 @@ pub async fn run<S: Sink, C: Clock>(
                 p.sizing.second(last.units);
             }
             p.checkpoint(false, false)?;
+            if let Some(hot) = p.hot.as_mut() {
+                hot.expire(now);
+            }
             next_checkpoint = now + CHECKPOINT_EVERY;
         }
         if now >= next_progress {
@@ -985,6 +1108,14 @@ pub async fn run<S: Sink, C: Clock>(
         }
         if let Some(w) = rate_sleep {
             wake = wake.min(now + w);
+        }
+        // Records held for a hot key's pacer: when they may go (not now:
+        // records that may go now and did not wait for an answer).
+        let max_items = p.limits.max_items;
+        if let Some(due) = p.hot.as_mut().filter(|_| can_launch).and_then(|h| h.next_due(now, max_items, |r| r.units)) {
+            if due > now {
+                wake = wake.min(due);
+            }
         }
         if let Some(t) = stopped_at {
             wake = wake.min(t + STOP_GRACE);
@@ -1015,6 +1146,9 @@ pub async fn run<S: Sink, C: Clock>(
     if let Some(pacer) = &p.pacer {
         p.stats.paced_units_per_s = pacer.rate();
         p.stats.pace_cuts = pacer.cuts();
+    }
+    if let Some(hot) = &p.hot {
+        p.stats.paced_keys = hot.started();
     }
     p.checkpoint(complete, true)?;
     p.stats.finish_timeline();

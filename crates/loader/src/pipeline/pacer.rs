@@ -69,6 +69,9 @@ pub struct Pacer {
     /// Units per second; None until the first throttle.
     rate: Option<f64>,
     tokens: f64,
+    /// Units that may go at once beyond the bucket, spent first and never
+    /// refilled (a partition's burst, when a load knows it).
+    bank: f64,
     updated: Instant,
     last_cut: Option<Instant>,
     /// The higher of the rate the last cut lowered (the table refused it)
@@ -96,6 +99,7 @@ impl Pacer {
             rate: capacity,
             // A full bucket: the first requests go at once.
             tokens: capacity.unwrap_or(0.0) * PACE_BURST.as_secs_f64(),
+            bank: 0.0,
             updated: now,
             last_cut: None,
             refused_at: None,
@@ -107,6 +111,23 @@ impl Pacer {
             slot_start: now,
             cuts: 0,
         }
+    }
+
+    /// A pacer at `rate` whose first `bank` units may go at once besides.
+    pub fn with_bank(now: Instant, rate: f64, bank: f64) -> Pacer {
+        let mut pacer = Pacer::new(now, Some(rate));
+        pacer.bank = bank.max(0.0);
+        pacer
+    }
+
+    /// A pacer at `rate` for a load just refused: its bucket starts empty,
+    /// and throttles of requests sent before now do not cut it.
+    pub fn refused(now: Instant, rate: f64) -> Pacer {
+        let mut pacer = Pacer::new(now, Some(rate));
+        pacer.tokens = 0.0;
+        // Requests sent before it went at the old rate: they cannot cut.
+        pacer.last_cut = Some(now);
+        pacer
     }
 
     /// The learned rate in units per second, once there is one.
@@ -205,6 +226,7 @@ impl Pacer {
             self.refused_at = self.rate.map(|r| r.max(delivered)).filter(|r| r * PACE_CUT > cut * PACE_DEEP_CUT);
             self.rate = Some(cut);
             self.tokens = self.tokens.min(cut * PACE_BURST.as_secs_f64());
+            self.bank = 0.0;
             self.cuts += 1;
         }
         self.last_cut = Some(now);
@@ -237,18 +259,38 @@ impl Pacer {
     /// How long a request of `units` must wait for the rate; None when it
     /// may go now (and its units are taken).
     pub fn wait(&mut self, units: f64, now: Instant) -> Option<Duration> {
-        let rate = self.rate?;
+        match self.afford(units, now) {
+            Ok(()) => {
+                self.take(units);
+                None
+            }
+            Err(wait) => Some(wait),
+        }
+    }
+
+    /// Whether a request of `units` may go now, taking nothing; when not,
+    /// how long until it may. Unpaced, it always may.
+    pub fn afford(&mut self, units: f64, now: Instant) -> Result<(), Duration> {
+        let Some(rate) = self.rate else { return Ok(()) };
         let elapsed = now.saturating_duration_since(self.updated).as_secs_f64();
         let room = (rate * PACE_BURST.as_secs_f64()).max(units);
         self.tokens = (self.tokens + elapsed * rate).min(room);
         self.updated = now;
-        if self.tokens + 1e-9 >= units {
-            self.tokens -= units;
-            None
+        if self.tokens + self.bank + 1e-9 >= units {
+            Ok(())
         } else {
             // At least a millisecond: a wait that rounds to nothing would
             // not let (virtual) time move.
-            Some(Duration::from_secs_f64((units - self.tokens) / rate).max(PACE_MIN_WAIT))
+            Err(Duration::from_secs_f64((units - self.tokens - self.bank) / rate).max(PACE_MIN_WAIT))
+        }
+    }
+
+    /// A request of `units` goes now (after [`Pacer::afford`] said it may).
+    pub fn take(&mut self, units: f64) {
+        if self.rate.is_some() {
+            let banked = units.min(self.bank);
+            self.bank -= banked;
+            self.tokens -= units - banked;
         }
     }
 }
