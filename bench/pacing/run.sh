@@ -48,7 +48,7 @@ with open(f"{d}/octets-shuffled.jsonl", "w") as f:
     f.writelines(json.dumps(r) + "\n" for r in rows)
 PY
 
-# name | input | key | billing | order | capacity the table offers
+# name | input | key | billing | order | the table's limit (units/s)
 workloads=(
   "on-demand, spread keys|people.jsonl|id:S|on-demand|interleave|4000"
   "provisioned 1,000 WCU|people40k.jsonl|id:S|provisioned:1000:1000|interleave|1000"
@@ -68,9 +68,19 @@ run_one() { # binary label
       --billing "$billing" --order "$order" --seed 1 --quiet \
       --report "$work/r.json" --timeline "$work/t.csv" >/dev/null 2>"$work/load.err" || {
       echo "load failed: $name ($label)" >&2; cat "$work/load.err" >&2; exit 1; }
-    $PY - "$work/r.json" "$work/t.csv" "$name" "$label" "$cap" >>"$work/rows.md" <<'PY'
-import csv, json, sys
-report, timeline, name, label, cap = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5])
+    $PY - "$work/r.json" "$work/t.csv" "$name" "$label" "$cap" "$url" "$table" >>"$work/rows.md" <<'PY'
+import csv, json, sys, urllib.request
+report, timeline, name, label, ceiling, url, table = sys.argv[1:8]
+ceiling = float(ceiling)
+# What the key distribution lets the table take: with every partition
+# taking its share of the items at once, the busiest one (the largest share
+# of the stored bytes, the items being alike) reaches its limit first.
+doc = json.load(urllib.request.urlopen(f"{url}/metrics.json"))
+model = next(t for t in doc["tables"] if t["table"] == table and not t.get("index"))
+sizes = [p["size_bytes"] for p in model["partitions"]]
+share = max(sizes) / max(sum(sizes), 1)
+spread = model["partition_max"]["write"] / share if share > 0 else ceiling
+cap = min(ceiling, spread)
 r = json.load(open(report))
 rows = list(csv.DictReader(open(timeline)))
 steady = rows[10:-1] or rows
@@ -79,7 +89,7 @@ units = sum(float(x["write_units"]) for x in steady) / secs
 throttled = sum(int(x["throttled_requests"]) + int(x.get("partial_requests", 0) or 0) for x in steady) / secs
 written = r["records"]["written"]
 resent = r["items_resent"] / max(written, 1)
-print(f"| {name} | {label} | {written:,} | {r['duration_s']:.1f} | {units:,.0f} | {cap:,.0f} | {100*units/cap:.0f}% "
+print(f"| {name} | {label} | {written:,} | {r['duration_s']:.1f} | {units:,.0f} | {cap:,.0f} | {100*units/cap:.0f}% | {ceiling:,.0f} | {len(sizes)} | {100*share:.1f}% "
       f"| {100*resent:.1f}% | {throttled:.2f} | {r['throttle_events']:,} | {r.get('partial_requests', 0):,} |")
 PY
   done
@@ -96,12 +106,14 @@ out=bench/pacing/results/$(date -u +%Y-%m-%dT%H%MZ).md
   echo "Command: \`BEFORE=${BEFORE:-} bench/pacing/run.sh $BIN\` on $(nproc) cores; server \`serve --latency-model aws\`;"
   echo "loader and server share the machine. Rate and throttled requests are over the seconds after the first 10"
   echo "(the last, partial second left out); re-sent is over the whole load. Capacity: what the table offers that"
-  echo "load (a new on-demand table 4,000 WRU over 4 partitions; a partition 1,000). The sorted octets have 300 records"
-  echo "a key, what a partition that idled 0.3 s takes at once (the server's partition_burst_seconds), so a load that"
-  echo "writes several keys at a time is held only by the table's ceiling: 4,000 is that ceiling, an upper bound."
+  echo "load, the least of the table's limit (a new on-demand table 4,000 WRU over 4 partitions, or the provisioned"
+  echo "WCU) and what the key distribution allows: a partition's 1,000 units/s over the busiest partition's share"
+  echo "of the items (its share of the stored bytes at the end, from the server's /metrics.json; the items of a"
+  echo "load are alike). For sorted input it is an upper bound: a load reaches it only by writing every partition's"
+  echo "keys at once."
   echo
-  echo "| workload | loader | items | seconds | units/s after 10 s | capacity | share | items re-sent | throttled requests/s after 10 s | requests refused | requests partly unprocessed |"
-  echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+  echo "| workload | loader | items | seconds | units/s after 10 s | capacity | share of capacity | table limit | partitions | busiest partition's items | items re-sent | throttled requests/s after 10 s | requests refused | requests partly unprocessed |"
+  echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
   sort -t'|' -k2,2 -s "$work/rows.md"
 } >"$out"
 cat "$out"
