@@ -167,6 +167,13 @@ impl<'de, F: DeserializeOwned> Deserialize<'de> for Scenario<F> {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WriteApis {
     pub rows: Vec<WriteApiRow>,
+    /// True when each row's peak memory is the client's own: the client
+    /// ran in a process without the server (a `bench write-apis
+    /// --endpoint-url` child of the bench, or the bench itself against an
+    /// external endpoint). False (the default, in results written before)
+    /// when it is the whole bench process, embedded server included.
+    #[serde(default)]
+    pub client_process: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -189,6 +196,11 @@ pub struct WriteApiRow {
     /// written before it was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests: Option<u64>,
+    /// The seed's published peak memory of its client process, MB; None
+    /// for an API the seed did not run (absent in results written before
+    /// it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed_peak_mb: Option<f64>,
 }
 
 /// Seed 001: one row per document size and writer count.
@@ -322,6 +334,12 @@ pub struct Calibration {
     pub local_p50_ms: f64,
     /// 99th percentile observed minus `probe_ms`.
     pub local_p99_ms: f64,
+    /// The 99th percentile of the configuration's modelled service times
+    /// (before `local_p50_ms` came off): the same number of draws from the
+    /// same model and seed as its server's. Absent in results written
+    /// before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modelled_p99_ms: Option<f64>,
 }
 
 /// One configuration: our percentiles sit in the row's own object.
@@ -399,6 +417,22 @@ pub struct PartitionLoad {
     /// The timeline's CSV, relative to the output directory.
     pub timeline_csv: String,
     pub timeline: Vec<TimelineSecond>,
+    /// The table's partition splits during the load, in order (empty when
+    /// not known: a load over HTTP, or results written before they were
+    /// recorded).
+    #[serde(default)]
+    pub splits: Vec<SplitMark>,
+}
+
+/// One partition split during a load.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SplitMark {
+    /// Seconds since the load started.
+    pub at_s: f64,
+    /// `heat`, `size` or `throughput` (the capacity model's reason).
+    pub reason: String,
+    /// The table's partitions after the split.
+    pub partitions_after: u64,
 }
 
 impl PartitionLoad {
@@ -422,6 +456,10 @@ pub struct TimelineSecond {
     pub consumed: f64,
     /// Write items throttled or returned unprocessed.
     pub throttled: u64,
+    /// The table's partitions at the end of the second; None when not
+    /// known (a load over HTTP, or results written before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<u64>,
 }
 
 /// The IP-range lookup, measured over HTTP.
@@ -431,6 +469,41 @@ pub struct Lookup {
     /// Lookups that found the range holding the address.
     pub correct: u64,
     pub latency_ms: Percentiles,
+    /// Lookups per second by lookups in flight, up to where the rate
+    /// stopped growing (absent in results written before it was measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saturation: Option<LookupSaturation>,
+}
+
+/// The lookup's throughput as lookups in flight grow.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LookupSaturation {
+    /// One step per concurrency, in the order run (doubling).
+    pub steps: Vec<LookupStep>,
+    /// A step counts as growth when it beats the best so far by this
+    /// fraction (0.05: 5%); the ramp stops after a step that does not.
+    pub growth_threshold: f64,
+}
+
+/// One concurrency of the saturation ramp.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LookupStep {
+    /// Lookups in flight (closed loop: each lane sends its next when the
+    /// last is answered).
+    pub concurrency: u64,
+    pub lookups: u64,
+    /// Lookups that found the range holding the address.
+    pub correct: u64,
+    pub seconds: f64,
+    pub lookups_per_s: f64,
+    pub latency_ms: Percentiles,
+}
+
+impl LookupSaturation {
+    /// The step with the most lookups per second.
+    pub fn peak(&self) -> Option<&LookupStep> {
+        self.steps.iter().max_by(|a, b| a.lookups_per_s.total_cmp(&b.lookups_per_s))
+    }
 }
 
 /// The index trap: the same shuffled load of one-kilobyte items into a

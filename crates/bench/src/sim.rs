@@ -106,6 +106,17 @@ pub struct Second {
     pub consumed: f64,
     /// Write items the model refused (throttled or unprocessed).
     pub throttled: u64,
+    /// The table's partitions in that second.
+    pub partitions: usize,
+}
+
+/// One split of a modelled table's partitions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Split {
+    /// Modelled milliseconds since the load started ([`START_MS`]).
+    pub after_start_ms: u64,
+    pub reason: capacity::SplitReason,
+    pub partitions_after: usize,
 }
 
 /// What a modelled load did.
@@ -126,6 +137,8 @@ pub struct SimLoad {
     pub throttled_requests: u64,
     /// The table's consumption per second, from the capacity model.
     pub timeline: Vec<Second>,
+    /// The table's splits from the start of the load, oldest first.
+    pub splits: Vec<Split>,
 }
 
 impl SimLoad {
@@ -159,7 +172,28 @@ pub fn table_timeline(engine: &Engine, table: &str, start_ms: u64, now: u64) -> 
         .seconds
         .iter()
         .filter(|s| s.second >= first)
-        .map(|s| Second { second: s.second - first, consumed: s.write_units, throttled: s.throttled_write_items })
+        .map(|s| Second {
+            second: s.second - first,
+            consumed: s.write_units,
+            throttled: s.throttled_write_items,
+            partitions: s.partition_count,
+        })
+        .collect()
+}
+
+/// The splits of `table`'s partitions from `start_ms` on, oldest first.
+pub fn table_splits(engine: &Engine, table: &str, start_ms: u64, now: u64) -> Vec<Split> {
+    let Some(report) =
+        engine.capacity_reports(Millis(now)).into_iter().find(|r| r.table_name == table && r.index_name.is_none())
+    else {
+        return Vec::new();
+    };
+    report
+        .metrics
+        .splits
+        .iter()
+        .filter(|e| e.at.0 >= start_ms)
+        .map(|e| Split { after_start_ms: e.at.0 - start_ms, reason: e.reason, partitions_after: e.partitions_after })
         .collect()
 }
 
@@ -327,6 +361,7 @@ pub fn load(
         resent_per_second: sim.seconds.iter().map(|s| s.unprocessed_items + s.throttled_items).collect(),
         throttled_requests: sim.seconds.iter().map(|s| s.throttled_requests).sum(),
         timeline: timeline(engine, table, START_MS + elapsed_ms + 1000),
+        splits: table_splits(engine, table, START_MS, START_MS + elapsed_ms + 1000),
     })
 }
 

@@ -101,10 +101,46 @@ fn check_order_sentence(report: &str, results: &Value, what: &str) {
     assert_eq!(line.ends_with("(same order)."), ours == theirs, "{what}: {line}: ours {ours}, seed {theirs}");
 }
 
+/// Checks each "where the p99 comes from" sentence of `report`: the
+/// modelled p99, the seed's, the local spread, the expected range, ours,
+/// and the verdict, against `results`; returns how many it checked.
+fn check_tail_sentences(report: &str, results: &Value, what: &str) -> usize {
+    let latency = &results["scenarios"]["latency"];
+    let rows = latency["rows"].as_array().cloned().unwrap_or_default();
+    let cal = latency["calibration"].as_array().cloned().unwrap_or_default();
+    let mut checked = 0;
+    for line in report.lines() {
+        let Some(sentence) = line.strip_prefix("- ") else { continue };
+        let Some(at) = sentence.find(" tail: modelled p99 ") else { continue };
+        let operation = sentence[..at].replace("\\|", "|");
+        let row = rows.iter().find(|r| r["operation"].as_str() == Some(operation.as_str())).expect("its row");
+        let c = cal.iter().find(|c| c["operation"].as_str() == Some(operation.as_str())).expect("its calibration");
+        let modelled = c["modelled_p99_ms"].as_f64().expect("modelled p99");
+        let spread =
+            (c["local_p99_ms"].as_f64().expect("local p99") - c["local_p50_ms"].as_f64().expect("p50")).max(0.0);
+        let (seed, ours) = (row["seed"]["p99_ms"].as_f64().expect("seed p99"), row["p99_ms"].as_f64().expect("p99"));
+        let close = |said: &str, v: f64| assert!((num(said) - v).abs() <= 0.0051, "{what}: {sentence}: {v}");
+        close(between(sentence, "modelled p99 ", " ms"), modelled);
+        close(between(sentence, " (seed ", " ms").split(' ').nth(1).expect("seed NNN value"), seed);
+        let off = (modelled - seed) / seed * 100.0;
+        assert!((num(between(sentence, " ms, ", "%)")) - off).abs() <= 0.051, "{what}: {sentence}: {off}");
+        close(between(sentence, "spread ", " ms"), spread);
+        close(between(sentence, "client ", " to "), modelled);
+        close(between(sentence, " to ", " ms;"), modelled + spread);
+        close(between(sentence, "; ours ", " ms"), ours);
+        let within = ours >= modelled && ours <= modelled + spread;
+        assert_eq!(sentence.contains("**within it"), within, "{what}: {sentence}");
+        assert_eq!(sentence.contains("**above it"), ours > modelled + spread, "{what}: {sentence}");
+        assert_eq!(sentence.contains("**below"), ours < modelled, "{what}: {sentence}");
+        checked += 1;
+    }
+    checked
+}
+
 fn check(report: &str, results_text: &str, what: &str) -> usize {
     let results: Value = serde_json::from_str(results_text).expect("results.json is JSON");
     check_order_sentence(report, &results, what);
-    check_latency_sentences(report, &results, what)
+    check_latency_sentences(report, &results, what) + check_tail_sentences(report, &results, what)
 }
 
 #[test]
@@ -127,6 +163,19 @@ fn every_agreement_sentence_holds_for_the_numbers_it_names() {
         let text = std::fs::read_to_string(path).expect("read results.json");
         let results = Results::from_json(&text).expect("results.json loads");
         checked += check(&render_report(&results), &text, &format!("rendered from {}", path.display()));
+    }
+    // Tail sentences too: a calibration that recorded the modelled p99.
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&sources[0]).expect("example")).expect("JSON");
+    v["scenarios"]["latency"]["calibration"] = serde_json::json!([
+        { "operation": "PutItem", "probe_ms": 5.0, "samples": 800, "local_p50_ms": 0.1, "local_p99_ms": 0.4, "modelled_p99_ms": 0.3 },
+        { "operation": "BatchWrite - 5 items", "probe_ms": 5.0, "samples": 800, "local_p50_ms": 0.1, "local_p99_ms": 0.2, "modelled_p99_ms": 0.5 },
+        { "operation": "TransactWrite - 5 items w/ failure", "probe_ms": 5.0, "samples": 800, "local_p50_ms": 0.1, "local_p99_ms": 0.2, "modelled_p99_ms": 1.0 }
+    ]);
+    let text = v.to_string();
+    let rendered = render_report(&Results::from_json(&text).expect("loads"));
+    assert_eq!(check_tail_sentences(&rendered, &v, "the example with tails"), 3, "{rendered}");
+    for verdict in ["**within it", "**above it", "**below that range**"] {
+        assert!(rendered.contains(verdict), "{verdict}: {rendered}");
     }
     // The example's latency rows are far from the seed's: every target is
     // missed, and the report must say so.

@@ -504,3 +504,68 @@ fn report_html_is_one_self_contained_file_with_the_web_views_charts() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The example with what the bench records since issue 18: the client's
+/// own peak memory beside seed 000's, each load's partitions and splits,
+/// the lookup's saturation ramp, and the modelled p99 of each calibrated
+/// latency configuration.
+fn issue_18_example() -> Results {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/results-example.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("example")).expect("JSON");
+    let s = &mut v["scenarios"];
+    s["write-apis"]["client_process"] = json!(true);
+    s["write-apis"]["rows"][0]["seed_peak_mb"] = json!(151.0);
+    let sorted = &mut s["partition-keys"]["loads"][1];
+    for (i, t) in sorted["timeline"].as_array_mut().expect("timeline").iter_mut().enumerate() {
+        t["partitions"] = json!(4 + 2 * i);
+    }
+    sorted["splits"] = json!([
+        { "at_s": 0.5, "reason": "heat", "partitions_after": 5 },
+        { "at_s": 1.25, "reason": "heat", "partitions_after": 6 }
+    ]);
+    let step = |c: u64, rate: f64, p50: f64| {
+        json!({ "concurrency": c, "lookups": (rate * 2.0) as u64, "correct": (rate * 2.0) as u64, "seconds": 2.0,
+                "lookups_per_s": rate, "latency_ms": { "min_ms": 0.1, "p50_ms": p50, "p90_ms": p50, "p95_ms": p50,
+                "p99_ms": p50 * 2.0, "max_ms": p50 * 3.0 } })
+    };
+    s["partition-keys"]["lookup"]["saturation"] = json!({
+        "steps": [step(1, 90.0, 11.0), step(2, 180.0, 11.0), step(4, 2000.0, 2.0), step(8, 2010.0, 4.0), step(16, 1990.0, 8.0)],
+        "growth_threshold": 0.05
+    });
+    s["latency"]["calibration"] = json!([
+        { "operation": "PutItem", "probe_ms": 5.0, "samples": 800, "local_p50_ms": 0.1, "local_p99_ms": 0.4, "modelled_p99_ms": 16.3 },
+        { "operation": "BatchWrite - 5 items", "probe_ms": 5.0, "samples": 800, "local_p50_ms": 0.1, "local_p99_ms": 0.2 }
+    ]);
+    serde_json::from_value(v).expect("the extended example loads")
+}
+
+#[test]
+fn client_memory_partitions_splits_saturation_and_tails_render() {
+    let results = issue_18_example();
+    let md = render_report(&results);
+    // Seed 000: the client's own peak memory beside the seed's.
+    assert!(md.contains("| CPU s | Client peak MB | Seed 000 peak MB | Count after |"), "{md}");
+    assert!(md.contains("| PutItem, serial | 10,000 | 1.9 | 293.38 | 0.0065× | 1.2 | 40 | 151 | 10,000 |"), "{md}");
+    // Seed 004: partitions at the start and end, and the splits.
+    assert!(md.contains("| Partitions (start → end) | Splits |"), "{md}");
+    assert!(md.contains("| 4 → 6 | 2 (heat) at 0.5 and 1.25 s |"), "{md}");
+    assert!(md.contains("| – | none |"), "a load without partitions: {md}");
+    // The saturation ramp: its peak in bold, and what happened beyond it.
+    assert!(md.contains("| 8 | 4,020 | 4,020 | 2 | **2,010** | 4 | 8 |"), "{md}");
+    assert!(md.contains("The table sustained at most **2,010 lookups/s**, at 8 lookups in flight (p50 4 ms, p99 8 ms); more lookups in flight (up to 16) added less than 5% each."), "{md}");
+    // Seed 003: the tail sentence, where the calibration has the modelled p99.
+    assert!(md.contains("- PutItem tail: modelled p99 16.30 ms (seed 003 16.20 ms, +0.6%); local round-trip spread 0.30 ms; expected at the client 16.30 to 16.60 ms; ours 0.50 ms, **below that range**."), "{md}");
+    assert!(!md.contains("BatchWrite - 5 items tail"), "no modelled p99, no sentence: {md}");
+    // The sorted load's chart has the partitions panel with its splits.
+    let chart = plan_charts(&results).into_iter().find(|c| c.file == "partition-keys-sorted.svg").expect("planned");
+    let svg = dynaburst_bench::charts::render_chart(&results, &chart).expect("renders");
+    assert!(svg.contains("width=\"800\"") && svg.contains("height=\"500\""));
+    let texts = svg_texts(&svg);
+    for t in ["partitions", "partitions; ▲ a split (partitions after it)", "5", "6"] {
+        assert!(texts.iter().any(|f| f == t), "no {t:?} among {texts:?}");
+    }
+    // Without partitions (the single-key load here) the chart has no panel.
+    let chart = plan_charts(&results).into_iter().find(|c| c.file == "partition-keys-single-key.svg").expect("planned");
+    let svg = dynaburst_bench::charts::render_chart(&results, &chart).expect("renders");
+    assert!(!svg_texts(&svg).iter().any(|f| f == "partitions"));
+}

@@ -3,9 +3,11 @@
 
 use plotters::style::text_anchor::{HPos, VPos};
 
-use super::kit::axis::{draw_axes, plot_rect, Axis};
+use super::kit::axis::{draw_axes, plot_rect, Axis, Plot};
 use super::kit::legend::{item, Stroke};
-use super::kit::{canvas, dashed, line, mark, DrawErr, Mark, Txt, BLUE, INK, LABEL_SIZE, VERMILLION};
+use super::kit::{
+    canvas, dashed, line, mark, Area, DrawErr, Drawn, Mark, Txt, BLUE, GREEN, INK, LABEL_SIZE, VERMILLION,
+};
 use crate::format::format_number;
 use crate::results::{PartitionKeys, PartitionLoad, Scenario};
 
@@ -52,13 +54,33 @@ pub(super) fn partition_chart(s: &Scenario<PartitionKeys>, load: &PartitionLoad)
     if let Some(l) = &seed_label {
         legend.push(item(format!("{l} (published rate)"), INK, Stroke::Dashed, Mark::None));
     }
+    // The table's partitions each second and its splits, in a panel of
+    // their own under the rates (seed 004's explanation of them).
+    let partitions: Vec<(f64, f64)> =
+        load.timeline.iter().filter_map(|t| Some((t.second as f64, t.partitions? as f64))).collect();
+    if !partitions.is_empty() {
+        legend.push(item("partitions; ▲ a split (partitions after it)", GREEN, Stroke::Solid, Mark::Triangle));
+    }
     let y_desc = "per second (log scale)";
+    let x_desc = "seconds since the load started (s)";
 
     canvas(&title, &sub.join(" · "), &legend, |area, top, bottom| {
         let tick = Txt::new(LABEL_SIZE);
         let left = y.widest_tick(tick);
-        let p = plot_rect(top, bottom, left, x, y);
-        draw_axes(area, &p, "seconds since the load started (s)", y_desc)?;
+        let p = if partitions.is_empty() {
+            let p = plot_rect(top, bottom, left, x, y);
+            draw_axes(area, &p, x_desc, y_desc)?;
+            p
+        } else {
+            let whole = plot_rect(top, bottom, left, x, y);
+            let lower = partition_panel(area, &whole, last_second, &partitions, &load.splits, x_desc)?;
+            // The rates above, sharing the panel's seconds (their tick
+            // labels are the panel's).
+            let upper_x = Axis::linear(0.0, last_second, 8, 1.0).ending_at(last_second).unlabelled();
+            let p = Plot { b: lower.t - PANEL_GAP, x: upper_x, ..whole };
+            draw_axes(area, &p, "", y_desc)?;
+            p
+        };
         // The seed's rate first, so our consumed line (often on it) stays visible.
         if let Some(rate) = seed_rate {
             let (_, yy) = p.px(0.0, rate);
@@ -104,6 +126,62 @@ pub(super) fn partition_chart(s: &Scenario<PartitionKeys>, load: &PartitionLoad)
         }
         Ok(())
     })
+}
+
+/// Height of the partitions panel's plot, pixels.
+const PANEL_HEIGHT: i32 = 70;
+/// Between the rates' plot and the partitions panel, pixels.
+const PANEL_GAP: i32 = 14;
+
+/// Draws the table's partitions per second (a step line) and its splits
+/// (triangles, numbered with the partitions after each where the numbers
+/// do not collide) at the bottom of `whole`, with the seconds axis under
+/// it; returns the panel's plot.
+fn partition_panel(
+    area: &Area,
+    whole: &Plot,
+    last_second: f64,
+    partitions: &[(f64, f64)],
+    splits: &[crate::results::SplitMark],
+    x_desc: &str,
+) -> Result<Plot, DrawErr> {
+    let most =
+        partitions.iter().map(|p| p.1).chain(splits.iter().map(|e| e.partitions_after as f64)).fold(1.0, f64::max);
+    let y = Axis::linear(0.0, most, 2, 1.0);
+    let x = Axis::linear(0.0, last_second, 8, 1.0).ending_at(last_second);
+    let p = Plot { l: whole.l, t: whole.b - PANEL_HEIGHT, r: whole.r, b: whole.b, x, y };
+    draw_axes(area, &p, x_desc, "partitions")?;
+    // A step line: each second's count held until the next.
+    let mut steps = Vec::with_capacity(partitions.len() * 2);
+    for (i, &(sec, n)) in partitions.iter().enumerate() {
+        let next = partitions.get(i + 1).map_or(last_second, |q| q.0);
+        steps.push(p.px(sec, n));
+        steps.push(p.px(next, n));
+    }
+    if steps.len() > 1 {
+        line(area, steps, GREEN, 2)?;
+    }
+    draw_splits(area, &p, splits)?;
+    Ok(p)
+}
+
+/// A triangle per split, and the partitions after it above where it does
+/// not run into the previous number.
+fn draw_splits(area: &Area, p: &Plot, splits: &[crate::results::SplitMark]) -> Drawn {
+    let txt = Txt::new(LABEL_SIZE).bold().color(GREEN);
+    let mut free_from = i32::MIN;
+    for e in splits {
+        let at = p.px(e.at_s, e.partitions_after as f64);
+        mark(area, Mark::Triangle, at, GREEN)?;
+        let label = e.partitions_after.to_string();
+        let w = txt.width(&label);
+        let x0 = at.0 - w / 2;
+        if x0 >= free_from && at.1 - 9 - txt.height() >= p.t - 12 {
+            txt.anchor(HPos::Center, VPos::Bottom).draw_boxed(area, &label, (at.0, at.1 - 9))?;
+            free_from = x0 + w + 6;
+        }
+    }
+    Ok(())
 }
 
 /// Whether a polyline passes through the rectangle `a`–`b` (corners).

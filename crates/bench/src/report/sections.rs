@@ -14,19 +14,26 @@ use crate::results::{
 pub(super) fn write_apis(out: &mut String, s: &Scenario<WriteApis>) {
     let seed = s.seed_id.as_str();
     let rows = &s.figures.rows;
-    table_header(
-        out,
-        &[
-            ("API", false),
-            ("Items", true),
-            ("Ours wall s", true),
-            (&format!("Seed {seed} wall s"), true),
-            ("Ours/seed", true),
-            ("CPU s", true),
-            ("Peak MB", true),
-            ("Count after", true),
-        ],
-    );
+    // The client's own peak memory stands beside the seed's (its Node
+    // process's); the whole bench process's (older results), server
+    // included, beside nothing.
+    let client = s.figures.client_process;
+    let (seed_wall, seed_peak) = (format!("Seed {seed} wall s"), format!("Seed {seed} peak MB"));
+    let mut cols = vec![
+        ("API", false),
+        ("Items", true),
+        ("Ours wall s", true),
+        (seed_wall.as_str(), true),
+        ("Ours/seed", true),
+        ("CPU s", true),
+    ];
+    if client {
+        cols.extend([("Client peak MB", true), (seed_peak.as_str(), true)]);
+    } else {
+        cols.push(("Peak MB", true));
+    }
+    cols.push(("Count after", true));
+    table_header(out, &cols);
     for r in rows {
         let count_cell = if r.count_after < r.items {
             format!(
@@ -37,19 +44,20 @@ pub(super) fn write_apis(out: &mut String, s: &Scenario<WriteApis>) {
         } else {
             format_count(r.count_after as f64)
         };
-        table_row(
-            out,
-            &[
-                md_escape(&r.api),
-                format_count(r.items as f64),
-                format_number(r.wall_s),
-                opt(r.seed_wall_s, format_number),
-                ratio(Some(r.wall_s), r.seed_wall_s),
-                format_number(r.cpu_s),
-                opt(r.peak_memory_bytes, |b| format_mb(b as f64)),
-                count_cell,
-            ],
-        );
+        let mut cells = vec![
+            md_escape(&r.api),
+            format_count(r.items as f64),
+            format_number(r.wall_s),
+            opt(r.seed_wall_s, format_number),
+            ratio(Some(r.wall_s), r.seed_wall_s),
+            format_number(r.cpu_s),
+            opt(r.peak_memory_bytes, |b| format_mb(b as f64)),
+        ];
+        if client {
+            cells.push(opt(r.seed_peak_mb, format_number));
+        }
+        cells.push(count_cell);
+        table_row(out, &cells);
     }
     out.push('\n');
     // Fastest first, ours and the seed's, over the APIs the seed ran, so
@@ -346,6 +354,17 @@ pub(super) fn latency(out: &mut String, results: &Results, s: &Scenario<Latency>
             table_row(out, &[md_escape(&c.operation), format_fixed(c.local_p50_ms), format_fixed(c.local_p99_ms)]);
         }
         out.push('\n');
+        let tails = latency_tails(rows, cal, seed);
+        if !tails.is_empty() {
+            let _ = writeln!(
+                out,
+                "**Where the p99 comes from:** the server's modelled service times are drawn again from the same model and seed (as many draws as samples, before the local p50 came off); at the client each call is that service time less the local p50, plus this machine's round trip for it. So our p99 should lie between the modelled p99 (were the local round trip constant) and the modelled p99 plus the local round trip's spread (its p99 less its p50):\n"
+            );
+            for t in &tails {
+                let _ = writeln!(out, "- {t}");
+            }
+            out.push('\n');
+        }
     }
     let claims = latency_agreement(rows, seed);
     if !claims.is_empty() {
@@ -417,6 +436,44 @@ fn latency_agreement(rows: &[LatencyRow], seed: &str) -> Vec<String> {
     out
 }
 
+/// One sentence per configuration with a calibration that recorded the
+/// modelled p99: the modelled tail against the seed's, and whether our p99
+/// lies within what this machine's round trip adds to it.
+/// `tests/agreement.rs` re-checks every one against results.json.
+fn latency_tails(rows: &[LatencyRow], cal: &[crate::results::Calibration], seed: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in rows {
+        let Some(c) = cal.iter().find(|c| c.operation == r.operation) else { continue };
+        let (Some(modelled), Some(theirs)) = (c.modelled_p99_ms, &r.seed) else { continue };
+        if theirs.p99_ms <= 0.0 {
+            continue;
+        }
+        let off = (modelled - theirs.p99_ms) / theirs.p99_ms * 100.0;
+        let spread = (c.local_p99_ms - c.local_p50_ms).max(0.0);
+        let (lo, hi) = (modelled, modelled + spread);
+        let ours = r.ours.p99_ms;
+        let verdict = if ours < lo {
+            "below that range"
+        } else if ours <= hi {
+            "within it: the rest of the miss is this machine's round trip"
+        } else {
+            "above it: more than this machine's round trip explains"
+        };
+        out.push(format!(
+            "{} tail: modelled p99 {} ms (seed {seed} {} ms, {:+.1}%); local round-trip spread {} ms; expected at the client {} to {} ms; ours {} ms, **{verdict}**.",
+            md_escape(&r.operation),
+            format_fixed(modelled),
+            format_fixed(theirs.p99_ms),
+            off,
+            format_fixed(spread),
+            format_fixed(lo),
+            format_fixed(hi),
+            format_fixed(ours),
+        ));
+    }
+    out
+}
+
 // ------------------------------------------------------------ partition-keys
 
 pub(super) fn partition_keys(out: &mut String, results: &Results, s: &Scenario<PartitionKeys>) {
@@ -424,37 +481,47 @@ pub(super) fn partition_keys(out: &mut String, results: &Results, s: &Scenario<P
     let loads = &s.figures.loads;
     if !loads.is_empty() {
         let seed_rate = format!("Seed {seed} units/s");
-        table_header(
-            out,
-            &[
-                ("Case", false),
-                ("Load", false),
-                ("Seed figure", false),
-                ("Items", true),
-                ("Ours s", true),
-                ("Ours units/s", true),
-                (&seed_rate, true),
-                ("Ours/seed", true),
-                ("Per-second timeline", false),
-            ],
-        );
+        // The partitions and their splits (seed 004's explanation), where
+        // the loads recorded them (modelled loads).
+        let partitions = loads.iter().any(|l| l.timeline.iter().any(|t| t.partitions.is_some()));
+        let mut cols = vec![
+            ("Case", false),
+            ("Load", false),
+            ("Seed figure", false),
+            ("Items", true),
+            ("Ours s", true),
+            ("Ours units/s", true),
+            (seed_rate.as_str(), true),
+            ("Ours/seed", true),
+        ];
+        if partitions {
+            cols.extend([("Partitions (start → end)", true), ("Splits", false)]);
+        }
+        cols.push(("Per-second timeline", false));
+        table_header(out, &cols);
         for l in loads {
             let fig = opt(l.seed_figure(), |f| format!("fig. {f}"));
             let csv = format!("[{}]({})", md_escape(&l.timeline_csv), l.timeline_csv.replace(' ', "%20"));
-            table_row(
-                out,
-                &[
-                    md_escape(&l.case),
-                    md_escape(&l.label),
-                    fig,
-                    format_count(l.items as f64),
-                    format_number(l.seconds),
-                    format_number(l.rate_units_per_s),
-                    format_number(l.seed_rate),
-                    ratio(Some(l.rate_units_per_s), Some(l.seed_rate)),
-                    csv,
-                ],
-            );
+            let mut cells = vec![
+                md_escape(&l.case),
+                md_escape(&l.label),
+                fig,
+                format_count(l.items as f64),
+                format_number(l.seconds),
+                format_number(l.rate_units_per_s),
+                format_number(l.seed_rate),
+                ratio(Some(l.rate_units_per_s), Some(l.seed_rate)),
+            ];
+            if partitions {
+                let counts: Vec<u64> = l.timeline.iter().filter_map(|t| t.partitions).collect();
+                cells.push(match (counts.first(), counts.last()) {
+                    (Some(a), Some(b)) => format!("{a} → {b}"),
+                    _ => MISSING.to_string(),
+                });
+                cells.push(split_summary(l));
+            }
+            cells.push(csv);
+            table_row(out, &cells);
         }
         out.push('\n');
     }
@@ -477,7 +544,101 @@ pub(super) fn partition_keys(out: &mut String, results: &Results, s: &Scenario<P
         ms(lk.latency_ms.max_ms),
         capitalize(&latency_provenance(results)),
     );
+    if let Some(sat) = &lk.saturation {
+        lookup_saturation(out, results, sat);
+    }
     provenance(out, &[("loads", loads.iter().map(|l| l.modelled).collect())], seed);
+}
+
+/// "none", or "4 (heat) at 12.3, 20.1, 30 and 41 s".
+fn split_summary(l: &crate::results::PartitionLoad) -> String {
+    if l.splits.is_empty() {
+        return "none".to_string();
+    }
+    let mut reasons: Vec<&str> = l.splits.iter().map(|e| e.reason.as_str()).collect();
+    reasons.sort_unstable();
+    reasons.dedup();
+    // At most a few times, then how many more.
+    const SHOWN: usize = 6;
+    let times: Vec<String> = l.splits.iter().take(SHOWN).map(|e| format_number(e.at_s)).collect();
+    let more = l.splits.len().saturating_sub(SHOWN);
+    let times = if more > 0 { format!("{} and {more} more", times.join(", ")) } else { join_and(&times) };
+    format!("{} ({}) at {times} s", l.splits.len(), reasons.join(", "))
+}
+
+/// "a", "a and b", "a, b and c".
+fn join_and(v: &[String]) -> String {
+    match v {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// Seed 004's other question: lookups per second as lookups in flight grow.
+fn lookup_saturation(out: &mut String, results: &Results, sat: &crate::results::LookupSaturation) {
+    let Some(peak) = sat.peak() else { return };
+    let growth = format_number(sat.growth_threshold * 100.0);
+    let _ = writeln!(
+        out,
+        "**Lookups per second at saturation** (seed 004's other question): the same lookup from 1, 2, 4, ... \
+         lanes, each sending its next lookup when the last is answered, each concurrency for a fixed time, \
+         until the rate stopped growing by {growth}% or more a step:\n"
+    );
+    table_header(
+        out,
+        &[
+            ("Lookups in flight", true),
+            ("Lookups", true),
+            ("Correct", true),
+            ("Seconds", true),
+            ("Lookups/s", true),
+            ("p50 ms", true),
+            ("p99 ms", true),
+        ],
+    );
+    for st in &sat.steps {
+        let rate = format_number(st.lookups_per_s);
+        table_row(
+            out,
+            &[
+                format_count(st.concurrency as f64),
+                format_count(st.lookups as f64),
+                format_count(st.correct as f64),
+                format_number(st.seconds),
+                if std::ptr::eq(st, peak) { format!("**{rate}**") } else { rate },
+                format_number(st.latency_ms.p50_ms),
+                format_number(st.latency_ms.p99_ms),
+            ],
+        );
+    }
+    out.push('\n');
+    let last = sat.steps.last().unwrap_or(peak);
+    let beyond = if std::ptr::eq(last, peak) {
+        format!(
+            "the rate was still growing at the last step ({} in flight), so the maximum is at least this",
+            format_count(last.concurrency as f64)
+        )
+    } else {
+        format!(
+            "more lookups in flight (up to {}) added less than {growth}% each",
+            format_count(last.concurrency as f64)
+        )
+    };
+    let _ = writeln!(
+        out,
+        "The table sustained at most **{} lookups/s**, at {} lookups in flight (p50 {} ms, p99 {} ms); {beyond}. \
+         Measured over HTTP with the capacity model off, client and server on this machine: the figure is this \
+         machine's, with {}.\n",
+        format_number(peak.lookups_per_s),
+        format_count(peak.concurrency as f64),
+        format_number(peak.latency_ms.p50_ms),
+        format_number(peak.latency_ms.p99_ms),
+        match results.latency_model.as_str() {
+            "aws" => "each lookup also waiting out the modelled service time (latency model `aws`)",
+            _ => "no modelled service time (latency model `none`)",
+        },
+    );
 }
 
 // ---------------------------------------------------------------- index-trap

@@ -90,6 +90,7 @@ async fn calibrate(
         samples: PROBE_SAMPLES as u64,
         local_p50_ms: (p.p50_ms - PROBE_MS).max(0.0),
         local_p99_ms: (p.p99_ms - PROBE_MS).max(0.0),
+        modelled_p99_ms: None,
     })
 }
 
@@ -129,8 +130,14 @@ pub async fn latency(ctx: &Ctx, model_name: &str) -> Result<Scenario<Latency>, S
         let own = match &probe {
             Some((_, probe_client, probe_table)) => {
                 (ctx.say)(format!("latency: {name}, measuring this machine's round trip"));
-                let cal = calibrate(probe_client, probe_table, name, items, fail, counter.clone()).await?;
+                let mut cal = calibrate(probe_client, probe_table, name, items, fail, counter.clone()).await?;
                 let draws = ctx.seed ^ (5 + i as u64);
+                // The server's service times at the tail, before the local
+                // round trip comes off: the same draws from the same model.
+                let same = LatencyModel::new(true, ctx.rtt_ms, draws);
+                let op = server_operation(name);
+                let drawn = (0..samples).map(|_| same.delay(op, items, fail).as_secs_f64() * 1000.0).collect();
+                cal.modelled_p99_ms = Some(percentiles(drawn).p99_ms);
                 let model = LatencyModel::new(true, ctx.rtt_ms, draws).minus_local_round_trip(cal.local_p50_ms);
                 calibration.push(cal);
                 let server = Embedded::start(false, model, draws)
@@ -177,4 +184,16 @@ pub async fn latency(ctx: &Ctx, model_name: &str) -> Result<Scenario<Latency>, S
         duration_s: None,
         figures: Latency { rows, calibration },
     })
+}
+
+/// The DynamoDB operation a configuration's requests are (the latency
+/// model's key).
+fn server_operation(name: &str) -> &'static str {
+    if name.starts_with("PutItem") {
+        "PutItem"
+    } else if name.starts_with("BatchWrite") {
+        "BatchWriteItem"
+    } else {
+        "TransactWriteItems"
+    }
 }

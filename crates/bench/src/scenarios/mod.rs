@@ -17,8 +17,9 @@ use tokio::task::JoinSet;
 
 use crate::error::BenchError;
 use crate::results::{
-    BurstRow, DocSize, DocSizeRow, Latency, LatencyRow, Lookup, MemoryRow, ParallelPatterns, PartitionKeys,
-    PartitionLoad, PatternRow, Percentiles, Scenario, SeedDocSize, TimelineSecond, WriteApiRow, WriteApis,
+    BurstRow, DocSize, DocSizeRow, Latency, LatencyRow, Lookup, LookupSaturation, LookupStep, MemoryRow,
+    ParallelPatterns, PartitionKeys, PartitionLoad, PatternRow, Percentiles, Scenario, SeedDocSize, SplitMark,
+    TimelineSecond, WriteApiRow, WriteApis,
 };
 use crate::sim;
 

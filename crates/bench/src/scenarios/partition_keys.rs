@@ -25,11 +25,19 @@ fn ip_items(count: u64, seed: u64, single_key: bool) -> Result<Vec<Item>, Scenar
 }
 
 fn write_timeline_csv(path: &Path, rows: &[TimelineSecond]) -> Result<(), ScenarioError> {
-    let mut s = String::from("second,consumed_write_units,throttled_write_items\n");
+    // The partition count where known (a modelled load), as a last column.
+    let partitions = rows.iter().any(|r| r.partitions.is_some());
+    let mut s = String::from("second,consumed_write_units,throttled_write_items");
+    s.push_str(if partitions { ",partitions\n" } else { "\n" });
     for r in rows {
         // Units as JSON writes them (`1000.0`), as this file always had them.
         let consumed = serde_json::Number::from_f64(r.consumed).map(|n| n.to_string()).unwrap_or_default();
-        s.push_str(&format!("{},{consumed},{}\n", r.second, r.throttled));
+        s.push_str(&format!("{},{consumed},{}", r.second, r.throttled));
+        match (partitions, r.partitions) {
+            (true, Some(p)) => s.push_str(&format!(",{p}\n")),
+            (true, None) => s.push_str(",\n"),
+            (false, _) => s.push('\n'),
+        }
     }
     std::fs::write(path, s).map_err(BenchError::io("write", path))
 }
@@ -59,7 +67,7 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Scenario<PartitionKeys>, Scenar
         if shuffled {
             dynaburst_datagen::Rng::new(ctx.seed).shuffle(&mut items);
         }
-        let (rate, seconds, timeline) = if modelled {
+        let (rate, seconds, timeline, splits) = if modelled {
             let e = sim::engine();
             let billing = match provisioned {
                 Some(w) => EngineBilling::Provisioned { read: 1000, write: w },
@@ -78,9 +86,23 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Scenario<PartitionKeys>, Scenar
             let tl: Vec<TimelineSecond> = load
                 .timeline
                 .iter()
-                .map(|s| TimelineSecond { second: s.second, consumed: s.consumed, throttled: s.throttled })
+                .map(|s| TimelineSecond {
+                    second: s.second,
+                    consumed: s.consumed,
+                    throttled: s.throttled,
+                    partitions: Some(s.partitions as u64),
+                })
                 .collect();
-            (load.mean_rate(), load.elapsed_ms as f64 / 1000.0, tl)
+            let splits = load
+                .splits
+                .iter()
+                .map(|e| SplitMark {
+                    at_s: e.after_start_ms as f64 / 1000.0,
+                    reason: e.reason.name().to_string(),
+                    partitions_after: e.partitions_after as u64,
+                })
+                .collect();
+            (load.mean_rate(), load.elapsed_ms as f64 / 1000.0, tl, splits)
         } else {
             let c = client(ctx, &ctx.modelled_url).await;
             let table = unique(case, ctx.seed);
@@ -113,13 +135,18 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Scenario<PartitionKeys>, Scenar
             let tl: Vec<TimelineSecond> = result
                 .timeline
                 .iter()
-                .map(|r| TimelineSecond { second: r.second, consumed: r.units, throttled: r.unprocessed_items })
+                .map(|r| TimelineSecond {
+                    second: r.second,
+                    consumed: r.units,
+                    throttled: r.unprocessed_items,
+                    partitions: None,
+                })
                 .collect();
             let units_per_s = match &result.report.target {
                 dynaburst_loader::TargetReport::DynamoDb(d) => d.units_per_s.mean,
                 dynaburst_loader::TargetReport::MongoDb(_) => 0.0,
             };
-            (units_per_s, result.report.load.duration_s, tl)
+            (units_per_s, result.report.load.duration_s, tl, Vec::new())
         };
         let csv = format!("partition-keys-{case}.csv");
         write_timeline_csv(&ctx.out_dir.join(&csv), &timeline)?;
@@ -133,6 +160,7 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Scenario<PartitionKeys>, Scenar
             seed_rate: seed_rate as f64,
             timeline_csv: csv,
             timeline,
+            splits,
         });
     }
     // The lookup, measured over HTTP.
@@ -158,17 +186,84 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Scenario<PartitionKeys>, Scenar
     }
     // Lookups in 8 lanes (the round trips are independent), each lane
     // drawing its own addresses from the seed.
-    let lanes = 8usize;
+    let round = lookup_round(&c, &table, LATENCY_LANES, Stop::After(lookups), ctx.seed).await?;
+    let (lat, correct) = (round.latencies_ms, round.correct);
+    let saturation = lookup_saturation(ctx, &c, &table).await?;
+    Ok(Scenario {
+        seed_id: "004".into(),
+        title: "Partition-key design, load order and capacity mode".into(),
+        measured: !modelled,
+        explanation: if modelled {
+            "The four loads are modelled in virtual time: dynaburst load's own pipeline (input order, auto concurrency but one writer for the sorted load as seed 004's one Python process, BatchWriteItem of 25, UnprocessedItems and throttled requests re-sent with backoff, each request a 10 ms round trip) against the engine in-process with the capacity model on; seed 004 loaded from Python on EC2 and read its rates off CloudWatch's per-minute sums. The lookup is measured over HTTP."
+        } else {
+            "The four loads ran over HTTP on the wall clock with dynaburst load (--real-time or an external endpoint); seed 004 read its rates off CloudWatch's per-minute sums."
+        }
+        .into(),
+        duration_s: None,
+        figures: PartitionKeys {
+            loads,
+            lookup: Lookup {
+                samples: lookups as u64,
+                correct: correct as u64,
+                latency_ms: percentiles(lat),
+                saturation: Some(saturation),
+            },
+        },
+    })
+}
+
+/// Lookups in flight while the lookup's latency is measured.
+const LATENCY_LANES: usize = 8;
+/// The saturation ramp: lookups in flight from 1, doubling, at most this many steps.
+const RAMP_MAX_STEPS: usize = 11;
+/// Each step of the ramp runs this long (wall clock).
+const RAMP_STEP: Duration = Duration::from_secs(2);
+/// A step that does not beat the best rate so far by this fraction is not growth.
+const RAMP_GROWTH: f64 = 0.05;
+/// The ramp stops after this many steps in a row without growth.
+const RAMP_PATIENCE: usize = 2;
+
+/// When a round of lookups ends.
+#[derive(Clone, Copy)]
+enum Stop {
+    /// After this many lookups in all.
+    After(usize),
+    /// When the wall clock passes this instant (a lookup in flight finishes).
+    At(Instant),
+}
+
+/// What a round of lookups measured.
+struct Round {
+    latencies_ms: Vec<f64>,
+    correct: usize,
+    seconds: f64,
+}
+
+/// Sends seed 004's lookup (the range holding a random address: the
+/// partition key's first octet, the last sort key at most the address)
+/// from `lanes` lanes, each sending its next when the last is answered,
+/// each drawing its own addresses from `seed`, until `stop`.
+async fn lookup_round(
+    c: &BenchClient,
+    table: &str,
+    lanes: usize,
+    stop: Stop,
+    seed: u64,
+) -> Result<Round, ScenarioError> {
+    let t0 = Instant::now();
     let mut set = JoinSet::new();
     for lane in 0..lanes {
-        let (c, t) = (c.clone(), table.clone());
-        let mine = lookups / lanes + usize::from(lane < lookups % lanes);
-        let mut rng = dynaburst_datagen::Rng::new((ctx.seed ^ LOOKUP_SALT).wrapping_add(lane as u64));
+        let (c, t) = (c.clone(), table.to_string());
+        let mine = match stop {
+            Stop::After(n) => n / lanes + usize::from(lane < n % lanes),
+            Stop::At(_) => usize::MAX,
+        };
+        let mut rng = dynaburst_datagen::Rng::new((seed ^ LOOKUP_SALT).wrapping_add(lane as u64));
         set.spawn(async move {
             let (lo, hi) = (1u64 << 24, 224u64 << 24);
-            let mut lat = Vec::with_capacity(mine);
+            let mut lat = Vec::new();
             let mut correct = 0usize;
-            for _ in 0..mine {
+            while lat.len() < mine && !matches!(stop, Stop::At(end) if Instant::now() >= end) {
                 let addr = lo + rng.below(hi - lo);
                 let t0 = Instant::now();
                 let pk = AttributeValue::N(Number::from_i64((addr >> 24) as i64));
@@ -187,27 +282,49 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Scenario<PartitionKeys>, Scenar
             Ok::<(Vec<f64>, usize), String>((lat, correct))
         });
     }
-    let mut lat = Vec::with_capacity(lookups);
+    let mut latencies_ms = Vec::new();
     let mut correct = 0;
     while let Some(r) = set.join_next().await {
         let (l, c) = r.map_err(|e| e.to_string())??;
-        lat.extend(l);
+        latencies_ms.extend(l);
         correct += c;
     }
-    Ok(Scenario {
-        seed_id: "004".into(),
-        title: "Partition-key design, load order and capacity mode".into(),
-        measured: !modelled,
-        explanation: if modelled {
-            "The four loads are modelled in virtual time: dynaburst load's own pipeline (input order, auto concurrency but one writer for the sorted load as seed 004's one Python process, BatchWriteItem of 25, UnprocessedItems and throttled requests re-sent with backoff, each request a 10 ms round trip) against the engine in-process with the capacity model on; seed 004 loaded from Python on EC2 and read its rates off CloudWatch's per-minute sums. The lookup is measured over HTTP."
-        } else {
-            "The four loads ran over HTTP on the wall clock with dynaburst load (--real-time or an external endpoint); seed 004 read its rates off CloudWatch's per-minute sums."
+    Ok(Round { latencies_ms, correct, seconds: t0.elapsed().as_secs_f64() })
+}
+
+/// Seed 004's other question, how many lookups a second the table
+/// sustains: [`RAMP_STEP`] of lookups at 1, 2, 4, ... in flight, until
+/// [`RAMP_PATIENCE`] steps in a row add less than [`RAMP_GROWTH`] to the
+/// best rate (or [`RAMP_MAX_STEPS`] steps).
+async fn lookup_saturation(ctx: &Ctx, c: &BenchClient, table: &str) -> Result<LookupSaturation, ScenarioError> {
+    let mut steps: Vec<LookupStep> = Vec::new();
+    let (mut best, mut flat) = (0.0_f64, 0usize);
+    for k in 0..RAMP_MAX_STEPS {
+        let lanes = 1usize << k;
+        let round = lookup_round(c, table, lanes, Stop::At(Instant::now() + RAMP_STEP), ctx.seed ^ (k as u64)).await?;
+        let n = round.latencies_ms.len();
+        if n == 0 {
+            return Err(format!("no lookup answered in {} s at {lanes} in flight", RAMP_STEP.as_secs()).into());
         }
-        .into(),
-        duration_s: None,
-        figures: PartitionKeys {
-            loads,
-            lookup: Lookup { samples: lookups as u64, correct: correct as u64, latency_ms: percentiles(lat) },
-        },
-    })
+        let rate = n as f64 / round.seconds.max(1e-9);
+        (ctx.say)(format!("partition-keys: {lanes} lookups in flight: {rate:.0} lookups/s"));
+        steps.push(LookupStep {
+            concurrency: lanes as u64,
+            lookups: n as u64,
+            correct: round.correct as u64,
+            seconds: round.seconds,
+            lookups_per_s: rate,
+            latency_ms: percentiles(round.latencies_ms),
+        });
+        if rate > best * (1.0 + RAMP_GROWTH) {
+            flat = 0;
+        } else {
+            flat += 1;
+        }
+        best = best.max(rate);
+        if flat >= RAMP_PATIENCE {
+            break;
+        }
+    }
+    Ok(LookupSaturation { steps, growth_threshold: RAMP_GROWTH })
 }

@@ -93,6 +93,15 @@ impl Axis {
         self
     }
 
+    /// The same ticks and grid without their labels (an axis another
+    /// plot labels).
+    pub(crate) fn unlabelled(mut self) -> Axis {
+        for t in &mut self.ticks {
+            t.1.clear();
+        }
+        self
+    }
+
     /// A value in plot space (log axes clamp at their low end).
     pub(crate) fn at(&self, v: f64) -> f64 {
         if self.log {
@@ -193,7 +202,9 @@ pub(crate) fn draw_axes(area: &Area, p: &Plot, x_desc: &str, y_desc: &str) -> Dr
             line(area, vec![(x, p.t), (x, p.b)], GRID, 1)?;
         }
         line(area, vec![(x, p.b), (x, p.b + 5)], MUTED, 1)?;
-        tick.anchor(HPos::Center, VPos::Top).draw(area, label, (x, p.b + 8))?;
+        if !label.is_empty() {
+            tick.anchor(HPos::Center, VPos::Top).draw(area, label, (x, p.b + 8))?;
+        }
     }
     line(area, vec![(p.l, p.t), (p.l, p.b), (p.r, p.b)], INK, 1)?;
     let desc = Txt::new(DESC_SIZE);
