@@ -460,6 +460,11 @@ pub struct TimelineSecond {
     /// known (a load over HTTP, or results written before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partitions: Option<u64>,
+    /// Of those, the partitions that consumed write units in the second
+    /// (seed 004's explanation: how many the load kept busy); None when
+    /// not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partitions_written: Option<u64>,
 }
 
 /// The IP-range lookup, measured over HTTP.

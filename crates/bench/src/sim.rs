@@ -108,6 +108,8 @@ pub struct Second {
     pub throttled: u64,
     /// The table's partitions in that second.
     pub partitions: usize,
+    /// Of those, the partitions that consumed write units.
+    pub partitions_written: usize,
 }
 
 /// One split of a modelled table's partitions.
@@ -177,6 +179,7 @@ pub fn table_timeline(engine: &Engine, table: &str, start_ms: u64, now: u64) -> 
             consumed: s.write_units,
             throttled: s.throttled_write_items,
             partitions: s.partition_count,
+            partitions_written: s.partitions.iter().filter(|p| p.write_units > 0.0).count(),
         })
         .collect()
 }

@@ -518,6 +518,7 @@ fn issue_18_example() -> Results {
     let sorted = &mut s["partition-keys"]["loads"][1];
     for (i, t) in sorted["timeline"].as_array_mut().expect("timeline").iter_mut().enumerate() {
         t["partitions"] = json!(4 + 2 * i);
+        t["partitions_written"] = json!(1 + i);
     }
     sorted["splits"] = json!([
         { "at_s": 0.5, "reason": "heat", "partitions_after": 5 },
@@ -547,9 +548,9 @@ fn client_memory_partitions_splits_saturation_and_tails_render() {
     assert!(md.contains("| CPU s | Client peak MB | Seed 000 peak MB | Count after |"), "{md}");
     assert!(md.contains("| PutItem, serial | 10,000 | 1.9 | 293.38 | 0.0065× | 1.2 | 40 | 151 | 10,000 |"), "{md}");
     // Seed 004: partitions at the start and end, and the splits.
-    assert!(md.contains("| Partitions (start → end) | Splits |"), "{md}");
-    assert!(md.contains("| 4 → 6 | 2 (heat) at 0.5 and 1.25 s |"), "{md}");
-    assert!(md.contains("| – | none |"), "a load without partitions: {md}");
+    assert!(md.contains("| Partitions (start → end) | Partitions written a second (median, max) | Splits |"), "{md}");
+    assert!(md.contains("| 4 → 6 | 1 (max 2) | 2 (heat) at 0.5 and 1.25 s |"), "{md}");
+    assert!(md.contains("| – | – | none |"), "a load without partitions: {md}");
     // The saturation ramp: its peak in bold, and what happened beyond it.
     assert!(md.contains("| 8 | 4,020 | 4,020 | 2 | **2,010** | 4 | 8 |"), "{md}");
     assert!(md.contains("The table sustained at most **2,010 lookups/s**, at 8 lookups in flight (p50 4 ms, p99 8 ms); more lookups in flight (up to 16) added less than 5% each."), "{md}");
@@ -561,7 +562,7 @@ fn client_memory_partitions_splits_saturation_and_tails_render() {
     let svg = dynaburst_bench::charts::render_chart(&results, &chart).expect("renders");
     assert!(svg.contains("width=\"800\"") && svg.contains("height=\"500\""));
     let texts = svg_texts(&svg);
-    for t in ["partitions", "partitions; ▲ a split (partitions after it)", "5", "6"] {
+    for t in ["partitions", "partitions; ▲ a split (partitions after it)", "4 partitions", "5", "6"] {
         assert!(texts.iter().any(|f| f == t), "no {t:?} among {texts:?}");
     }
     // Without partitions (the single-key load here) the chart has no panel.

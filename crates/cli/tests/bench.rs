@@ -41,6 +41,10 @@ fn bench_all_at_reduced_size_reproduces_the_seeds_findings() {
     for row in rows {
         assert_eq!(row["count_after"], row["items"], "{row}");
     }
+    // Its peak memory is the client's own: the client ran in a process
+    // without the server (seed 000 published its Node process's).
+    assert_eq!(s["write-apis"]["client_process"], true);
+    assert!(rows.iter().all(|r| r["peak_memory_bytes"].as_u64().is_some_and(|b| b > 0)), "{rows:?}");
 
     // doc-size: 12 runs (3 sizes x 4 writer counts), each with a rate.
     let docs = s["doc-size"]["rows"].as_array().unwrap();
@@ -74,6 +78,20 @@ fn bench_all_at_reduced_size_reproduces_the_seeds_findings() {
     assert!(rate("shuffled") > rate("sorted"), "shuffled {} vs sorted {}", rate("shuffled"), rate("sorted"));
     let lookup = &s["partition-keys"]["lookup"];
     assert_eq!(lookup["correct"], lookup["samples"], "{lookup}");
+    // Each modelled second knows the table's partitions (seed 004's
+    // explanation); the provisioned table starts with more than one.
+    for l in loads {
+        let timeline = l["timeline"].as_array().unwrap();
+        assert!(timeline.iter().all(|t| t["partitions"].as_u64().is_some_and(|p| p >= 1)), "{}", l["case"]);
+    }
+    let provisioned = loads.iter().find(|l| l["case"] == "provisioned").unwrap();
+    assert!(provisioned["timeline"][0]["partitions"].as_u64().unwrap() > 1, "{}", provisioned["timeline"][0]);
+    // Lookups per second from one lookup in flight up, every lookup right.
+    let steps = lookup["saturation"]["steps"].as_array().unwrap();
+    assert_eq!(steps[0]["concurrency"], 1, "{steps:?}");
+    for st in steps {
+        assert!(st["lookups"].as_u64().unwrap() > 0 && st["correct"] == st["lookups"], "{st}");
+    }
 
     // The report and the charts are there.
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();

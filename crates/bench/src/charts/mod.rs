@@ -2,7 +2,7 @@
 //!
 //! | scenario            | file                          | what it shows                                      |
 //! |---------------------|-------------------------------|----------------------------------------------------|
-//! | `partition-keys`    | `partition-keys-<case>.svg`   | write units consumed and items throttled per second on one log scale for all four, with the seed's rate (seed 004, figures 3, 5, 6, 7) |
+//! | `partition-keys`    | `partition-keys-<case>.svg`   | write units consumed and items throttled per second on one log scale for all four, with the seed's rate (seed 004, figures 3, 5, 6, 7), and under it the table's partitions per second with each split where the load recorded them |
 //! | `latency`           | `latency.svg`                 | percentiles per write API, ours vs the seed's, log ms |
 //! | `doc-size`          | `doc-size.svg`                | documents per ms against writers, per document size |
 //! | `doc-size-mongodb`  | `doc-size-mongodb.svg`        | the same into a MongoDB-compatible database, with seed 001's points (unjoined) |

@@ -6,7 +6,7 @@ use plotters::style::text_anchor::{HPos, VPos};
 use super::kit::axis::{draw_axes, plot_rect, Axis, Plot};
 use super::kit::legend::{item, Stroke};
 use super::kit::{
-    canvas, dashed, line, mark, Area, DrawErr, Drawn, Mark, Txt, BLUE, GREEN, INK, LABEL_SIZE, VERMILLION,
+    canvas, dashed, line, mark, Area, DrawErr, Drawn, Mark, Txt, BLUE, GREEN, INK, LABEL_SIZE, PURPLE, VERMILLION,
 };
 use crate::format::format_number;
 use crate::results::{PartitionKeys, PartitionLoad, Scenario};
@@ -56,10 +56,14 @@ pub(super) fn partition_chart(s: &Scenario<PartitionKeys>, load: &PartitionLoad)
     }
     // The table's partitions each second and its splits, in a panel of
     // their own under the rates (seed 004's explanation of them).
-    let partitions: Vec<(f64, f64)> =
-        load.timeline.iter().filter_map(|t| Some((t.second as f64, t.partitions? as f64))).collect();
+    let partitions: Vec<(f64, f64, f64)> = load
+        .timeline
+        .iter()
+        .filter_map(|t| Some((t.second as f64, t.partitions? as f64, t.partitions_written.unwrap_or(0) as f64)))
+        .collect();
     if !partitions.is_empty() {
         legend.push(item("partitions; ▲ a split (partitions after it)", GREEN, Stroke::Solid, Mark::Triangle));
+        legend.push(item("partitions written that second", PURPLE, Stroke::Dashed, Mark::None));
     }
     let y_desc = "per second (log scale)";
     let x_desc = "seconds since the load started (s)";
@@ -129,9 +133,9 @@ pub(super) fn partition_chart(s: &Scenario<PartitionKeys>, load: &PartitionLoad)
 }
 
 /// Height of the partitions panel's plot, pixels.
-const PANEL_HEIGHT: i32 = 70;
+const PANEL_HEIGHT: i32 = 84;
 /// Between the rates' plot and the partitions panel, pixels.
-const PANEL_GAP: i32 = 14;
+const PANEL_GAP: i32 = 26;
 
 /// Draws the table's partitions per second (a step line) and its splits
 /// (triangles, numbered with the partitions after each where the numbers
@@ -141,25 +145,45 @@ fn partition_panel(
     area: &Area,
     whole: &Plot,
     last_second: f64,
-    partitions: &[(f64, f64)],
+    partitions: &[(f64, f64, f64)],
     splits: &[crate::results::SplitMark],
     x_desc: &str,
 ) -> Result<Plot, DrawErr> {
     let most =
         partitions.iter().map(|p| p.1).chain(splits.iter().map(|e| e.partitions_after as f64)).fold(1.0, f64::max);
-    let y = Axis::linear(0.0, most, 2, 1.0);
+    // Headroom over the most, for the count written above its line.
+    let y = Axis::linear(0.0, most + 1.0, 3, 1.0);
     let x = Axis::linear(0.0, last_second, 8, 1.0).ending_at(last_second);
     let p = Plot { l: whole.l, t: whole.b - PANEL_HEIGHT, r: whole.r, b: whole.b, x, y };
     draw_axes(area, &p, x_desc, "partitions")?;
-    // A step line: each second's count held until the next.
-    let mut steps = Vec::with_capacity(partitions.len() * 2);
-    for (i, &(sec, n)) in partitions.iter().enumerate() {
-        let next = partitions.get(i + 1).map_or(last_second, |q| q.0);
-        steps.push(p.px(sec, n));
-        steps.push(p.px(next, n));
+    // Step lines: each second's count held until the next.
+    let step_line = |value: fn(&(f64, f64, f64)) -> f64| {
+        let mut steps = Vec::with_capacity(partitions.len() * 2);
+        for (i, s) in partitions.iter().enumerate() {
+            let next = partitions.get(i + 1).map_or(last_second, |q| q.0);
+            steps.push(p.px(s.0, value(s)));
+            steps.push(p.px(next, value(s)));
+        }
+        steps
+    };
+    let all = step_line(|s| s.1);
+    if all.len() > 1 {
+        line(area, all, GREEN, 2)?;
     }
-    if steps.len() > 1 {
-        line(area, steps, GREEN, 2)?;
+    // Dashed over the partitions, so that it shows where it equals them.
+    let written = step_line(|s| s.2);
+    if written.len() > 1 {
+        dashed(area, written, PURPLE, 2)?;
+    }
+    // The count at the start, in words (the splits number the later ones).
+    if let Some(first) = partitions.first() {
+        let (x, y) = p.px(first.0, first.1);
+        let label = format!("{} partitions", format_number(first.1));
+        Txt::new(LABEL_SIZE).bold().color(GREEN).anchor(HPos::Left, VPos::Bottom).draw_boxed(
+            area,
+            &label,
+            (x + 8, y - 4),
+        )?;
     }
     draw_splits(area, &p, splits)?;
     Ok(p)

@@ -495,7 +495,11 @@ pub(super) fn partition_keys(out: &mut String, results: &Results, s: &Scenario<P
             ("Ours/seed", true),
         ];
         if partitions {
-            cols.extend([("Partitions (start → end)", true), ("Splits", false)]);
+            cols.extend([
+                ("Partitions (start → end)", true),
+                ("Partitions written a second (median, max)", true),
+                ("Splits", false),
+            ]);
         }
         cols.push(("Per-second timeline", false));
         table_header(out, &cols);
@@ -518,6 +522,7 @@ pub(super) fn partition_keys(out: &mut String, results: &Results, s: &Scenario<P
                     (Some(a), Some(b)) => format!("{a} → {b}"),
                     _ => MISSING.to_string(),
                 });
+                cells.push(written_summary(l));
                 cells.push(split_summary(l));
             }
             cells.push(csv);
@@ -548,6 +553,17 @@ pub(super) fn partition_keys(out: &mut String, results: &Results, s: &Scenario<P
         lookup_saturation(out, results, sat);
     }
     provenance(out, &[("loads", loads.iter().map(|l| l.modelled).collect())], seed);
+}
+
+/// "1 (max 2)": partitions written in the median second that wrote any,
+/// and in the busiest.
+fn written_summary(l: &crate::results::PartitionLoad) -> String {
+    let mut v: Vec<u64> = l.timeline.iter().filter(|t| t.consumed > 0.0).filter_map(|t| t.partitions_written).collect();
+    if v.is_empty() {
+        return MISSING.to_string();
+    }
+    v.sort_unstable();
+    format!("{} (max {})", v[(v.len() - 1) / 2], v[v.len() - 1])
 }
 
 /// "none", or "4 (heat) at 12.3, 20.1, 30 and 41 s".

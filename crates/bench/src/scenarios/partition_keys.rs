@@ -25,19 +25,11 @@ fn ip_items(count: u64, seed: u64, single_key: bool) -> Result<Vec<Item>, Scenar
 }
 
 fn write_timeline_csv(path: &Path, rows: &[TimelineSecond]) -> Result<(), ScenarioError> {
-    // The partition count where known (a modelled load), as a last column.
-    let partitions = rows.iter().any(|r| r.partitions.is_some());
-    let mut s = String::from("second,consumed_write_units,throttled_write_items");
-    s.push_str(if partitions { ",partitions\n" } else { "\n" });
+    let mut s = String::from("second,consumed_write_units,throttled_write_items\n");
     for r in rows {
         // Units as JSON writes them (`1000.0`), as this file always had them.
         let consumed = serde_json::Number::from_f64(r.consumed).map(|n| n.to_string()).unwrap_or_default();
-        s.push_str(&format!("{},{consumed},{}", r.second, r.throttled));
-        match (partitions, r.partitions) {
-            (true, Some(p)) => s.push_str(&format!(",{p}\n")),
-            (true, None) => s.push_str(",\n"),
-            (false, _) => s.push('\n'),
-        }
+        s.push_str(&format!("{},{consumed},{}\n", r.second, r.throttled));
     }
     std::fs::write(path, s).map_err(BenchError::io("write", path))
 }
@@ -91,6 +83,7 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Scenario<PartitionKeys>, Scenar
                     consumed: s.consumed,
                     throttled: s.throttled,
                     partitions: Some(s.partitions as u64),
+                    partitions_written: Some(s.partitions_written as u64),
                 })
                 .collect();
             let splits = load
@@ -140,6 +133,7 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Scenario<PartitionKeys>, Scenar
                     consumed: r.units,
                     throttled: r.unprocessed_items,
                     partitions: None,
+                    partitions_written: None,
                 })
                 .collect();
             let units_per_s = match &result.report.target {
@@ -216,8 +210,10 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Scenario<PartitionKeys>, Scenar
 const LATENCY_LANES: usize = 8;
 /// The saturation ramp: lookups in flight from 1, doubling, at most this many steps.
 const RAMP_MAX_STEPS: usize = 11;
-/// Each step of the ramp runs this long (wall clock).
+/// Each step of the ramp runs this long (wall clock) at full scale; at a
+/// smaller `--items` scale shorter, but at least [`RAMP_STEP_MIN`].
 const RAMP_STEP: Duration = Duration::from_secs(2);
+const RAMP_STEP_MIN: Duration = Duration::from_millis(250);
 /// A step that does not beat the best rate so far by this fraction is not growth.
 const RAMP_GROWTH: f64 = 0.05;
 /// The ramp stops after this many steps in a row without growth.
@@ -299,12 +295,13 @@ async fn lookup_round(
 async fn lookup_saturation(ctx: &Ctx, c: &BenchClient, table: &str) -> Result<LookupSaturation, ScenarioError> {
     let mut steps: Vec<LookupStep> = Vec::new();
     let (mut best, mut flat) = (0.0_f64, 0usize);
+    let step = RAMP_STEP.mul_f64(ctx.scale.clamp(0.0, 1.0)).max(RAMP_STEP_MIN);
     for k in 0..RAMP_MAX_STEPS {
         let lanes = 1usize << k;
-        let round = lookup_round(c, table, lanes, Stop::At(Instant::now() + RAMP_STEP), ctx.seed ^ (k as u64)).await?;
+        let round = lookup_round(c, table, lanes, Stop::At(Instant::now() + step), ctx.seed ^ (k as u64)).await?;
         let n = round.latencies_ms.len();
         if n == 0 {
-            return Err(format!("no lookup answered in {} s at {lanes} in flight", RAMP_STEP.as_secs()).into());
+            return Err(format!("no lookup answered in {:.2} s at {lanes} in flight", step.as_secs_f64()).into());
         }
         let rate = n as f64 / round.seconds.max(1e-9);
         (ctx.say)(format!("partition-keys: {lanes} lookups in flight: {rate:.0} lookups/s"));
