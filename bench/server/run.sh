@@ -18,6 +18,9 @@
 # Settings (environment):
 #   SERVERS="dynaburst dynoxide ddblocal"  MODES="batch put"
 #     (add `durable` for dynaburst --data-dir: SERVERS="dynaburst durable")
+#     (the peers on disk: `ddblocal-disk` is DynamoDB Local with its default
+#     on-disk database, -dbPath, not -inMemory; `dynoxide-disk` is dynoxide
+#     with its SQLite file, --db-path; a fresh directory per run, as durable)
 #     (a mode may name GSIs: batch-gsi2 is batch into a table with 2 GSIs,
 #     `dynaburst loadgen --gsis 2`; the baseline build predates indexes and
 #     skips such modes)
@@ -228,7 +231,9 @@ for server in $SERVERS; do
         baseline) install_baseline || log "baseline unavailable: ${unavailable[baseline]}" ;;
         dynoxide) install_dynoxide || log "dynoxide unavailable: ${unavailable[dynoxide]}" ;;
         ddblocal) install_ddblocal || log "DynamoDB Local unavailable: ${unavailable[ddblocal]}" ;;
-        *) log "unknown server '$server' (known: dynaburst durable baseline dynoxide ddblocal)"; exit 2 ;;
+        dynoxide-disk) install_dynoxide || unavailable[dynoxide-disk]="${unavailable[dynoxide]}" ;;
+        ddblocal-disk) install_ddblocal || unavailable[ddblocal-disk]="${unavailable[ddblocal]}" ;;
+        *) log "unknown server '$server' (known: dynaburst durable baseline dynoxide ddblocal dynoxide-disk ddblocal-disk)"; exit 2 ;;
     esac
 done
 
@@ -250,6 +255,10 @@ version[dynaburst]="$(cd "$repo" && git rev-parse --short HEAD 2>/dev/null || ec
     && version[dynoxide]="dynoxide-rs $DYNOXIDE_VERSION ($("$dynoxide_bin" --version 2>/dev/null | head -1))"
 [[ -z "${unavailable[ddblocal]:-}" && " $SERVERS " == *" ddblocal "* ]] \
     && version[ddblocal]="DynamoDBLocal $DDBL_VERSION on $(java -version 2>&1 | head -1)"
+[[ -z "${unavailable[dynoxide-disk]:-}" && " $SERVERS " == *" dynoxide-disk "* ]] \
+    && version[dynoxide-disk]="dynoxide-rs $DYNOXIDE_VERSION ($("$dynoxide_bin" --version 2>/dev/null | head -1))"
+[[ -z "${unavailable[ddblocal-disk]:-}" && " $SERVERS " == *" ddblocal-disk "* ]] \
+    && version[ddblocal-disk]="DynamoDBLocal $DDBL_VERSION on $(java -version 2>&1 | head -1)"
 
 # --- runs --------------------------------------------------------------------
 
@@ -260,6 +269,8 @@ server_command() { # name port -> the command line that starts the server
         baseline) echo "$baseline_bin serve --capacity-model off --host 127.0.0.1 --port $2" ;;
         dynoxide) echo "$dynoxide_bin serve --host 127.0.0.1 --port $2" ;;
         ddblocal) echo "java -Djava.library.path=$ddbl_lib -cp $ddbl_lib/* com.amazonaws.services.dynamodbv2.local.main.ServerRunner -inMemory -sharedDb -port $2" ;;
+        dynoxide-disk) echo "$dynoxide_bin serve --host 127.0.0.1 --port $2 --db-path <fresh directory>/dynoxide.db" ;;
+        ddblocal-disk) echo "java -Djava.library.path=$ddbl_lib -cp $ddbl_lib/* com.amazonaws.services.dynamodbv2.local.main.ServerRunner -dbPath <fresh directory> -sharedDb -port $2" ;;
     esac
 }
 
@@ -276,6 +287,16 @@ start_server() { # name port log -> sets server_pid
         dynoxide) "$dynoxide_bin" serve --host 127.0.0.1 --port "$port" >"$out" 2>&1 & ;;
         ddblocal) java "-Djava.library.path=$ddbl_lib" -cp "$ddbl_lib/*" \
             com.amazonaws.services.dynamodbv2.local.main.ServerRunner -inMemory -sharedDb -port "$port" >"$out" 2>&1 & ;;
+        dynoxide-disk)
+            rm -rf "$work/data-dir" && mkdir -p "$work/data-dir"
+            "$dynoxide_bin" serve --host 127.0.0.1 --port "$port" --db-path "$work/data-dir/dynoxide.db" >"$out" 2>&1 &
+            ;;
+        ddblocal-disk)
+            rm -rf "$work/data-dir" && mkdir -p "$work/data-dir"
+            java "-Djava.library.path=$ddbl_lib" -cp "$ddbl_lib/*" \
+                com.amazonaws.services.dynamodbv2.local.main.ServerRunner -dbPath "$work/data-dir" -sharedDb -port "$port" \
+                >"$out" 2>&1 &
+            ;;
     esac
     server_pid=$!
     started_pids+=("$server_pid")
@@ -338,7 +359,7 @@ for rep in $(seq 1 "$REPEAT"); do
                 continue
             fi
             browser_pid=""
-            if [[ -n "$WEB_VIEW" && "$server" != dynoxide && "$server" != ddblocal ]]; then
+            if [[ -n "$WEB_VIEW" && "$server" != dynoxide* && "$server" != ddblocal* ]]; then
                 # The page stays open (and polls) for as long as Chromium runs.
                 timeout "$run_limit" chromium --headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage \
                     --user-data-dir="$work/chromium" --remote-debugging-port=0 \
@@ -404,6 +425,7 @@ rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).s
 machine = {"nproc": os.cpu_count(), "model_name": model, "memory_gb": mem_gb,
            "kernel": platform.release(), "rustc": rustc}
 names = {"dynaburst": "dynaburst (--capacity-model off)", "durable": "dynaburst --data-dir (durable, --capacity-model off)", "dynoxide": "dynoxide", "ddblocal": "DynamoDB Local",
+         "dynoxide-disk": "dynoxide --db-path (SQLite file)", "ddblocal-disk": "DynamoDB Local -dbPath (on disk)",
          "baseline": f"dynaburst at {versions.get('baseline', 'baseline')} (--capacity-model off)"}
 duration = float(env["DURATION"])
 
