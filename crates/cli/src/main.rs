@@ -355,6 +355,13 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         if let Some(disk) = &disk {
             server = server.with_durability(disk.durability());
+            // A failed disk write is logged once, with its cause.
+            let durability = disk.durability();
+            tokio::spawn(async move {
+                if let Some(e) = durability.failure().await {
+                    eprintln!("dynaburst: {e}; every request fails until the server is restarted");
+                }
+            });
         }
         let server = Arc::new(server);
         eprintln!("dynaburst: seed {seed} (pass --seed {seed} to draw the same request ids and service times)");

@@ -7,10 +7,12 @@
 //! id and its [`TableMeta`] (every setting; `codec.rs`); table `k{id}` holds
 //! its items, stored key bytes (partition hash first) to stored item bytes
 //! (DynamoDB size first), ordered as the engine orders keys ([`ItemKey`]);
-//! `stats` holds each table's item count and bytes, updated in the same
-//! transaction as its items; `meta` holds the sequence number of the last
-//! batch the file holds and the layout version ([`FORMAT`]). A dropped
-//! table's id is never reused.
+//! `stats` holds each table's item count and bytes, and `sizes` its bytes
+//! by partition-hash range (the capacity model's partition sizes after a
+//! restart), both updated in the same transaction as its items; `meta`
+//! holds the sequence number of the last batch the file holds and the
+//! layout version ([`FORMAT`]; a file of the layout before `sizes` gets
+//! them measured once, at open). A dropped table's id is never reused.
 //!
 //! **Write path and group commit.** [`Storage::commit`] reads what each
 //! write replaces, then queues the batch's encoded writes with a sequence
@@ -22,7 +24,11 @@
 //! a transaction is all or nothing. The applier thread then writes the
 //! durable batches into the redb file in large transactions (each table's
 //! writes in key order), off the answer's path, and deletes log files the
-//! file holds entirely; start-up replays the batches the file lacks and
+//! file holds entirely. Those transactions are not synced (the log already
+//! made their batches durable) except before log files are deleted, every
+//! [`DURABLE_APPLY_BYTES`] and when the applier runs out of work: a crash
+//! takes the file back to its last synced commit, whose applied mark tells
+//! the replay where to start in the log, still there. Start-up replays the batches the file lacks and
 //! reads the catalog, not the items. Both queues are bounded in bytes
 //! ([`MAX_QUEUED_BYTES`], [`MAX_BACKLOG_BYTES`]): a writer that finds them
 //! full waits. The server answers a request only after
@@ -41,7 +47,9 @@
 //!
 //! **Failure.** A failed log write or sync (or a failed write into the
 //! file) poisons the storage: the requests waiting on it, and every request
-//! after it, get an error until the server is restarted; the disk keeps
+//! after it, get an error carrying the first failure's I/O error (a full
+//! disk says so; [`Durability::failure`] hands it to the server's log)
+//! until the server is restarted; the disk keeps
 //! exactly the batches synced before (the overlays may hold the failed
 //! ones, so the server answers nothing more).
 //!
@@ -59,7 +67,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use dynaburst_engine::store::{Direction, Storage, StoreError, StoreKey, TableMeta, TableStore, Visit, WriteBatch};
+use dynaburst_engine::store::{
+    size_range_start, Direction, Storage, StoreError, StoreKey, TableMeta, TableStore, Visit, WriteBatch,
+};
 use dynaburst_model::Item;
 use parking_lot::{Condvar, Mutex, RwLock};
 use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
@@ -88,6 +98,10 @@ pub const MAX_WRITES_PER_SYNC: usize = 64 * 1024;
 /// Most bytes of durable writes waiting to be written into the database
 /// file; the committer waits past it.
 pub const MAX_BACKLOG_BYTES: usize = 128 * 1024 * 1024;
+/// Bytes of batches the applier writes into the database file between
+/// durable (synced) commits of the file; the commits between are not
+/// synced (the log holds their batches until a durable commit does).
+pub const DURABLE_APPLY_BYTES: usize = 256 * 1024 * 1024;
 /// Default of [`DiskOptions::overlay_bytes`]: most bytes of encoded writes
 /// the overlays hold (committed, not yet in the file); a commit that would
 /// pass it waits for the applier.
@@ -100,12 +114,19 @@ const APPLIED_SEQ: &str = "applied_seq";
 /// Each table's item count and the sum of its items' DynamoDB sizes, by
 /// storage id, written in the same transaction as the items.
 const STATS: TableDefinition<u64, (u64, u64)> = TableDefinition::new("stats");
+/// Each table's item bytes by partition-hash range (storage id, first hash
+/// of the range: `store::size_range_start`), written in the same
+/// transaction as the items: the capacity model's partition sizes after a
+/// restart.
+const SIZES: TableDefinition<(u64, u128), u64> = TableDefinition::new("sizes");
 /// The layout of the file ([`FORMAT`]); absent in files written before
 /// items were kept in key order.
 const FORMAT_KEY: &str = "format";
 /// Items in `k{id}` tables keyed by [`ItemKey`] (hash-prefixed keys in
-/// the engine's key order).
-const FORMAT: u64 = 2;
+/// the engine's key order), and [`SIZES`].
+const FORMAT: u64 = 3;
+/// The layout before [`SIZES`]: opened, its sizes measured once.
+const FORMAT_WITHOUT_SIZES: u64 = 2;
 
 fn items_table(id: u64) -> String {
     format!("k{id}")
@@ -313,6 +334,9 @@ struct Shared {
     queued: AtomicU64,
     synced: watch::Sender<Synced>,
     poisoned: AtomicBool,
+    /// What poisoned the storage (the first failure), which every later
+    /// request's error carries.
+    failure: Mutex<Option<Failure>>,
     /// Fault injection: the next disk transaction fails.
     fail_next_sync: AtomicBool,
     /// Fault injection: the applier's next write into the file fails.
@@ -363,7 +387,7 @@ impl Durability {
     /// storage failed (then every later call fails too).
     pub async fn settle(&self) -> Result<(), StoreError> {
         let target = self.shared.queued.load(Ordering::Acquire);
-        let failed = |s: &Synced| if s.failed { Err(sync_failed()) } else { Ok(()) };
+        let failed = |s: &Synced| if s.failed { Err(self.shared.failed()) } else { Ok(()) };
         let now = *self.shared.synced.borrow();
         if now.failed || now.seq >= target {
             return failed(&now);
@@ -371,13 +395,22 @@ impl Durability {
         let mut rx = self.shared.synced.subscribe();
         let reached = match rx.wait_for(|s| s.failed || s.seq >= target).await {
             Ok(s) => *s,
-            Err(_) => return Err(sync_failed()),
+            Err(_) => return Err(self.shared.failed()),
         };
         failed(&reached)
     }
 
-    /// Makes the next disk transaction fail, as a failing disk would (for
-    /// fault-injection tests).
+    /// Waits until the storage fails, and returns the failure that every
+    /// request gets from then on (for the server's log); `None` if the
+    /// storage went away without failing.
+    pub async fn failure(&self) -> Option<StoreError> {
+        let mut rx = self.shared.synced.subscribe();
+        let failed = rx.wait_for(|s| s.failed).await.is_ok();
+        failed.then(|| self.shared.failed())
+    }
+
+    /// Makes the next log write fail as a full disk would (ENOSPC), for
+    /// fault-injection tests.
     pub fn fail_next_sync(&self) {
         self.shared.fail_next_sync.store(true, Ordering::SeqCst);
     }
@@ -389,8 +422,46 @@ impl Durability {
     }
 }
 
-fn sync_failed() -> StoreError {
-    StoreError::Io { operation: "sync", kind: std::io::ErrorKind::Other }
+/// The first failure that poisoned the storage: the operation and the
+/// error, as every later request reports it.
+#[derive(Clone, Debug)]
+struct Failure {
+    operation: &'static str,
+    kind: std::io::ErrorKind,
+    message: String,
+}
+
+impl Failure {
+    fn io(operation: &'static str, e: &std::io::Error) -> Failure {
+        Failure { operation, kind: e.kind(), message: e.to_string() }
+    }
+
+    /// A failure of the database file (its I/O error's kind when it is one).
+    fn db(operation: &'static str, e: &redb::Error) -> Failure {
+        match e {
+            redb::Error::Io(io) => Failure::io(operation, io),
+            other => Failure { operation, kind: std::io::ErrorKind::Other, message: other.to_string() },
+        }
+    }
+
+    /// What fault injection fails with: a full disk.
+    fn injected(operation: &'static str) -> Failure {
+        Failure::io(operation, &std::io::Error::from_raw_os_error(ENOSPC))
+    }
+}
+
+/// The OS error of a full disk (Linux).
+const ENOSPC: i32 = 28;
+
+impl Shared {
+    /// The error of a request refused because the storage failed.
+    fn failed(&self) -> StoreError {
+        match self.failure.lock().clone() {
+            Some(f) => StoreError::Failed { operation: f.operation, kind: f.kind, cause: f.message },
+            // Stopped (closed), not failed.
+            None => StoreError::Io { operation: "sync", kind: std::io::ErrorKind::Other },
+        }
+    }
 }
 
 fn db_error(path: &Path, e: impl fmt::Display) -> OpenError {
@@ -422,12 +493,17 @@ impl DiskStorage {
             let catalog = tx.open_table(CATALOG).map_err(|e| db_error(&path, e))?;
             let mut meta = tx.open_table(META).map_err(|e| db_error(&path, e))?;
             tx.open_table(STATS).map_err(|e| db_error(&path, e))?;
+            tx.open_table(SIZES).map_err(|e| db_error(&path, e))?;
             let format = meta.get(FORMAT_KEY).map_err(|e| db_error(&path, e))?.map(|v| v.value());
             let empty =
                 catalog.is_empty().map_err(|e| db_error(&path, e))? && wal::list(dir).map_err(io(dir))?.is_empty();
             match format {
                 Some(FORMAT) => {}
                 None if empty => {
+                    meta.insert(FORMAT_KEY, FORMAT).map_err(|e| db_error(&path, e))?;
+                }
+                Some(FORMAT_WITHOUT_SIZES) => {
+                    measure_sizes(&tx, &catalog).map_err(|e| db_error(&path, e))?;
                     meta.insert(FORMAT_KEY, FORMAT).map_err(|e| db_error(&path, e))?;
                 }
                 _ => return Err(db_error(
@@ -461,6 +537,7 @@ impl DiskStorage {
             queued: AtomicU64::new(seq),
             synced: watch::Sender::new(Synced { seq, failed: false }),
             poisoned: AtomicBool::new(false),
+            failure: Mutex::new(None),
             fail_next_sync: AtomicBool::new(false),
             fail_next_apply: AtomicBool::new(false),
             syncs: AtomicU64::new(0),
@@ -580,7 +657,7 @@ impl DiskStorage {
         let mut q = shared.queue.lock();
         loop {
             if q.stop || shared.poisoned.load(Ordering::SeqCst) {
-                return Err(sync_failed());
+                return Err(shared.failed());
             }
             let held = shared.overlay_bytes.load(Ordering::SeqCst);
             let queue_full = !q.batches.is_empty() && q.bytes + bytes > MAX_QUEUED_BYTES;
@@ -609,7 +686,7 @@ impl DiskStorage {
 
     fn check_healthy(&self) -> Result<(), StoreError> {
         if self.shared.poisoned.load(Ordering::SeqCst) {
-            Err(sync_failed())
+            Err(self.shared.failed())
         } else {
             Ok(())
         }
@@ -660,7 +737,7 @@ fn replay(db: &redb::Database, dir: &Path) -> Result<(u64, u64), LoadError> {
     }
     let last = batches.last().map_or(applied, |(seq, _)| *seq);
     if !batches.is_empty() {
-        write_batches(db, &batches, last).map_err(self::db)?;
+        write_batches(db, &batches, last, true).map_err(self::db)?;
     }
     for (_, path) in &files {
         std::fs::remove_file(path).map_err(self::db)?;
@@ -717,10 +794,18 @@ fn commit_loop(mut wal: wal::Wal, shared: &Shared) {
         }
         shared.space.notify_all();
         let last = taken.last().map_or(0, |(seq, _)| *seq);
-        let injected = shared.fail_next_sync.swap(false, Ordering::SeqCst);
-        let ok = !shared.poisoned.load(Ordering::SeqCst) && !injected && wal.append(&taken).is_ok();
-        if !ok {
-            poison(shared);
+        if shared.poisoned.load(Ordering::SeqCst) {
+            // Already failed: the waiting requests' error is set.
+            shared.synced.send_modify(|s| s.failed = true);
+            continue;
+        }
+        let written = if shared.fail_next_sync.swap(false, Ordering::SeqCst) {
+            Err(Failure::injected("sync"))
+        } else {
+            wal.append(&taken).map_err(|e| Failure::io("sync", &e))
+        };
+        if let Err(failure) = written {
+            poison(shared, failure);
             continue;
         }
         shared.syncs.fetch_add(1, Ordering::SeqCst);
@@ -735,9 +820,9 @@ fn commit_loop(mut wal: wal::Wal, shared: &Shared) {
         if wal.bytes >= wal.rotate_bytes {
             match wal.rotate() {
                 Ok(done) => b.done_files.push(done),
-                Err(_) => {
+                Err(e) => {
                     drop(b);
-                    poison(shared);
+                    poison(shared, Failure::io("log rotation", &e));
                     continue;
                 }
             }
@@ -747,8 +832,15 @@ fn commit_loop(mut wal: wal::Wal, shared: &Shared) {
     }
 }
 
-/// Marks the storage failed and wakes everyone who waits on it.
-fn poison(shared: &Shared) {
+/// Marks the storage failed (keeping the first failure, which
+/// [`Durability::failure`] reports) and wakes everyone who waits on it.
+fn poison(shared: &Shared, failure: Failure) {
+    {
+        let mut first = shared.failure.lock();
+        if first.is_none() {
+            *first = Some(failure);
+        }
+    }
     shared.poisoned.store(true, Ordering::SeqCst);
     shared.synced.send_modify(|s| s.failed = true);
     shared.applied.notify_all();
@@ -806,14 +898,20 @@ fn prune(shared: &Shared, batches: &[(u64, Vec<Record>)]) {
 /// deletes the log files the file now holds entirely. Ends when asked to
 /// and the backlog is empty.
 fn apply_loop(dir: &Path, shared: &Shared) {
+    // Bytes of batches written into the file by commits not yet durable.
+    let mut since_durable = 0usize;
     loop {
-        let (batches, files) = {
+        let (batches, files, idle) = {
             let mut b = shared.backlog.lock();
             let limit = loop {
                 let limit = if b.stop { u64::MAX } else { b.hold_after.unwrap_or(u64::MAX) };
                 let ready = b.batches.first().is_some_and(|(seq, _)| *seq <= limit);
                 if ready || (b.batches.is_empty() && !b.done_files.is_empty()) {
                     break limit;
+                }
+                if since_durable > 0 && !shared.poisoned.load(Ordering::SeqCst) {
+                    // Nothing to write: make what the file holds durable.
+                    break 0;
                 }
                 if b.stop {
                     return;
@@ -825,27 +923,48 @@ fn apply_loop(dir: &Path, shared: &Shared) {
             b.bytes -= batches.iter().flat_map(|(_, r)| r).map(Record::bytes).sum::<usize>();
             // A completed log file goes once every batch before it is in.
             let files = if b.batches.is_empty() { std::mem::take(&mut b.done_files) } else { Vec::new() };
-            (batches, files)
+            (batches, files, n == 0)
         };
         shared.applied.notify_all();
         if shared.poisoned.load(Ordering::SeqCst) {
             // The log keeps them; the next start replays it.
             continue;
         }
+        let bytes: usize = batches.iter().flat_map(|(_, r)| r).map(Record::bytes).sum();
+        since_durable = since_durable.saturating_add(bytes);
+        // The file's commit is durable when log files are to go (the file
+        // must hold their batches on disk first), every
+        // [`DURABLE_APPLY_BYTES`], and when the backlog ran dry (an idle
+        // server's file is up to date on disk).
+        let durable = !files.is_empty() || since_durable >= DURABLE_APPLY_BYTES || idle;
         if let Some((last, _)) = batches.last() {
-            let injected = shared.fail_next_apply.swap(false, Ordering::SeqCst);
-            if injected || write_batches(&shared.db, &batches, *last).is_err() {
-                poison(shared);
+            let written = if shared.fail_next_apply.swap(false, Ordering::SeqCst) {
+                Err(Failure::injected("write"))
+            } else {
+                write_batches(&shared.db, &batches, *last, durable).map_err(|e| Failure::db("write", &e))
+            };
+            if let Err(failure) = written {
+                poison(shared, failure);
                 continue;
             }
             prune(shared, &batches);
             shared.backlog.lock().applied_seq = *last;
             shared.applied.notify_all();
+        } else if durable && since_durable > 0 {
+            if let Err(e) = mark_durable(&shared.db) {
+                poison(shared, Failure::db("write", &e));
+                continue;
+            }
         }
-        // Each completed file's batches were handed over before its marker.
-        let removed = files.iter().all(|g| std::fs::remove_file(wal::path(dir, *g)).is_ok());
-        if !removed || (!files.is_empty() && wal::sync_dir(dir).is_err()) {
-            poison(shared);
+        if durable {
+            since_durable = 0;
+        }
+        // Each completed file's batches were handed over before its marker,
+        // and the file holds them on disk now.
+        let removed = files.iter().try_for_each(|g| std::fs::remove_file(wal::path(dir, *g)));
+        let synced = || if files.is_empty() { Ok(()) } else { wal::sync_dir(dir) };
+        if let Err(e) = removed.and_then(|()| synced()) {
+            poison(shared, Failure::io("log removal", &e));
         }
     }
 }
@@ -854,15 +973,41 @@ fn apply_loop(dir: &Path, shared: &Shared) {
 /// (`None` deletes), in commit order.
 type ItemWrites<'a> = Vec<(&'a [u8], Option<&'a [u8]>)>;
 
-/// Writes `batches` in one durable transaction, with `applied` (the last
-/// batch's sequence number) as the file's applied mark.
-fn write_batches(db: &redb::Database, batches: &[(u64, Vec<Record>)], applied: u64) -> Result<(), redb::Error> {
+/// Makes every commit the file has had durable (a durable commit of the
+/// applied mark as it is).
+fn mark_durable(db: &redb::Database) -> Result<(), redb::Error> {
     let tx = db.begin_write()?;
+    {
+        let mut meta = tx.open_table(META)?;
+        let applied = meta.get(APPLIED_SEQ)?.map_or(0, |v| v.value());
+        meta.insert(APPLIED_SEQ, applied)?;
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// Writes `batches` in one transaction, with `applied` (the last batch's
+/// sequence number) as the file's applied mark. Unless `durable`, the
+/// commit is not synced: a crash takes the file back to its last durable
+/// commit, and the log, whose files go only after a durable commit holds
+/// them, still has every batch after that commit's applied mark.
+fn write_batches(
+    db: &redb::Database,
+    batches: &[(u64, Vec<Record>)],
+    applied: u64,
+    durable: bool,
+) -> Result<(), redb::Error> {
+    let mut tx = db.begin_write()?;
+    if !durable {
+        tx.set_durability(redb::Durability::None)?;
+    }
     {
         tx.open_table(META)?.insert(APPLIED_SEQ, applied)?;
         let mut catalog = tx.open_table(CATALOG)?;
-        // Per table: items added less removed, bytes added less removed.
+        // Per table: items added less removed, bytes added less removed;
+        // and bytes by size range.
         let mut deltas: HashMap<u64, (i64, i64)> = HashMap::new();
+        let mut ranges: BTreeMap<(u64, u128), i64> = BTreeMap::new();
         // Stored values begin with their size (they were encoded by
         // `encode_stored`); one that does not counts as nothing.
         let size = |v: &[u8]| codec::stored_size(v).map_or(0, |n| n as i64);
@@ -883,6 +1028,7 @@ fn write_batches(db: &redb::Database, batches: &[(u64, Vec<Record>)], applied: u
                     catalog.remove(name.as_str())?;
                     dropped.push(*id);
                     tx.open_table(STATS)?.remove(*id)?;
+                    tx.open_table(SIZES)?.retain_in((*id, 0)..=(*id, u128::MAX), |_, _| false)?;
                     tx.delete_table(items_def(&items_table(*id)))?;
                 }
             }
@@ -895,18 +1041,20 @@ fn write_batches(db: &redb::Database, batches: &[(u64, Vec<Record>)], applied: u
             let mut t = tx.open_table(items_def(&items_table(id)))?;
             let d = deltas.entry(id).or_default();
             for (key, value) in writes {
-                match value {
+                let (count, bytes) = match value {
                     Some(value) => {
                         let old = t.insert(key, value)?.map(|v| size(v.value()));
-                        d.0 += i64::from(old.is_none());
-                        d.1 += size(value) - old.unwrap_or(0);
+                        (i64::from(old.is_none()), size(value) - old.unwrap_or(0))
                     }
-                    None => {
-                        if let Some(old) = t.remove(key)? {
-                            d.0 -= 1;
-                            d.1 -= size(old.value());
-                        }
-                    }
+                    None => match t.remove(key)? {
+                        Some(old) => (-1, -size(old.value())),
+                        None => (0, 0),
+                    },
+                };
+                d.0 += count;
+                d.1 += bytes;
+                if bytes != 0 {
+                    *ranges.entry((id, size_range(key))).or_default() += bytes;
                 }
             }
         }
@@ -915,8 +1063,56 @@ fn write_batches(db: &redb::Database, batches: &[(u64, Vec<Record>)], applied: u
             let (c, b) = stats.get(id)?.map_or((0, 0), |v| v.value());
             stats.insert(id, (c.saturating_add_signed(count), b.saturating_add_signed(bytes)))?;
         }
+        let mut sizes = tx.open_table(SIZES)?;
+        for (range, bytes) in ranges {
+            let now = sizes.get(range)?.map_or(0, |v| v.value()).saturating_add_signed(bytes);
+            if now == 0 {
+                sizes.remove(range)?;
+            } else {
+                sizes.insert(range, now)?;
+            }
+        }
     }
     tx.commit()?;
+    Ok(())
+}
+
+/// The size range (`store::size_range_start`) of a stored key: its hash
+/// comes first, big-endian.
+fn size_range(key: &[u8]) -> u128 {
+    let mut hash = [0u8; 16];
+    if let Some(bytes) = key.get(..hash.len()) {
+        hash.copy_from_slice(bytes);
+    }
+    size_range_start(u128::from_be_bytes(hash))
+}
+
+/// Fills [`SIZES`] from the items of every table in `catalog` (a file of
+/// the layout before it), once.
+fn measure_sizes(
+    tx: &redb::WriteTransaction,
+    catalog: &redb::Table<'_, &'static str, &'static [u8]>,
+) -> Result<(), redb::Error> {
+    let mut ranges: BTreeMap<(u64, u128), u64> = BTreeMap::new();
+    for row in catalog.iter()? {
+        let (_, value) = row?;
+        // An entry that does not decode is refused later, by `load`.
+        let Ok((id, _)) = decode_meta(value.value()) else { continue };
+        let items = match tx.open_table(items_def(&items_table(id))) {
+            Ok(items) => items,
+            Err(redb::TableError::TableDoesNotExist(_)) => continue,
+            Err(e) => return Err(e.into()),
+        };
+        for row in items.iter()? {
+            let (k, v) = row?;
+            let bytes = codec::stored_size(v.value()).unwrap_or(0);
+            *ranges.entry((id, size_range(k.value()))).or_default() += bytes;
+        }
+    }
+    let mut sizes = tx.open_table(SIZES)?;
+    for (range, bytes) in ranges {
+        sizes.insert(range, bytes)?;
+    }
     Ok(())
 }
 
@@ -1150,6 +1346,24 @@ impl Storage for DiskStorage {
         let tx = self.shared.db.begin_read().map_err(read_failed)?;
         let stats = tx.open_table(STATS).map_err(read_failed)?;
         Ok(Some(stats.get(id).map_err(read_failed)?.map_or((0, 0), |v| v.value())))
+    }
+
+    /// The sizes in the file, when the table's overlay is empty (at
+    /// start-up, after the replay, it is); otherwise `None`.
+    fn table_sizes(&self, name: &str) -> Result<Option<Vec<(u128, u64)>>, StoreError> {
+        let id = match self.shared.catalog.lock().get(name) {
+            Some(e) if e.overlay.writes.read().is_empty() => e.id,
+            Some(_) => return Ok(None),
+            None => return Err(StoreError::NoSuchTable(name.to_string())),
+        };
+        let tx = self.shared.db.begin_read().map_err(read_failed)?;
+        let sizes = tx.open_table(SIZES).map_err(read_failed)?;
+        let mut out = Vec::new();
+        for row in sizes.range((id, 0)..=(id, u128::MAX)).map_err(read_failed)? {
+            let (k, v) = row.map_err(read_failed)?;
+            out.push((k.value().1, v.value()));
+        }
+        Ok(Some(out))
     }
 
     fn drop_table(&self, name: &str) -> Result<(), StoreError> {

@@ -3,7 +3,7 @@
 //! on a table served from the redb file under its overlay give exactly
 //! what a `BTreeMap` gives, whether the applier has written the batches
 //! into the file or holds them back, and after the storage is reopened
-//! (items and counts).
+//! (items, counts, and bytes by size range).
 
 use std::collections::BTreeMap;
 use std::ops::{Bound, ControlFlow};
@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use dynaburst_diskstore::{DiskOptions, DiskStorage};
 use dynaburst_engine::store::{
-    walk_range, Direction, Mutation, SortSlot, Storage, StoreKey, TableMeta, TableStore, WriteBatch,
+    size_range_start, walk_range, Direction, Mutation, SortSlot, Storage, StoreKey, TableMeta, TableStore, WriteBatch,
 };
 use dynaburst_engine::{BillingMode, KeyAttr, KeySchema, TableSettings};
 use dynaburst_model::{item_size, AttributeValue, Item, KeyValue, Millis, Number, ScalarType};
@@ -146,6 +146,16 @@ fn counts(model: &BTreeMap<StoreKey, Arc<Item>>) -> (u64, u64) {
     (model.len() as u64, model.values().map(|i| item_size(i) as u64).sum())
 }
 
+/// The items' bytes by size range (`store::size_range_start`), as the
+/// storage keeps them for the capacity model.
+fn sizes(model: &BTreeMap<StoreKey, Arc<Item>>) -> Vec<(u128, u64)> {
+    let mut ranges = BTreeMap::new();
+    for (k, i) in model {
+        *ranges.entry(size_range_start(k.hash)).or_insert(0) += item_size(i) as u64;
+    }
+    ranges.into_iter().filter(|(_, bytes)| *bytes > 0).collect()
+}
+
 fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
     let dir = fresh_dir();
     {
@@ -208,6 +218,7 @@ fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 disk.wait_applied().expect("applied");
                 prop_assert_eq!(disk.overlay_bytes(), 0);
                 prop_assert_eq!(disk.table_stats("t").expect("stats"), Some(counts(&model)));
+                prop_assert_eq!(disk.table_sizes("t").expect("sizes"), Some(sizes(&model)));
                 disk.hold_applier(true);
             }
             Op::ApplySome(i) => {
@@ -220,6 +231,7 @@ fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 drop(disk);
                 (disk, store) = open(&dir);
                 prop_assert_eq!(disk.table_stats("t").expect("stats"), Some(counts(&model)));
+                prop_assert_eq!(disk.table_sizes("t").expect("sizes"), Some(sizes(&model)));
             }
         }
     }
@@ -244,6 +256,7 @@ fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
             drop(disk);
             (disk, store) = open(&dir);
             prop_assert_eq!(disk.table_stats("t").expect("stats"), Some(counts(&model)));
+            prop_assert_eq!(disk.table_sizes("t").expect("sizes"), Some(sizes(&model)));
         }
     }
     drop(store);
@@ -319,4 +332,39 @@ fn a_later_write_stays_in_the_overlay_when_an_earlier_one_reaches_the_file() {
         Op::Range { start: BoundSpec::Unbounded, end: BoundSpec::Unbounded, backward: false, limit: 10 },
     ])
     .expect("matches the model");
+}
+
+/// A file of the layout before the sizes by hash range (layout 2) opens,
+/// and its sizes are measured from its items then.
+#[test]
+fn a_file_without_sizes_gets_them_measured_at_open() {
+    let dir = fresh_dir();
+    let mut model = BTreeMap::new();
+    {
+        let disk = DiskStorage::open(&dir, &DiskOptions::default()).expect("open");
+        let mut store = disk.create_table(&meta("t")).expect("create");
+        for pk in 0..40 {
+            let mutations = (0..5)
+                .map(|sk| {
+                    model.insert(key(pk, sk), item(pk, sk, 20 + u16::from(pk)));
+                    Mutation { table: 0, key: key(pk, sk), item: Some(item(pk, sk, 20 + u16::from(pk))) }
+                })
+                .collect();
+            disk.commit(WriteBatch { mutations }, &mut [&mut *store]).expect("commit");
+        }
+        disk.close();
+    }
+    // What an older dynaburst wrote: no sizes, layout 2.
+    {
+        let db = redb::Database::open(dir.join(dynaburst_diskstore::DB_FILE)).expect("the file");
+        let tx = db.begin_write().expect("write");
+        tx.delete_table(redb::TableDefinition::<(u64, u128), u64>::new("sizes")).expect("no sizes");
+        tx.open_table(redb::TableDefinition::<&str, u64>::new("meta")).expect("meta").insert("format", 2).expect("2");
+        tx.commit().expect("commit");
+    }
+    let disk = DiskStorage::open(&dir, &DiskOptions::default()).expect("open");
+    assert_eq!(disk.table_sizes("t").expect("sizes"), Some(sizes(&model)));
+    assert_eq!(disk.table_stats("t").expect("stats"), Some(counts(&model)));
+    drop(disk);
+    let _ = std::fs::remove_dir_all(&dir);
 }

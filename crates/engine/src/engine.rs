@@ -214,9 +214,13 @@ impl Engine {
             // count the items unless the storage keeps the counts.
             let mut data = TableData::new(store, (0, 0), &meta.indexes, config.capacity.as_ref(), now);
             let stats = storage.table_stats(&meta.name)?;
+            // The items' sizes by partition-hash range, for the capacity
+            // model's partition sizes (a walk measures them itself).
+            let mut sizes = storage.table_sizes(&meta.name)?;
             match stats {
                 Some(counts) if meta.indexes.is_empty() => (data.item_count, data.size_bytes) = counts,
                 _ => {
+                    let mut walked = SizeRanges::default();
                     let local = data.has_local_indexes();
                     let TableData { store, indexes, collections, item_count, size_bytes, .. } = &mut data;
                     store.range(
@@ -226,6 +230,7 @@ impl Engine {
                         &mut |key, item| {
                             *item_count += 1;
                             *size_bytes += item_size(item) as u64;
+                            walked.add(key.hash, item_size(item) as u64);
                             let mut collection = item_size(item) as u64;
                             for change in index::changes(indexes, &meta.key_schema, key, None, Some(item)) {
                                 let ix = change.index;
@@ -240,6 +245,7 @@ impl Engine {
                             ControlFlow::Continue(())
                         },
                     )?;
+                    sizes = sizes.or(Some(walked.ranges()));
                 }
             }
             // A stream that was on goes on with a fresh log (records are
@@ -248,7 +254,13 @@ impl Engine {
                 data.streams.push(crate::stream::StreamLog::new(stream.label.clone(), stream.view, now));
             }
             let name = meta.name.clone();
-            tables.insert(name, Arc::new(Table::from_meta(meta, data, config.capacity.clone(), now)));
+            let table = Table::from_meta(meta, data, config.capacity.clone(), now);
+            // The partitions' sizes as they were (splitting for size again
+            // where a partition holds more than a partition may).
+            for (hash, bytes) in sizes.unwrap_or_default() {
+                table.note_size(hash, i64::try_from(bytes).unwrap_or(i64::MAX), now);
+            }
+            tables.insert(name, Arc::new(table));
         }
         let counter = tables.len() as u64;
         if let Some(memory) = &config.memory {
@@ -613,5 +625,21 @@ pub(crate) fn projected(item: &Item, projection: &Option<Vec<Path>>) -> Item {
     match projection {
         Some(p) => project(item, p),
         None => item.clone(),
+    }
+}
+
+/// Items' bytes by partition-hash range ([`crate::store::SIZE_RANGE_BITS`] leading bits
+/// of the hash), measured by walking a table's items at start-up.
+#[derive(Default)]
+struct SizeRanges(BTreeMap<u128, u64>);
+
+impl SizeRanges {
+    fn add(&mut self, hash: u128, bytes: u64) {
+        let start = crate::store::size_range_start(hash);
+        *self.0.entry(start).or_insert(0) += bytes;
+    }
+
+    fn ranges(self) -> Vec<(u128, u64)> {
+        self.0.into_iter().collect()
     }
 }

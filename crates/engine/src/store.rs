@@ -50,6 +50,9 @@ pub enum StoreError {
     Corrupt { what: &'static str },
     /// A write batch named a table slot that has no store.
     BadBatch { slot: usize },
+    /// The backend failed and refuses requests until a restart: the first
+    /// failure's operation, kind and message (a full disk says so).
+    Failed { operation: &'static str, kind: std::io::ErrorKind, cause: String },
 }
 
 impl fmt::Display for StoreError {
@@ -60,11 +63,23 @@ impl fmt::Display for StoreError {
             StoreError::Io { operation, kind } => write!(f, "storage {operation} failed: {kind}"),
             StoreError::Corrupt { what } => write!(f, "stored {what} is corrupt"),
             StoreError::BadBatch { slot } => write!(f, "write batch names table slot {slot}, which it was not given"),
+            StoreError::Failed { operation, kind, cause } => write!(f, "storage {operation} failed ({kind}): {cause}"),
         }
     }
 }
 
 impl std::error::Error for StoreError {}
+
+/// Leading bits of the partition hash that name a size range: backends
+/// that keep their items' sizes by hash range ([`Storage::table_sizes`])
+/// keep `2^SIZE_RANGE_BITS` ranges per table (partitions split for size
+/// at halves of the hash space, which these ranges follow for 8 splits).
+pub const SIZE_RANGE_BITS: u32 = 8;
+
+/// The first hash of the size range `hash` falls in.
+pub fn size_range_start(hash: u128) -> u128 {
+    hash >> (u128::BITS - SIZE_RANGE_BITS) << (u128::BITS - SIZE_RANGE_BITS)
+}
 
 impl From<dynaburst_model::codec::CodecError> for StoreError {
     fn from(e: dynaburst_model::codec::CodecError) -> StoreError {
@@ -293,6 +308,14 @@ pub trait Storage: Send + Sync {
     /// backend keeps them (a durable one, so that start-up need not read
     /// every item); `None` makes the engine count by walking the items.
     fn table_stats(&self, _name: &str) -> Result<Option<(u64, u64)>, StoreError> {
+        Ok(None)
+    }
+    /// The sum of the table's items' sizes by partition-hash range, as
+    /// `(first hash of the range, bytes)` in hash order, when the backend
+    /// keeps them (so that the capacity model restarts with its
+    /// partitions' sizes); `None` makes the engine measure them by walking
+    /// the items when it walks them, or start them at zero.
+    fn table_sizes(&self, _name: &str) -> Result<Option<Vec<(u128, u64)>>, StoreError> {
         Ok(None)
     }
     /// Applies every mutation of `batch`, all or nothing; `stores[slot]` is

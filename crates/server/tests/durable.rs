@@ -105,11 +105,21 @@ async fn a_failed_sync_fails_the_request_and_the_database_keeps_what_was_acknowl
         .await;
         assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
         assert_eq!(body["__type"], "com.amazonaws.dynamodb.v20120810#InternalServerError");
-        assert_eq!(body["message"], "Internal server error: storage sync failed: other error");
+        // The message keeps the disk's error (the injection fails as a full
+        // disk does), so that the cause is diagnosable.
+        let full =
+            "Internal server error: storage sync failed (no storage space): No space left on device (os error 28)";
+        assert_eq!(body["message"], full);
         // From then on nothing is served from the overlay, which may hold
-        // the failed write: reads and writes fail alike.
-        assert_eq!(get(&server, "tbl", "a").await.0, StatusCode::INTERNAL_SERVER_ERROR);
-        assert_eq!(put(&server, "tbl", "e", 5).await.0, StatusCode::INTERNAL_SERVER_ERROR);
+        // the failed write: reads and writes fail alike, with the first
+        // failure's cause.
+        let (status, body) = get(&server, "tbl", "a").await;
+        assert_eq!((status, body["message"].as_str()), (StatusCode::INTERNAL_SERVER_ERROR, Some(full)));
+        let (status, body) = put(&server, "tbl", "e", 5).await;
+        assert_eq!((status, body["message"].as_str()), (StatusCode::INTERNAL_SERVER_ERROR, Some(full)));
+        // The server's log gets the same failure.
+        let logged = disk.durability().failure().await.map(|e| e.to_string());
+        assert_eq!(logged.as_deref(), full.strip_prefix("Internal server error: "));
         disk.close();
     }
     // After a restart: everything acknowledged, nothing of the failed
@@ -143,8 +153,12 @@ async fn a_failed_write_into_the_database_file_loses_nothing_acknowledged() {
         assert_eq!(get(&server, "tbl", "b").await.1["Item"]["v"]["N"], "2");
         disk.durability().fail_next_apply();
         disk.hold_applier(false);
-        assert!(disk.wait_applied().is_err(), "the failed write poisons the storage");
-        assert_eq!(put(&server, "tbl", "c", 3).await.0, StatusCode::INTERNAL_SERVER_ERROR);
+        let failed = disk.wait_applied().expect_err("the failed write poisons the storage");
+        let cause = "storage write failed (no storage space): No space left on device (os error 28)";
+        assert_eq!(failed.to_string(), cause);
+        let (status, body) = put(&server, "tbl", "c", 3).await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(body["message"], format!("Internal server error: {cause}"));
         disk.close();
     }
     // The log still held `b`: start-up replays it into the file.
@@ -240,5 +254,101 @@ fn a_second_server_on_the_same_directory_is_refused() {
     drop(first);
     // Once the first is gone, the directory opens again.
     DiskStorage::open(&dir, &DiskOptions::default()).expect("reopened");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The capacity model's partitions of `table`: (first hash, bytes) each,
+/// and the table's size as DescribeTable reports it.
+fn partitions(server: &Server, table: &str) -> (Vec<(u128, u64)>, u64) {
+    let reports = server.engine().capacity_reports(START.millis());
+    let report = reports.iter().find(|r| r.table_name == table && r.index_name.is_none()).expect("the table's report");
+    (report.partitions.iter().map(|p| (p.start, p.size_bytes)).collect(), report.size_bytes)
+}
+
+fn open_with(dir: &std::path::Path, config: EngineConfig) -> (Server, Arc<DiskStorage>) {
+    let disk = Arc::new(DiskStorage::open(dir, &DiskOptions::default()).expect("open the data directory"));
+    let engine = Engine::open(config, disk.clone(), START.millis()).expect("load the tables");
+    let server = Server::new(Arc::new(engine), 1).with_clock(Arc::new(ManualClock::new(START)));
+    (server.with_durability(disk.durability()), disk)
+}
+
+async fn put_padded(server: &Server, table: &str, id: &str, pad: usize) {
+    let item = json!({"id": {"S": id}, "pad": {"S": "x".repeat(pad)}});
+    let (status, body) = call(server, "PutItem", json!({"TableName": table, "Item": item})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
+#[tokio::test]
+async fn the_partitions_keep_their_sizes_across_a_restart() {
+    let dir = fresh_dir("sizes");
+    let before = {
+        let (server, disk) = open(&dir);
+        create(&server, "tbl").await;
+        for i in 0..200 {
+            put_padded(&server, "tbl", &format!("k{i}"), 50 + i).await;
+        }
+        // Some replaced, some deleted: the sizes follow.
+        for i in 0..40 {
+            put_padded(&server, "tbl", &format!("k{i}"), 10).await;
+        }
+        for i in 40..60 {
+            let (status, _) =
+                call(&server, "DeleteItem", json!({"TableName": "tbl", "Key": {"id": {"S": format!("k{i}")}}})).await;
+            assert_eq!(status, StatusCode::OK);
+        }
+        let (parts, size) = partitions(&server, "tbl");
+        // The model is fed by the durable store's writes.
+        assert_eq!(parts.len(), 4, "{parts:?}");
+        assert_eq!(parts.iter().map(|p| p.1).sum::<u64>(), size);
+        assert!(parts.iter().all(|p| p.1 > 0), "{parts:?}");
+        disk.close();
+        parts
+    };
+    // After a clean restart each partition has the bytes it had (the four
+    // on-demand partitions begin at quarters of the hash space, where the
+    // stored size ranges begin too).
+    {
+        let (server, disk) = open(&dir);
+        assert_eq!(partitions(&server, "tbl").0, before);
+        // A write after the restart moves them on from there.
+        put_padded(&server, "tbl", "new", 100).await;
+        let (parts, size) = partitions(&server, "tbl");
+        assert_eq!(parts.iter().map(|p| p.1).sum::<u64>(), size);
+        disk.close();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_partition_split_for_size_splits_again_after_a_restart() {
+    let dir = fresh_dir("split");
+    // Partitions split past 4 KB here (10 GB in DynamoDB).
+    let mut config = EngineConfig::local();
+    if let Some(capacity) = config.capacity.as_mut() {
+        capacity.partition_split_bytes = 4096;
+    }
+    let split = {
+        let (server, disk) = open_with(&dir, config.clone());
+        create(&server, "tbl").await;
+        for i in 0..120 {
+            put_padded(&server, "tbl", &format!("k{i}"), 300).await;
+        }
+        let (parts, size) = partitions(&server, "tbl");
+        assert!(size > 4 * 4096 * 2, "{size}");
+        assert!(parts.len() > 4, "split for size: {parts:?}");
+        // A split halves its partition's bytes, rounding down: a byte may
+        // go missing per split.
+        let lost = size - parts.iter().map(|p| p.1).sum::<u64>();
+        assert!(lost < parts.len() as u64, "{lost} bytes lost in {} partitions", parts.len());
+        disk.close();
+        parts.len()
+    };
+    let (server, disk) = open_with(&dir, config);
+    let (parts, size) = partitions(&server, "tbl");
+    let lost = size - parts.iter().map(|p| p.1).sum::<u64>();
+    assert!(lost < parts.len() as u64, "{lost} bytes lost in {} partitions: {parts:?}", parts.len());
+    assert!(parts.len() > 4, "the restarted model splits for size again: {parts:?} (was {split})");
+    assert!(parts.iter().all(|p| p.1 <= 4096), "no partition over the split size: {parts:?}");
+    disk.close();
     let _ = std::fs::remove_dir_all(&dir);
 }
