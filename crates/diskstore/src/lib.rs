@@ -684,6 +684,16 @@ impl DiskStorage {
         Ok(())
     }
 
+    /// The table's storage id when the file holds all its writes (its
+    /// overlay is empty, as at start-up after the replay), else `None`.
+    fn settled_id(&self, name: &str) -> Result<Option<u64>, StoreError> {
+        match self.shared.catalog.lock().get(name) {
+            Some(e) if e.overlay.writes.read().is_empty() => Ok(Some(e.id)),
+            Some(_) => Ok(None),
+            None => Err(StoreError::NoSuchTable(name.to_string())),
+        }
+    }
+
     fn check_healthy(&self) -> Result<(), StoreError> {
         if self.shared.poisoned.load(Ordering::SeqCst) {
             Err(self.shared.failed())
@@ -1338,11 +1348,7 @@ impl Storage for DiskStorage {
     /// The counts in the file, when the table's overlay is empty (at
     /// start-up, after the replay, it is); otherwise `None`.
     fn table_stats(&self, name: &str) -> Result<Option<(u64, u64)>, StoreError> {
-        let id = match self.shared.catalog.lock().get(name) {
-            Some(e) if e.overlay.writes.read().is_empty() => e.id,
-            Some(_) => return Ok(None),
-            None => return Err(StoreError::NoSuchTable(name.to_string())),
-        };
+        let Some(id) = self.settled_id(name)? else { return Ok(None) };
         let tx = self.shared.db.begin_read().map_err(read_failed)?;
         let stats = tx.open_table(STATS).map_err(read_failed)?;
         Ok(Some(stats.get(id).map_err(read_failed)?.map_or((0, 0), |v| v.value())))
@@ -1351,11 +1357,7 @@ impl Storage for DiskStorage {
     /// The sizes in the file, when the table's overlay is empty (at
     /// start-up, after the replay, it is); otherwise `None`.
     fn table_sizes(&self, name: &str) -> Result<Option<Vec<(u128, u64)>>, StoreError> {
-        let id = match self.shared.catalog.lock().get(name) {
-            Some(e) if e.overlay.writes.read().is_empty() => e.id,
-            Some(_) => return Ok(None),
-            None => return Err(StoreError::NoSuchTable(name.to_string())),
-        };
+        let Some(id) = self.settled_id(name)? else { return Ok(None) };
         let tx = self.shared.db.begin_read().map_err(read_failed)?;
         let sizes = tx.open_table(SIZES).map_err(read_failed)?;
         let mut out = Vec::new();
