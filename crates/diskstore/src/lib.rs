@@ -68,7 +68,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use dynaburst_engine::store::{
-    size_range_start, Direction, Storage, StoreError, StoreKey, TableMeta, TableStore, Visit, WriteBatch,
+    size_range_start, Direction, KeySpan, Storage, StoreError, StoreKey, TableMeta, TableStore, Visit, WriteBatch,
 };
 use dynaburst_model::Item;
 use parking_lot::{Condvar, Mutex, RwLock};
@@ -1194,13 +1194,7 @@ impl TableStore for DiskTable {
     /// write wins over the file's item under the same key, and its deletes
     /// hide them. The overlay stays read-locked during the walk, so the
     /// applier removes nothing from it meanwhile.
-    fn range(
-        &self,
-        start: Bound<&StoreKey>,
-        end: Bound<&StoreKey>,
-        direction: Direction,
-        visit: Visit<'_>,
-    ) -> Result<(), StoreError> {
+    fn range(&self, (start, end): KeySpan<'_>, direction: Direction, visit: Visit<'_>) -> Result<(), StoreError> {
         if holds_nothing(start, end) {
             return Ok(());
         }

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use dynaburst_diskstore::{DiskOptions, DiskStorage};
 use dynaburst_engine::store::{
     size_range_start, walk_range, Direction, Mutation, SortSlot, Storage, StoreKey, TableMeta, TableStore, WriteBatch,
+    ALL_KEYS,
 };
 use dynaburst_engine::{BillingMode, KeyAttr, KeySchema, TableSettings};
 use dynaburst_model::{item_size, AttributeValue, Item, KeyValue, Millis, Number, ScalarType};
@@ -193,7 +194,7 @@ fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 let direction = if backward { Direction::Backward } else { Direction::Forward };
                 let mut got = Vec::new();
                 store
-                    .range(start.as_ref(), end.as_ref(), direction, &mut |k, i| {
+                    .range((start.as_ref(), end.as_ref()), direction, &mut |k, i| {
                         got.push((k.clone(), i.clone()));
                         if got.len() >= limit {
                             ControlFlow::Break(())
@@ -240,7 +241,7 @@ fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
         for direction in [Direction::Forward, Direction::Backward] {
             let mut got = Vec::new();
             store
-                .range(Bound::Unbounded, Bound::Unbounded, direction, &mut |k, i| {
+                .range(ALL_KEYS, direction, &mut |k, i| {
                     got.push((k.clone(), i.clone()));
                     ControlFlow::Continue(())
                 })

@@ -701,7 +701,7 @@ fn read_chunk(
 ) -> Result<Vec<(StoreKey, Arc<Item>)>, crate::store::StoreError> {
     let mut chunk = Vec::with_capacity(batch.min(SNAPSHOT_BATCH_ITEMS));
     let start = after.map_or(Bound::Unbounded, Bound::Excluded);
-    store.range(start, Bound::Unbounded, Direction::Forward, &mut |key, item| {
+    store.range((start, Bound::Unbounded), Direction::Forward, &mut |key, item| {
         chunk.push((key.clone(), item.clone()));
         if chunk.len() >= batch {
             ControlFlow::Break(())

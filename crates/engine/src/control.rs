@@ -516,15 +516,10 @@ impl Engine {
                     def.backfilled_at = Some(allocated);
                     let mut ix = IndexData::new(def.clone(), index_capacity(&def, self.config.capacity.as_ref(), now));
                     let mut items = Vec::new();
-                    data.store.range(
-                        std::ops::Bound::Unbounded,
-                        std::ops::Bound::Unbounded,
-                        crate::store::Direction::Forward,
-                        &mut |key, item| {
-                            items.push((key.clone(), item.clone()));
-                            std::ops::ControlFlow::Continue(())
-                        },
-                    )?;
+                    data.store.range(crate::store::ALL_KEYS, crate::store::Direction::Forward, &mut |key, item| {
+                        items.push((key.clone(), item.clone()));
+                        std::ops::ControlFlow::Continue(())
+                    })?;
                     let mut units = 0.0;
                     for (key, item) in items {
                         // Items an index cannot hold are skipped (S35).

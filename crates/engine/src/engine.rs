@@ -223,28 +223,23 @@ impl Engine {
                     let mut walked = SizeRanges::default();
                     let local = data.has_local_indexes();
                     let TableData { store, indexes, collections, item_count, size_bytes, .. } = &mut data;
-                    store.range(
-                        std::ops::Bound::Unbounded,
-                        std::ops::Bound::Unbounded,
-                        Direction::Forward,
-                        &mut |key, item| {
-                            *item_count += 1;
-                            *size_bytes += item_size(item) as u64;
-                            walked.add(key.hash, item_size(item) as u64);
-                            let mut collection = item_size(item) as u64;
-                            for change in index::changes(indexes, &meta.key_schema, key, None, Some(item)) {
-                                let ix = change.index;
-                                if indexes[ix].def.kind == index::IndexKind::Local {
-                                    collection += change.insert.as_ref().map_or(0, |(_, _, n)| *n as u64);
-                                }
-                                index::apply(&mut indexes[ix], change);
+                    store.range(crate::store::ALL_KEYS, Direction::Forward, &mut |key, item| {
+                        *item_count += 1;
+                        *size_bytes += item_size(item) as u64;
+                        walked.add(key.hash, item_size(item) as u64);
+                        let mut collection = item_size(item) as u64;
+                        for change in index::changes(indexes, &meta.key_schema, key, None, Some(item)) {
+                            let ix = change.index;
+                            if indexes[ix].def.kind == index::IndexKind::Local {
+                                collection += change.insert.as_ref().map_or(0, |(_, _, n)| *n as u64);
                             }
-                            if local {
-                                *collections.entry(key.partition.clone()).or_insert(0) += collection;
-                            }
-                            ControlFlow::Continue(())
-                        },
-                    )?;
+                            index::apply(&mut indexes[ix], change);
+                        }
+                        if local {
+                            *collections.entry(key.partition.clone()).or_insert(0) += collection;
+                        }
+                        ControlFlow::Continue(())
+                    })?;
                     sizes = sizes.or(Some(walked.ranges()));
                 }
             }

@@ -2,14 +2,14 @@
 //! above the storage seam: memory storage whose commits, or whose n-th next
 //! write, fail with an I/O error until disarmed.
 
-use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use dynaburst_model::Item;
 
 use crate::store::{
-    apply_with_undo, Direction, MemStorage, Storage, StoreError, StoreKey, TableMeta, TableStore, Visit, WriteBatch,
+    apply_with_undo, Direction, KeySpan, MemStorage, Storage, StoreError, StoreKey, TableMeta, TableStore, Visit,
+    WriteBatch,
 };
 
 /// No write failure armed.
@@ -83,14 +83,8 @@ impl TableStore for FaultyStore {
         self.inner.write(key, item)
     }
 
-    fn range(
-        &self,
-        start: Bound<&StoreKey>,
-        end: Bound<&StoreKey>,
-        direction: Direction,
-        visit: Visit<'_>,
-    ) -> Result<(), StoreError> {
-        self.inner.range(start, end, direction, visit)
+    fn range(&self, span: KeySpan<'_>, direction: Direction, visit: Visit<'_>) -> Result<(), StoreError> {
+        self.inner.range(span, direction, visit)
     }
 }
 

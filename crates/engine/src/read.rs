@@ -175,7 +175,7 @@ impl Engine {
         let mut page = Page::new(&input, select, &filter, &projection);
         let mut matched_prefix = false;
         let data = table.data.read();
-        data.store.range(bound_ref(&lower), bound_ref(&upper), direction, &mut |key, item| {
+        data.store.range((bound_ref(&lower), bound_ref(&upper)), direction, &mut |key, item| {
             if let Some(prefix) = &sort_filter {
                 let matches = match &key.sort {
                     SortSlot::Value(v) => prefix.is_prefix_of(v),

@@ -188,6 +188,12 @@ pub enum Direction {
     Backward,
 }
 
+/// The keys a range walk covers: `(start, end)`.
+pub type KeySpan<'a> = (Bound<&'a StoreKey>, Bound<&'a StoreKey>);
+
+/// Every key: a walk over the whole table.
+pub const ALL_KEYS: KeySpan<'static> = (Bound::Unbounded, Bound::Unbounded);
+
 /// A visitor over stored items; return `ControlFlow::Break(())` to stop.
 pub type Visit<'a> = &'a mut dyn FnMut(&StoreKey, &Arc<Item>) -> ControlFlow<()>;
 
@@ -201,15 +207,9 @@ pub trait TableStore: Send + Sync {
     /// commit writes through its own transaction may use it to update a
     /// cache, or refuse it.
     fn write(&mut self, key: StoreKey, item: Option<Arc<Item>>) -> Result<Option<Arc<Item>>, StoreError>;
-    /// Visits items with keys in `(start, end)` in `direction`. An empty
-    /// or inverted range visits nothing.
-    fn range(
-        &self,
-        start: Bound<&StoreKey>,
-        end: Bound<&StoreKey>,
-        direction: Direction,
-        visit: Visit<'_>,
-    ) -> Result<(), StoreError>;
+    /// Visits items with keys in `span` in `direction`. An empty or
+    /// inverted span visits nothing.
+    fn range(&self, span: KeySpan<'_>, direction: Direction, visit: Visit<'_>) -> Result<(), StoreError>;
     /// True when `write` cannot fail (memory): a commit then keeps no undo
     /// log, so it copies no keys.
     fn writes_are_infallible(&self) -> bool {
@@ -734,13 +734,7 @@ impl TableStore for MemStore {
         old.map(|e| e.item(&values[..n])).transpose()
     }
 
-    fn range(
-        &self,
-        start: Bound<&StoreKey>,
-        end: Bound<&StoreKey>,
-        direction: Direction,
-        visit: Visit<'_>,
-    ) -> Result<(), StoreError> {
+    fn range(&self, (start, end): KeySpan<'_>, direction: Direction, visit: Visit<'_>) -> Result<(), StoreError> {
         let items = self.items.read();
         let (start, end) = (probe_bound(start, store_probe), probe_bound(end, store_probe));
         walk_entries(&items.entries, start, end, direction, &mut |entry| {
@@ -893,7 +887,7 @@ mod tests {
     }
 
     fn count_items(s: &MemStore, start: Bound<&StoreKey>, end: Bound<&StoreKey>) -> usize {
-        visits(|v| s.range(start, end, Direction::Forward, &mut |_, _| v()).unwrap())
+        visits(|v| s.range((start, end), Direction::Forward, &mut |_, _| v()).unwrap())
     }
 
     fn count_entries(ix: &MemIndex, start: Bound<&IndexKey>, end: Bound<&IndexKey>) -> usize {
@@ -914,7 +908,7 @@ mod tests {
             s.write(key("a", i), Some(item(i))).unwrap();
         }
         let mut seen = vec![];
-        s.range(Bound::Included(&key("a", 1)), Bound::Excluded(&key("a", 4)), Direction::Backward, &mut |k, _| {
+        s.range((Bound::Included(&key("a", 1)), Bound::Excluded(&key("a", 4))), Direction::Backward, &mut |k, _| {
             seen.push(sort_text(k));
             ControlFlow::Continue(())
         })

@@ -108,7 +108,7 @@ impl Engine {
         let mut expired: Vec<(StoreKey, Arc<Item>)> = Vec::new();
         let (mut seen, mut last) = (0usize, None);
         let now_secs = now.0 / 1000;
-        data.store.range(bound_ref(&start), Bound::Unbounded, Direction::Forward, &mut |key, item| {
+        data.store.range((bound_ref(&start), Bound::Unbounded), Direction::Forward, &mut |key, item| {
             seen += 1;
             last = Some(key.clone());
             if expires_before(item.get(attribute), now_secs) {

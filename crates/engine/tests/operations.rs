@@ -3,7 +3,7 @@
 //! transactions, the catalog, and storage failures (a store whose commit
 //! fails answers InternalServerError and changes nothing).
 
-use std::ops::{Bound, ControlFlow};
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use dynaburst_engine::faults::FaultyStorage;
@@ -529,7 +529,7 @@ fn a_failed_second_write_leaves_batches_and_transactions_unapplied() {
     storage
         .open_table("a")
         .unwrap()
-        .range(Bound::Unbounded, Bound::Unbounded, Direction::Forward, &mut |_, _| {
+        .range(dynaburst_engine::store::ALL_KEYS, Direction::Forward, &mut |_, _| {
             seen += 1;
             ControlFlow::Continue(())
         })

@@ -3,10 +3,9 @@
 //! memory stays flat however large the input.
 
 use std::collections::BTreeMap;
-use std::ops::Bound;
 use std::sync::Arc;
 
-use dynaburst_engine::store::{Direction, Storage, StoreError, StoreKey, TableMeta, TableStore, Visit};
+use dynaburst_engine::store::{Direction, KeySpan, Storage, StoreError, StoreKey, TableMeta, TableStore, Visit};
 use dynaburst_model::Item;
 use parking_lot::Mutex;
 
@@ -53,13 +52,7 @@ impl TableStore for NullStore {
         Ok(None)
     }
 
-    fn range(
-        &self,
-        _start: Bound<&StoreKey>,
-        _end: Bound<&StoreKey>,
-        _direction: Direction,
-        _visit: Visit<'_>,
-    ) -> Result<(), StoreError> {
+    fn range(&self, _span: KeySpan<'_>, _direction: Direction, _visit: Visit<'_>) -> Result<(), StoreError> {
         Ok(())
     }
 
