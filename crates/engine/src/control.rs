@@ -530,7 +530,7 @@ impl Engine {
                             index::changes(std::slice::from_ref(&ix), &table.key_schema, &key, None, Some(&item))
                         {
                             units += change.units;
-                            index::apply(&mut ix, change);
+                            index::apply(&mut ix, change, now);
                         }
                     }
                     *ix.backfill.get_mut() = Some(index::Backfill { remaining: units, last: allocated });

@@ -233,7 +233,7 @@ impl Engine {
                             if indexes[ix].def.kind == index::IndexKind::Local {
                                 collection += change.insert.as_ref().map_or(0, |(_, _, n)| *n as u64);
                             }
-                            index::apply(&mut indexes[ix], change);
+                            index::apply(&mut indexes[ix], change, now);
                         }
                         if local {
                             *collections.entry(key.partition.clone()).or_insert(0) += collection;

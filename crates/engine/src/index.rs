@@ -424,8 +424,20 @@ impl IndexChange {
     }
 }
 
-/// Applies `change` to `ix` (after the items it follows were committed).
-pub fn apply(ix: &mut IndexData, change: IndexChange) {
+/// Applies `change` to `ix` (after the items it follows were committed),
+/// and tells a GSI's capacity model the bytes its partitions gain or lose
+/// (an entry's size plus the 100-byte overhead, as DynamoDB sizes an
+/// index), so GSI partitions report their sizes and split for size.
+pub fn apply(ix: &mut IndexData, change: IndexChange, now: Millis) {
+    if let Some(model) = ix.capacity.get_mut().as_mut() {
+        let stored = |size: usize| i64::try_from(size + INDEX_ENTRY_OVERHEAD_BYTES).unwrap_or(i64::MAX);
+        if let Some((key, size)) = &change.remove {
+            model.note_size(key.hash, -stored(*size), now);
+        }
+        if let Some((key, _, size)) = &change.insert {
+            model.note_size(key.hash, stored(*size), now);
+        }
+    }
     if let Some((key, size)) = change.remove {
         if ix.entries.remove(&key) {
             ix.item_count = ix.item_count.saturating_sub(1);

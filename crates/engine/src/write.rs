@@ -502,7 +502,7 @@ pub(crate) fn commit(
             d.item_count = (d.item_count + u64::from(s.put)).saturating_sub(u64::from(old_item.is_some()));
             for change in std::mem::take(&mut s.changes) {
                 if let Some(ix) = d.indexes.get_mut(change.index) {
-                    index::apply(ix, change);
+                    index::apply(ix, change, now);
                 }
             }
         }

@@ -587,6 +587,41 @@ fn with_g(pk: &str, g: Option<&str>) -> Item {
     i
 }
 
+/// Bytes the partitions of `table`'s GSI `by_g` hold in its capacity model.
+fn gsi_partition_bytes(engine: &Engine, table: &str) -> Vec<u64> {
+    let reports = engine.capacity_reports(T0).into_iter();
+    let mut gsi = reports.filter(|r| r.table_name == table && r.index_name.as_deref() == Some("by_g"));
+    gsi.next().unwrap().partitions.iter().map(|p| p.size_bytes).collect()
+}
+
+#[test]
+fn a_gsi_partitions_hold_its_entries_bytes_and_get_them_back_when_the_storage_is_reopened() {
+    let storage = Arc::new(MemStorage::new());
+    let engine = Engine::open(EngineConfig::local(), storage.clone(), Millis(0)).unwrap();
+    create_indexed(&engine, "t");
+    assert_eq!(gsi_partition_bytes(&engine, "t"), vec![0; 4], "a new on-demand GSI: 4 empty partitions");
+    for (pk, g) in [("a", Some("x")), ("b", Some("x")), ("c", None), ("d", Some("y"))] {
+        put(&engine, "t", with_g(pk, g), WriteOptions::default()).unwrap();
+    }
+    // b moves from x to y, d leaves, and a's entry is rewritten in place
+    // with a longer attribute.
+    put(&engine, "t", with_g("b", Some("y")), WriteOptions::default()).unwrap();
+    engine
+        .delete_item(DeleteItemInput { table_name: "t".into(), key: key("d"), options: WriteOptions::default() }, T0)
+        .unwrap();
+    let mut a = with_g("a", Some("x"));
+    a.insert("note".into(), AttributeValue::S("twelve bytes".into()));
+    put(&engine, "t", a.clone(), WriteOptions::default()).unwrap();
+    // Each entry (projecting every attribute) is its item plus the 100
+    // bytes of an index entry's overhead.
+    let expected = (item_size(&a) + item_size(&with_g("b", Some("y"))) + 2 * 100) as u64;
+    let bytes = gsi_partition_bytes(&engine, "t");
+    assert_eq!(bytes.iter().sum::<u64>(), expected, "{bytes:?}");
+    assert_eq!(bytes.iter().filter(|b| **b > 0).count(), 2, "x and y hash to two partitions: {bytes:?}");
+    let reopened = Engine::open(EngineConfig::local(), storage, Millis(0)).unwrap();
+    assert_eq!(gsi_partition_bytes(&reopened, "t"), bytes);
+}
+
 #[test]
 fn index_entries_follow_every_write_and_are_rebuilt_when_the_storage_is_reopened() {
     let storage = Arc::new(MemStorage::new());
