@@ -29,7 +29,7 @@ pub use pipeline::{
     concurrency_bound, decide, Action, Concurrency, Controller, Decision, Ending, Fate, JobFacts, LoadFacts, Outcomes,
     Refusals, Signal, Snapshot, Tuning, BACKOFF, CAPACITY_HEADROOM, DEFAULT_MAX_REJECTS_FLOOR, DEFAULT_REJECTED_SHARE,
     IN_FLIGHT_MEMORY_SHARE, MAX_CONCURRENCY, MAX_HELD_BYTES, MIN_CONCURRENCY_BOUND, POISON_ATTEMPTS, POISON_RESPLIT,
-    READER_DIED, SYSTEMIC_REFUSALS,
+    READER_DIED, RUNS_HELD_FOR_SPREAD, SYSTEMIC_REFUSALS,
 };
 pub use report::{
     peak_memory_bytes, write_timeline, Cost, DynamoReport, EndingName, ItemRate, LatencySummary, LoadReport,

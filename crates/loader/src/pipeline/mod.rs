@@ -14,13 +14,17 @@
 //!   just below it (`pacer`), so it runs at the table's capacity with few
 //!   throttled requests and few items sent twice; a partition key that is
 //!   refused on its own gets a rate of its own, and only its records wait
-//!   for it (`hotkeys`); concurrency grows
+//!   for it (`hotkeys`); runs of one partition key (sorted input) are held
+//!   aside and go out a record of each key in turn, so the load writes the
+//!   partitions of every key it has read ahead at once; concurrency grows
 //!   additively up to what that rate needs (`sizing`). Against a target
 //!   that queues instead (MongoDB), concurrency follows additive increase,
 //!   multiplicative decrease, driven by errors and latency. Retries back
 //!   off exponentially with jitter.
-//! - Bounded: records read but not acknowledged, and the bytes they hold,
-//!   are capped, whatever the endpoint does.
+//! - Bounded: records read but not acknowledged, and the bytes they hold
+//!   (with each record's own overhead), are capped, whatever the endpoint
+//!   does; records held aside are capped by those bytes alone, so sorted
+//!   input reads as many keys ahead as the memory bound allows.
 //!
 //! The pipeline knows nothing of the target: a `Sink` sends each request
 //! and says what became of each item; `decide` says what to do about it.
@@ -99,6 +103,10 @@ pub const CHANNEL_RECORDS: usize = 1024;
 /// Most bytes held for records read but not yet acknowledged (their text
 /// and their converted form); reading pauses above it.
 pub const MAX_HELD_BYTES: usize = 64 * 1024 * 1024;
+/// What a record's entry in the map of records outstanding costs (key,
+/// value and its share of the tree's nodes), counted against
+/// `MAX_HELD_BYTES` with the record itself.
+pub const OUTSTANDING_ENTRY_BYTES: usize = 64;
 /// A request that fails transiently this many times in a row is split in
 /// halves, to find a record that fails every request it is in.
 pub const POISON_ATTEMPTS: u32 = 5;
@@ -115,8 +123,15 @@ pub const LATENCY_SIGNAL_SEVERITY: f64 = 0.3;
 /// The latency floor is the least time per item seen in the current and
 /// the previous window of this length, so it follows a changing endpoint.
 pub const LATENCY_FLOOR_WINDOW: Duration = Duration::from_secs(10);
-/// A run of this many records with one partition key draws a warning.
+/// A run of this many records with one partition key draws a warning
+/// (loads not paced: they write a run a partition at a time).
 pub const LONG_RUN_WARNING: u64 = 1000;
+/// A paced load writes the runs of sorted input a record of each key in
+/// turn, as many runs as `MAX_HELD_BYTES` holds; with this many runs held
+/// it kept four partitions busy (at least 95% of their capacity, in
+/// crates/loader/tests/pipeline.rs), so a run longer than this share of
+/// the bytes draws a warning.
+pub const RUNS_HELD_FOR_SPREAD: usize = 12;
 
 /// Concurrency: adaptive, or fixed.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -313,15 +328,18 @@ struct Pipeline<S: Sink, C: Clock> {
     /// The learned write rate (`--concurrency auto` against a target that
     /// throttles rather than queues).
     pacer: Option<Pacer>,
-    /// Per-key pacers beside it, and the records they hold (paced loads).
+    /// Per-key pacers beside it, and the records held aside (paced
+    /// loads): a hot key's, and runs of one partition key.
     hot: Option<HotKeys<Pending<S::Item>>>,
-    /// The partition key of the last record taken from `ready`: a record
-    /// of the same key is part of a run.
-    last_taken: Option<u128>,
+    /// The partition key of the last record released from the window: a
+    /// record of the same key is part of a run.
+    last_released: Option<u128>,
     last_progress: Instant,
     warnings: Vec<String>,
     run_key: Option<u128>,
     run_length: u64,
+    /// Bytes the current run holds (as counted against `MAX_HELD_BYTES`).
+    run_bytes: usize,
     warned_run: bool,
     next_job_id: u64,
     fatal: Option<String>,
@@ -349,6 +367,38 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
             self.held_bytes -= held;
         }
         self.last_progress = self.clock.now();
+    }
+
+    /// Warns once of a run of records with one partition key too long for
+    /// the load to spread (see `LONG_RUN_WARNING`, `RUNS_HELD_FOR_SPREAD`);
+    /// `line` is the run's latest record's.
+    fn warn_long_run(&mut self, line: u64) {
+        let paced = self.hot.is_some();
+        let long = match paced {
+            true => self.run_bytes >= MAX_HELD_BYTES / RUNS_HELD_FOR_SPREAD,
+            false => self.run_length >= LONG_RUN_WARNING,
+        };
+        if !long {
+            return;
+        }
+        self.warned_run = true;
+        let advice = match (paced, self.opts.tuning.order) {
+            (true, _) => format!(
+                "the load writes several keys' runs at once only as far as it reads ahead ({} MiB of records, \
+                 fewer than {RUNS_HELD_FOR_SPREAD} such runs), so it may keep only some partitions busy: shuffle \
+                 the input to spread the writes",
+                MAX_HELD_BYTES >> 20
+            ),
+            (false, Order::AsIs) => "use --order interleave or shuffle to spread writes over partitions".to_string(),
+            (false, _) => "a run longer than --window still reaches one partition at a time: raise --window or use \
+                           --order shuffle"
+                .to_string(),
+        };
+        let length = self.run_length;
+        self.warn(format!(
+            "input has runs of {length}+ records with one partition key (from line {}): {advice}",
+            line + 1 - length
+        ));
     }
 
     fn reject(&mut self, seq: u64, line: u64, raw: &str, error: &str) {
@@ -419,27 +469,23 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
                 return;
             }
         };
-        let held = rec.raw.len() + item.bytes;
+        let held = rec.raw.len() + item.bytes + record_overhead::<S::Item>();
         self.outstanding.insert(seq, (rec.offset, rec.line, held));
         self.held_bytes += held;
         // Long runs of one partition key put all the writes on one
-        // partition (seed 004): say so once.
+        // partition (seed 004): say so once. A paced load holds runs aside
+        // and writes several at once, as far as memory lets it read ahead:
+        // only runs too long for that draw the warning.
         if self.run_key == Some(item.partition) {
             self.run_length += 1;
-            if self.run_length == LONG_RUN_WARNING && !self.warned_run {
-                self.warned_run = true;
-                let advice = match self.opts.tuning.order {
-                    Order::AsIs => "use --order interleave or shuffle to spread writes over partitions",
-                    _ => "a run longer than --window still reaches one partition at a time: raise --window or use --order shuffle",
-                };
-                self.warn(format!(
-                    "input has runs of {LONG_RUN_WARNING}+ records with one partition key (from line {}): {advice}",
-                    rec.line + 1 - LONG_RUN_WARNING
-                ));
+            self.run_bytes += held;
+            if !self.warned_run {
+                self.warn_long_run(rec.line);
             }
         } else {
             self.run_key = Some(item.partition);
             self.run_length = 1;
+            self.run_bytes = held;
         }
         let pending = Pending {
             seq,
@@ -466,13 +512,28 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
                 break;
             }
             let Some(p) = self.orderer.pop() else { break };
+            let run = self.last_released.replace(p.partition) == Some(p.partition);
             if self.busy.contains(&p.slot) {
                 self.blocked.entry(p.slot).or_default().push_back(p);
                 self.blocked_count += 1;
             } else {
                 self.busy.insert(p.slot);
-                self.ready.push_back(p);
+                self.send_or_hold(p, run, false);
             }
+        }
+    }
+
+    /// A record may go: into `ready` (at its front when `first`), or aside
+    /// with the records held (paced loads) when its key holds some, is paced
+    /// on its own, or `run` says it continues a run of one partition key:
+    /// held runs go out a record of each key in turn, so sorted input
+    /// writes as many partitions at once as the memory bound lets it read
+    /// keys ahead.
+    fn send_or_hold(&mut self, p: Pending<S::Item>, run: bool, first: bool) {
+        match self.hot.as_mut() {
+            Some(hot) if run || hot.holds(p.partition) || hot.paced(p.partition) => hot.hold(p.partition, p),
+            _ if first => self.ready.push_front(p),
+            _ => self.ready.push_back(p),
         }
     }
 
@@ -486,7 +547,7 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
                     self.blocked.remove(&slot);
                 }
                 // The key stays busy; its next record goes first.
-                self.ready.push_front(next);
+                self.send_or_hold(next, false, true);
             }
             None => {
                 self.busy.remove(&slot);
@@ -693,13 +754,18 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
         self.fatal.get_or_insert_with(|| READER_DIED.to_string());
     }
 
-    /// Records read but not yet acknowledged may not exceed the window plus
-    /// two rounds of requests at the current concurrency, nor hold more
-    /// than `MAX_HELD_BYTES`: throttled records waiting to be re-sent
-    /// count, so memory stays bounded whatever the endpoint does.
+    /// Records read but not yet acknowledged may not hold more than
+    /// `MAX_HELD_BYTES` (throttled records waiting to be re-sent count, so
+    /// memory stays bounded whatever the endpoint does); those not held
+    /// aside may not exceed the window plus two rounds of requests at the
+    /// current concurrency. Records held aside (runs and hot keys of a
+    /// paced load) are bounded by the bytes alone: sorted input reads as
+    /// many keys ahead as memory allows.
     fn may_read(&self) -> bool {
+        let held_aside = self.hot.as_ref().map_or(0, |h| h.held());
         !self.orderer.is_full()
-            && self.outstanding.len() < self.opts.tuning.window + 2 * self.controller.allowed() * self.limits.max_items
+            && self.outstanding.len().saturating_sub(held_aside)
+                < self.opts.tuning.window + 2 * self.controller.allowed() * self.limits.max_items
             && self.held_bytes < MAX_HELD_BYTES
     }
 
@@ -791,28 +857,11 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
         let mut items: Vec<Pending<S::Item>> = Vec::new();
         let mut bytes = 0;
         let mut full = false;
-        // Records of a hot key wait for its pacer, held aside, while the
-        // rest go on: a key's held records go out (oldest first) in as
-        // large a share of a request as they fill, once its pacer affords
-        // all of them; ready records of a hot key join its held ones.
+        // Records held aside first, a record of each key in turn (a hot
+        // key's only as its pacer affords them), then the ready ones; a
+        // ready record whose key holds records, or is paced, joins them.
         if let Some(hot) = self.hot.as_mut() {
-            for key in hot.holding(|p| p.seq) {
-                let (n, units, size) =
-                    hot.chunk(key, max_items - items.len(), max_bytes.saturating_sub(bytes), |p| (p.units, p.bytes));
-                if n == 0 {
-                    full = true;
-                    break;
-                }
-                if hot.afford(key, units, now).is_err() {
-                    continue;
-                }
-                items.extend((0..n).filter_map(|_| hot.pop(key)));
-                bytes += size;
-                if items.len() == max_items {
-                    full = true;
-                    break;
-                }
-            }
+            full = hot.fill(&mut items, &mut bytes, (max_items, max_bytes), now, |p| (p.units, p.bytes));
         }
         while !full {
             let Some(p) = self.ready.front() else { break };
@@ -821,26 +870,16 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
                 break;
             }
             let Some(p) = self.ready.pop_front() else { break };
-            let run = self.last_taken.replace(p.partition) == Some(p.partition);
-            if let Some(hot) = self.hot.as_mut() {
-                if hot.paced(p.partition) || (run && hot.pace_run(p.partition, now)) {
-                    match hot.hold(p.partition, p) {
-                        None => continue,
-                        Some(p) => {
-                            bytes += p.bytes;
-                            items.push(p);
-                            continue;
-                        }
-                    }
-                }
+            if let Some(hot) = self.hot.as_mut().filter(|h| h.holds(p.partition) || h.paced(p.partition)) {
+                hot.hold(p.partition, p);
+                continue;
             }
-
             bytes += p.bytes;
             items.push(p);
         }
         if items.is_empty() || (!full && more_coming) {
             for p in items.into_iter().rev() {
-                self.ready.push_front(p);
+                self.send_or_hold(p, false, true);
             }
             return None;
         }
@@ -888,6 +927,13 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
             Some(Duration::from_secs_f64((need - self.rate_tokens) / rate))
         }
     }
+}
+
+/// Memory a record read and not yet acknowledged takes besides its text
+/// and its converted form: its place in the pipeline's queues and in the
+/// map of records outstanding (a record of a few bytes costs this much).
+fn record_overhead<I>() -> usize {
+    std::mem::size_of::<Pending<I>>() + OUTSTANDING_ENTRY_BYTES
 }
 
 /// Adds `units` to `key`'s entry in a request's short list of units per
@@ -946,12 +992,13 @@ pub async fn run<S: Sink, C: Clock>(
         rejects,
         rate_updated: now,
         hot: pacer.as_ref().map(|_| HotKeys::new(now)),
-        last_taken: None,
+        last_released: None,
         pacer,
         last_progress: now,
         warnings: Vec::new(),
         run_key: None,
         run_length: 0,
+        run_bytes: 0,
         warned_run: false,
         next_job_id: 0,
         fatal: None,
@@ -1043,7 +1090,7 @@ pub async fn run<S: Sink, C: Clock>(
                     p.retries.push(job);
                 } else {
                     for item in job.items.into_iter().rev() {
-                        p.ready.push_front(item);
+                        p.send_or_hold(item, false, true);
                     }
                 }
                 rate_sleep = Some(wait);

@@ -69,9 +69,6 @@ pub struct Pacer {
     /// Units per second; None until the first throttle.
     rate: Option<f64>,
     tokens: f64,
-    /// Units that may go at once beyond the bucket, spent first and never
-    /// refilled (a partition's burst, when a load knows it).
-    bank: f64,
     updated: Instant,
     last_cut: Option<Instant>,
     /// The higher of the rate the last cut lowered (the table refused it)
@@ -99,7 +96,6 @@ impl Pacer {
             rate: capacity,
             // A full bucket: the first requests go at once.
             tokens: capacity.unwrap_or(0.0) * PACE_BURST.as_secs_f64(),
-            bank: 0.0,
             updated: now,
             last_cut: None,
             refused_at: None,
@@ -111,13 +107,6 @@ impl Pacer {
             slot_start: now,
             cuts: 0,
         }
-    }
-
-    /// A pacer at `rate` whose first `bank` units may go at once besides.
-    pub fn with_bank(now: Instant, rate: f64, bank: f64) -> Pacer {
-        let mut pacer = Pacer::new(now, Some(rate));
-        pacer.bank = bank.max(0.0);
-        pacer
     }
 
     /// A pacer at `rate` for a load just refused: its bucket starts empty,
@@ -226,7 +215,6 @@ impl Pacer {
             self.refused_at = self.rate.map(|r| r.max(delivered)).filter(|r| r * PACE_CUT > cut * PACE_DEEP_CUT);
             self.rate = Some(cut);
             self.tokens = self.tokens.min(cut * PACE_BURST.as_secs_f64());
-            self.bank = 0.0;
             self.cuts += 1;
         }
         self.last_cut = Some(now);
@@ -276,21 +264,19 @@ impl Pacer {
         let room = (rate * PACE_BURST.as_secs_f64()).max(units);
         self.tokens = (self.tokens + elapsed * rate).min(room);
         self.updated = now;
-        if self.tokens + self.bank + 1e-9 >= units {
+        if self.tokens + 1e-9 >= units {
             Ok(())
         } else {
             // At least a millisecond: a wait that rounds to nothing would
             // not let (virtual) time move.
-            Err(Duration::from_secs_f64((units - self.tokens - self.bank) / rate).max(PACE_MIN_WAIT))
+            Err(Duration::from_secs_f64((units - self.tokens) / rate).max(PACE_MIN_WAIT))
         }
     }
 
     /// A request of `units` goes now (after [`Pacer::afford`] said it may).
     pub fn take(&mut self, units: f64) {
         if self.rate.is_some() {
-            let banked = units.min(self.bank);
-            self.bank -= banked;
-            self.tokens -= units - banked;
+            self.tokens -= units;
         }
     }
 }
