@@ -247,6 +247,18 @@ impl<T> HotKeys<T> {
         self.held += 1;
     }
 
+    /// Holds a record of `key` aside before the ones it holds (one taken
+    /// from them and put back), and gives the key the next turn when it
+    /// held none.
+    pub fn hold_front(&mut self, key: u128, item: T) {
+        let queue = self.pool.entry(key).or_default();
+        if queue.is_empty() {
+            self.rotation.push_front(key);
+        }
+        queue.push_front(item);
+        self.held += 1;
+    }
+
     /// Adds held records to a request (`items`, of `bytes`) up to
     /// `max_items` and `max_bytes` (`size` gives a record's units and
     /// bytes): a record of each key in turn; a key paced on its own adds as
@@ -429,7 +441,11 @@ mod tests {
         }
         assert_eq!(hot.next_due(t, 25, |_| 1.0), Some(t), "keys not paced may go now");
         assert_eq!(fill(&mut hot, t, 4), vec![10, 20, 30, 11]);
-        assert_eq!(fill(&mut hot, t, 25), vec![21, 31, 12, 22, 32]);
+        // Two put back (their request could not go yet): each goes before
+        // its key's later records, in the keys' turns.
+        hot.hold_front(5, 11);
+        hot.hold_front(7, 30);
+        assert_eq!(fill(&mut hot, t, 25), vec![21, 30, 11, 22, 31, 12, 32]);
         assert_eq!(hot.held(), 0);
         // Key 1's pacer (about 1,900 units a second, bucket empty) lets its
         // three records go together once it affords all three, after about

@@ -523,15 +523,19 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
         }
     }
 
-    /// A record may go: into `ready` (at its front when `first`), or aside
-    /// with the records held (paced loads) when its key holds some, is paced
-    /// on its own, or `run` says it continues a run of one partition key:
-    /// held runs go out a record of each key in turn, so sorted input
-    /// writes as many partitions at once as the memory bound lets it read
-    /// keys ahead.
+    /// A record may go: into `ready`, or aside with the records held
+    /// (paced loads) when its key holds some, is paced on its own, or `run`
+    /// says it continues a run of one partition key: held runs go out a
+    /// record of each key in turn, so sorted input writes as many
+    /// partitions at once as the memory bound lets it read keys ahead.
+    /// `first`: the record goes before the others (a key's next record
+    /// once its write is acknowledged, or one put back).
     fn send_or_hold(&mut self, p: Pending<S::Item>, run: bool, first: bool) {
         match self.hot.as_mut() {
-            Some(hot) if run || hot.holds(p.partition) || hot.paced(p.partition) => hot.hold(p.partition, p),
+            Some(hot) if run || hot.holds(p.partition) || hot.paced(p.partition) => match first {
+                true => hot.hold_front(p.partition, p),
+                false => hot.hold(p.partition, p),
+            },
             _ if first => self.ready.push_front(p),
             _ => self.ready.push_back(p),
         }
