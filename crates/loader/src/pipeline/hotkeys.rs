@@ -237,25 +237,20 @@ impl<T> HotKeys<T> {
         }
     }
 
-    /// Holds a record of `key` aside, after the ones it holds already.
-    pub fn hold(&mut self, key: u128, item: T) {
+    /// Holds a record of `key` aside, after the ones it holds already; or,
+    /// `first`, before them (one taken from them and put back), giving the
+    /// key the next turn when it held none.
+    pub fn hold(&mut self, key: u128, item: T, first: bool) {
         let queue = self.pool.entry(key).or_default();
-        if queue.is_empty() {
-            self.rotation.push_back(key);
+        match (queue.is_empty(), first) {
+            (true, true) => self.rotation.push_front(key),
+            (true, false) => self.rotation.push_back(key),
+            _ => {}
         }
-        queue.push_back(item);
-        self.held += 1;
-    }
-
-    /// Holds a record of `key` aside before the ones it holds (one taken
-    /// from them and put back), and gives the key the next turn when it
-    /// held none.
-    pub fn hold_front(&mut self, key: u128, item: T) {
-        let queue = self.pool.entry(key).or_default();
-        if queue.is_empty() {
-            self.rotation.push_front(key);
+        match first {
+            true => queue.push_front(item),
+            false => queue.push_back(item),
         }
-        queue.push_front(item);
         self.held += 1;
     }
 
@@ -419,7 +414,7 @@ mod tests {
         // Its bucket starts empty; other keys go at once.
         assert!(hot.afford(1, 25.0, t).is_err());
         assert_eq!(hot.afford(2, 1e6, t), Ok(()));
-        hot.hold(1, 8);
+        hot.hold(1, 8, false);
         assert!(hot.holds(1) && !hot.holds(2));
         assert_eq!(hot.held(), 1);
         assert!(fill(&mut hot, t, 25).is_empty(), "its pacer cannot afford a unit yet");
@@ -436,25 +431,25 @@ mod tests {
         // then 20, 21, 22 of key 6 and 30, 31, 32 of key 7.
         for (key, first) in [(5, 10), (6, 20), (7, 30)] {
             for i in 0..3 {
-                hot.hold(key, first + i);
+                hot.hold(key, first + i, false);
             }
         }
         assert_eq!(hot.next_due(t, 25, |_| 1.0), Some(t), "keys not paced may go now");
         assert_eq!(fill(&mut hot, t, 4), vec![10, 20, 30, 11]);
         // Two put back (their request could not go yet): each goes before
         // its key's later records, in the keys' turns.
-        hot.hold_front(5, 11);
-        hot.hold_front(7, 30);
+        hot.hold(5, 11, true);
+        hot.hold(7, 30, true);
         assert_eq!(fill(&mut hot, t, 25), vec![21, 30, 11, 22, 31, 12, 32]);
         assert_eq!(hot.held(), 0);
         // Key 1's pacer (about 1,900 units a second, bucket empty) lets its
         // three records go together once it affords all three, after about
         // 1.6 ms; key 5's go meanwhile.
         for i in 0..3 {
-            hot.hold(1, 100 + i);
+            hot.hold(1, 100 + i, false);
         }
-        hot.hold(5, 50);
-        hot.hold(5, 51);
+        hot.hold(5, 50, false);
+        hot.hold(5, 51, false);
         let soon = t + ms(1);
         assert_eq!(fill(&mut hot, soon, 25), vec![50, 51]);
         let due = hot.next_due(soon, 25, |_| 1.0).unwrap();
@@ -491,7 +486,7 @@ mod tests {
     #[test]
     fn a_pacer_holding_records_does_not_end_and_the_number_of_pacers_is_bounded() {
         let (mut hot, t) = hot_key_one();
-        hot.hold(1, 3);
+        hot.hold(1, 3, false);
         hot.expire(t + KEY_PACER_CALM * 2);
         assert!(hot.paced(1), "it holds a record");
         // Keys turning hot one after another, each holding a record (so
@@ -505,7 +500,7 @@ mod tests {
                 hot.on_written(now + ms(i), key, 10.0);
             }
             paced.push(hot.on_refused(now + ms(5), now, [key; 25]));
-            hot.hold(key, 0);
+            hot.hold(key, 0, false);
         }
         assert_eq!(hot.keys.len(), MAX_PACED_KEYS);
         assert_eq!(paced.iter().filter(|p| **p).count(), MAX_PACED_KEYS - 1, "key 1 holds the first pacer");

@@ -532,10 +532,7 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
     /// once its write is acknowledged, or one put back).
     fn send_or_hold(&mut self, p: Pending<S::Item>, run: bool, first: bool) {
         match self.hot.as_mut() {
-            Some(hot) if run || hot.holds(p.partition) || hot.paced(p.partition) => match first {
-                true => hot.hold_front(p.partition, p),
-                false => hot.hold(p.partition, p),
-            },
+            Some(hot) if run || hot.holds(p.partition) || hot.paced(p.partition) => hot.hold(p.partition, p, first),
             _ if first => self.ready.push_front(p),
             _ => self.ready.push_back(p),
         }
@@ -875,7 +872,7 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
             }
             let Some(p) = self.ready.pop_front() else { break };
             if let Some(hot) = self.hot.as_mut().filter(|h| h.holds(p.partition) || h.paced(p.partition)) {
-                hot.hold(p.partition, p);
+                hot.hold(p.partition, p, false);
                 continue;
             }
             bytes += p.bytes;
