@@ -70,8 +70,8 @@ pub async fn partition_keys(ctx: &Ctx) -> Result<Scenario<PartitionKeys>, Scenar
             // dynaburst load's own pipeline, in the input's order (as the
             // real-time runs below), bounded: at most 10 modelled minutes.
             // The sorted load is one writer, as seed 004's one Python
-            // process: with more, the loader moves on to the next key
-            // while the last one's throttled items wait, and the load is
+            // process: with `--concurrency auto` the loader holds the runs
+            // aside and sends a record of each key in turn, and the load is
             // no longer bound by one partition at a time.
             let concurrency = if !shuffled && !single { Concurrency::Fixed(1) } else { Concurrency::Auto };
             let load = sim::load(&e, case, &items, concurrency, Order::AsIs, 600_000)?;
