@@ -68,11 +68,12 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use dynaburst_engine::store::{
-    size_range_start, Direction, KeySpan, Storage, StoreError, StoreKey, TableMeta, TableStore, Visit, WriteBatch,
+    decode_index_key, encode_index_key, size_range_start, Direction, IndexKey, IndexVisit, KeySpan, Storage,
+    StoreError, StoreKey, TableMeta, TableStore, Visit, WriteBatch,
 };
 use dynaburst_model::Item;
 use parking_lot::{Condvar, Mutex, RwLock};
-use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
+use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition, TableHandle};
 use tokio::sync::watch;
 
 pub use codec::{
@@ -123,13 +124,39 @@ const SIZES: TableDefinition<(u64, u128), u64> = TableDefinition::new("sizes");
 /// items were kept in key order.
 const FORMAT_KEY: &str = "format";
 /// Items in `k{id}` tables keyed by [`ItemKey`] (hash-prefixed keys in
-/// the engine's key order), and [`SIZES`].
-const FORMAT: u64 = 3;
-/// The layout before [`SIZES`]: opened, its sizes measured once.
+/// the engine's key order), [`SIZES`], and index entries in `i{id}/{index}`
+/// tables with [`INDEX_STATS`].
+const FORMAT: u64 = 4;
+/// The layout before index entries were stored: opened, its index entries
+/// built from the items once (after the log's replay).
+const FORMAT_WITHOUT_INDEXES: u64 = 3;
+/// The layout before [`SIZES`]: opened, its sizes measured once (and its
+/// index entries built).
 const FORMAT_WITHOUT_SIZES: u64 = 2;
 
 fn items_table(id: u64) -> String {
     format!("k{id}")
+}
+
+/// Each index's entry count and the sum of its entries' DynamoDB sizes, by
+/// (storage id, index name), written in the same transaction as the
+/// entries.
+const INDEX_STATS: TableDefinition<(u64, &str), (u64, u64)> = TableDefinition::new("index_stats");
+
+/// The table of index `index`'s entries of the table of storage id `id`:
+/// stored index keys (`store::encode_index_key`, which order bytewise as
+/// the engine orders index keys) to stored projected items.
+fn index_table(id: u64, index: &str) -> String {
+    format!("{}{index}", index_table_prefix(id))
+}
+
+/// What the names of the table of storage id `id`'s index tables start with.
+fn index_table_prefix(id: u64) -> String {
+    format!("i{id}/")
+}
+
+fn index_def(name: &str) -> TableDefinition<'_, &'static [u8], &'static [u8]> {
+    TableDefinition::new(name)
 }
 
 /// Keys of an items table: stored key bytes (`codec::encode_key`) ordered
@@ -245,10 +272,30 @@ pub(crate) enum Record {
         name: String,
         value: Vec<u8>,
     },
-    /// A table dropped: its entry and its items.
+    /// A table dropped: its entry, its items and its index entries.
     Drop {
         name: String,
         id: u64,
+    },
+    /// An index entry written: stored index key (`store::encode_index_key`)
+    /// and stored projected item.
+    IndexPut {
+        id: u64,
+        index: String,
+        key: Vec<u8>,
+        /// Shared with the overlay, as a `Put`'s.
+        value: Arc<[u8]>,
+    },
+    /// An index entry deleted.
+    IndexDelete {
+        id: u64,
+        index: String,
+        key: Vec<u8>,
+    },
+    /// Every entry of an index dropped.
+    DropIndex {
+        id: u64,
+        index: String,
     },
 }
 
@@ -259,6 +306,9 @@ impl Record {
             Record::Delete { key, .. } => key.len(),
             Record::Catalog { name, value } => name.len() + value.len(),
             Record::Drop { name, .. } => name.len(),
+            Record::IndexPut { index, key, value, .. } => index.len() + key.len() + value.len(),
+            Record::IndexDelete { index, key, .. } => index.len() + key.len(),
+            Record::DropIndex { index, .. } => index.len(),
         }
     }
 }
@@ -292,6 +342,8 @@ struct Entry {
 #[derive(Default)]
 struct Overlay {
     writes: RwLock<BTreeMap<StoreKey, Pending>>,
+    /// The same for the table's index entries, by index name.
+    index_writes: RwLock<HashMap<String, BTreeMap<IndexKey, Pending>>>,
     /// A read snapshot of the table in the file, reused by point reads
     /// until the applier next changes the file (it empties this before it
     /// removes anything from `writes`, so a reader that misses a write in
@@ -302,6 +354,10 @@ struct Overlay {
 /// A write on its way into an overlay: the table's overlay, key, stored
 /// item (`None` deletes) and encoded bytes.
 type OverlayWrite = (Arc<Overlay>, StoreKey, Option<Arc<[u8]>>, usize);
+
+/// An index entry write on its way into an overlay: the table's overlay,
+/// index name, entry key, stored entry (`None` deletes) and encoded bytes.
+type IndexOverlayWrite = (Arc<Overlay>, String, IndexKey, Option<Arc<[u8]>>, usize);
 
 /// A committed write waiting for the applier.
 struct Pending {
@@ -494,17 +550,19 @@ impl DiskStorage {
             let mut meta = tx.open_table(META).map_err(|e| db_error(&path, e))?;
             tx.open_table(STATS).map_err(|e| db_error(&path, e))?;
             tx.open_table(SIZES).map_err(|e| db_error(&path, e))?;
+            tx.open_table(INDEX_STATS).map_err(|e| db_error(&path, e))?;
             let format = meta.get(FORMAT_KEY).map_err(|e| db_error(&path, e))?.map(|v| v.value());
             let empty =
                 catalog.is_empty().map_err(|e| db_error(&path, e))? && wal::list(dir).map_err(io(dir))?.is_empty();
             match format {
-                Some(FORMAT) => {}
+                Some(FORMAT | FORMAT_WITHOUT_INDEXES) => {}
                 None if empty => {
                     meta.insert(FORMAT_KEY, FORMAT).map_err(|e| db_error(&path, e))?;
                 }
                 Some(FORMAT_WITHOUT_SIZES) => {
                     measure_sizes(&tx, &catalog).map_err(|e| db_error(&path, e))?;
-                    meta.insert(FORMAT_KEY, FORMAT).map_err(|e| db_error(&path, e))?;
+                    // Its index entries are built after the replay.
+                    meta.insert(FORMAT_KEY, FORMAT_WITHOUT_INDEXES).map_err(|e| db_error(&path, e))?;
                 }
                 _ => return Err(db_error(
                     &path,
@@ -514,6 +572,10 @@ impl DiskStorage {
         }
         tx.commit().map_err(|e| db_error(&path, e))?;
         let (seq, generation) = replay(&db, dir).map_err(|e| match e {
+            LoadError::Store(e) => OpenError::Corrupt(e),
+            LoadError::Db(message) => OpenError::Database { path: path.clone(), message },
+        })?;
+        build_indexes(&db).map_err(|e| match e {
             LoadError::Store(e) => OpenError::Corrupt(e),
             LoadError::Db(message) => OpenError::Database { path: path.clone(), message },
         })?;
@@ -643,16 +705,21 @@ impl DiskStorage {
 
     /// Queues one batch of writes, waiting while the queue is full.
     fn enqueue(&self, records: Vec<Record>) -> Result<(), StoreError> {
-        self.enqueue_with(records, Vec::new())
+        self.enqueue_with(records, Vec::new(), Vec::new())
     }
 
     /// Queues one batch of writes and puts `overlay` (each write's table,
     /// key, item and encoded bytes) in the overlays, in one step under the
     /// queue's lock: the applier cannot take the batch before its writes
     /// are there. Waits while the queue or the overlays are full.
-    fn enqueue_with(&self, records: Vec<Record>, overlay: Vec<OverlayWrite>) -> Result<(), StoreError> {
+    fn enqueue_with(
+        &self,
+        records: Vec<Record>,
+        overlay: Vec<OverlayWrite>,
+        index_overlay: Vec<IndexOverlayWrite>,
+    ) -> Result<(), StoreError> {
         let bytes: usize = records.iter().map(Record::bytes).sum();
-        let adds: usize = overlay.iter().map(|w| w.3).sum();
+        let adds: usize = overlay.iter().map(|w| w.3).sum::<usize>() + index_overlay.iter().map(|w| w.4).sum::<usize>();
         let shared = &self.shared;
         let mut q = shared.queue.lock();
         loop {
@@ -676,6 +743,13 @@ impl DiskStorage {
                 shared.overlay_bytes.fetch_sub(old.bytes, Ordering::SeqCst);
             }
         }
+        for (table, index, key, value, bytes) in index_overlay {
+            let old = table.index_writes.write().entry(index).or_default().insert(key, Pending { value, seq, bytes });
+            shared.overlay_bytes.fetch_add(bytes, Ordering::SeqCst);
+            if let Some(old) = old {
+                shared.overlay_bytes.fetch_sub(old.bytes, Ordering::SeqCst);
+            }
+        }
         q.bytes += bytes;
         q.batches.push_back((seq, records));
         self.shared.queued.store(seq, Ordering::Release);
@@ -688,7 +762,12 @@ impl DiskStorage {
     /// overlay is empty, as at start-up after the replay), else `None`.
     fn settled_id(&self, name: &str) -> Result<Option<u64>, StoreError> {
         match self.shared.catalog.lock().get(name) {
-            Some(e) if e.overlay.writes.read().is_empty() => Ok(Some(e.id)),
+            Some(e)
+                if e.overlay.writes.read().is_empty()
+                    && e.overlay.index_writes.read().values().all(|m| m.is_empty()) =>
+            {
+                Ok(Some(e.id))
+            }
             Some(_) => Ok(None),
             None => Err(StoreError::NoSuchTable(name.to_string())),
         }
@@ -754,6 +833,52 @@ fn replay(db: &redb::Database, dir: &Path) -> Result<(u64, u64), LoadError> {
     }
     wal::sync_dir(dir).map_err(self::db)?;
     Ok((last, files.last().map_or(1, |(g, _)| g + 1)))
+}
+
+/// A file of the layout before index entries were stored
+/// ([`FORMAT_WITHOUT_INDEXES`], its log replayed): builds every index's
+/// entries and counts from the items, once, in one transaction that also
+/// moves the file to [`FORMAT`]. Any other file is left as it is.
+fn build_indexes(db: &redb::Database) -> Result<(), LoadError> {
+    let tx = db.begin_write().map_err(self::db)?;
+    {
+        let mut meta = tx.open_table(META).map_err(self::db)?;
+        if meta.get(FORMAT_KEY).map_err(self::db)?.map(|v| v.value()) != Some(FORMAT_WITHOUT_INDEXES) {
+            return Ok(());
+        }
+        let catalog = tx.open_table(CATALOG).map_err(self::db)?;
+        let mut stats = tx.open_table(INDEX_STATS).map_err(self::db)?;
+        for row in catalog.iter().map_err(self::db)? {
+            let (_, value) = row.map_err(self::db)?;
+            let (id, table) = decode_meta(value.value())?;
+            if table.indexes.is_empty() {
+                continue;
+            }
+            let items = match tx.open_table(items_def(&items_table(id))) {
+                Ok(items) => items,
+                Err(redb::TableError::TableDoesNotExist(_)) => continue,
+                Err(e) => return Err(self::db(e)),
+            };
+            for def in &table.indexes {
+                let mut entries = tx.open_table(index_def(&index_table(id, &def.name))).map_err(self::db)?;
+                let (mut count, mut bytes) = (0u64, 0u64);
+                for row in items.iter().map_err(self::db)? {
+                    let (k, v) = row.map_err(self::db)?;
+                    let key = decode_key(k.value())?;
+                    let item = decode_stored(v.value())?;
+                    let Some(entry_key) = def.entry_key(&key, &item) else { continue };
+                    let entry = encode_stored(&def.entry(&table.key_schema, &item));
+                    count += 1;
+                    bytes += codec::stored_size(&entry)?;
+                    entries.insert(encode_index_key(&entry_key).as_slice(), entry.as_slice()).map_err(self::db)?;
+                }
+                stats.insert((id, def.name.as_str()), (count, bytes)).map_err(self::db)?;
+            }
+        }
+        meta.insert(FORMAT_KEY, FORMAT).map_err(self::db)?;
+    }
+    tx.commit().map_err(self::db)?;
+    Ok(())
 }
 
 /// Every table of the catalog (not its items: they stay in the file), and
@@ -875,14 +1000,38 @@ fn prune(shared: &Shared, batches: &[(u64, Vec<Record>)]) {
         *overlay.snapshot.lock() = None;
     }
     let mut by_table: HashMap<u64, Vec<(u64, &[u8])>> = HashMap::new();
+    let mut by_index: HashMap<(u64, &str), Vec<(u64, &[u8])>> = HashMap::new();
     for (seq, records) in batches {
         for record in records {
-            if let Record::Put { id, key, .. } | Record::Delete { id, key } = record {
-                by_table.entry(*id).or_default().push((*seq, key));
+            match record {
+                Record::Put { id, key, .. } | Record::Delete { id, key } => {
+                    by_table.entry(*id).or_default().push((*seq, key));
+                }
+                Record::IndexPut { id, index, key, .. } | Record::IndexDelete { id, index, key } => {
+                    by_index.entry((*id, index)).or_default().push((*seq, key));
+                }
+                _ => {}
             }
         }
     }
     let mut freed = 0;
+    for ((id, index), writes) in by_index {
+        let Some(overlay) = shared.overlays.lock().get(&id).cloned() else { continue };
+        let mut indexes = overlay.index_writes.write();
+        // A dropped index's overlay went with it.
+        let Some(map) = indexes.get_mut(index) else { continue };
+        for (seq, key) in writes {
+            let Ok(key) = decode_index_key(key) else { continue };
+            if map.get(&key).is_some_and(|p| p.seq <= seq) {
+                if let Some(p) = map.remove(&key) {
+                    freed += p.bytes;
+                }
+            }
+        }
+        if map.is_empty() {
+            indexes.remove(index);
+        }
+    }
     for (id, writes) in by_table {
         // A dropped table's overlay went with it.
         let Some(overlay) = shared.overlays.lock().get(&id).cloned() else { continue };
@@ -1026,13 +1175,27 @@ fn write_batches(
         // walks the B-tree's pages once rather than at random. A table
         // dropped here gets none of its writes (its id is never reused).
         let mut writes: BTreeMap<u64, ItemWrites<'_>> = BTreeMap::new();
+        // Index entry writes the same way, per index; a dropped index gets
+        // the writes made before its drop.
+        let mut index_writes: BTreeMap<(u64, &str), ItemWrites<'_>> = BTreeMap::new();
         let mut dropped = Vec::new();
         for record in batches.iter().flat_map(|(_, records)| records) {
             match record {
                 Record::Put { id, key, value } => writes.entry(*id).or_default().push((key, Some(&value[..]))),
                 Record::Delete { id, key } => writes.entry(*id).or_default().push((key, None)),
+                Record::IndexPut { id, index, key, value } => {
+                    index_writes.entry((*id, index)).or_default().push((key, Some(&value[..])));
+                }
+                Record::IndexDelete { id, index, key } => {
+                    index_writes.entry((*id, index)).or_default().push((key, None));
+                }
                 Record::Catalog { name, value } => {
                     catalog.insert(name.as_str(), value.as_slice())?;
+                }
+                Record::DropIndex { id, index } => {
+                    index_writes.remove(&(*id, index.as_str()));
+                    tx.open_table(INDEX_STATS)?.remove((*id, index.as_str()))?;
+                    tx.delete_table(index_def(&index_table(*id, index)))?;
                 }
                 Record::Drop { name, id } => {
                     catalog.remove(name.as_str())?;
@@ -1040,9 +1203,39 @@ fn write_batches(
                     tx.open_table(STATS)?.remove(*id)?;
                     tx.open_table(SIZES)?.retain_in((*id, 0)..=(*id, u128::MAX), |_, _| false)?;
                     tx.delete_table(items_def(&items_table(*id)))?;
+                    drop_index_tables(&tx, *id)?;
                 }
             }
         }
+        let mut index_deltas: BTreeMap<(u64, &str), (i64, i64)> = BTreeMap::new();
+        for ((id, index), mut writes) in index_writes {
+            if dropped.contains(&id) {
+                continue;
+            }
+            writes.sort_by(|a, b| a.0.cmp(b.0));
+            let mut t = tx.open_table(index_def(&index_table(id, index)))?;
+            let d = index_deltas.entry((id, index)).or_default();
+            for (key, value) in writes {
+                let (count, bytes) = match value {
+                    Some(value) => {
+                        let old = t.insert(key, value)?.map(|v| size(v.value()));
+                        (i64::from(old.is_none()), size(value) - old.unwrap_or(0))
+                    }
+                    None => match t.remove(key)? {
+                        Some(old) => (-1, -size(old.value())),
+                        None => (0, 0),
+                    },
+                };
+                d.0 += count;
+                d.1 += bytes;
+            }
+        }
+        let mut index_stats = tx.open_table(INDEX_STATS)?;
+        for (key, (count, bytes)) in index_deltas {
+            let (c, b) = index_stats.get(key)?.map_or((0, 0), |v| v.value());
+            index_stats.insert(key, (c.saturating_add_signed(count), b.saturating_add_signed(bytes)))?;
+        }
+        drop(index_stats);
         for (id, mut writes) in writes {
             if dropped.contains(&id) {
                 continue;
@@ -1084,6 +1277,18 @@ fn write_batches(
         }
     }
     tx.commit()?;
+    Ok(())
+}
+
+/// Deletes every index table of the table of storage id `id`, and their
+/// counts.
+fn drop_index_tables(tx: &redb::WriteTransaction, id: u64) -> Result<(), redb::Error> {
+    let prefix = index_table_prefix(id);
+    let tables: Vec<_> = tx.list_tables()?.filter(|t| t.name().starts_with(&prefix)).collect();
+    for table in tables {
+        tx.delete_table(table)?;
+    }
+    tx.open_table(INDEX_STATS)?.retain_in((id, "")..(id.saturating_add(1), ""), |_, _| false)?;
     Ok(())
 }
 
@@ -1139,7 +1344,7 @@ fn read_failed<E>(_: E) -> StoreError {
 
 /// True when `(start, end)` holds no key (inverted or empty), which
 /// `BTreeMap::range` would panic on.
-fn holds_nothing(start: Bound<&StoreKey>, end: Bound<&StoreKey>) -> bool {
+fn holds_nothing<K: Ord>(start: Bound<&K>, end: Bound<&K>) -> bool {
     match (start, end) {
         (Bound::Included(s), Bound::Included(e)) => s > e,
         (Bound::Included(s) | Bound::Excluded(s), Bound::Included(e) | Bound::Excluded(e)) => s >= e,
@@ -1208,10 +1413,11 @@ impl TableStore for DiskTable {
             b.as_ref().map(Vec::as_slice)
         }
         let rows = table.range::<&[u8]>((bound(&lo), bound(&hi))).map_err(read_failed)?;
-        match direction {
-            Direction::Forward => merge(pending, rows, std::cmp::Ordering::Less, visit),
-            Direction::Backward => merge(pending.rev(), rows.rev(), std::cmp::Ordering::Greater, visit),
-        }
+        let decode = |row: redb::Result<(redb::AccessGuard<'static, ItemKey>, _)>| {
+            let (k, v) = row.map_err(read_failed)?;
+            Ok((decode_key(k.value())?, v))
+        };
+        merge_walk(pending, rows, decode, direction, visit)
     }
 
     fn holds_items_in_memory(&self) -> bool {
@@ -1220,6 +1426,41 @@ impl TableStore for DiskTable {
 
     fn storage_id(&self) -> Option<u64> {
         Some(self.id)
+    }
+
+    fn stores_index_entries(&self) -> bool {
+        true
+    }
+
+    /// Walks the index's overlay and its table in the file together, as
+    /// `range` walks the items.
+    fn index_range(
+        &self,
+        index: &str,
+        start: Bound<&IndexKey>,
+        end: Bound<&IndexKey>,
+        direction: Direction,
+        visit: IndexVisit<'_>,
+    ) -> Result<(), StoreError> {
+        if holds_nothing(start, end) {
+            return Ok(());
+        }
+        let overlay = self.overlay.index_writes.read();
+        let none = BTreeMap::new();
+        let pending = overlay.get(index).unwrap_or(&none).range::<IndexKey, _>((start, end));
+        let tx = self.shared.db.begin_read().map_err(read_failed)?;
+        let table = match tx.open_table(index_def(&index_table(self.id, index))) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => return walk(pending, direction, visit),
+            Err(e) => return Err(read_failed(e)),
+        };
+        let (lo, hi) = (start.map(encode_index_key), end.map(encode_index_key));
+        let rows = table.range::<&[u8]>((lo.as_ref().map(Vec::as_slice), hi.as_ref().map(Vec::as_slice)));
+        let decode = |row: redb::Result<(redb::AccessGuard<'static, &'static [u8]>, _)>| {
+            let (k, v) = row.map_err(read_failed)?;
+            Ok((decode_index_key(k.value())?, v))
+        };
+        merge_walk(pending, rows.map_err(read_failed)?, decode, direction, visit)
     }
 }
 
@@ -1230,7 +1471,7 @@ impl Pending {
     }
 
     /// Visits the item written, if any.
-    fn visit(&self, key: &StoreKey, visit: Visit<'_>) -> Result<ControlFlow<()>, StoreError> {
+    fn visit<K>(&self, key: &K, visit: KeyVisit<'_, K>) -> Result<ControlFlow<()>, StoreError> {
         Ok(match self.item()? {
             Some(item) => visit(key, &item),
             None => ControlFlow::Continue(()),
@@ -1238,13 +1479,16 @@ impl Pending {
     }
 }
 
+/// A visitor over stored items (or index entries) under keys of type `K`.
+type KeyVisit<'a, K> = &'a mut dyn FnMut(&K, &Arc<Item>) -> ControlFlow<()>;
+
 /// Visits overlay items alone (the file has no table yet).
-fn walk<'a>(
-    pending: impl DoubleEndedIterator<Item = (&'a StoreKey, &'a Pending)>,
+fn walk<'a, K: 'a>(
+    pending: impl DoubleEndedIterator<Item = (&'a K, &'a Pending)>,
     direction: Direction,
-    visit: Visit<'_>,
+    visit: KeyVisit<'_, K>,
 ) -> Result<(), StoreError> {
-    let mut each = |(k, p): (&StoreKey, &Pending)| p.visit(k, &mut *visit).map(|flow| flow.is_break());
+    let mut each = |(k, p): (&K, &Pending)| p.visit(k, &mut *visit).map(|flow| flow.is_break());
     match direction {
         Direction::Forward => {
             for entry in pending {
@@ -1264,22 +1508,22 @@ fn walk<'a>(
     Ok(())
 }
 
-type Row = redb::Result<(redb::AccessGuard<'static, ItemKey>, redb::AccessGuard<'static, &'static [u8]>)>;
+/// A row of the file with its key decoded (the stored value not yet).
+type Row<K> = Result<(K, redb::AccessGuard<'static, &'static [u8]>), StoreError>;
 
 /// Merges overlay writes and file rows that both come in walk order
 /// (`first` is how a key that comes first compares with a later one).
-fn merge<'a>(
-    pending: impl Iterator<Item = (&'a StoreKey, &'a Pending)>,
-    rows: impl Iterator<Item = Row>,
+fn merge<'a, K: Ord + 'a>(
+    pending: impl Iterator<Item = (&'a K, &'a Pending)>,
+    rows: impl Iterator<Item = Row<K>>,
     first: std::cmp::Ordering,
-    visit: Visit<'_>,
+    visit: KeyVisit<'_, K>,
 ) -> Result<(), StoreError> {
     let mut pending = pending.peekable();
     for row in rows {
-        let (k, v) = row.map_err(read_failed)?;
-        let key = decode_key(k.value())?;
+        let (key, v) = row?;
         // Overlay writes up to this key first.
-        while let Some((pk, p)) = pending.next_if(|(pk, _)| pk.cmp(&&key) == first) {
+        while let Some((pk, p)) = pending.next_if(|(pk, _)| (*pk).cmp(&key) == first) {
             if p.visit(pk, &mut *visit)?.is_break() {
                 return Ok(());
             }
@@ -1302,6 +1546,24 @@ fn merge<'a>(
         }
     }
     Ok(())
+}
+
+/// Walks `pending` (an overlay's writes in the walk's span) and `rows` (the
+/// file's, in the same span, in key order) together in `direction`.
+fn merge_walk<'a, K: Ord + 'a, R>(
+    pending: impl DoubleEndedIterator<Item = (&'a K, &'a Pending)>,
+    rows: R,
+    decode: impl Fn(R::Item) -> Row<K>,
+    direction: Direction,
+    visit: KeyVisit<'_, K>,
+) -> Result<(), StoreError>
+where
+    R: DoubleEndedIterator,
+{
+    match direction {
+        Direction::Forward => merge(pending, rows.map(decode), std::cmp::Ordering::Less, visit),
+        Direction::Backward => merge(pending.rev(), rows.rev().map(decode), std::cmp::Ordering::Greater, visit),
+    }
 }
 
 impl Storage for DiskStorage {
@@ -1362,6 +1624,33 @@ impl Storage for DiskStorage {
         Ok(Some(out))
     }
 
+    /// The counts in the file, when the table's overlay is empty (at
+    /// start-up, after the replay, it is); otherwise `None`.
+    fn index_stats(&self, name: &str, index: &str) -> Result<Option<(u64, u64)>, StoreError> {
+        let Some(id) = self.settled_id(name)? else { return Ok(None) };
+        let tx = self.shared.db.begin_read().map_err(read_failed)?;
+        let stats = tx.open_table(INDEX_STATS).map_err(read_failed)?;
+        Ok(Some(stats.get((id, index)).map_err(read_failed)?.map_or((0, 0), |v| v.value())))
+    }
+
+    /// Queues the drop, forgets the index's overlay, and waits until the
+    /// file has dropped its entries (so that no later read merges them
+    /// with the entries of a new index of the same name; a held applier
+    /// is let go that far).
+    fn drop_index(&self, name: &str, index: &str) -> Result<(), StoreError> {
+        self.check_healthy()?;
+        {
+            let catalog = self.shared.catalog.lock();
+            let Some(e) = catalog.get(name) else { return Err(StoreError::NoSuchTable(name.to_string())) };
+            self.enqueue(vec![Record::DropIndex { id: e.id, index: index.to_string() }])?;
+            let pending = e.overlay.index_writes.write().remove(index);
+            let freed: usize = pending.map_or(0, |m| m.values().map(|p| p.bytes).sum());
+            self.shared.overlay_bytes.fetch_sub(freed, Ordering::SeqCst);
+        }
+        wake_writers(&self.shared);
+        self.apply_until(self.committed_seq())
+    }
+
     fn drop_table(&self, name: &str) -> Result<(), StoreError> {
         self.check_healthy()?;
         let mut catalog = self.shared.catalog.lock();
@@ -1369,7 +1658,9 @@ impl Storage for DiskStorage {
         self.enqueue(vec![Record::Drop { name: name.to_string(), id: entry.id }])?;
         // Its overlay's writes will never be read: give their room back.
         if let Some(overlay) = self.shared.overlays.lock().remove(&entry.id) {
-            let freed: usize = std::mem::take(&mut *overlay.writes.write()).values().map(|p| p.bytes).sum();
+            let indexes = std::mem::take(&mut *overlay.index_writes.write());
+            let freed: usize = std::mem::take(&mut *overlay.writes.write()).values().map(|p| p.bytes).sum::<usize>()
+                + indexes.values().flat_map(|m| m.values()).map(|p| p.bytes).sum::<usize>();
             self.shared.overlay_bytes.fetch_sub(freed, Ordering::SeqCst);
             wake_writers(&self.shared);
         }
@@ -1413,9 +1704,25 @@ impl Storage for DiskStorage {
             writes.push((overlay.clone(), m.key, value, record.bytes()));
             records.push(record);
         }
+        let mut index_writes: Vec<IndexOverlayWrite> = Vec::with_capacity(batch.index_writes.len());
+        for w in batch.index_writes {
+            let bad = StoreError::BadBatch { slot: w.table };
+            let (Some(store), Some(Some(overlay))) = (stores.get(w.table), overlays.get(w.table)) else {
+                return Err(bad);
+            };
+            let id = store.storage_id().ok_or(bad)?;
+            let key = encode_index_key(&w.key);
+            let value: Option<Arc<[u8]>> = w.entry.as_deref().map(|entry| encode_stored(entry).into());
+            let record = match &value {
+                Some(value) => Record::IndexPut { id, index: w.index.clone(), key, value: value.clone() },
+                None => Record::IndexDelete { id, index: w.index.clone(), key },
+            };
+            index_writes.push((overlay.clone(), w.index, w.key, value, record.bytes()));
+            records.push(record);
+        }
         // The engine holds every table lock of the batch: batches on a table
         // are queued (and enter the overlay) in the order they were made.
-        self.enqueue_with(records, writes)?;
+        self.enqueue_with(records, writes, index_writes)?;
         Ok(replaced)
     }
 }

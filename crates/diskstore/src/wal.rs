@@ -29,6 +29,9 @@ const R_PUT: u8 = 0;
 const R_DELETE: u8 = 1;
 const R_CATALOG: u8 = 2;
 const R_DROP: u8 = 3;
+const R_INDEX_PUT: u8 = 4;
+const R_INDEX_DELETE: u8 = 5;
+const R_DROP_INDEX: u8 = 6;
 
 /// The path of log file `generation`.
 pub fn path(dir: &Path, generation: u64) -> PathBuf {
@@ -83,6 +86,24 @@ pub fn encode(batches: &[(u64, Vec<Record>)], buf: &mut Vec<u8>) {
                     w.str(name);
                     w.uint(*id);
                 }
+                Record::IndexPut { id, index, key, value } => {
+                    w.u8(R_INDEX_PUT);
+                    w.uint(*id);
+                    w.str(index);
+                    w.bytes(key);
+                    w.bytes(value);
+                }
+                Record::IndexDelete { id, index, key } => {
+                    w.u8(R_INDEX_DELETE);
+                    w.uint(*id);
+                    w.str(index);
+                    w.bytes(key);
+                }
+                Record::DropIndex { id, index } => {
+                    w.u8(R_DROP_INDEX);
+                    w.uint(*id);
+                    w.str(index);
+                }
             }
         }
         buf.extend_from_slice(&(w.buf.len() as u32).to_le_bytes());
@@ -102,6 +123,14 @@ fn decode_batch(payload: &[u8]) -> Result<(u64, Vec<Record>), StoreError> {
             R_DELETE => Record::Delete { id: r.uint()?, key: r.bytes()?.to_vec() },
             R_CATALOG => Record::Catalog { name: r.string()?, value: r.bytes()?.to_vec() },
             R_DROP => Record::Drop { name: r.string()?, id: r.uint()? },
+            R_INDEX_PUT => Record::IndexPut {
+                id: r.uint()?,
+                index: r.string()?,
+                key: r.bytes()?.to_vec(),
+                value: r.bytes()?.into(),
+            },
+            R_INDEX_DELETE => Record::IndexDelete { id: r.uint()?, index: r.string()?, key: r.bytes()?.to_vec() },
+            R_DROP_INDEX => Record::DropIndex { id: r.uint()?, index: r.string()? },
             _ => return Err(r.corrupt()),
         });
     }
@@ -181,6 +210,9 @@ mod tests {
                     Record::Put { id: 3, key: vec![9], value: vec![4; 300].into() },
                     Record::Delete { id: 3, key: vec![8] },
                     Record::Drop { name: "u".into(), id: 2 },
+                    Record::IndexPut { id: 3, index: "g".into(), key: vec![7, 1], value: vec![5; 40].into() },
+                    Record::IndexDelete { id: 3, index: "g".into(), key: vec![7, 2] },
+                    Record::DropIndex { id: 3, index: "h".into() },
                 ],
             ),
         ]

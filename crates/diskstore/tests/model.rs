@@ -3,7 +3,10 @@
 //! on a table served from the redb file under its overlay give exactly
 //! what a `BTreeMap` gives, whether the applier has written the batches
 //! into the file or holds them back, and after the storage is reopened
-//! (items, counts, and bytes by size range).
+//! (items, counts, and bytes by size range). Each batch also writes the
+//! entries of an index (as the engine's write funnel does), which index
+//! range walks must give as a `BTreeMap` of entries does, with their
+//! counts, also after a reopen and after the index is dropped.
 
 use std::collections::BTreeMap;
 use std::ops::{Bound, ControlFlow};
@@ -13,8 +16,8 @@ use std::sync::Arc;
 
 use dynaburst_diskstore::{DiskOptions, DiskStorage};
 use dynaburst_engine::store::{
-    size_range_start, walk_range, Direction, Mutation, SortSlot, Storage, StoreKey, TableMeta, TableStore, WriteBatch,
-    ALL_KEYS,
+    index_partition_hash, size_range_start, walk_range, Direction, IndexKey, IndexMutation, Mutation, PrimarySlot,
+    SortSlot, Storage, StoreKey, TableMeta, TableStore, WriteBatch, ALL_KEYS,
 };
 use dynaburst_engine::{BillingMode, KeyAttr, KeySchema, TableSettings};
 use dynaburst_model::{item_size, AttributeValue, Item, KeyValue, Millis, Number, ScalarType};
@@ -59,8 +62,83 @@ fn item(pk: u8, sk: i64, v: u16) -> Arc<Item> {
     Arc::new(item)
 }
 
+/// The index the batches keep: an item's entry sits in index partition
+/// `g{v % 3}` under its sort key, with the whole item.
+const INDEX: &str = "g";
+
+fn index_key(pk: u8, sk: i64, item: &Item) -> IndexKey {
+    let v = match item.get("v") {
+        Some(AttributeValue::S(s)) => s.len() % 3,
+        _ => 0,
+    };
+    IndexKey::new(vec![KeyValue::S(format!("g{v}"))], vec![KeyValue::N(Number::from_i64(sk))], key(pk, sk))
+}
+
+/// Bounds of index partition `g{part}` (its whole sort range).
+fn index_bounds(part: u8) -> (IndexKey, IndexKey) {
+    let p = [KeyValue::S(format!("g{part}"))];
+    let h = index_partition_hash(&p);
+    (
+        IndexKey::bound(h, &p, vec![SortSlot::Low], PrimarySlot::Low),
+        IndexKey::bound(h, &p, vec![SortSlot::High], PrimarySlot::High),
+    )
+}
+
+type Entries = BTreeMap<IndexKey, Arc<Item>>;
+
+fn index_counts(entries: &Entries) -> (u64, u64) {
+    (entries.len() as u64, entries.values().map(|i| item_size(i) as u64).sum())
+}
+
+/// Up to `limit` entries of `store`'s index (in index partition `part`, or
+/// all) in `direction`.
+fn index_walk(store: &dyn TableStore, part: Option<u8>, backward: bool, limit: usize) -> Vec<(IndexKey, Arc<Item>)> {
+    let bounds = part.map(index_bounds);
+    let (lo, hi) = match &bounds {
+        Some((lo, hi)) => (Bound::Included(lo), Bound::Included(hi)),
+        None => (Bound::Unbounded, Bound::Unbounded),
+    };
+    let direction = if backward { Direction::Backward } else { Direction::Forward };
+    let mut got = Vec::new();
+    store
+        .index_range(INDEX, lo, hi, direction, &mut |k, i| {
+            got.push((k.clone(), i.clone()));
+            if got.len() >= limit {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })
+        .expect("index range");
+    got
+}
+
+/// The same walk over the model's entries.
+fn model_walk(entries: &Entries, part: Option<u8>, backward: bool, limit: usize) -> Vec<(IndexKey, Arc<Item>)> {
+    let bounds = part.map(index_bounds);
+    let (lo, hi) = match &bounds {
+        Some((lo, hi)) => (Bound::Included(lo), Bound::Included(hi)),
+        None => (Bound::Unbounded, Bound::Unbounded),
+    };
+    let direction = if backward { Direction::Backward } else { Direction::Forward };
+    let mut want = Vec::new();
+    walk_range(entries, lo, hi, direction, &mut |k, i| {
+        want.push((k.clone(), i.clone()));
+        if want.len() >= limit {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    want
+}
+
 #[derive(Clone, Debug)]
 enum Op {
+    /// Index range walk: one index partition or all, direction, limit.
+    IndexRange(Option<u8>, bool, usize),
+    /// Drop the index (its entries go; later writes start it again).
+    DropIndex,
     /// One batch of writes (`None` deletes); a key may repeat.
     Write(Vec<(u8, i64, Option<u16>)>),
     Get(u8, i64),
@@ -133,6 +211,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Apply),
         2 => (0usize..3).prop_map(Op::ApplySome),
         1 => Just(Op::Reopen),
+        3 => (prop::option::of(0u8..3), any::<bool>(), 1usize..40).prop_map(|(p, b, l)| Op::IndexRange(p, b, l)),
+        1 => Just(Op::DropIndex),
     ]
 }
 
@@ -165,6 +245,7 @@ fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
     }
     let (mut disk, mut store) = open(&dir);
     let mut model: BTreeMap<StoreKey, Arc<Item>> = BTreeMap::new();
+    let mut entries: Entries = BTreeMap::new();
     // The batch each write op committed.
     let mut seqs = Vec::new();
     for op in ops {
@@ -173,17 +254,33 @@ fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 let mut batch = WriteBatch::default();
                 let mut expected = Vec::new();
                 let mut after = model.clone();
+                let mut after_entries = entries.clone();
                 for (p, s, v) in writes {
                     let new = v.map(|v| item(p, s, v));
-                    expected.push(match &new {
+                    let old = match &new {
                         Some(i) => after.insert(key(p, s), i.clone()),
                         None => after.remove(&key(p, s)),
-                    });
+                    };
+                    // The entry writes the engine would add: the old
+                    // entry's delete (unless rewritten), the new entry.
+                    let old_key = old.as_ref().map(|o| index_key(p, s, o));
+                    let new_key = new.as_ref().map(|n| index_key(p, s, n));
+                    if let Some(k) = old_key.filter(|k| Some(k) != new_key.as_ref()) {
+                        after_entries.remove(&k);
+                        batch.index_writes.push(IndexMutation { table: 0, index: INDEX.into(), key: k, entry: None });
+                    }
+                    if let (Some(k), Some(n)) = (new_key, &new) {
+                        after_entries.insert(k.clone(), n.clone());
+                        let entry = Some(n.clone());
+                        batch.index_writes.push(IndexMutation { table: 0, index: INDEX.into(), key: k, entry });
+                    }
+                    expected.push(old);
                     batch.mutations.push(Mutation { table: 0, key: key(p, s), item: new });
                 }
                 let replaced = disk.commit(batch, &mut [&mut *store]).expect("commit");
                 prop_assert_eq!(replaced, expected);
                 model = after;
+                entries = after_entries;
                 seqs.push(disk.committed_seq());
             }
             Op::Get(p, s) => {
@@ -214,10 +311,23 @@ fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 });
                 prop_assert_eq!(got, want);
             }
+            Op::IndexRange(part, backward, limit) => {
+                prop_assert_eq!(
+                    index_walk(&*store, part, backward, limit),
+                    model_walk(&entries, part, backward, limit)
+                );
+            }
+            Op::DropIndex => {
+                disk.drop_index("t", INDEX).expect("drop index");
+                entries.clear();
+                prop_assert_eq!(index_walk(&*store, None, false, usize::MAX), vec![]);
+                prop_assert_eq!(disk.index_stats("t", INDEX).expect("index stats").unwrap_or((0, 0)), (0, 0));
+            }
             Op::Apply => {
                 disk.hold_applier(false);
                 disk.wait_applied().expect("applied");
                 prop_assert_eq!(disk.overlay_bytes(), 0);
+                prop_assert_eq!(disk.index_stats("t", INDEX).expect("index stats"), Some(index_counts(&entries)));
                 prop_assert_eq!(disk.table_stats("t").expect("stats"), Some(counts(&model)));
                 prop_assert_eq!(disk.table_sizes("t").expect("sizes"), Some(sizes(&model)));
                 disk.hold_applier(true);
@@ -233,6 +343,7 @@ fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 (disk, store) = open(&dir);
                 prop_assert_eq!(disk.table_stats("t").expect("stats"), Some(counts(&model)));
                 prop_assert_eq!(disk.table_sizes("t").expect("sizes"), Some(sizes(&model)));
+                prop_assert_eq!(disk.index_stats("t", INDEX).expect("index stats"), Some(index_counts(&entries)));
             }
         }
     }
@@ -251,6 +362,13 @@ fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 want.reverse();
             }
             prop_assert_eq!(got, want, "round {}", round);
+            let backward = direction == Direction::Backward;
+            prop_assert_eq!(
+                index_walk(&*store, None, backward, usize::MAX),
+                model_walk(&entries, None, backward, usize::MAX),
+                "round {}",
+                round
+            );
         }
         if round == 0 {
             drop(store);
@@ -288,7 +406,10 @@ fn a_full_overlay_makes_commits_wait_for_the_applier() {
     let mut store = disk.create_table(&meta("t")).expect("create");
     disk.hold_applier(true);
     let one = |store: &mut Box<dyn TableStore>, disk: &DiskStorage, sk: i64| {
-        let batch = WriteBatch { mutations: vec![Mutation { table: 0, key: key(1, sk), item: Some(item(1, sk, 30)) }] };
+        let batch = WriteBatch {
+            mutations: vec![Mutation { table: 0, key: key(1, sk), item: Some(item(1, sk, 30)) }],
+            ..WriteBatch::default()
+        };
         disk.commit(batch, &mut [&mut **store]).expect("commit");
     };
     let mut sk = 0;
@@ -351,7 +472,7 @@ fn a_file_without_sizes_gets_them_measured_at_open() {
                     Mutation { table: 0, key: key(pk, sk), item: Some(item(pk, sk, 20 + u16::from(pk))) }
                 })
                 .collect();
-            disk.commit(WriteBatch { mutations }, &mut [&mut *store]).expect("commit");
+            disk.commit(WriteBatch { mutations, ..WriteBatch::default() }, &mut [&mut *store]).expect("commit");
         }
         disk.close();
     }

@@ -694,7 +694,7 @@ pub(crate) fn for_each_chunk<E: From<crate::store::StoreError>>(
 }
 
 /// Up to `batch` items of `store` after `after` (from the start when None).
-fn read_chunk(
+pub(crate) fn read_chunk(
     store: &dyn TableStore,
     after: Option<&StoreKey>,
     batch: usize,

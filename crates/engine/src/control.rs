@@ -467,6 +467,7 @@ impl Engine {
                 )));
             }
         }
+        let mut deleted = Vec::new();
         for update in updates {
             match update {
                 IndexUpdate::Create(spec) => {
@@ -515,24 +516,14 @@ impl Engine {
                     let allocated = Millis(now.0 + BACKFILL_MIN_MS);
                     def.backfilled_at = Some(allocated);
                     let mut ix = IndexData::new(def.clone(), index_capacity(&def, self.config.capacity.as_ref(), now));
-                    let mut items = Vec::new();
-                    data.store.range(crate::store::ALL_KEYS, crate::store::Direction::Forward, &mut |key, item| {
-                        items.push((key.clone(), item.clone()));
-                        std::ops::ControlFlow::Continue(())
-                    })?;
-                    let mut units = 0.0;
-                    for (key, item) in items {
-                        // Items an index cannot hold are skipped (S35).
-                        if def.check_item(&item).is_err() {
-                            continue;
-                        }
-                        for change in
-                            index::changes(std::slice::from_ref(&ix), &table.key_schema, &key, None, Some(&item))
-                        {
-                            units += change.units;
-                            index::apply(&mut ix, change, now);
-                        }
-                    }
+                    let units = crate::write::backfill(
+                        &*self.storage,
+                        table,
+                        &mut data,
+                        &mut ix,
+                        crate::backup::SNAPSHOT_BATCH_ITEMS,
+                        now,
+                    )?;
                     *ix.backfill.get_mut() = Some(index::Backfill { remaining: units, last: allocated });
                     data.indexes.push(ix);
                 }
@@ -558,12 +549,19 @@ impl Engine {
                 IndexUpdate::Delete { name } => {
                     let position = global_position(&data, name)?;
                     data.indexes.remove(position);
+                    deleted.push(name.clone());
                 }
             }
         }
         let defs: Vec<IndexDef> = data.indexes.iter().map(|i| i.def.clone()).collect();
         let settings = table.settings.lock().clone();
         self.storage.save_table_meta(&table.meta_with(settings, defs))?;
+        // A deleted index's stored entries go once the catalog no longer
+        // names it (a crash between leaves entries no index reads, which a
+        // later index of the same name clears before its backfill).
+        for name in deleted {
+            self.storage.drop_index(&table.name, &name)?;
+        }
         Ok(())
     }
 }

@@ -209,16 +209,36 @@ impl Engine {
         }
         for meta in metas {
             let store = storage.open_table(&meta.name)?;
-            // Index entries are not stored: rebuild them once at start-up,
-            // item by item (never all the items in memory at once), and
-            // count the items unless the storage keeps the counts.
+            // Count the items unless the storage keeps the counts. A store
+            // that keeps index entries keeps their counts too, so start-up
+            // reads neither items nor entries; otherwise the entries are
+            // rebuilt once here, item by item (never all the items in
+            // memory at once).
             let mut data = TableData::new(store, (0, 0), &meta.indexes, config.capacity.as_ref(), now);
             let stats = storage.table_stats(&meta.name)?;
+            let stored = data.store.stores_index_entries();
+            let index_stats: Option<Vec<(u64, u64)>> = match stored {
+                true => meta
+                    .indexes
+                    .iter()
+                    .map(|d| storage.index_stats(&meta.name, &d.name))
+                    .collect::<Result<Option<Vec<_>>, _>>()?,
+                false => None,
+            };
             // The items' sizes by partition-hash range, for the capacity
             // model's partition sizes (a walk measures them itself).
             let mut sizes = storage.table_sizes(&meta.name)?;
-            match stats {
-                Some(counts) if meta.indexes.is_empty() => (data.item_count, data.size_bytes) = counts,
+            match (stats, index_stats) {
+                (Some(counts), _) if meta.indexes.is_empty() => (data.item_count, data.size_bytes) = counts,
+                (Some(counts), Some(index_stats)) => {
+                    (data.item_count, data.size_bytes) = counts;
+                    for (ix, (count, bytes)) in data.indexes.iter_mut().zip(index_stats) {
+                        (ix.item_count, ix.size_bytes) = (count, bytes);
+                    }
+                    // Item collections are measured when a write first
+                    // touches them.
+                    data.collections_unmeasured = data.has_local_indexes();
+                }
                 _ => {
                     let mut walked = SizeRanges::default();
                     let local = data.has_local_indexes();
@@ -233,7 +253,7 @@ impl Engine {
                             if indexes[ix].def.kind == index::IndexKind::Local {
                                 collection += change.insert.as_ref().map_or(0, |(_, _, n)| *n as u64);
                             }
-                            index::apply(&mut indexes[ix], change, now);
+                            index::apply(&mut indexes[ix], change, stored, now);
                         }
                         if local {
                             *collections.entry(key.partition.clone()).or_insert(0) += collection;

@@ -4,8 +4,15 @@
 //!
 //! Entries live beside the table's items, under the same lock, and the
 //! write funnel (`write.rs`) changes them in the same step as the items,
-//! so no reader sees an entry without its item or the reverse. They are
-//! derived data: a table opened from storage rebuilds them from its items.
+//! so no reader sees an entry without its item or the reverse. Where they
+//! live is the store's choice ([`crate::store::TableStore::stores_index_entries`]):
+//! an in-memory table keeps them in a [`MemIndex`] per index
+//! (`IndexData::entries`), rebuilt from the items when the table is opened
+//! from storage; a durable store keeps them on disk beside the items, the
+//! funnel adding each write's entry writes ([`store_writes`]) to the
+//! items' [`crate::store::WriteBatch`], so items and entries commit
+//! atomically, and start-up reads neither (the entry counts come from the
+//! store: `Storage::index_stats`).
 
 use std::sync::Arc;
 
@@ -14,7 +21,7 @@ use dynaburst_model::{item_size, write_units, AttributeValue, Item, KeyValue, Mi
 use parking_lot::Mutex;
 
 use crate::error::EngineError;
-use crate::store::{IndexKey, MemIndex, StoreKey};
+use crate::store::{IndexKey, IndexMutation, MemIndex, StoreKey};
 use crate::table::{KeyAttr, KeySchema, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 use crate::types::KeyRole;
 
@@ -266,6 +273,8 @@ impl IndexDef {
 /// items under the table's lock.
 pub struct IndexData {
     pub def: IndexDef,
+    /// The entries, when the table's store does not keep them (memory);
+    /// empty otherwise.
     pub entries: MemIndex,
     pub item_count: u64,
     pub size_bytes: u64,
@@ -424,31 +433,47 @@ impl IndexChange {
     }
 }
 
-/// Applies `change` to `ix` (after the items it follows were committed),
-/// and tells a GSI's capacity model the bytes its partitions gain or lose
-/// (an entry's size plus the 100-byte overhead, as DynamoDB sizes an
-/// index), so GSI partitions report their sizes and split for size.
-pub fn apply(ix: &mut IndexData, change: IndexChange, now: Millis) {
+/// Applies `change` to `ix` (after the items it follows were committed):
+/// to its in-memory entries and its statistics, or, when the table's store
+/// keeps the entries (`stored`: the commit wrote them, see
+/// [`store_writes`]), to its statistics alone; and tells a GSI's capacity
+/// model the bytes its partitions gain or lose (an entry's size plus the
+/// 100-byte overhead, as DynamoDB sizes an index), so GSI partitions report
+/// their sizes and split for size.
+pub fn apply(ix: &mut IndexData, change: IndexChange, stored: bool, now: Millis) {
     if let Some(model) = ix.capacity.get_mut().as_mut() {
-        let stored = |size: usize| i64::try_from(size + INDEX_ENTRY_OVERHEAD_BYTES).unwrap_or(i64::MAX);
+        let bytes = |size: usize| i64::try_from(size + INDEX_ENTRY_OVERHEAD_BYTES).unwrap_or(i64::MAX);
         if let Some((key, size)) = &change.remove {
-            model.note_size(key.hash, -stored(*size), now);
+            model.note_size(key.hash, -bytes(*size), now);
         }
         if let Some((key, _, size)) = &change.insert {
-            model.note_size(key.hash, stored(*size), now);
+            model.note_size(key.hash, bytes(*size), now);
         }
     }
     if let Some((key, size)) = change.remove {
-        if ix.entries.remove(&key) {
+        if stored || ix.entries.remove(&key) {
             ix.item_count = ix.item_count.saturating_sub(1);
             ix.size_bytes = ix.size_bytes.saturating_sub(size as u64);
         }
     }
     if let Some((key, entry, size)) = change.insert {
-        if !ix.entries.insert(key, &entry) {
+        if stored || !ix.entries.insert(key, &entry) {
             ix.item_count += 1;
         }
         ix.size_bytes += size as u64;
+    }
+}
+
+/// The entry writes of `change` to index `name`, for a store that keeps
+/// index entries: the removed entry deleted (unless the same key is
+/// rewritten), then the new one written.
+pub fn store_writes(change: &IndexChange, name: &str, slot: usize, out: &mut Vec<IndexMutation>) {
+    let rewritten = |key: &IndexKey| change.insert.as_ref().is_some_and(|(k, _, _)| k == key);
+    if let Some((key, _)) = change.remove.as_ref().filter(|(k, _)| !rewritten(k)) {
+        out.push(IndexMutation { table: slot, index: name.to_string(), key: key.clone(), entry: None });
+    }
+    if let Some((key, entry, _)) = &change.insert {
+        out.push(IndexMutation { table: slot, index: name.to_string(), key: key.clone(), entry: Some(entry.clone()) });
     }
 }
 

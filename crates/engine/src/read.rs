@@ -427,7 +427,7 @@ impl Engine {
         let mut fetched_bytes = 0usize;
         let mut failure = None;
         let mut matched_prefix = false;
-        ix.entries.range(index_bound_ref(&lower), index_bound_ref(&upper), direction, &mut |key, entry| {
+        data.index_range(position, index_bound_ref(&lower), index_bound_ref(&upper), direction, &mut |key, entry| {
             if let Some((at, prefix)) = &sort_filter {
                 let matches = matches!(key.sort.get(*at), Some(SortSlot::Value(v)) if prefix.is_prefix_of(v));
                 if !matches {

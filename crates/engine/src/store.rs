@@ -225,6 +225,41 @@ pub trait TableStore: Send + Sync {
     fn storage_id(&self) -> Option<u64> {
         None
     }
+    /// True when the backend stores the table's secondary-index entries
+    /// (a durable one: written from [`WriteBatch::index_writes`], read with
+    /// [`TableStore::index_range`]); the engine then keeps none in memory.
+    /// False (memory): the engine keeps them in a [`MemIndex`] per index.
+    fn stores_index_entries(&self) -> bool {
+        false
+    }
+    /// Visits the entries of index `index` with keys in `(start, end)` in
+    /// `direction` (a backend that stores index entries). An empty or
+    /// inverted range visits nothing.
+    fn index_range(
+        &self,
+        _index: &str,
+        _start: Bound<&IndexKey>,
+        _end: Bound<&IndexKey>,
+        _direction: Direction,
+        _visit: IndexVisit<'_>,
+    ) -> Result<(), StoreError> {
+        Err(StoreError::Io { operation: "index read", kind: std::io::ErrorKind::Unsupported })
+    }
+}
+
+/// A visitor over stored index entries; return `ControlFlow::Break(())` to
+/// stop.
+pub type IndexVisit<'a> = &'a mut dyn FnMut(&IndexKey, &Arc<Item>) -> ControlFlow<()>;
+
+/// One write of a secondary-index entry: `entry` (the projected item)
+/// under `key` in index `index` of the batch's table slot `table` (`None`
+/// deletes). Only for stores that [`TableStore::stores_index_entries`].
+#[derive(Clone, Debug)]
+pub struct IndexMutation {
+    pub table: usize,
+    pub index: String,
+    pub key: IndexKey,
+    pub entry: Option<Arc<Item>>,
 }
 
 /// One write of a batch: `item` under `key` in the batch's table slot
@@ -240,28 +275,31 @@ pub struct Mutation {
 /// stores handed to [`Storage::commit`] with the batch.
 ///
 /// Hook point: this is what the engine's write funnel (`write.rs`) builds
-/// for every mutation of every operation. Secondary-index entries and
-/// stream change records will be added to the batch there, so they commit
-/// atomically with the items they describe.
+/// for every mutation of every operation. For tables whose store keeps
+/// index entries, the funnel adds the entries the items' writes change
+/// (`index_writes`), so they commit atomically with the items they
+/// describe.
 #[derive(Clone, Debug, Default)]
 pub struct WriteBatch {
     pub mutations: Vec<Mutation>,
+    /// Index entries written with the items (stores that keep them).
+    pub index_writes: Vec<IndexMutation>,
 }
 
 impl WriteBatch {
     /// An empty batch with room for `n` mutations.
     pub fn with_capacity(n: usize) -> WriteBatch {
-        WriteBatch { mutations: Vec::with_capacity(n) }
+        WriteBatch { mutations: Vec::with_capacity(n), index_writes: Vec::new() }
     }
 
-    /// Number of mutations.
+    /// Number of item mutations.
     pub fn len(&self) -> usize {
         self.mutations.len()
     }
 
     /// True when the batch writes nothing.
     pub fn is_empty(&self) -> bool {
-        self.mutations.is_empty()
+        self.mutations.is_empty() && self.index_writes.is_empty()
     }
 }
 
@@ -278,8 +316,9 @@ pub struct TableMeta {
     /// Billing mode and the history UpdateTable keeps.
     pub settings: TableSettings,
     pub created_at: Millis,
-    /// Secondary index definitions (their entries are rebuilt from the
-    /// items when the table is opened).
+    /// Secondary index definitions (a store that keeps index entries keeps
+    /// them; otherwise they are rebuilt from the items when the table is
+    /// opened).
     pub indexes: Vec<crate::index::IndexDef>,
     /// The table's tags, in the order they were first set.
     pub tags: Vec<(String, String)>,
@@ -318,6 +357,20 @@ pub trait Storage: Send + Sync {
     fn table_sizes(&self, _name: &str) -> Result<Option<Vec<(u128, u64)>>, StoreError> {
         Ok(None)
     }
+    /// The entry count and the sum of the entries' sizes of index `index`
+    /// of table `name`, when the backend stores index entries and keeps
+    /// their counts (so that start-up reads no entry); `None` makes the
+    /// engine count them by walking the items.
+    fn index_stats(&self, _name: &str, _index: &str) -> Result<Option<(u64, u64)>, StoreError> {
+        Ok(None)
+    }
+    /// Forgets every stored entry of index `index` of table `name` (an
+    /// index deleted by UpdateTable, or the leftovers of one whose creation
+    /// did not finish); a no-op for a backend that stores none. When it
+    /// returns, no read of that index sees an entry written before it.
+    fn drop_index(&self, _name: &str, _index: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
     /// Applies every mutation of `batch`, all or nothing; `stores[slot]` is
     /// the (write-locked) store of table slot `slot`. Returns the item each
     /// mutation replaced, in batch order. The default applies the writes
@@ -340,6 +393,10 @@ pub fn apply_with_undo(
     batch: WriteBatch,
     stores: &mut [&mut dyn TableStore],
 ) -> Result<Vec<Option<Arc<Item>>>, StoreError> {
+    if let Some(w) = batch.index_writes.first() {
+        // Stores this commit applies keep no index entries.
+        return Err(StoreError::BadBatch { slot: w.table });
+    }
     let n = batch.mutations.len();
     let mut replaced: Vec<Option<Arc<Item>>> = Vec::with_capacity(n);
     // (position in the batch, slot, key) of each logged write.
@@ -614,6 +671,25 @@ fn read_index_key_rest(hash: u128, r: &mut Reader<'_>) -> Result<IndexKey, Codec
         _ => return Err(r.corrupt()),
     };
     Ok(IndexKey { hash, partition, sort, primary })
+}
+
+/// An index key as bytes that compare (bytewise) as the keys do: the
+/// partition hash (big-endian), then the rest of its ordered form. For a
+/// backend that stores index entries under their keys.
+pub fn encode_index_key(key: &IndexKey) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(64);
+    buf.extend_from_slice(&key.hash.to_be_bytes());
+    write_index_key_rest(&mut buf, key);
+    buf
+}
+
+/// The index key of [`encode_index_key`]'s bytes.
+pub fn decode_index_key(bytes: &[u8]) -> Result<IndexKey, StoreError> {
+    let mut r = Reader::new(bytes, "index key");
+    let hash = read_hash(&mut r)?;
+    let key = read_index_key_rest(hash, &mut r)?;
+    r.end()?;
+    Ok(key)
 }
 
 fn index_probe(key: &IndexKey) -> Entry {
@@ -1075,6 +1151,7 @@ mod tests {
                 Mutation { table: 1, key: key("y", 1), item: Some(item(30)) },
                 Mutation { table: 1, key: key("y", 2), item: Some(item(40)) },
             ],
+            ..WriteBatch::default()
         };
         let err = apply_with_undo(batch, &mut [&mut a, &mut b]).unwrap_err();
         assert_eq!(err, StoreError::Io { operation: "write", kind: std::io::ErrorKind::Other });
@@ -1083,7 +1160,10 @@ mod tests {
         assert_eq!(a.len(), 1);
         assert_eq!((b.get(&key("y", 1)).unwrap(), b.get(&key("y", 2)).unwrap()), (None, None));
         // A batch naming a slot it was not given fails before writing.
-        let bad = WriteBatch { mutations: vec![Mutation { table: 3, key: key("x", 9), item: Some(item(9)) }] };
+        let bad = WriteBatch {
+            mutations: vec![Mutation { table: 3, key: key("x", 9), item: Some(item(9)) }],
+            ..WriteBatch::default()
+        };
         assert_eq!(apply_with_undo(bad, &mut [&mut a]).unwrap_err(), StoreError::BadBatch { slot: 3 });
         assert_eq!(a.len(), 1);
         // And a good one returns what each write replaced.
@@ -1092,6 +1172,7 @@ mod tests {
                 Mutation { table: 0, key: key("x", 1), item: None },
                 Mutation { table: 0, key: key("x", 5), item: Some(item(5)) },
             ],
+            ..WriteBatch::default()
         };
         let replaced = apply_with_undo(ok, &mut [&mut a]).unwrap();
         assert_eq!(replaced, vec![Some(item(1)), None]);
@@ -1146,7 +1227,11 @@ mod tests {
             proptest::prop_assert_eq!(read_store_key_rest(a.hash, &mut Reader::new(ea.key(), "key")).unwrap(), a);
             let (ex, ey) = (index_probe(&x), index_probe(&y));
             proptest::prop_assert_eq!(ex.cmp(&ey), x.cmp(&y));
-            proptest::prop_assert_eq!(read_index_key_rest(x.hash, &mut Reader::new(ex.key(), "index key")).unwrap(), x);
+            proptest::prop_assert_eq!(read_index_key_rest(x.hash, &mut Reader::new(ex.key(), "index key")).unwrap(), x.clone());
+            // The stored form (hash first) orders bytewise as the keys do.
+            let (sx, sy) = (encode_index_key(&x), encode_index_key(&y));
+            proptest::prop_assert_eq!(sx.cmp(&sy), x.cmp(&y));
+            proptest::prop_assert_eq!(decode_index_key(&sx).unwrap(), x);
         }
     }
 

@@ -1,13 +1,13 @@
 //! A table: its key schema, settings, statistics and storage.
 
 use dynaburst_capacity::{CapacitySettings, Mode, Op, TableCapacity, Throttle};
-use dynaburst_model::{Item, KeyValue, Millis, ScalarType};
+use dynaburst_model::{item_size, Item, KeyValue, Millis, ScalarType};
 use parking_lot::{Mutex, RwLock};
 
 use crate::error::EngineError;
 use crate::index::{IndexData, IndexDef, IndexKind};
 use crate::insights::Insights;
-use crate::store::{StoreKey, TableMeta, TableStore};
+use crate::store::{SortSlot, StoreError, StoreKey, TableMeta, TableStore};
 use crate::types::{BillingMode, IndexDescription, KeyRole, TableDescription};
 
 /// Largest partition-key value, in bytes.
@@ -221,6 +221,10 @@ pub struct TableData {
     /// Bytes of each item collection (a partition key's items and their LSI
     /// entries), kept only for tables with local secondary indexes.
     pub collections: std::collections::HashMap<KeyValue, u64>,
+    /// True when `collections` holds only the item collections written
+    /// since start-up (a table opened without walking its items): a write
+    /// to another one measures it first ([`TableData::measure_collection`]).
+    pub collections_unmeasured: bool,
     /// Where the time-to-live sweep goes on from (the last key it looked at).
     pub ttl_cursor: Option<StoreKey>,
     /// Change records of the table's streams (the latest last; disabled
@@ -246,6 +250,7 @@ impl TableData {
             item_count,
             indexes,
             collections: Default::default(),
+            collections_unmeasured: false,
             ttl_cursor: None,
             streams: Vec::new(),
         }
@@ -257,9 +262,56 @@ impl TableData {
         self.indexes.iter().any(|i| i.def.kind == IndexKind::Local)
     }
 
+    /// Measures the item collection of `partition` (its items and their
+    /// LSI entries) into `collections` when it may be missing from them (a
+    /// table opened without walking its items), by walking that partition.
+    pub fn measure_collection(&mut self, schema: &KeySchema, partition: &KeyValue) -> Result<(), StoreError> {
+        if !self.collections_unmeasured || self.collections.contains_key(partition) {
+            return Ok(());
+        }
+        let low = StoreKey { hash: partition.partition_hash(), partition: partition.clone(), sort: SortSlot::Low };
+        let high = StoreKey { sort: SortSlot::High, ..low.clone() };
+        let locals: Vec<&IndexDef> =
+            self.indexes.iter().map(|i| &i.def).filter(|d| d.kind == IndexKind::Local).collect();
+        let mut bytes = 0u64;
+        let span = (std::ops::Bound::Included(&low), std::ops::Bound::Included(&high));
+        self.store.range(span, crate::store::Direction::Forward, &mut |key, item| {
+            bytes += item_size(item) as u64;
+            for def in &locals {
+                if def.entry_key(key, item).is_some() {
+                    bytes += item_size(&def.entry(schema, item)) as u64;
+                }
+            }
+            std::ops::ControlFlow::Continue(())
+        })?;
+        if bytes > 0 {
+            self.collections.insert(partition.clone(), bytes);
+        }
+        Ok(())
+    }
+
     /// The position of the index named `name`.
     pub fn index_position(&self, name: &str) -> Option<usize> {
         self.indexes.iter().position(|i| i.def.name == name)
+    }
+
+    /// Visits the entries of the index at `position` with keys in
+    /// `(start, end)` in `direction`: from the store when it keeps index
+    /// entries, else from memory.
+    pub fn index_range(
+        &self,
+        position: usize,
+        start: std::ops::Bound<&crate::store::IndexKey>,
+        end: std::ops::Bound<&crate::store::IndexKey>,
+        direction: crate::store::Direction,
+        visit: crate::store::IndexVisit<'_>,
+    ) -> Result<(), crate::store::StoreError> {
+        let Some(ix) = self.indexes.get(position) else { return Ok(()) };
+        if self.store.stores_index_entries() {
+            self.store.index_range(&ix.def.name, start, end, direction, visit)
+        } else {
+            ix.entries.range(start, end, direction, visit)
+        }
     }
 }
 

@@ -262,6 +262,11 @@ impl Engine {
         // An item collection of a table with LSIs that would outgrow its
         // limit cancels the transaction, naming the puts into it.
         let limits = self.commit_limits();
+        {
+            let table_refs: Vec<&Table> = tables.iter().map(|t| &**t).collect();
+            let mut data: Vec<&mut TableData> = guards.iter_mut().map(|g| &mut **g).collect();
+            writes.measure_collections(&table_refs, &mut data)?;
+        }
         if let Some((slot, partition)) = writes.collection_overflow(&guards, limits.item_collection_bytes) {
             let reasons = targets
                 .iter()

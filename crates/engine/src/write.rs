@@ -14,7 +14,9 @@
 //! its `(key, old, new)` ([`index_changes`]), admit the write on the table
 //! and on every GSI it touches at once ([`admit_write`]), and [`commit`]
 //! applies the changes to the index entries in the same step as the items,
-//! under the table's lock. Stream change records hook in the same way, each to
+//! under the table's lock: for a store that keeps index entries (on disk),
+//! as entry writes in the items' own `WriteBatch`; otherwise to the
+//! in-memory entries. [`backfill`] writes a new GSI's entries the same way. Stream change records hook in the same way, each to
 //! the shard of its partition.
 
 use std::sync::Arc;
@@ -399,6 +401,22 @@ fn overflow<D: std::ops::Deref<Target = TableData>>(
 }
 
 impl Writes {
+    /// Measures the item collections these writes touch that `data` may
+    /// not hold yet (tables opened without walking their items), so that
+    /// the limit and the metrics see their whole size.
+    pub(crate) fn measure_collections(
+        &self,
+        tables: &[&Table],
+        data: &mut [&mut TableData],
+    ) -> Result<(), EngineError> {
+        for (s, m) in self.sizes.iter().zip(&self.batch.mutations) {
+            if let (Some(d), Some(t)) = (data.get_mut(s.slot), tables.get(s.slot)) {
+                d.measure_collection(&t.key_schema, &m.key.partition)?;
+            }
+        }
+        Ok(())
+    }
+
     /// The item collection, (table slot, partition key), these writes would
     /// grow past `limit` if committed on `data`, for a transaction to name
     /// in its cancellation reasons.
@@ -426,10 +444,14 @@ pub(crate) fn commit(
     writes: Writes,
     now: Millis,
 ) -> Result<Committed, EngineError> {
-    let Writes { batch, mut sizes, by_service } = writes;
-    if sizes.is_empty() {
-        return Ok(Committed { sizes, collections: Vec::new() });
+    if writes.sizes.is_empty() {
+        return Ok(Committed { sizes: writes.sizes, collections: Vec::new() });
     }
+    if let Err(e) = writes.measure_collections(tables, data) {
+        unnote(tables, &writes.sizes, now);
+        return Err(e);
+    }
+    let Writes { batch, mut sizes, by_service } = writes;
     let collection_deltas = collection_deltas(&sizes, &batch, data);
     if overflow(&sizes, &collection_deltas, data, limits.item_collection_bytes).is_some() {
         unnote(tables, &sizes, now);
@@ -450,6 +472,19 @@ pub(crate) fn commit(
         if let Err(e) = memory.reserve(reserved as u64) {
             unnote(tables, &sizes, now);
             return Err(e);
+        }
+    }
+    // Index entries of tables whose store keeps them go in the batch, so
+    // they commit with the items.
+    let mut batch = batch;
+    for s in &sizes {
+        let Some(d) = data.get(s.slot).filter(|d| !s.changes.is_empty() && d.store.stores_index_entries()) else {
+            continue;
+        };
+        for change in &s.changes {
+            if let Some(ix) = d.indexes.get(change.index) {
+                index::store_writes(change, &ix.def.name, s.slot, &mut batch.index_writes);
+            }
         }
     }
     let result = match data {
@@ -500,9 +535,10 @@ pub(crate) fn commit(
         if let Some(d) = data.get_mut(s.slot) {
             d.size_bytes = (d.size_bytes + s.new as u64).saturating_sub(old as u64);
             d.item_count = (d.item_count + u64::from(s.put)).saturating_sub(u64::from(old_item.is_some()));
+            let stored = !s.changes.is_empty() && d.store.stores_index_entries();
             for change in std::mem::take(&mut s.changes) {
                 if let Some(ix) = d.indexes.get_mut(change.index) {
-                    index::apply(ix, change, now);
+                    index::apply(ix, change, stored, now);
                 }
             }
         }
@@ -605,4 +641,56 @@ pub(crate) fn copy_items(
         }
         storage.commit(writes, &mut [&mut *to]).map(|_| ())
     })
+}
+
+/// Writes the entry of every item of `data` into `ix`, a GSI that
+/// UpdateTable adds (not yet among `data.indexes`), `chunk` items per
+/// atomic storage commit when the store keeps index entries (after
+/// forgetting any entries a creation of the same name left unfinished),
+/// or into its in-memory entries. Items the index cannot hold are skipped
+/// (S35). Returns the index write units of the entries, which the backfill
+/// then charges to the index in the background.
+pub(crate) fn backfill(
+    storage: &dyn Storage,
+    table: &Table,
+    data: &mut TableData,
+    ix: &mut index::IndexData,
+    chunk: usize,
+    now: Millis,
+) -> Result<f64, EngineError> {
+    let stored = data.store.stores_index_entries();
+    if stored {
+        storage.drop_index(&table.name, &ix.def.name)?;
+    }
+    let mut units = 0.0;
+    let mut after: Option<StoreKey> = None;
+    loop {
+        let items = crate::backup::read_chunk(&*data.store, after.as_ref(), chunk)?;
+        let Some((last, _)) = items.last() else { return Ok(units) };
+        after = Some(last.clone());
+        let full = items.len() == chunk;
+        let mut batch = WriteBatch::default();
+        let mut changes = Vec::new();
+        for (key, item) in items {
+            if ix.def.check_item(&item).is_err() {
+                continue;
+            }
+            for change in index::changes(std::slice::from_ref(ix), &table.key_schema, &key, None, Some(&item)) {
+                units += change.units;
+                if stored {
+                    index::store_writes(&change, &ix.def.name, 0, &mut batch.index_writes);
+                }
+                changes.push(change);
+            }
+        }
+        if !batch.is_empty() {
+            storage.commit(batch, &mut [store_of(data)])?;
+        }
+        for change in changes {
+            index::apply(ix, change, stored, now);
+        }
+        if !full {
+            return Ok(units);
+        }
+    }
 }
