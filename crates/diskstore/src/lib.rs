@@ -681,6 +681,20 @@ impl DiskStorage {
         Ok(())
     }
 
+    /// Tests and tools: the index tables the file holds, as `i{storage
+    /// id}/{index name}`, in name order (the file's state: call
+    /// [`DiskStorage::wait_applied`] first for the writes committed).
+    pub fn stored_indexes(&self) -> Result<Vec<String>, StoreError> {
+        let tx = self.shared.db.begin_read().map_err(read_failed)?;
+        let tables = tx.list_tables().map_err(read_failed)?;
+        let index_table = |n: &str| {
+            n.strip_prefix('i').and_then(|rest| rest.split_once('/')).is_some_and(|(id, _)| id.parse::<u64>().is_ok())
+        };
+        let mut names: Vec<String> = tables.map(|t| t.name().to_string()).filter(|n| index_table(n)).collect();
+        names.sort();
+        Ok(names)
+    }
+
     /// Encoded bytes the overlays hold (committed writes the file lacks).
     pub fn overlay_bytes(&self) -> usize {
         self.shared.overlay_bytes.load(Ordering::SeqCst)

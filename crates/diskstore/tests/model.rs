@@ -490,3 +490,65 @@ fn a_file_without_sizes_gets_them_measured_at_open() {
     drop(disk);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A file of the layout before index entries were stored (layout 3), whose
+/// table has an index: it opens, and the index's entries and counts are
+/// built from its items then, once.
+#[test]
+fn a_file_without_index_entries_gets_them_built_at_open() {
+    use dynaburst_engine::index::{IndexDef, IndexKind, IndexProjection, IndexSchema};
+    let dir = fresh_dir();
+    let def = IndexDef {
+        name: "byV".into(),
+        kind: IndexKind::Global,
+        schema: IndexSchema { hash: vec![KeyAttr { name: "v".into(), ty: ScalarType::S }], range: vec![] },
+        projection: IndexProjection::KeysOnly,
+        throughput: None,
+        created_at: Millis(5),
+        backfilled_at: None,
+    };
+    let table = TableMeta { indexes: vec![def.clone()], ..meta("t") };
+    let mut entries: Entries = BTreeMap::new();
+    {
+        let disk = DiskStorage::open(&dir, &DiskOptions::default()).expect("open");
+        let mut store = disk.create_table(&table).expect("create");
+        for pk in 0..20 {
+            // What an older dynaburst committed: items only.
+            let mutations = (0..4)
+                .map(|sk| {
+                    let it = item(pk, sk, u16::from(pk) * 4 + sk as u16);
+                    if let Some(k) = def.entry_key(&key(pk, sk), &it) {
+                        entries.insert(k, Arc::new(def.entry(&table.key_schema, &it)));
+                    }
+                    Mutation { table: 0, key: key(pk, sk), item: Some(it) }
+                })
+                .collect();
+            disk.commit(WriteBatch { mutations, ..WriteBatch::default() }, &mut [&mut *store]).expect("commit");
+        }
+        disk.close();
+    }
+    // Items with an empty `v` are not in the index (sparse).
+    assert!(entries.len() < 80 && entries.len() > 40, "{}", entries.len());
+    {
+        let db = redb::Database::open(dir.join(dynaburst_diskstore::DB_FILE)).expect("the file");
+        let tx = db.begin_write().expect("write");
+        tx.delete_table(redb::TableDefinition::<(u64, &str), (u64, u64)>::new("index_stats")).expect("no stats");
+        tx.open_table(redb::TableDefinition::<&str, u64>::new("meta")).expect("meta").insert("format", 3).expect("3");
+        tx.commit().expect("commit");
+    }
+    let disk = DiskStorage::open(&dir, &DiskOptions::default()).expect("open");
+    let store = disk.open_table("t").expect("the table");
+    assert_eq!(disk.index_stats("t", "byV").expect("index stats"), Some(index_counts(&entries)));
+    let mut got = Vec::new();
+    store
+        .index_range("byV", Bound::Unbounded, Bound::Unbounded, Direction::Forward, &mut |k, i| {
+            got.push((k.clone(), i.clone()));
+            ControlFlow::Continue(())
+        })
+        .expect("index range");
+    assert_eq!(got, entries.into_iter().collect::<Vec<_>>());
+    assert_eq!(disk.stored_indexes().expect("index tables"), vec!["i1/byV".to_string()]);
+    drop(store);
+    drop(disk);
+    let _ = std::fs::remove_dir_all(&dir);
+}

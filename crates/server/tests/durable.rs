@@ -352,3 +352,439 @@ async fn a_partition_split_for_size_splits_again_after_a_restart() {
     disk.close();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---- Secondary indexes on disk ----
+
+/// A table keyed by `p` (S) and `s` (N) with a GSI `byG` (`g`, `s`) and an
+/// LSI `byL` (`p`, `l`).
+async fn create_indexed(server: &Server, name: &str) {
+    let (status, body) = call(
+        server,
+        "CreateTable",
+        json!({"TableName": name,
+            "AttributeDefinitions": [{"AttributeName": "p", "AttributeType": "S"}, {"AttributeName": "s", "AttributeType": "N"},
+                {"AttributeName": "g", "AttributeType": "S"}, {"AttributeName": "l", "AttributeType": "N"}],
+            "KeySchema": [{"AttributeName": "p", "KeyType": "HASH"}, {"AttributeName": "s", "KeyType": "RANGE"}],
+            "GlobalSecondaryIndexes": [{"IndexName": "byG",
+                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}, {"AttributeName": "s", "KeyType": "RANGE"}],
+                "Projection": {"ProjectionType": "ALL"}}],
+            "LocalSecondaryIndexes": [{"IndexName": "byL",
+                "KeySchema": [{"AttributeName": "p", "KeyType": "HASH"}, {"AttributeName": "l", "KeyType": "RANGE"}],
+                "Projection": {"ProjectionType": "KEYS_ONLY"}}],
+            "BillingMode": "PAY_PER_REQUEST"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
+/// Items p0..p3 x s0..s29, in index partitions g0..g4; then some moved to
+/// another index partition, some made to leave the GSI (no `g`), some
+/// deleted; the LSI gets every third item.
+async fn fill_indexed(server: &Server, table: &str) {
+    for p in 0..4 {
+        let mut requests = Vec::new();
+        for s in 0..30 {
+            let mut item = json!({"p": {"S": format!("p{p}")}, "s": {"N": s.to_string()},
+                "g": {"S": format!("g{}", (p + s) % 5)}, "pad": {"S": "x".repeat(s * 7)}});
+            if s % 3 == 0 {
+                item["l"] = json!({"N": (100 - s).to_string()});
+            }
+            requests.push(json!({"PutRequest": {"Item": item}}));
+        }
+        for chunk in requests.chunks(25) {
+            let (status, body) = call(server, "BatchWriteItem", json!({"RequestItems": {table: chunk.to_vec()}})).await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            assert_eq!(body["UnprocessedItems"], json!({}), "{body}");
+        }
+    }
+    for s in 0..10 {
+        let key = json!({"p": {"S": "p1"}, "s": {"N": s.to_string()}});
+        let (status, body) = call(
+            server,
+            "UpdateItem",
+            json!({"TableName": table, "Key": key,
+            "UpdateExpression": "SET g = :g", "ExpressionAttributeValues": {":g": {"S": "moved"}}}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    for s in 10..15 {
+        let key = json!({"p": {"S": "p2"}, "s": {"N": s.to_string()}});
+        let (status, body) =
+            call(server, "UpdateItem", json!({"TableName": table, "Key": key, "UpdateExpression": "REMOVE g"})).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    for s in 20..30 {
+        let key = json!({"p": {"S": "p3"}, "s": {"N": s.to_string()}});
+        let (status, body) = call(server, "DeleteItem", json!({"TableName": table, "Key": key})).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+}
+
+/// Every answer the indexes give: each GSI partition forward and backward
+/// (in pages of 7), each LSI partition, a Scan of each index, and the
+/// indexes' counts and sizes as DescribeTable reports them.
+async fn index_answers(server: &Server, table: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    let pages = |index: &str, key: &str, value: &str, forward: bool| {
+        json!({"TableName": table, "IndexName": index, "KeyConditionExpression": format!("{key} = :v"),
+            "ExpressionAttributeValues": {":v": {"S": value}}, "ScanIndexForward": forward, "Limit": 7})
+    };
+    let mut queries = Vec::new();
+    for g in ["g0", "g1", "g2", "g3", "g4", "moved", "none"] {
+        queries.push(("Query", pages("byG", "g", g, true)));
+        queries.push(("Query", pages("byG", "g", g, false)));
+    }
+    for p in ["p0", "p1", "p2", "p3"] {
+        queries.push(("Query", pages("byL", "p", p, true)));
+    }
+    for index in ["byG", "byL"] {
+        queries.push(("Scan", json!({"TableName": table, "IndexName": index, "Limit": 9})));
+    }
+    for (op, mut request) in queries {
+        let mut items = Vec::new();
+        loop {
+            let (status, body) = call(server, op, request.clone()).await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            items.extend(body["Items"].as_array().cloned().unwrap_or_default());
+            match body.get("LastEvaluatedKey") {
+                Some(k) => request["ExclusiveStartKey"] = k.clone(),
+                None => break,
+            }
+        }
+        out.push(json!({"request": request, "items": items}));
+    }
+    let (status, body) = call(server, "DescribeTable", json!({"TableName": table})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    for list in ["GlobalSecondaryIndexes", "LocalSecondaryIndexes"] {
+        for ix in body["Table"][list].as_array().cloned().unwrap_or_default() {
+            out.push(json!([ix["IndexName"], ix["ItemCount"], ix["IndexSizeBytes"]]));
+        }
+    }
+    out
+}
+
+/// Copies the files of `from` into a fresh `to`: what a crash at this
+/// moment leaves on disk (the applier held, so the file does not change
+/// while it is copied, and the log holds every acknowledged batch).
+fn crash_image(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("image dir");
+    for entry in std::fs::read_dir(from).expect("read dir") {
+        let entry = entry.expect("entry");
+        if entry.file_name() != dynaburst_diskstore::LOCK_FILE {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
+        }
+    }
+}
+
+#[tokio::test]
+async fn index_queries_answer_the_same_after_a_restart_and_after_a_crash() {
+    let dir = fresh_dir("indexes");
+    let crashed = fresh_dir("indexes-crash");
+    let before = {
+        let (server, disk) = open(&dir);
+        create_indexed(&server, "tbl").await;
+        fill_indexed(&server, "tbl").await;
+        let answers = index_answers(&server, "tbl").await;
+        // Sanity: the GSI holds the moved items, not the removed ones.
+        let moved = &answers[10]["items"];
+        assert_eq!(moved.as_array().map(Vec::len), Some(10), "{moved}");
+        // 40 items carry `l`; 3 of them were deleted.
+        assert_eq!(answers.last().map(|a| &a[1]), Some(&json!(37)), "LSI count");
+        // The entries are in the file's index tables, not in memory.
+        disk.wait_applied().expect("applied");
+        assert_eq!(disk.stored_indexes().expect("index tables").len(), 2);
+        // A crash with half of the later writes only in the log.
+        disk.hold_applier(true);
+        for s in 0..5 {
+            let key = json!({"p": {"S": "p0"}, "s": {"N": s.to_string()}});
+            let (status, _) = call(
+                &server,
+                "UpdateItem",
+                json!({"TableName": "tbl", "Key": key,
+                "UpdateExpression": "SET g = :g", "ExpressionAttributeValues": {":g": {"S": "late"}}}),
+            )
+            .await;
+            assert_eq!(status, StatusCode::OK);
+        }
+        crash_image(&dir, &crashed);
+        disk.hold_applier(false);
+        let late = index_answers(&server, "tbl").await;
+        disk.close();
+        (answers, late)
+    };
+    // A clean restart answers as the server did before it stopped.
+    {
+        let (server, disk) = open(&dir);
+        assert_eq!(index_answers(&server, "tbl").await, before.1);
+        disk.close();
+    }
+    // So does the crash image, whose later writes the log replays.
+    {
+        let (server, disk) = open(&crashed);
+        assert_eq!(index_answers(&server, "tbl").await, before.1);
+        assert_ne!(before.0, before.1, "the late writes changed the GSI");
+        disk.close();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&crashed);
+}
+
+/// Reads of items and index entries through a storage, counted.
+#[derive(Default)]
+struct Reads {
+    items: std::sync::atomic::AtomicU64,
+    entries: std::sync::atomic::AtomicU64,
+}
+
+/// A disk storage whose table stores count every item and index entry
+/// they hand out.
+struct Counting {
+    disk: Arc<DiskStorage>,
+    reads: Arc<Reads>,
+}
+
+struct CountingStore {
+    inner: Box<dyn TableStore>,
+    reads: Arc<Reads>,
+}
+
+use dynaburst_engine::store::{
+    Direction, IndexKey, IndexVisit, KeySpan, Storage, StoreError, StoreKey, TableMeta, TableStore, Visit, WriteBatch,
+};
+use dynaburst_model::Item;
+use std::ops::Bound;
+use std::sync::atomic::Ordering::SeqCst;
+
+impl TableStore for CountingStore {
+    fn get(&self, key: &StoreKey) -> Result<Option<Arc<Item>>, StoreError> {
+        self.reads.items.fetch_add(1, SeqCst);
+        self.inner.get(key)
+    }
+    fn write(&mut self, key: StoreKey, item: Option<Arc<Item>>) -> Result<Option<Arc<Item>>, StoreError> {
+        self.inner.write(key, item)
+    }
+    fn range(&self, span: KeySpan<'_>, direction: Direction, visit: Visit<'_>) -> Result<(), StoreError> {
+        self.inner.range(span, direction, &mut |k, i| {
+            self.reads.items.fetch_add(1, SeqCst);
+            visit(k, i)
+        })
+    }
+    fn holds_items_in_memory(&self) -> bool {
+        self.inner.holds_items_in_memory()
+    }
+    fn storage_id(&self) -> Option<u64> {
+        self.inner.storage_id()
+    }
+    fn stores_index_entries(&self) -> bool {
+        self.inner.stores_index_entries()
+    }
+    fn index_range(
+        &self,
+        index: &str,
+        start: Bound<&IndexKey>,
+        end: Bound<&IndexKey>,
+        direction: Direction,
+        visit: IndexVisit<'_>,
+    ) -> Result<(), StoreError> {
+        self.inner.index_range(index, start, end, direction, &mut |k, i| {
+            self.reads.entries.fetch_add(1, SeqCst);
+            visit(k, i)
+        })
+    }
+}
+
+impl Counting {
+    fn wrap(&self, inner: Box<dyn TableStore>) -> Box<dyn TableStore> {
+        Box::new(CountingStore { inner, reads: self.reads.clone() })
+    }
+}
+
+impl Storage for Counting {
+    fn create_table(&self, meta: &TableMeta) -> Result<Box<dyn TableStore>, StoreError> {
+        self.disk.create_table(meta).map(|s| self.wrap(s))
+    }
+    fn open_table(&self, name: &str) -> Result<Box<dyn TableStore>, StoreError> {
+        self.disk.open_table(name).map(|s| self.wrap(s))
+    }
+    fn list_tables(&self) -> Result<Vec<TableMeta>, StoreError> {
+        self.disk.list_tables()
+    }
+    fn save_table_meta(&self, meta: &TableMeta) -> Result<(), StoreError> {
+        self.disk.save_table_meta(meta)
+    }
+    fn drop_table(&self, name: &str) -> Result<(), StoreError> {
+        self.disk.drop_table(name)
+    }
+    fn table_stats(&self, name: &str) -> Result<Option<(u64, u64)>, StoreError> {
+        self.disk.table_stats(name)
+    }
+    fn table_sizes(&self, name: &str) -> Result<Option<Vec<(u128, u64)>>, StoreError> {
+        self.disk.table_sizes(name)
+    }
+    fn index_stats(&self, name: &str, index: &str) -> Result<Option<(u64, u64)>, StoreError> {
+        self.disk.index_stats(name, index)
+    }
+    fn drop_index(&self, name: &str, index: &str) -> Result<(), StoreError> {
+        self.disk.drop_index(name, index)
+    }
+    fn commit(
+        &self,
+        batch: WriteBatch,
+        stores: &mut [&mut dyn TableStore],
+    ) -> Result<Vec<Option<Arc<Item>>>, StoreError> {
+        self.disk.commit(batch, stores)
+    }
+}
+
+#[tokio::test]
+async fn start_up_reads_no_item_and_no_index_entry() {
+    let dir = fresh_dir("startup-reads");
+    let before = {
+        let (server, disk) = open(&dir);
+        create_indexed(&server, "tbl").await;
+        fill_indexed(&server, "tbl").await;
+        let answers = index_answers(&server, "tbl").await;
+        disk.close();
+        answers
+    };
+    let disk = Arc::new(DiskStorage::open(&dir, &DiskOptions::default()).expect("open the data directory"));
+    let reads = Arc::new(Reads::default());
+    let counting = Arc::new(Counting { disk: disk.clone(), reads: reads.clone() });
+    // Item collections of 2,000 bytes at most here (p0's holds more).
+    let config = EngineConfig { item_collection_limit_bytes: 2_000, ..EngineConfig::local() };
+    let engine = Engine::open(config, counting, START.millis()).expect("load the tables");
+    assert_eq!((reads.items.load(SeqCst), reads.entries.load(SeqCst)), (0, 0), "start-up read the data");
+    let server = Server::new(Arc::new(engine), 1)
+        .with_clock(Arc::new(ManualClock::new(START)))
+        .with_durability(disk.durability());
+    // The counts come from the file, and the queries from the index tables.
+    assert_eq!(index_answers(&server, "tbl").await, before);
+    assert!(reads.entries.load(SeqCst) > 0);
+    // A write into an item collection measures that collection (its
+    // partition's items, read then) first: p0's is already over the limit,
+    // a new one is not.
+    let item = |p: &str| json!({"TableName": "tbl", "Item": {"p": {"S": p}, "s": {"N": "100"}, "l": {"N": "1"}}});
+    let (status, body) = call(&server, "PutItem", item("p0")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["__type"], json!("com.amazonaws.dynamodb.v20120810#ItemCollectionSizeLimitExceededException"));
+    let (status, body) = call(&server, "PutItem", item("p9")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    disk.close();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Advances `clock` until the index is ACTIVE (bounded).
+async fn wait_active(server: &Server, clock: &ManualClock, table: &str, index: &str) {
+    for _ in 0..100 {
+        let (_, body) = call(server, "DescribeTable", json!({"TableName": table})).await;
+        let gsis = body["Table"]["GlobalSecondaryIndexes"].as_array().cloned().unwrap_or_default();
+        if gsis.iter().any(|g| g["IndexName"] == index && g["IndexStatus"] == "ACTIVE") {
+            return;
+        }
+        clock.advance(Duration::from_secs(1));
+    }
+    panic!("{index} never became ACTIVE");
+}
+
+#[tokio::test]
+async fn an_index_added_and_deleted_by_update_table_lives_on_disk() {
+    let dir = fresh_dir("update-indexes");
+    let open_clocked = |dir: &std::path::Path| {
+        let disk = Arc::new(DiskStorage::open(dir, &DiskOptions::default()).expect("open the data directory"));
+        let engine = Engine::open(EngineConfig::local(), disk.clone(), START.millis()).expect("load the tables");
+        let clock = Arc::new(ManualClock::new(START));
+        let server = Server::new(Arc::new(engine), 1).with_clock(clock.clone()).with_durability(disk.durability());
+        (server, disk, clock)
+    };
+    let add = |name: &str| {
+        json!({"TableName": "tbl", "AttributeDefinitions": [{"AttributeName": "g", "AttributeType": "S"}, {"AttributeName": "s", "AttributeType": "N"}],
+            "GlobalSecondaryIndexUpdates": [{"Create": {"IndexName": name,
+                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}, {"AttributeName": "s", "KeyType": "RANGE"}],
+                "Projection": {"ProjectionType": "KEYS_ONLY"}}}]})
+    };
+    let delete =
+        |name: &str| json!({"TableName": "tbl", "GlobalSecondaryIndexUpdates": [{"Delete": {"IndexName": name}}]});
+    let (before, with_added) = {
+        let (server, disk, clock) = open_clocked(&dir);
+        create_indexed(&server, "tbl").await;
+        fill_indexed(&server, "tbl").await;
+        let before = index_answers(&server, "tbl").await;
+        // Added: backfilled from the items into the file.
+        let (status, body) = call(&server, "UpdateTable", add("added")).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        wait_active(&server, &clock, "tbl", "added").await;
+        let query = json!({"TableName": "tbl", "IndexName": "added", "KeyConditionExpression": "g = :g",
+            "ExpressionAttributeValues": {":g": {"S": "moved"}}});
+        let (status, body) = call(&server, "Query", query.clone()).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["Count"], json!(10), "{body}");
+        disk.wait_applied().expect("applied");
+        assert_eq!(disk.stored_indexes().expect("index tables").len(), 3);
+        // Deleted: its entries leave the file.
+        let (status, body) = call(&server, "UpdateTable", delete("byG")).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        disk.wait_applied().expect("applied");
+        let tables = disk.stored_indexes().expect("index tables");
+        assert_eq!(tables.len(), 2, "{tables:?}");
+        assert!(tables.iter().all(|t| !t.ends_with("/byG")), "{tables:?}");
+        let (status, body) = call(&server, "Query", query.clone()).await;
+        disk.close();
+        (before, (status, body, query))
+    };
+    let (server, disk, clock) = open_clocked(&dir);
+    // After a restart (its clock starts again where the first one did) the
+    // added index answers as before, the deleted one is gone.
+    wait_active(&server, &clock, "tbl", "added").await;
+    let (status, body) = call(&server, "Query", with_added.2.clone()).await;
+    assert_eq!((status, &body), (with_added.0, &with_added.1));
+    let (status, body) = call(
+        &server,
+        "Query",
+        json!({"TableName": "tbl", "IndexName": "byG",
+        "KeyConditionExpression": "g = :g", "ExpressionAttributeValues": {":g": {"S": "g1"}}}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    // The same name again: a fresh backfill, with none of the old entries.
+    let (status, body) = call(&server, "UpdateTable", {
+        let mut r = add("byG");
+        r["GlobalSecondaryIndexUpdates"][0]["Create"]["Projection"] = json!({"ProjectionType": "ALL"});
+        r
+    })
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    wait_active(&server, &clock, "tbl", "byG").await;
+    let again = index_answers(&server, "tbl").await;
+    // Same GSI partitions and LSI answers as the original byG.
+    assert_eq!(again[..again.len() - 3], before[..before.len() - 2]);
+    disk.close();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Deleting a table takes its index tables out of the file.
+#[tokio::test]
+async fn a_deleted_table_leaves_no_index_table() {
+    let dir = fresh_dir("drop-indexes");
+    let (server, disk) = open(&dir);
+    create_indexed(&server, "tbl").await;
+    create_indexed(&server, "other").await;
+    fill_indexed(&server, "tbl").await;
+    fill_indexed(&server, "other").await;
+    disk.wait_applied().expect("applied");
+    assert_eq!(disk.stored_indexes().expect("index tables").len(), 4);
+    let (status, body) = call(&server, "DeleteTable", json!({"TableName": "tbl"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    disk.wait_applied().expect("applied");
+    assert_eq!(disk.stored_indexes().expect("index tables").len(), 2);
+    let (status, body) = call(
+        &server,
+        "Query",
+        json!({"TableName": "other", "IndexName": "byG",
+        "KeyConditionExpression": "g = :g", "ExpressionAttributeValues": {":g": {"S": "moved"}}}),
+    )
+    .await;
+    assert_eq!((status, &body["Count"]), (StatusCode::OK, &json!(10)), "{body}");
+    disk.close();
+    let _ = std::fs::remove_dir_all(&dir);
+}
