@@ -9,10 +9,20 @@
 //! (DynamoDB size first), ordered as the engine orders keys ([`ItemKey`]);
 //! `stats` holds each table's item count and bytes, and `sizes` its bytes
 //! by partition-hash range (the capacity model's partition sizes after a
-//! restart), both updated in the same transaction as its items; `meta`
+//! restart), both updated in the same transaction as its items; table
+//! `i{id}/{index}` holds the entries of one secondary index of table `id`,
+//! stored index key (`store::encode_index_key`, bytes in the engine's
+//! index-key order) to stored projected item, and `index_stats` each
+//! index's entry count and bytes, both written in the same transaction as
+//! the items whose writes they follow (the engine puts the entry writes
+//! in the items' batch, so they share its log frame too: after any crash
+//! items and entries agree); `meta`
 //! holds the sequence number of the last batch the file holds and the
 //! layout version ([`FORMAT`]; a file of the layout before `sizes` gets
-//! them measured once, at open). A dropped table's id is never reused.
+//! them measured once, at open, and one of the layout before index tables
+//! gets its index entries built from its items once, at open, after the
+//! replay). A dropped table's id is never reused; a dropped table or
+//! index (`Storage::drop_index`) takes its index tables with it.
 //!
 //! **Write path and group commit.** [`Storage::commit`] reads what each
 //! write replaces, then queues the batch's encoded writes with a sequence
@@ -36,14 +46,17 @@
 //! the log, so a 200 never leaves before its data is durable, and no answer
 //! shows data that a crash could take back.
 //!
-//! **Reads and memory.** Items are served from the file (a read
-//! transaction; redb's page cache is [`DiskOptions::cache_bytes`]) merged
-//! with each table's overlay: the writes committed (queued, or in the log)
+//! **Reads and memory.** Items and index entries are served from the file
+//! (a read transaction; redb's page cache is [`DiskOptions::cache_bytes`])
+//! merged with each table's overlay (one map for its items, one per index
+//! for its entries): the writes committed (queued, or in the log)
 //! but not yet in the file, deletes as tombstones. The applier removes a
 //! write from the overlay once the file holds it, so reads see every
 //! acknowledged write. The overlays are bounded ([`MAX_OVERLAY_BYTES`] of
 //! encoded writes): a commit that finds them full waits for the applier.
-//! Memory is the cache, the overlays and the queues, whatever the data.
+//! Memory is the cache, the overlays and the queues, whatever the data:
+//! start-up reads the catalog and the stored counts, no item and no index
+//! entry.
 //!
 //! **Failure.** A failed log write or sync (or a failed write into the
 //! file) poisons the storage: the requests waiting on it, and every request
@@ -1004,6 +1017,9 @@ fn wake_writers(shared: &Shared) {
     shared.space.notify_all();
 }
 
+/// Stored keys written, each with the batch that wrote it.
+type KeysWritten<'a> = Vec<(u64, &'a [u8])>;
+
 /// Removes from the overlays the writes of `batches`, which the file now
 /// holds, unless a later batch replaced them, and wakes writers waiting
 /// for room.
@@ -1013,8 +1029,8 @@ fn prune(shared: &Shared, batches: &[(u64, Vec<Record>)]) {
     for overlay in all {
         *overlay.snapshot.lock() = None;
     }
-    let mut by_table: HashMap<u64, Vec<(u64, &[u8])>> = HashMap::new();
-    let mut by_index: HashMap<(u64, &str), Vec<(u64, &[u8])>> = HashMap::new();
+    let mut by_table: HashMap<u64, KeysWritten<'_>> = HashMap::new();
+    let mut by_index: HashMap<(u64, &str), KeysWritten<'_>> = HashMap::new();
     for (seq, records) in batches {
         for record in records {
             match record {

@@ -6,7 +6,11 @@
 //!   list, drop, and each table's metadata, everything needed to rebuild it
 //!   at start-up) and the **atomic commit** of a [`WriteBatch`].
 //! - [`TableStore`] is one table's ordered items: point reads, range walks,
-//!   and the single-key write that an in-memory commit is made of.
+//!   and the single-key write that an in-memory commit is made of; and,
+//!   for a backend that keeps them ([`TableStore::stores_index_entries`]),
+//!   its secondary-index entries ([`TableStore::index_range`]), written
+//!   from a batch's [`IndexMutation`]s. An in-memory table's entries stay
+//!   in the engine ([`MemIndex`]).
 //!
 //! Contract (what a backend may assume, and what it must guarantee):
 //! - **Locking is the engine's.** The engine holds a table's write lock

@@ -16,8 +16,9 @@
 //! applies the changes to the index entries in the same step as the items,
 //! under the table's lock: for a store that keeps index entries (on disk),
 //! as entry writes in the items' own `WriteBatch`; otherwise to the
-//! in-memory entries. [`backfill`] writes a new GSI's entries the same way. Stream change records hook in the same way, each to
-//! the shard of its partition.
+//! in-memory entries. [`backfill`] writes a new GSI's entries the same
+//! way. Stream change records hook in the same way, each to the shard of
+//! its partition.
 
 use std::sync::Arc;
 
