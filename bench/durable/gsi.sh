@@ -15,12 +15,7 @@
 #        CACHE_MIB=256, WORK=DIR (default a mktemp dir), LABEL=text
 # Writes bench/durable/results/gsi-<date>.json and prints a line per run.
 # Run it under `nice -n 19` on a shared machine.
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-root=$(pwd)
-bin="${DYNABURST_BIN:-$root/target/release/dynaburst}"
-python="${VENV:-$root/tests/python/.venv}/bin/python"
-[ -x "$python" ] || python="/work/main/tests/python/.venv/bin/python"
+source "$(dirname "$0")/env.sh"
 cache=${CACHE_MIB:-256}
 label=${LABEL:-}
 work=${WORK:-$(mktemp -d)}

@@ -15,12 +15,7 @@
 #        WORK=DIR: where the data directories go (default a mktemp dir)
 # Writes bench/durable/results/rss-<date>.json (one object per run) and
 # prints a line per run. Run it under `nice -n 19` on a shared machine.
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-root=$(pwd)
-bin="${DYNABURST_BIN:-$root/target/release/dynaburst}"
-python="${VENV:-$root/tests/python/.venv}/bin/python"
-[ -x "$python" ] || python="/work/main/tests/python/.venv/bin/python"
+source "$(dirname "$0")/env.sh"
 servers=${SERVERS:-"durable memory"}
 cache=${CACHE_MIB:-256}
 work=${WORK:-$(mktemp -d)}

@@ -81,7 +81,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use dynaburst_engine::store::{
-    decode_index_key, encode_index_key, size_range_start, Direction, IndexKey, IndexVisit, KeySpan, Storage,
+    decode_index_key, encode_index_key, size_range_start, Direction, IndexKey, IndexSpan, IndexVisit, KeySpan, Storage,
     StoreError, StoreKey, TableMeta, TableStore, Visit, WriteBatch,
 };
 use dynaburst_model::Item;
@@ -1197,9 +1197,6 @@ fn write_batches(
         // and bytes by size range.
         let mut deltas: HashMap<u64, (i64, i64)> = HashMap::new();
         let mut ranges: BTreeMap<(u64, u128), i64> = BTreeMap::new();
-        // Stored values begin with their size (they were encoded by
-        // `encode_stored`); one that does not counts as nothing.
-        let size = |v: &[u8]| codec::stored_size(v).map_or(0, |n| n as i64);
         // Catalog changes in order; item writes gathered per table, then
         // written in key order (a key's writes keep their order), which
         // walks the B-tree's pages once rather than at random. A table
@@ -1244,21 +1241,9 @@ fn write_batches(
             }
             writes.sort_by(|a, b| a.0.cmp(b.0));
             let mut t = tx.open_table(index_def(&index_table(id, index)))?;
+            let (count, bytes) = write_rows(&mut t, writes, |_, _| {})?;
             let d = index_deltas.entry((id, index)).or_default();
-            for (key, value) in writes {
-                let (count, bytes) = match value {
-                    Some(value) => {
-                        let old = t.insert(key, value)?.map(|v| size(v.value()));
-                        (i64::from(old.is_none()), size(value) - old.unwrap_or(0))
-                    }
-                    None => match t.remove(key)? {
-                        Some(old) => (-1, -size(old.value())),
-                        None => (0, 0),
-                    },
-                };
-                d.0 += count;
-                d.1 += bytes;
-            }
+            (d.0, d.1) = (d.0 + count, d.1 + bytes);
         }
         let mut index_stats = tx.open_table(INDEX_STATS)?;
         for (key, (count, bytes)) in index_deltas {
@@ -1272,24 +1257,11 @@ fn write_batches(
             }
             writes.sort_by(|a, b| codec::compare_keys(a.0, b.0));
             let mut t = tx.open_table(items_def(&items_table(id)))?;
+            let (count, bytes) = write_rows(&mut t, writes, |key, bytes| {
+                *ranges.entry((id, size_range(key))).or_default() += bytes;
+            })?;
             let d = deltas.entry(id).or_default();
-            for (key, value) in writes {
-                let (count, bytes) = match value {
-                    Some(value) => {
-                        let old = t.insert(key, value)?.map(|v| size(v.value()));
-                        (i64::from(old.is_none()), size(value) - old.unwrap_or(0))
-                    }
-                    None => match t.remove(key)? {
-                        Some(old) => (-1, -size(old.value())),
-                        None => (0, 0),
-                    },
-                };
-                d.0 += count;
-                d.1 += bytes;
-                if bytes != 0 {
-                    *ranges.entry((id, size_range(key))).or_default() += bytes;
-                }
-            }
+            (d.0, d.1) = (d.0 + count, d.1 + bytes);
         }
         let mut stats = tx.open_table(STATS)?;
         for (id, (count, bytes)) in deltas {
@@ -1308,6 +1280,45 @@ fn write_batches(
     }
     tx.commit()?;
     Ok(())
+}
+
+/// Stored values begin with their size (they were encoded by
+/// `encode_stored`); one that does not counts as nothing.
+fn stored_bytes(v: &[u8]) -> i64 {
+    codec::stored_size(v).map_or(0, |n| n as i64)
+}
+
+/// Writes `writes` (stored key, stored value or `None` to delete) into
+/// `t` in their order; returns the rows added less removed and the stored
+/// bytes added less removed, and tells `changed` each key whose bytes
+/// changed, with the change.
+fn write_rows<K>(
+    t: &mut redb::Table<'_, K, &'static [u8]>,
+    writes: ItemWrites<'_>,
+    mut changed: impl FnMut(&[u8], i64),
+) -> Result<(i64, i64), redb::Error>
+where
+    K: for<'a> redb::Key<SelfType<'a> = &'a [u8]> + 'static,
+{
+    let (mut rows, mut total) = (0, 0);
+    for (key, value) in writes {
+        let (count, bytes) = match value {
+            Some(value) => {
+                let old = t.insert(key, value)?.map(|v| stored_bytes(v.value()));
+                (i64::from(old.is_none()), stored_bytes(value) - old.unwrap_or(0))
+            }
+            None => match t.remove(key)? {
+                Some(old) => (-1, -stored_bytes(old.value())),
+                None => (0, 0),
+            },
+        };
+        rows += count;
+        total += bytes;
+        if bytes != 0 {
+            changed(key, bytes);
+        }
+    }
+    Ok((rows, total))
 }
 
 /// Deletes every index table of the table of storage id `id`, and their
@@ -1467,9 +1478,8 @@ impl TableStore for DiskTable {
     fn index_range(
         &self,
         index: &str,
-        start: Bound<&IndexKey>,
-        end: Bound<&IndexKey>,
-        direction: Direction,
+        (start, end): IndexSpan<'_>,
+        dir: Direction,
         visit: IndexVisit<'_>,
     ) -> Result<(), StoreError> {
         if holds_nothing(start, end) {
@@ -1481,7 +1491,7 @@ impl TableStore for DiskTable {
         let tx = self.shared.db.begin_read().map_err(read_failed)?;
         let table = match tx.open_table(index_def(&index_table(self.id, index))) {
             Ok(t) => t,
-            Err(redb::TableError::TableDoesNotExist(_)) => return walk(pending, direction, visit),
+            Err(redb::TableError::TableDoesNotExist(_)) => return walk(pending, dir, visit),
             Err(e) => return Err(read_failed(e)),
         };
         let (lo, hi) = (start.map(encode_index_key), end.map(encode_index_key));
@@ -1490,7 +1500,7 @@ impl TableStore for DiskTable {
             let (k, v) = row.map_err(read_failed)?;
             Ok((decode_index_key(k.value())?, v))
         };
-        merge_walk(pending, rows.map_err(read_failed)?, decode, direction, visit)
+        merge_walk(pending, rows.map_err(read_failed)?, decode, dir, visit)
     }
 }
 

@@ -91,8 +91,16 @@ fn index_counts(entries: &Entries) -> (u64, u64) {
 }
 
 /// Up to `limit` entries of `store`'s index (in index partition `part`, or
-/// all) in `direction`.
-fn index_walk(store: &dyn TableStore, part: Option<u8>, backward: bool, limit: usize) -> Vec<(IndexKey, Arc<Item>)> {
+/// all) in one direction, and the same walk over the model's entries.
+type Walked = Vec<(IndexKey, Arc<Item>)>;
+
+fn index_walks(
+    store: &dyn TableStore,
+    entries: &Entries,
+    part: Option<u8>,
+    backward: bool,
+    limit: usize,
+) -> (Walked, Walked) {
     let bounds = part.map(index_bounds);
     let (lo, hi) = match &bounds {
         Some((lo, hi)) => (Bound::Included(lo), Bound::Included(hi)),
@@ -100,37 +108,20 @@ fn index_walk(store: &dyn TableStore, part: Option<u8>, backward: bool, limit: u
     };
     let direction = if backward { Direction::Backward } else { Direction::Forward };
     let mut got = Vec::new();
-    store
-        .index_range(INDEX, lo, hi, direction, &mut |k, i| {
-            got.push((k.clone(), i.clone()));
-            if got.len() >= limit {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            }
-        })
-        .expect("index range");
-    got
+    store.index_range(INDEX, (lo, hi), direction, &mut |k, i| collect(&mut got, limit, k, i)).expect("index range");
+    let mut want = Vec::new();
+    walk_range(entries, lo, hi, direction, &mut |k, i| collect(&mut want, limit, k, i));
+    (got, want)
 }
 
-/// The same walk over the model's entries.
-fn model_walk(entries: &Entries, part: Option<u8>, backward: bool, limit: usize) -> Vec<(IndexKey, Arc<Item>)> {
-    let bounds = part.map(index_bounds);
-    let (lo, hi) = match &bounds {
-        Some((lo, hi)) => (Bound::Included(lo), Bound::Included(hi)),
-        None => (Bound::Unbounded, Bound::Unbounded),
-    };
-    let direction = if backward { Direction::Backward } else { Direction::Forward };
-    let mut want = Vec::new();
-    walk_range(entries, lo, hi, direction, &mut |k, i| {
-        want.push((k.clone(), i.clone()));
-        if want.len() >= limit {
-            ControlFlow::Break(())
-        } else {
-            ControlFlow::Continue(())
-        }
-    });
-    want
+/// Adds an entry to `seen`, and stops a walk once it holds `limit`.
+fn collect<K: Clone>(seen: &mut Vec<(K, Arc<Item>)>, limit: usize, k: &K, i: &Arc<Item>) -> ControlFlow<()> {
+    seen.push((k.clone(), i.clone()));
+    if seen.len() >= limit {
+        ControlFlow::Break(())
+    } else {
+        ControlFlow::Continue(())
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -291,36 +282,22 @@ fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 let direction = if backward { Direction::Backward } else { Direction::Forward };
                 let mut got = Vec::new();
                 store
-                    .range((start.as_ref(), end.as_ref()), direction, &mut |k, i| {
-                        got.push((k.clone(), i.clone()));
-                        if got.len() >= limit {
-                            ControlFlow::Break(())
-                        } else {
-                            ControlFlow::Continue(())
-                        }
-                    })
+                    .range((start.as_ref(), end.as_ref()), direction, &mut |k, i| collect(&mut got, limit, k, i))
                     .expect("range");
                 let mut want = Vec::new();
                 walk_range(&model, start.as_ref(), end.as_ref(), direction, &mut |k, i| {
-                    want.push((k.clone(), i.clone()));
-                    if want.len() >= limit {
-                        ControlFlow::Break(())
-                    } else {
-                        ControlFlow::Continue(())
-                    }
+                    collect(&mut want, limit, k, i)
                 });
                 prop_assert_eq!(got, want);
             }
             Op::IndexRange(part, backward, limit) => {
-                prop_assert_eq!(
-                    index_walk(&*store, part, backward, limit),
-                    model_walk(&entries, part, backward, limit)
-                );
+                let (got, want) = index_walks(&*store, &entries, part, backward, limit);
+                prop_assert_eq!(got, want);
             }
             Op::DropIndex => {
                 disk.drop_index("t", INDEX).expect("drop index");
                 entries.clear();
-                prop_assert_eq!(index_walk(&*store, None, false, usize::MAX), vec![]);
+                prop_assert_eq!(index_walks(&*store, &entries, None, false, usize::MAX).0, vec![]);
                 prop_assert_eq!(disk.index_stats("t", INDEX).expect("index stats").unwrap_or((0, 0)), (0, 0));
             }
             Op::Apply => {
@@ -363,12 +340,8 @@ fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
             }
             prop_assert_eq!(got, want, "round {}", round);
             let backward = direction == Direction::Backward;
-            prop_assert_eq!(
-                index_walk(&*store, None, backward, usize::MAX),
-                model_walk(&entries, None, backward, usize::MAX),
-                "round {}",
-                round
-            );
+            let (got, want) = index_walks(&*store, &entries, None, backward, usize::MAX);
+            prop_assert_eq!(got, want, "round {}", round);
         }
         if round == 0 {
             drop(store);
@@ -541,7 +514,7 @@ fn a_file_without_index_entries_gets_them_built_at_open() {
     assert_eq!(disk.index_stats("t", "byV").expect("index stats"), Some(index_counts(&entries)));
     let mut got = Vec::new();
     store
-        .index_range("byV", Bound::Unbounded, Bound::Unbounded, Direction::Forward, &mut |k, i| {
+        .index_range("byV", (Bound::Unbounded, Bound::Unbounded), Direction::Forward, &mut |k, i| {
             got.push((k.clone(), i.clone()));
             ControlFlow::Continue(())
         })

@@ -236,20 +236,22 @@ pub trait TableStore: Send + Sync {
     fn stores_index_entries(&self) -> bool {
         false
     }
-    /// Visits the entries of index `index` with keys in `(start, end)` in
-    /// `direction` (a backend that stores index entries). An empty or
-    /// inverted range visits nothing.
+    /// Visits the entries of index `index` with keys in `span` in
+    /// direction `dir` (a backend that stores index entries). An empty or
+    /// inverted span visits nothing.
     fn index_range(
         &self,
         _index: &str,
-        _start: Bound<&IndexKey>,
-        _end: Bound<&IndexKey>,
-        _direction: Direction,
+        _span: IndexSpan<'_>,
+        _dir: Direction,
         _visit: IndexVisit<'_>,
     ) -> Result<(), StoreError> {
         Err(StoreError::Io { operation: "index read", kind: std::io::ErrorKind::Unsupported })
     }
 }
+
+/// The index keys a range walk covers: `(start, end)`.
+pub type IndexSpan<'a> = (Bound<&'a IndexKey>, Bound<&'a IndexKey>);
 
 /// A visitor over stored index entries; return `ControlFlow::Break(())` to
 /// stop.

@@ -308,7 +308,7 @@ impl TableData {
     ) -> Result<(), crate::store::StoreError> {
         let Some(ix) = self.indexes.get(position) else { return Ok(()) };
         if self.store.stores_index_entries() {
-            self.store.index_range(&ix.def.name, start, end, direction, visit)
+            self.store.index_range(&ix.def.name, (start, end), direction, visit)
         } else {
             ix.entries.range(start, end, direction, visit)
         }

@@ -550,10 +550,9 @@ struct CountingStore {
 }
 
 use dynaburst_engine::store::{
-    Direction, IndexKey, IndexVisit, KeySpan, Storage, StoreError, StoreKey, TableMeta, TableStore, Visit, WriteBatch,
+    Direction, IndexSpan, IndexVisit, KeySpan, Storage, StoreError, StoreKey, TableMeta, TableStore, Visit, WriteBatch,
 };
 use dynaburst_model::Item;
-use std::ops::Bound;
 use std::sync::atomic::Ordering::SeqCst;
 
 impl TableStore for CountingStore {
@@ -582,12 +581,11 @@ impl TableStore for CountingStore {
     fn index_range(
         &self,
         index: &str,
-        start: Bound<&IndexKey>,
-        end: Bound<&IndexKey>,
-        direction: Direction,
+        span: IndexSpan<'_>,
+        dir: Direction,
         visit: IndexVisit<'_>,
     ) -> Result<(), StoreError> {
-        self.inner.index_range(index, start, end, direction, &mut |k, i| {
+        self.inner.index_range(index, span, dir, &mut |k, i| {
             self.reads.entries.fetch_add(1, SeqCst);
             visit(k, i)
         })
