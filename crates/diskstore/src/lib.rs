@@ -12,8 +12,9 @@
 //! restart), both updated in the same transaction as its items; table
 //! `i{id}/{index}` holds the entries of one secondary index of table `id`,
 //! stored index key (`store::encode_index_key`, bytes in the engine's
-//! index-key order) to stored projected item, and `index_stats` each
-//! index's entry count and bytes, both written in the same transaction as
+//! index-key order) to stored projected item, and `index_sizes` each
+//! index's entry count and bytes by index-partition-hash range (its
+//! counts, and its GSI's partition sizes after a restart), both written in the same transaction as
 //! the items whose writes they follow (the engine puts the entry writes
 //! in the items' batch, so they share its log frame too: after any crash
 //! items and entries agree); `meta`
@@ -138,7 +139,7 @@ const SIZES: TableDefinition<(u64, u128), u64> = TableDefinition::new("sizes");
 const FORMAT_KEY: &str = "format";
 /// Items in `k{id}` tables keyed by [`ItemKey`] (hash-prefixed keys in
 /// the engine's key order), [`SIZES`], and index entries in `i{id}/{index}`
-/// tables with [`INDEX_STATS`].
+/// tables with [`INDEX_SIZES`].
 const FORMAT: u64 = 4;
 /// The layout before index entries were stored: opened, its index entries
 /// built from the items once (after the log's replay).
@@ -151,10 +152,11 @@ fn items_table(id: u64) -> String {
     format!("k{id}")
 }
 
-/// Each index's entry count and the sum of its entries' DynamoDB sizes, by
-/// (storage id, index name), written in the same transaction as the
-/// entries.
-const INDEX_STATS: TableDefinition<(u64, &str), (u64, u64)> = TableDefinition::new("index_stats");
+/// Each index's entry count and the sum of its entries' DynamoDB sizes by
+/// index-partition-hash range, by (storage id, index name, first hash of
+/// the range: `store::size_range_start`), written in the same transaction
+/// as the entries.
+const INDEX_SIZES: TableDefinition<(u64, &str, u128), (u64, u64)> = TableDefinition::new("index_sizes");
 
 /// The table of index `index`'s entries of the table of storage id `id`:
 /// stored index keys (`store::encode_index_key`, which order bytewise as
@@ -563,7 +565,7 @@ impl DiskStorage {
             let mut meta = tx.open_table(META).map_err(|e| db_error(&path, e))?;
             tx.open_table(STATS).map_err(|e| db_error(&path, e))?;
             tx.open_table(SIZES).map_err(|e| db_error(&path, e))?;
-            tx.open_table(INDEX_STATS).map_err(|e| db_error(&path, e))?;
+            tx.open_table(INDEX_SIZES).map_err(|e| db_error(&path, e))?;
             let format = meta.get(FORMAT_KEY).map_err(|e| db_error(&path, e))?.map(|v| v.value());
             let empty =
                 catalog.is_empty().map_err(|e| db_error(&path, e))? && wal::list(dir).map_err(io(dir))?.is_empty();
@@ -874,7 +876,7 @@ fn build_indexes(db: &redb::Database) -> Result<(), LoadError> {
             return Ok(());
         }
         let catalog = tx.open_table(CATALOG).map_err(self::db)?;
-        let mut stats = tx.open_table(INDEX_STATS).map_err(self::db)?;
+        let mut sizes = tx.open_table(INDEX_SIZES).map_err(self::db)?;
         for row in catalog.iter().map_err(self::db)? {
             let (_, value) = row.map_err(self::db)?;
             let (id, table) = decode_meta(value.value())?;
@@ -888,18 +890,20 @@ fn build_indexes(db: &redb::Database) -> Result<(), LoadError> {
             };
             for def in &table.indexes {
                 let mut entries = tx.open_table(index_def(&index_table(id, &def.name))).map_err(self::db)?;
-                let (mut count, mut bytes) = (0u64, 0u64);
+                let mut ranges: BTreeMap<u128, (u64, u64)> = BTreeMap::new();
                 for row in items.iter().map_err(self::db)? {
                     let (k, v) = row.map_err(self::db)?;
                     let key = decode_key(k.value())?;
                     let item = decode_stored(v.value())?;
                     let Some(entry_key) = def.entry_key(&key, &item) else { continue };
                     let entry = encode_stored(&def.entry(&table.key_schema, &item));
-                    count += 1;
-                    bytes += codec::stored_size(&entry)?;
+                    let range = ranges.entry(size_range_start(entry_key.hash)).or_default();
+                    (range.0, range.1) = (range.0 + 1, range.1 + codec::stored_size(&entry)?);
                     entries.insert(encode_index_key(&entry_key).as_slice(), entry.as_slice()).map_err(self::db)?;
                 }
-                stats.insert((id, def.name.as_str()), (count, bytes)).map_err(self::db)?;
+                for (start, counts) in ranges {
+                    sizes.insert((id, def.name.as_str(), start), counts).map_err(self::db)?;
+                }
             }
         }
         meta.insert(FORMAT_KEY, FORMAT).map_err(self::db)?;
@@ -1221,7 +1225,8 @@ fn write_batches(
                 }
                 Record::DropIndex { id, index } => {
                     index_writes.remove(&(*id, index.as_str()));
-                    tx.open_table(INDEX_STATS)?.remove((*id, index.as_str()))?;
+                    let all = (*id, index.as_str(), 0)..=(*id, index.as_str(), u128::MAX);
+                    tx.open_table(INDEX_SIZES)?.retain_in(all, |_, _| false)?;
                     tx.delete_table(index_def(&index_table(*id, index)))?;
                 }
                 Record::Drop { name, id } => {
@@ -1234,30 +1239,38 @@ fn write_batches(
                 }
             }
         }
-        let mut index_deltas: BTreeMap<(u64, &str), (i64, i64)> = BTreeMap::new();
+        // Per (index, size range): entries added less removed, bytes added
+        // less removed.
+        let mut index_deltas: BTreeMap<(u64, &str, u128), (i64, i64)> = BTreeMap::new();
         for ((id, index), mut writes) in index_writes {
             if dropped.contains(&id) {
                 continue;
             }
             writes.sort_by(|a, b| a.0.cmp(b.0));
             let mut t = tx.open_table(index_def(&index_table(id, index)))?;
-            let (count, bytes) = write_rows(&mut t, writes, |_, _| {})?;
-            let d = index_deltas.entry((id, index)).or_default();
-            (d.0, d.1) = (d.0 + count, d.1 + bytes);
+            write_rows(&mut t, writes, |key, count, bytes| {
+                let d = index_deltas.entry((id, index, size_range(key))).or_default();
+                (d.0, d.1) = (d.0 + count, d.1 + bytes);
+            })?;
         }
-        let mut index_stats = tx.open_table(INDEX_STATS)?;
+        let mut index_sizes = tx.open_table(INDEX_SIZES)?;
         for (key, (count, bytes)) in index_deltas {
-            let (c, b) = index_stats.get(key)?.map_or((0, 0), |v| v.value());
-            index_stats.insert(key, (c.saturating_add_signed(count), b.saturating_add_signed(bytes)))?;
+            let (c, b): (u64, u64) = index_sizes.get(key)?.map_or((0, 0), |v| v.value());
+            let now = (c.saturating_add_signed(count), b.saturating_add_signed(bytes));
+            if now.0 == 0 {
+                index_sizes.remove(key)?;
+            } else {
+                index_sizes.insert(key, now)?;
+            }
         }
-        drop(index_stats);
+        drop(index_sizes);
         for (id, mut writes) in writes {
             if dropped.contains(&id) {
                 continue;
             }
             writes.sort_by(|a, b| codec::compare_keys(a.0, b.0));
             let mut t = tx.open_table(items_def(&items_table(id)))?;
-            let (count, bytes) = write_rows(&mut t, writes, |key, bytes| {
+            let (count, bytes) = write_rows(&mut t, writes, |key, _, bytes| {
                 *ranges.entry((id, size_range(key))).or_default() += bytes;
             })?;
             let d = deltas.entry(id).or_default();
@@ -1290,12 +1303,12 @@ fn stored_bytes(v: &[u8]) -> i64 {
 
 /// Writes `writes` (stored key, stored value or `None` to delete) into
 /// `t` in their order; returns the rows added less removed and the stored
-/// bytes added less removed, and tells `changed` each key whose bytes
-/// changed, with the change.
+/// bytes added less removed, and tells `changed` each key whose row or
+/// bytes changed, with the changes.
 fn write_rows<K>(
     t: &mut redb::Table<'_, K, &'static [u8]>,
     writes: ItemWrites<'_>,
-    mut changed: impl FnMut(&[u8], i64),
+    mut changed: impl FnMut(&[u8], i64, i64),
 ) -> Result<(i64, i64), redb::Error>
 where
     K: for<'a> redb::Key<SelfType<'a> = &'a [u8]> + 'static,
@@ -1314,8 +1327,8 @@ where
         };
         rows += count;
         total += bytes;
-        if bytes != 0 {
-            changed(key, bytes);
+        if count != 0 || bytes != 0 {
+            changed(key, count, bytes);
         }
     }
     Ok((rows, total))
@@ -1329,7 +1342,7 @@ fn drop_index_tables(tx: &redb::WriteTransaction, id: u64) -> Result<(), redb::E
     for table in tables {
         tx.delete_table(table)?;
     }
-    tx.open_table(INDEX_STATS)?.retain_in((id, "")..(id.saturating_add(1), ""), |_, _| false)?;
+    tx.open_table(INDEX_SIZES)?.retain_in((id, "", 0)..(id.saturating_add(1), "", 0), |_, _| false)?;
     Ok(())
 }
 
@@ -1664,13 +1677,23 @@ impl Storage for DiskStorage {
         Ok(Some(out))
     }
 
-    /// The counts in the file, when the table's overlay is empty (at
+    /// The sizes in the file, when the table's overlay is empty (at
     /// start-up, after the replay, it is); otherwise `None`.
-    fn index_stats(&self, name: &str, index: &str) -> Result<Option<(u64, u64)>, StoreError> {
+    fn index_sizes(
+        &self,
+        name: &str,
+        index: &str,
+    ) -> Result<Option<Vec<dynaburst_engine::store::IndexRange>>, StoreError> {
         let Some(id) = self.settled_id(name)? else { return Ok(None) };
         let tx = self.shared.db.begin_read().map_err(read_failed)?;
-        let stats = tx.open_table(INDEX_STATS).map_err(read_failed)?;
-        Ok(Some(stats.get((id, index)).map_err(read_failed)?.map_or((0, 0), |v| v.value())))
+        let sizes = tx.open_table(INDEX_SIZES).map_err(read_failed)?;
+        let mut out = Vec::new();
+        for row in sizes.range((id, index, 0)..=(id, index, u128::MAX)).map_err(read_failed)? {
+            let (k, v) = row.map_err(read_failed)?;
+            let (entries, bytes) = v.value();
+            out.push((k.value().2, entries, bytes));
+        }
+        Ok(Some(out))
     }
 
     /// Queues the drop, forgets the index's overlay, and waits until the

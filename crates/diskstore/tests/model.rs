@@ -86,8 +86,15 @@ fn index_bounds(part: u8) -> (IndexKey, IndexKey) {
 
 type Entries = BTreeMap<IndexKey, Arc<Item>>;
 
-fn index_counts(entries: &Entries) -> (u64, u64) {
-    (entries.len() as u64, entries.values().map(|i| item_size(i) as u64).sum())
+/// The entries' count and bytes by size range of their index partition
+/// hash, as the storage keeps them.
+fn index_sizes(entries: &Entries) -> Vec<dynaburst_engine::store::IndexRange> {
+    let mut ranges: BTreeMap<u128, (u64, u64)> = BTreeMap::new();
+    for (k, i) in entries {
+        let r = ranges.entry(size_range_start(k.hash)).or_default();
+        (r.0, r.1) = (r.0 + 1, r.1 + item_size(i) as u64);
+    }
+    ranges.into_iter().map(|(start, (n, bytes))| (start, n, bytes)).collect()
 }
 
 /// Up to `limit` entries of `store`'s index (in index partition `part`, or
@@ -298,13 +305,13 @@ fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 disk.drop_index("t", INDEX).expect("drop index");
                 entries.clear();
                 prop_assert_eq!(index_walks(&*store, &entries, None, false, usize::MAX).0, vec![]);
-                prop_assert_eq!(disk.index_stats("t", INDEX).expect("index stats").unwrap_or((0, 0)), (0, 0));
+                prop_assert_eq!(disk.index_sizes("t", INDEX).expect("index sizes").unwrap_or_default(), vec![]);
             }
             Op::Apply => {
                 disk.hold_applier(false);
                 disk.wait_applied().expect("applied");
                 prop_assert_eq!(disk.overlay_bytes(), 0);
-                prop_assert_eq!(disk.index_stats("t", INDEX).expect("index stats"), Some(index_counts(&entries)));
+                prop_assert_eq!(disk.index_sizes("t", INDEX).expect("index sizes"), Some(index_sizes(&entries)));
                 prop_assert_eq!(disk.table_stats("t").expect("stats"), Some(counts(&model)));
                 prop_assert_eq!(disk.table_sizes("t").expect("sizes"), Some(sizes(&model)));
                 disk.hold_applier(true);
@@ -320,7 +327,7 @@ fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 (disk, store) = open(&dir);
                 prop_assert_eq!(disk.table_stats("t").expect("stats"), Some(counts(&model)));
                 prop_assert_eq!(disk.table_sizes("t").expect("sizes"), Some(sizes(&model)));
-                prop_assert_eq!(disk.index_stats("t", INDEX).expect("index stats"), Some(index_counts(&entries)));
+                prop_assert_eq!(disk.index_sizes("t", INDEX).expect("index sizes"), Some(index_sizes(&entries)));
             }
         }
     }
@@ -505,13 +512,13 @@ fn a_file_without_index_entries_gets_them_built_at_open() {
     {
         let db = redb::Database::open(dir.join(dynaburst_diskstore::DB_FILE)).expect("the file");
         let tx = db.begin_write().expect("write");
-        tx.delete_table(redb::TableDefinition::<(u64, &str), (u64, u64)>::new("index_stats")).expect("no stats");
+        tx.delete_table(redb::TableDefinition::<(u64, &str, u128), (u64, u64)>::new("index_sizes")).expect("none");
         tx.open_table(redb::TableDefinition::<&str, u64>::new("meta")).expect("meta").insert("format", 3).expect("3");
         tx.commit().expect("commit");
     }
     let disk = DiskStorage::open(&dir, &DiskOptions::default()).expect("open");
     let store = disk.open_table("t").expect("the table");
-    assert_eq!(disk.index_stats("t", "byV").expect("index stats"), Some(index_counts(&entries)));
+    assert_eq!(disk.index_sizes("t", "byV").expect("index sizes"), Some(index_sizes(&entries)));
     let mut got = Vec::new();
     store
         .index_range("byV", (Bound::Unbounded, Bound::Unbounded), Direction::Forward, &mut |k, i| {

@@ -217,23 +217,23 @@ impl Engine {
             let mut data = TableData::new(store, (0, 0), &meta.indexes, config.capacity.as_ref(), now);
             let stats = storage.table_stats(&meta.name)?;
             let stored = data.store.stores_index_entries();
-            let index_stats: Option<Vec<(u64, u64)>> = match stored {
+            let index_sizes: Option<Vec<Vec<crate::store::IndexRange>>> = match stored {
                 true => meta
                     .indexes
                     .iter()
-                    .map(|d| storage.index_stats(&meta.name, &d.name))
+                    .map(|d| storage.index_sizes(&meta.name, &d.name))
                     .collect::<Result<Option<Vec<_>>, _>>()?,
                 false => None,
             };
             // The items' sizes by partition-hash range, for the capacity
             // model's partition sizes (a walk measures them itself).
             let mut sizes = storage.table_sizes(&meta.name)?;
-            match (stats, index_stats) {
+            match (stats, index_sizes) {
                 (Some(counts), _) if meta.indexes.is_empty() => (data.item_count, data.size_bytes) = counts,
-                (Some(counts), Some(index_stats)) => {
+                (Some(counts), Some(index_sizes)) => {
                     (data.item_count, data.size_bytes) = counts;
-                    for (ix, (count, bytes)) in data.indexes.iter_mut().zip(index_stats) {
-                        (ix.item_count, ix.size_bytes) = (count, bytes);
+                    for (ix, ranges) in data.indexes.iter_mut().zip(index_sizes) {
+                        index::restore_sizes(ix, &ranges, now);
                     }
                     // Item collections are measured when a write first
                     // touches them.

@@ -12,7 +12,7 @@
 //! funnel adding each write's entry writes ([`store_writes`]) to the
 //! items' [`crate::store::WriteBatch`], so items and entries commit
 //! atomically, and start-up reads neither (the entry counts come from the
-//! store: `Storage::index_stats`).
+//! store: `Storage::index_sizes`, with the GSI partitions' sizes).
 
 use std::sync::Arc;
 
@@ -461,6 +461,21 @@ pub fn apply(ix: &mut IndexData, change: IndexChange, stored: bool, now: Millis)
             ix.item_count += 1;
         }
         ix.size_bytes += size as u64;
+    }
+}
+
+/// Sets the counts of `ix` from its stored sizes by index-partition-hash
+/// range (`(first hash, entries, bytes)`), and tells a GSI's capacity model
+/// each range's bytes (entry sizes plus the overhead), as [`apply`] told it
+/// of every entry before a restart.
+pub fn restore_sizes(ix: &mut IndexData, ranges: &[crate::store::IndexRange], now: Millis) {
+    ix.item_count = ranges.iter().map(|r| r.1).sum();
+    ix.size_bytes = ranges.iter().map(|r| r.2).sum();
+    if let Some(model) = ix.capacity.get_mut().as_mut() {
+        for &(hash, entries, bytes) in ranges {
+            let total = bytes.saturating_add(entries.saturating_mul(INDEX_ENTRY_OVERHEAD_BYTES as u64));
+            model.note_size(hash, i64::try_from(total).unwrap_or(i64::MAX), now);
+        }
     }
 }
 

@@ -192,6 +192,10 @@ pub enum Direction {
     Backward,
 }
 
+/// One range of an index's stored sizes: (first hash of the range, entries,
+/// bytes of the entries).
+pub type IndexRange = (u128, u64, u64);
+
 /// The keys a range walk covers: `(start, end)`.
 pub type KeySpan<'a> = (Bound<&'a StoreKey>, Bound<&'a StoreKey>);
 
@@ -364,10 +368,12 @@ pub trait Storage: Send + Sync {
         Ok(None)
     }
     /// The entry count and the sum of the entries' sizes of index `index`
-    /// of table `name`, when the backend stores index entries and keeps
-    /// their counts (so that start-up reads no entry); `None` makes the
-    /// engine count them by walking the items.
-    fn index_stats(&self, _name: &str, _index: &str) -> Result<Option<(u64, u64)>, StoreError> {
+    /// of table `name` by index-partition-hash range, as `(first hash of
+    /// the range, entries, bytes)` in hash order, when the backend stores
+    /// index entries and keeps their counts (so that start-up reads no
+    /// entry: the index's counts, and its GSI's partition sizes); `None`
+    /// makes the engine count them by walking the items.
+    fn index_sizes(&self, _name: &str, _index: &str) -> Result<Option<Vec<IndexRange>>, StoreError> {
         Ok(None)
     }
     /// Forgets every stored entry of index `index` of table `name` (an

@@ -464,6 +464,16 @@ async fn index_answers(server: &Server, table: &str) -> Vec<Value> {
     out
 }
 
+/// The capacity model's partitions of GSI `index`: (first hash, bytes) each.
+fn gsi_partitions(server: &Server, table: &str, index: &str) -> Vec<(u128, u64)> {
+    let reports = server.engine().capacity_reports(START.millis());
+    let report = reports
+        .iter()
+        .find(|r| r.table_name == table && r.index_name.as_deref() == Some(index))
+        .expect("the index's report");
+    report.partitions.iter().map(|p| (p.start, p.size_bytes)).collect()
+}
+
 /// Copies the files of `from` into a fresh `to`: what a crash at this
 /// moment leaves on disk (the applier held, so the file does not change
 /// while it is copied, and the log holds every acknowledged batch).
@@ -510,19 +520,24 @@ async fn index_queries_answer_the_same_after_a_restart_and_after_a_crash() {
         crash_image(&dir, &crashed);
         disk.hold_applier(false);
         let late = index_answers(&server, "tbl").await;
+        let gsi = gsi_partitions(&server, "tbl", "byG");
+        assert!(gsi.iter().map(|p| p.1).sum::<u64>() > 0, "{gsi:?}");
         disk.close();
-        (answers, late)
+        (answers, late, gsi)
     };
-    // A clean restart answers as the server did before it stopped.
+    // A clean restart answers as the server did before it stopped, and the
+    // GSI's capacity model has its partitions' sizes back.
     {
         let (server, disk) = open(&dir);
         assert_eq!(index_answers(&server, "tbl").await, before.1);
+        assert_eq!(gsi_partitions(&server, "tbl", "byG"), before.2);
         disk.close();
     }
     // So does the crash image, whose later writes the log replays.
     {
         let (server, disk) = open(&crashed);
         assert_eq!(index_answers(&server, "tbl").await, before.1);
+        assert_eq!(gsi_partitions(&server, "tbl", "byG"), before.2);
         assert_ne!(before.0, before.1, "the late writes changed the GSI");
         disk.close();
     }
@@ -620,8 +635,12 @@ impl Storage for Counting {
     fn table_sizes(&self, name: &str) -> Result<Option<Vec<(u128, u64)>>, StoreError> {
         self.disk.table_sizes(name)
     }
-    fn index_stats(&self, name: &str, index: &str) -> Result<Option<(u64, u64)>, StoreError> {
-        self.disk.index_stats(name, index)
+    fn index_sizes(
+        &self,
+        name: &str,
+        index: &str,
+    ) -> Result<Option<Vec<dynaburst_engine::store::IndexRange>>, StoreError> {
+        self.disk.index_sizes(name, index)
     }
     fn drop_index(&self, name: &str, index: &str) -> Result<(), StoreError> {
         self.disk.drop_index(name, index)
