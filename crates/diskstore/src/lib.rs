@@ -869,12 +869,19 @@ fn replay(db: &redb::Database, dir: &Path) -> Result<(u64, u64), LoadError> {
 /// entries and counts from the items, once, in one transaction that also
 /// moves the file to [`FORMAT`]. Any other file is left as it is.
 fn build_indexes(db: &redb::Database) -> Result<(), LoadError> {
+    // Looked at in a read transaction: a file of the current layout gets
+    // no write transaction (not even an aborted one) at start-up.
+    let format = {
+        let tx = db.begin_read().map_err(self::db)?;
+        let meta = tx.open_table(META).map_err(self::db)?;
+        meta.get(FORMAT_KEY).map_err(self::db)?.map(|v| v.value())
+    };
+    if format != Some(FORMAT_WITHOUT_INDEXES) {
+        return Ok(());
+    }
     let tx = db.begin_write().map_err(self::db)?;
     {
         let mut meta = tx.open_table(META).map_err(self::db)?;
-        if meta.get(FORMAT_KEY).map_err(self::db)?.map(|v| v.value()) != Some(FORMAT_WITHOUT_INDEXES) {
-            return Ok(());
-        }
         let catalog = tx.open_table(CATALOG).map_err(self::db)?;
         let mut sizes = tx.open_table(INDEX_SIZES).map_err(self::db)?;
         for row in catalog.iter().map_err(self::db)? {
