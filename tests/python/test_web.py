@@ -102,27 +102,43 @@ def test_the_page_shows_a_throttled_hot_key(serve):
         # The page polls every second: wait for the load's last seconds.
         time.sleep(2.5)
         card_css = f'section.table-card[data-table="{table}"][data-index=""]'
-        card = WebDriverWait(driver, 15).until(lambda d: d.find_element(By.CSS_SELECTOR, card_css))
-        assert card.find_element(By.TAG_NAME, "h2").text == table
-
-        throttled = card.find_element(By.CSS_SELECTOR, '.throttled-total[data-op="write"]')
-        assert float(throttled.get_attribute("data-value")) > 0
-        assert "items throttled in view" in throttled.text
-        path = card.find_element(By.CSS_SELECTOR, '.rate-chart[data-op="write"] path.series-throttled')
-        assert float(path.get_attribute("data-total")) > 0
-
-        hot_cells = card.find_elements(By.CSS_SELECTOR, ".heat-map rect.heat-cell.throttled")
+        WebDriverWait(driver, 15).until(lambda d: d.find_element(By.CSS_SELECTOR, card_css))
+        # The page redraws the card every second, so elements found one by
+        # one can go stale between two reads: read them all in one script,
+        # which runs between two redraws.
+        seen = driver.execute_script(
+            """
+            const card = document.querySelector(arguments[0]);
+            const one = (css) => card.querySelector(css);
+            const cells = [...card.querySelectorAll(".heat-map rect.heat-cell.throttled")];
+            const throttled = one('.throttled-total[data-op="write"]');
+            return {
+                title: one("h2").innerText.trim(),
+                throttledValue: throttled.getAttribute("data-value"),
+                throttledText: throttled.innerText.trim(),
+                seriesTotal: one('.rate-chart[data-op="write"] path.series-throttled').getAttribute("data-total"),
+                hotCells: cells.map((c) => [c.getAttribute("data-partition"), c.getAttribute("data-fraction")]),
+                throttleMarks: card.querySelectorAll(".heat-map rect.throttle-mark").length,
+                events: one(".throttle-events").innerText.trim(),
+                top: one(".top-throttled").innerText.trim(),
+                partitions: one(".partition-count b").innerText.trim(),
+            };
+            """,
+            card_css,
+        )
+        assert seen["title"] == table
+        assert float(seen["throttledValue"]) > 0
+        assert "items throttled in view" in seen["throttledText"]
+        assert float(seen["seriesTotal"]) > 0
+        hot_cells = seen["hotCells"]
         assert hot_cells, "no throttled cell in the heat map"
-        partitions = {c.get_attribute("data-partition") for c in hot_cells}
+        partitions = {partition for partition, _ in hot_cells}
         assert len(partitions) == 1, partitions
-        assert max(float(c.get_attribute("data-fraction")) for c in hot_cells) >= 0.9
-        assert card.find_elements(By.CSS_SELECTOR, ".heat-map rect.throttle-mark")
-
-        events = card.find_element(By.CSS_SELECTOR, ".throttle-events").text
-        assert "TableWriteKeyRangeThroughputExceeded" in events
-        top = card.find_element(By.CSS_SELECTOR, ".top-throttled").text
-        assert "hot" in top.split("\n")[2]
-        assert card.find_element(By.CSS_SELECTOR, ".partition-count b").text == "4"
+        assert max(float(fraction) for _, fraction in hot_cells) >= 0.9
+        assert seen["throttleMarks"] > 0
+        assert "TableWriteKeyRangeThroughputExceeded" in seen["events"]
+        assert "hot" in seen["top"].split("\n")[2]
+        assert seen["partitions"] == "4"
 
         ARTIFACTS.mkdir(exist_ok=True)
         height = driver.execute_script("return document.body.scrollHeight")
