@@ -34,13 +34,14 @@
 //! batch is one checksummed frame, whole or (torn by a crash) ignored, so
 //! a transaction is all or nothing. The applier thread then writes the
 //! durable batches into the redb file in large transactions (each table's
-//! writes in key order), off the answer's path, and deletes log files the
-//! file holds entirely. Those transactions are not synced (the log already
-//! made their batches durable) except before log files are deleted, every
-//! [`DURABLE_APPLY_BYTES`] and when the applier runs out of work: a crash
-//! takes the file back to its last synced commit, whose applied mark tells
-//! the replay where to start in the log, still there. Start-up replays the batches the file lacks and
-//! reads the catalog, not the items. Both queues are bounded in bytes
+//! writes in key order), off the answer's path. Those transactions are not
+//! synced (the log already made their batches durable) except every
+//! [`DURABLE_APPLY_BYTES`] and when no batch has come for
+//! [`IDLE_DURABLE_WAIT`]; after such a synced commit the applier deletes
+//! the log files the file holds entirely. A crash takes the file back to
+//! its last synced commit, whose applied mark tells the replay where to
+//! start in the log, still there. Start-up replays the batches the file
+//! lacks (one log file at a time) and reads the catalog, not the items. Both queues are bounded in bytes
 //! ([`MAX_QUEUED_BYTES`], [`MAX_BACKLOG_BYTES`]): a writer that finds them
 //! full waits. The server answers a request only after
 //! [`Durability::settle`] says every batch queued before the answer is in
@@ -117,6 +118,11 @@ pub const MAX_BACKLOG_BYTES: usize = 128 * 1024 * 1024;
 /// durable (synced) commits of the file; the commits between are not
 /// synced (the log holds their batches until a durable commit does).
 pub const DURABLE_APPLY_BYTES: usize = 256 * 1024 * 1024;
+/// How long the applier waits for more batches, with none waiting, before
+/// it makes the file durable (an idle server's file is up to date on disk).
+/// Under load the next batch comes within a log sync, so the applier's
+/// commits stay unsynced until [`DURABLE_APPLY_BYTES`].
+pub const IDLE_DURABLE_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
 /// Default of [`DiskOptions::overlay_bytes`]: most bytes of encoded writes
 /// the overlays hold (committed, not yet in the file); a commit that would
 /// pass it waits for the applier.
@@ -843,19 +849,28 @@ fn replay(db: &redb::Database, dir: &Path) -> Result<(u64, u64), LoadError> {
         seq.unwrap_or(0)
     };
     let files = wal::list(dir).map_err(self::db)?;
-    let mut batches = Vec::new();
+    // One file at a time (memory holds one), each in a commit not synced
+    // but the last: a crash meanwhile leaves the log files in place.
+    let mut last = applied;
+    let mut unsynced = false;
     for (i, (_, path)) in files.iter().enumerate() {
         let bytes = std::fs::read(path).map_err(self::db)?;
         let (read, torn) = wal::decode(&bytes);
+        drop(bytes);
         // Only the newest file can end in a torn frame (a crash mid-append).
         if torn && i + 1 < files.len() {
             return Err(StoreError::Corrupt { what: "write-ahead log" }.into());
         }
-        batches.extend(read.into_iter().filter(|(seq, _)| *seq > applied));
+        let batches: Vec<_> = read.into_iter().filter(|(seq, _)| *seq > last).collect();
+        let newest = i + 1 == files.len();
+        if let Some((seq, _)) = batches.last() {
+            last = *seq;
+            write_batches(db, &batches, last, newest).map_err(self::db)?;
+            unsynced = !newest;
+        }
     }
-    let last = batches.last().map_or(applied, |(seq, _)| *seq);
-    if !batches.is_empty() {
-        write_batches(db, &batches, last, true).map_err(self::db)?;
+    if unsynced {
+        mark_durable(db).map_err(self::db)?;
     }
     for (_, path) in &files {
         std::fs::remove_file(path).map_err(self::db)?;
@@ -1094,14 +1109,17 @@ fn prune(shared: &Shared, batches: &[(u64, Vec<Record>)]) {
 }
 
 /// The applier: writes every durable batch the committer handed over into
-/// the database file, as many as are waiting in one transaction, then
-/// deletes the log files the file now holds entirely. Ends when asked to
-/// and the backlog is empty.
+/// the database file, as many as are waiting in one transaction, and
+/// deletes the log files the file holds entirely once a durable commit
+/// holds them. Ends when asked to and the backlog is empty.
 fn apply_loop(dir: &Path, shared: &Shared) {
     // Bytes of batches written into the file by commits not yet durable.
     let mut since_durable = 0usize;
+    // Completed log files whose batches are all in the file, by commits
+    // not yet durable: deleted after the next durable commit.
+    let mut applied_files: Vec<u64> = Vec::new();
     loop {
-        let (batches, files, idle) = {
+        let (batches, idle) = {
             let mut b = shared.backlog.lock();
             let limit = loop {
                 let limit = if b.stop { u64::MAX } else { b.hold_after.unwrap_or(u64::MAX) };
@@ -1110,8 +1128,13 @@ fn apply_loop(dir: &Path, shared: &Shared) {
                     break limit;
                 }
                 if since_durable > 0 && !shared.poisoned.load(Ordering::SeqCst) {
-                    // Nothing to write: make what the file holds durable.
-                    break 0;
+                    // Nothing to write: make what the file holds durable,
+                    // once no batch has come for IDLE_DURABLE_WAIT (under
+                    // load the next one comes within a log sync).
+                    if b.stop || shared.apply.wait_for(&mut b, IDLE_DURABLE_WAIT).timed_out() {
+                        break 0;
+                    }
+                    continue;
                 }
                 if b.stop {
                     return;
@@ -1121,9 +1144,13 @@ fn apply_loop(dir: &Path, shared: &Shared) {
             let n = b.batches.iter().take_while(|(seq, _)| *seq <= limit).count();
             let batches: Vec<_> = b.batches.drain(..n).collect();
             b.bytes -= batches.iter().flat_map(|(_, r)| r).map(Record::bytes).sum::<usize>();
-            // A completed log file goes once every batch before it is in.
-            let files = if b.batches.is_empty() { std::mem::take(&mut b.done_files) } else { Vec::new() };
-            (batches, files, n == 0)
+            // A completed log file's batches were all handed over before
+            // its marker: once every batch before it is in this commit,
+            // the file holds them all.
+            if b.batches.is_empty() {
+                applied_files.append(&mut b.done_files);
+            }
+            (batches, n == 0)
         };
         shared.applied.notify_all();
         if shared.poisoned.load(Ordering::SeqCst) {
@@ -1132,11 +1159,10 @@ fn apply_loop(dir: &Path, shared: &Shared) {
         }
         let bytes: usize = batches.iter().flat_map(|(_, r)| r).map(Record::bytes).sum();
         since_durable = since_durable.saturating_add(bytes);
-        // The file's commit is durable when log files are to go (the file
-        // must hold their batches on disk first), every
-        // [`DURABLE_APPLY_BYTES`], and when the backlog ran dry (an idle
-        // server's file is up to date on disk).
-        let durable = !files.is_empty() || since_durable >= DURABLE_APPLY_BYTES || idle;
+        // The file's commit is durable every [`DURABLE_APPLY_BYTES`] and
+        // when the backlog ran dry (an idle server's file is up to date on
+        // disk); only then do the log files it holds go.
+        let durable = since_durable >= DURABLE_APPLY_BYTES || idle;
         if let Some((last, _)) = batches.last() {
             let written = if shared.fail_next_apply.swap(false, Ordering::SeqCst) {
                 Err(Failure::injected("write"))
@@ -1156,11 +1182,12 @@ fn apply_loop(dir: &Path, shared: &Shared) {
                 continue;
             }
         }
-        if durable {
-            since_durable = 0;
+        if !durable {
+            continue;
         }
-        // Each completed file's batches were handed over before its marker,
-        // and the file holds them on disk now.
+        since_durable = 0;
+        // The file holds every batch of these files on disk now.
+        let files = std::mem::take(&mut applied_files);
         let removed = files.iter().try_for_each(|g| std::fs::remove_file(wal::path(dir, *g)));
         let synced = || if files.is_empty() { Ok(()) } else { wal::sync_dir(dir) };
         if let Err(e) = removed.and_then(|()| synced()) {
