@@ -34,7 +34,8 @@
 //! batch is one checksummed frame, whole or (torn by a crash) ignored, so
 //! a transaction is all or nothing. The applier thread then writes the
 //! durable batches into the redb file in large transactions (each table's
-//! writes in key order), off the answer's path. Those transactions are not
+//! writes in key order; a few small batches wait up to
+//! [`APPLY_GATHER_WAIT`] for more), off the answer's path. Those transactions are not
 //! synced (the log already made their batches durable) except every
 //! [`DURABLE_APPLY_BYTES`] and when no batch has come for
 //! [`IDLE_DURABLE_WAIT`]; after such a synced commit the applier deletes
@@ -118,6 +119,12 @@ pub const MAX_BACKLOG_BYTES: usize = 128 * 1024 * 1024;
 /// durable (synced) commits of the file; the commits between are not
 /// synced (the log holds their batches until a durable commit does).
 pub const DURABLE_APPLY_BYTES: usize = 256 * 1024 * 1024;
+/// Bytes of waiting batches the applier writes at once; fewer wait up to
+/// [`APPLY_GATHER_WAIT`] for more (see `gather`).
+pub const APPLY_GATHER_BYTES: usize = 4 * 1024 * 1024;
+/// Longest the applier waits for batches to gather (they are in the log
+/// already: only the overlay holds them meanwhile).
+pub const APPLY_GATHER_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
 /// How long the applier waits for more batches, with none waiting, before
 /// it makes the file durable (an idle server's file is up to date on disk).
 /// Under load the next batch comes within a log sync, so the applier's
@@ -1118,12 +1125,20 @@ fn apply_loop(dir: &Path, shared: &Shared) {
     // Completed log files whose batches are all in the file, by commits
     // not yet durable: deleted after the next durable commit.
     let mut applied_files: Vec<u64> = Vec::new();
+    // Until when the applier waits for more batches to gather.
+    let mut gathering: Option<std::time::Instant> = None;
     loop {
         let (batches, idle) = {
             let mut b = shared.backlog.lock();
             let limit = loop {
                 let limit = if b.stop { u64::MAX } else { b.hold_after.unwrap_or(u64::MAX) };
                 let ready = b.batches.first().is_some_and(|(seq, _)| *seq <= limit);
+                if ready && gather(shared, &b, &mut gathering) {
+                    // A few small batches: wait (briefly) for more, so that
+                    // one transaction takes many.
+                    shared.apply.wait_until(&mut b, gathering.unwrap_or_else(std::time::Instant::now));
+                    continue;
+                }
                 if ready || (b.batches.is_empty() && !b.done_files.is_empty()) {
                     break limit;
                 }
@@ -1194,6 +1209,29 @@ fn apply_loop(dir: &Path, shared: &Shared) {
             poison(shared, Failure::io("log removal", &e));
         }
     }
+}
+
+/// True while the applier should wait for more batches before it writes
+/// the waiting ones: they are fewer than [`APPLY_GATHER_BYTES`], nobody
+/// waits on them (no stop, no room wanted in the overlays) and the wait
+/// that started with them ([`APPLY_GATHER_WAIT`], in `until`) is not over.
+/// Each transaction of the file costs about as much whatever it holds (its
+/// commit rewrites the path to every page it changed, and checksums it),
+/// so single puts, a sync's few writes at a time, would otherwise make one
+/// each.
+fn gather(shared: &Shared, b: &Backlog, until: &mut Option<std::time::Instant>) -> bool {
+    let room_wanted = shared.overlay_bytes.load(Ordering::SeqCst) >= shared.overlay_limit / 2;
+    if b.stop || b.hold_after.is_some() || room_wanted || b.bytes >= APPLY_GATHER_BYTES {
+        *until = None;
+        return false;
+    }
+    let now = std::time::Instant::now();
+    let deadline = *until.get_or_insert(now + APPLY_GATHER_WAIT);
+    if now >= deadline {
+        *until = None;
+        return false;
+    }
+    true
 }
 
 /// One table's item writes in a transaction: stored key and stored item
