@@ -10,9 +10,11 @@
 //! which of DynamoDB's two error classes they belong to; turning them into
 //! an API error is the wire crate's business.
 
+mod encode;
 mod error;
 mod value;
 
+pub use encode::{write_item, write_str, write_value};
 pub use error::{Error, ErrorClass, SetType};
 pub use value::{export_item, item_to_json, json_type, parse_item, parse_value, value_to_json, MAX_NESTING_DEPTH};
 

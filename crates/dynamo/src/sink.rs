@@ -8,14 +8,16 @@ use std::time::Duration;
 
 use aws_config::BehaviorVersion;
 use aws_sdk_dynamodb::config::http::HttpResponse;
+use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextMut;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
-use aws_sdk_dynamodb::config::{ProvideCredentials, SharedCredentialsProvider};
-use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::config::{
+    ConfigBag, Intercept, ProvideCredentials, RuntimeComponents, SharedCredentialsProvider,
+};
+use aws_sdk_dynamodb::error::{BoxError, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue as Av, BillingMode, KeySchemaElement, KeyType, ProjectionType,
-    ProvisionedThroughput, Put, PutRequest, ReturnConsumedCapacity, ScalarAttributeType, TableStatus,
-    TransactWriteItem, WriteRequest,
+    ProvisionedThroughput, ReturnConsumedCapacity, ScalarAttributeType, TableStatus,
 };
 use aws_sdk_dynamodb::Client;
 use dynaburst_model::ScalarType;
@@ -25,7 +27,7 @@ use dynaburst_model::{write_units, MAX_ITEM_BYTES};
 
 use dynaburst_loader::{key_hashes, KeyId, Limits, Outcome, Sink, SinkItem};
 
-use crate::convert::{item_to_sdk, key_from_sdk};
+use crate::convert::key_from_sdk;
 use crate::errors::{classify, classify_cancellation, DynamoError, ErrorClass};
 use crate::schema::{KeySchema, SpecError};
 
@@ -159,25 +161,107 @@ fn outcome_of<E: ProvideErrorMetadata + std::error::Error + 'static>(err: &SdkEr
     }
 }
 
-/// A record ready for DynamoDB: its key and the SDK's item.
+/// A record ready for DynamoDB: its key and its item as DynamoDB JSON,
+/// encoded once on the reader thread and copied into every request that
+/// carries it.
 pub struct DynamoItem {
     pub key: KeyId,
-    pub item: HashMap<String, Av>,
+    pub json: Vec<u8>,
 }
 
-/// Checks a record against the key schema and converts it for the SDK
+/// Checks a record against the key schema and encodes it for a request
 /// (on the reader thread).
 pub fn prepare(rec: &Record, schema: &KeySchema) -> Result<SinkItem<DynamoItem>, String> {
     let item = rec.item.as_ref().map_err(|e| e.0.clone())?;
     let (key, size) = schema.check(item).map_err(|e| e.to_string())?;
     let (partition, slot) = key_hashes(&key);
-    Ok(SinkItem {
-        partition,
-        slot,
-        units: write_units(size),
-        bytes: size,
-        item: DynamoItem { key, item: item_to_sdk(item) },
-    })
+    let mut json = Vec::with_capacity(size + size / 4 + 64);
+    dynaburst_ddbjson::write_item(&mut json, item);
+    Ok(SinkItem { partition, slot, units: write_units(size), bytes: size, item: DynamoItem { key, json } })
+}
+
+/// The request body of one write, built from the items' encoded JSON
+/// instead of the SDK's own serialization (which would take every item as
+/// the SDK's attribute values, cloned for each request and encoded again).
+/// The SDK still signs, sends and times out the request and reads the
+/// answer: the body replaces the one it serialized just before signing.
+#[derive(Debug)]
+struct EncodedBody(bytes::Bytes);
+
+impl Intercept for EncodedBody {
+    fn name(&self) -> &'static str {
+        "EncodedBody"
+    }
+
+    fn modify_before_signing(
+        &self,
+        context: &mut BeforeTransmitInterceptorContextMut<'_>,
+        _components: &RuntimeComponents,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let request = context.request_mut();
+        request.headers_mut().try_insert("content-length", self.0.len().to_string())?;
+        *request.body_mut() = self.0.clone().into();
+        Ok(())
+    }
+}
+
+/// `{"RequestItems":{TABLE:[{"PutRequest":{"Item":…}},…]},"ReturnConsumedCapacity":"INDEXES"}`
+fn batch_body(table: &str, items: &[&DynamoItem]) -> bytes::Bytes {
+    const PUT: &[u8] = b"{\"PutRequest\":{\"Item\":";
+    let len = items.iter().map(|d| d.json.len() + PUT.len() + 3).sum::<usize>() + table.len() + 96;
+    let mut out = Vec::with_capacity(len);
+    out.extend_from_slice(b"{\"RequestItems\":{");
+    dynaburst_ddbjson::write_str(&mut out, table);
+    out.extend_from_slice(b":[");
+    for (i, d) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(PUT);
+        out.extend_from_slice(&d.json);
+        out.extend_from_slice(b"}}");
+    }
+    out.extend_from_slice(b"]},\"ReturnConsumedCapacity\":\"INDEXES\"}");
+    out.into()
+}
+
+/// `{"TableName":TABLE,"Item":…,"ReturnConsumedCapacity":"INDEXES"}`
+fn put_body(table: &str, item: &DynamoItem) -> bytes::Bytes {
+    let mut out = Vec::with_capacity(item.json.len() + table.len() + 80);
+    out.extend_from_slice(b"{\"TableName\":");
+    dynaburst_ddbjson::write_str(&mut out, table);
+    out.extend_from_slice(b",\"Item\":");
+    out.extend_from_slice(&item.json);
+    out.extend_from_slice(b",\"ReturnConsumedCapacity\":\"INDEXES\"}");
+    out.into()
+}
+
+/// `{"TransactItems":[{"Put":{"TableName":TABLE,"Item":…}},…],"ReturnConsumedCapacity":"INDEXES"`
+/// and the token when there is one `}`.
+fn transact_body(table: &str, items: &[&DynamoItem], token: Option<&str>) -> bytes::Bytes {
+    let mut name = Vec::with_capacity(table.len() + 2);
+    dynaburst_ddbjson::write_str(&mut name, table);
+    let len = items.iter().map(|d| d.json.len() + name.len() + 40).sum::<usize>() + 160;
+    let mut out = Vec::with_capacity(len);
+    out.extend_from_slice(b"{\"TransactItems\":[");
+    for (i, d) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"Put\":{\"TableName\":");
+        out.extend_from_slice(&name);
+        out.extend_from_slice(b",\"Item\":");
+        out.extend_from_slice(&d.json);
+        out.extend_from_slice(b"}}");
+    }
+    out.extend_from_slice(b"],\"ReturnConsumedCapacity\":\"INDEXES\"");
+    if let Some(t) = token {
+        out.extend_from_slice(b",\"ClientRequestToken\":");
+        dynaburst_ddbjson::write_str(&mut out, t);
+    }
+    out.push(b'}');
+    out.into()
 }
 
 /// Writes to one DynamoDB table through the SDK.
@@ -252,17 +336,12 @@ async fn write(sink: &DynamoSink, items: &[&DynamoItem], token: Option<&str>) ->
     let (client, table, schema) = (&sink.client, sink.table.as_str(), &sink.schema);
     match sink.mode {
         WriteMode::Batch => {
-            let mut requests = Vec::with_capacity(items.len());
-            for DynamoItem { item, .. } in items {
-                match PutRequest::builder().set_item(Some(item.clone())).build() {
-                    Ok(p) => requests.push(WriteRequest::builder().put_request(p).build()),
-                    Err(e) => return Outcome::Invalid { message: e.to_string() },
-                }
-            }
             let result = client
                 .batch_write_item()
-                .request_items(table, requests)
+                .request_items(table, Vec::new())
                 .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+                .customize()
+                .interceptor(EncodedBody(batch_body(table, items)))
                 .send()
                 .await;
             match result {
@@ -294,12 +373,13 @@ async fn write(sink: &DynamoSink, items: &[&DynamoItem], token: Option<&str>) ->
             }
         }
         WriteMode::Put => {
-            let Some(DynamoItem { item, .. }) = items.first().copied() else { return Outcome::all_written(0.0) };
+            let Some(item) = items.first().copied() else { return Outcome::all_written(0.0) };
             let result = client
                 .put_item()
                 .table_name(table)
-                .set_item(Some(item.clone()))
                 .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+                .customize()
+                .interceptor(EncodedBody(put_body(table, item)))
                 .send()
                 .await;
             match result {
@@ -311,21 +391,16 @@ async fn write(sink: &DynamoSink, items: &[&DynamoItem], token: Option<&str>) ->
             }
         }
         WriteMode::Transact => {
-            let mut actions = Vec::with_capacity(items.len());
-            for DynamoItem { item, .. } in items {
-                match Put::builder().table_name(table).set_item(Some(item.clone())).build() {
-                    Ok(p) => actions.push(TransactWriteItem::builder().put(p).build()),
-                    Err(e) => return Outcome::Invalid { message: e.to_string() },
-                }
-            }
+            // The pipeline gives every transaction its token (the sink's
+            // requests are idempotent), and the body carries it.
             let mut req = client
                 .transact_write_items()
-                .set_transact_items(Some(actions))
+                .set_transact_items(Some(Vec::new()))
                 .return_consumed_capacity(ReturnConsumedCapacity::Indexes);
             if let Some(t) = token {
                 req = req.client_request_token(t);
             }
-            match req.send().await {
+            match req.customize().interceptor(EncodedBody(transact_body(table, items, token))).send().await {
                 Ok(out) => {
                     out.consumed_capacity().iter().for_each(|c| sink.index_units.note(c));
                     Outcome::all_written(out.consumed_capacity().iter().filter_map(|c| c.capacity_units()).sum())

@@ -875,21 +875,24 @@ fn record_start(name: &str, spec: &InputSpec, data: u64, target: u64, quotes: bo
 
 /// Plain JSON to an attribute value: objects to M, arrays to L, numbers to
 /// N with their exact text, strings to S, booleans to BOOL, null to NULL.
-pub fn json_to_value(v: &Value, depth: usize) -> Result<AttributeValue, RecordError> {
+/// Takes the JSON by value: its strings and names move into the item.
+pub fn json_to_value(v: Value, depth: usize) -> Result<AttributeValue, RecordError> {
     if depth > dynaburst_ddbjson::MAX_NESTING_DEPTH {
         return Err(RecordError("nested more than 32 levels".to_string()));
     }
     Ok(match v {
         Value::Null => AttributeValue::Null,
-        Value::Bool(b) => AttributeValue::Bool(*b),
+        Value::Bool(b) => AttributeValue::Bool(b),
         Value::Number(n) => {
-            let text = n.to_string();
-            AttributeValue::N(Number::parse(&text).map_err(|e| RecordError(format!("number {text}: {e}")))?)
+            let text = n.as_str();
+            AttributeValue::N(Number::parse(text).map_err(|e| RecordError(format!("number {text}: {e}")))?)
         }
-        Value::String(s) => AttributeValue::S(s.clone()),
-        Value::Array(a) => AttributeValue::L(a.iter().map(|e| json_to_value(e, depth + 1)).collect::<Result<_, _>>()?),
+        Value::String(s) => AttributeValue::S(s),
+        Value::Array(a) => {
+            AttributeValue::L(a.into_iter().map(|e| json_to_value(e, depth + 1)).collect::<Result<_, _>>()?)
+        }
         Value::Object(o) => AttributeValue::M(
-            o.iter().map(|(k, e)| Ok((k.clone(), json_to_value(e, depth + 1)?))).collect::<Result<_, RecordError>>()?,
+            o.into_iter().map(|(k, e)| Ok((k, json_to_value(e, depth + 1)?))).collect::<Result<_, RecordError>>()?,
         ),
     })
 }
@@ -901,8 +904,9 @@ pub fn parse_json_line(raw: &str) -> Result<Item, RecordError> {
         return Err(RecordError("a JSON Lines record must be an object".to_string()));
     };
     let mut item = Item::new();
-    for (k, e) in &o {
-        item.insert(k.clone(), json_to_value(e, 0)?);
+    for (k, e) in o {
+        let value = json_to_value(e, 0)?;
+        item.insert(k, value);
     }
     Ok(item)
 }

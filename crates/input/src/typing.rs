@@ -187,7 +187,7 @@ pub fn typed_cell(cell: &str, hint: TypeHint) -> Result<AttributeValue, String> 
         }
         TypeHint::Json => {
             let v: serde_json::Value = serde_json::from_str(cell).map_err(|e| format!("not JSON: {e}"))?;
-            crate::json_to_value(&v, 0).map_err(|e| e.0)?
+            crate::json_to_value(v, 0).map_err(|e| e.0)?
         }
     })
 }
