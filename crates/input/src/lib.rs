@@ -587,7 +587,12 @@ impl Reader {
         while self.buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
             self.buf.pop();
         }
-        Ok(Some(String::from_utf8_lossy(&self.buf).into_owned()))
+        // Valid UTF-8 (nearly every line) is checked word by word; only an
+        // invalid line takes the replacement path.
+        Ok(Some(match std::str::from_utf8(&self.buf) {
+            Ok(text) => text.to_owned(),
+            Err(_) => String::from_utf8_lossy(&self.buf).into_owned(),
+        }))
     }
 
     /// The next record, None at the end of the input (or of the shard).
