@@ -61,8 +61,8 @@ PY
 # into the load: the rate counts from 10 s after the rise); gsi (the table
 # has a GSI keyed on `status`, three values); slow (the loader talks to the
 # server through a proxy that holds each answer SLOW_MS, then from RISE_AT
-# seconds on twice SLOW_MS plus the server's own time, so the round trip
-# doubles or more in the middle of the load).
+# seconds on 3 x SLOW_MS: with the server's own few milliseconds, the round
+# trip doubles or more in the middle of the load).
 RISE_AT=15
 SLOW_MS=10
 workloads=(
@@ -89,8 +89,8 @@ PY
 }
 
 # A TCP proxy in front of the server that holds each chunk of an answer
-# SLOW_MS (2 x SLOW_MS + the server's time from RISE_AT seconds after it
-# starts), in order, per connection. Prints its port.
+# SLOW_MS (3 x SLOW_MS from RISE_AT seconds after it starts), in order,
+# per connection. Prints its port.
 start_slow_proxy() {
   $PY - "$port" "$SLOW_MS" "$RISE_AT" >"$work/proxy.port" 2>"$work/proxy.err" <<'PY' &
 import asyncio, socket, sys, time
