@@ -587,6 +587,18 @@ fn with_g(pk: &str, g: Option<&str>) -> Item {
     i
 }
 
+/// Puts a and b under g = x, c without g and d under y; then moves b to
+/// y and deletes d.
+fn put_move_and_delete(engine: &Engine, table: &str) {
+    for (pk, g) in [("a", Some("x")), ("b", Some("x")), ("c", None), ("d", Some("y"))] {
+        put(engine, table, with_g(pk, g), WriteOptions::default()).unwrap();
+    }
+    put(engine, table, with_g("b", Some("y")), WriteOptions::default()).unwrap();
+    engine
+        .delete_item(DeleteItemInput { table_name: table.into(), key: key("d"), options: WriteOptions::default() }, T0)
+        .unwrap();
+}
+
 /// Bytes the partitions of `table`'s GSI `by_g` hold in its capacity model.
 fn gsi_partition_bytes(engine: &Engine, table: &str) -> Vec<u64> {
     let reports = engine.capacity_reports(T0).into_iter();
@@ -600,15 +612,9 @@ fn a_gsi_partitions_hold_its_entries_bytes_and_get_them_back_when_the_storage_is
     let engine = Engine::open(EngineConfig::local(), storage.clone(), Millis(0)).unwrap();
     create_indexed(&engine, "t");
     assert_eq!(gsi_partition_bytes(&engine, "t"), vec![0; 4], "a new on-demand GSI: 4 empty partitions");
-    for (pk, g) in [("a", Some("x")), ("b", Some("x")), ("c", None), ("d", Some("y"))] {
-        put(&engine, "t", with_g(pk, g), WriteOptions::default()).unwrap();
-    }
-    // b moves from x to y, d leaves, and a's entry is rewritten in place
-    // with a longer attribute.
-    put(&engine, "t", with_g("b", Some("y")), WriteOptions::default()).unwrap();
-    engine
-        .delete_item(DeleteItemInput { table_name: "t".into(), key: key("d"), options: WriteOptions::default() }, T0)
-        .unwrap();
+    // a and b under x, c in no entry, d under y; then b moves to y and d
+    // leaves; then a's entry is rewritten in place with a longer attribute.
+    put_move_and_delete(&engine, "t");
     let mut a = with_g("a", Some("x"));
     a.insert("note".into(), AttributeValue::S("twelve bytes".into()));
     put(&engine, "t", a.clone(), WriteOptions::default()).unwrap();
@@ -627,14 +633,8 @@ fn index_entries_follow_every_write_and_are_rebuilt_when_the_storage_is_reopened
     let storage = Arc::new(MemStorage::new());
     let engine = Engine::open(EngineConfig::local(), storage.clone(), Millis(0)).unwrap();
     create_indexed(&engine, "t");
-    for (pk, g) in [("a", Some("x")), ("b", Some("x")), ("c", None), ("d", Some("y"))] {
-        put(&engine, "t", with_g(pk, g), WriteOptions::default()).unwrap();
-    }
-    // Moved, deleted, and a failed condition that changes nothing.
-    put(&engine, "t", with_g("b", Some("y")), WriteOptions::default()).unwrap();
-    engine
-        .delete_item(DeleteItemInput { table_name: "t".into(), key: key("d"), options: WriteOptions::default() }, T0)
-        .unwrap();
+    put_move_and_delete(&engine, "t");
+    // A failed condition that changes nothing.
     let refused = WriteOptions { condition: Some("attribute_not_exists(pk)".into()), ..WriteOptions::default() };
     assert!(matches!(
         put(&engine, "t", with_g("a", Some("z")), refused),
