@@ -137,6 +137,10 @@ pub struct SimLoad {
     pub resent_per_second: Vec<u64>,
     /// Requests refused whole with a throttling error.
     pub throttled_requests: u64,
+    /// Requests refused whole or answered with items unprocessed, in each
+    /// second of the load, as the loader counted them (what DynamoDB's
+    /// ThrottledRequests metric counts).
+    pub throttled_per_second: Vec<u64>,
     /// The table's consumption per second, from the capacity model.
     pub timeline: Vec<Second>,
     /// The table's splits from the start of the load, oldest first.
@@ -286,6 +290,7 @@ fn run_simulation(
     tuning: dynaburst_loader::Tuning,
     rejects: std::path::PathBuf,
     limit_ms: u64,
+    round_trip_ms: u64,
 ) -> Result<dynaburst_simulate::Simulation, String> {
     dynaburst_simulate::simulate_limited(
         Arc::clone(engine),
@@ -293,7 +298,7 @@ fn run_simulation(
             input,
             design,
             tuning,
-            round_trip: std::time::Duration::from_millis(ROUND_TRIP_MS),
+            round_trip: std::time::Duration::from_millis(round_trip_ms),
             table_age: std::time::Duration::from_millis(START_MS),
             rejects,
             prices: dynaburst_loader::Prices::list(),
@@ -319,6 +324,20 @@ pub fn load(
     concurrency: dynaburst_loader::Concurrency,
     order: dynaburst_loader::Order,
     limit_ms: u64,
+) -> Result<SimLoad, String> {
+    load_with_round_trip(engine, table, items, concurrency, order, limit_ms, ROUND_TRIP_MS)
+}
+
+/// [`load`], each request taking `round_trip_ms` instead of
+/// [`ROUND_TRIP_MS`].
+pub fn load_with_round_trip(
+    engine: &Arc<Engine>,
+    table: &str,
+    items: &[Item],
+    concurrency: dynaburst_loader::Concurrency,
+    order: dynaburst_loader::Order,
+    limit_ms: u64,
+    round_trip_ms: u64,
 ) -> Result<SimLoad, String> {
     let dir = std::env::temp_dir().join(format!("dynaburst-bench-sim-{}", std::process::id()));
     let design = dynaburst_simulate::design_of(engine, table).ok_or_else(|| format!("no table {table}"))?;
@@ -348,7 +367,8 @@ pub fn load(
     // may be called from async code (a scenario) as well as from tests.
     let sim = std::thread::scope(|s| {
         s.spawn(|| {
-            run_simulation(engine, spec, design, tuning, dir.join(format!(".sim-{table}.rejects.jsonl")), limit_ms)
+            let rejects = dir.join(format!(".sim-{table}.rejects.jsonl"));
+            run_simulation(engine, spec, design, tuning, rejects, limit_ms, round_trip_ms)
         })
         .join()
         .unwrap_or_else(|_| Err("the simulation panicked".to_string()))
@@ -363,9 +383,20 @@ pub fn load(
         resent: sim.report.items_resent,
         resent_per_second: sim.seconds.iter().map(|s| s.unprocessed_items + s.throttled_items).collect(),
         throttled_requests: sim.seconds.iter().map(|s| s.throttled_requests).sum(),
+        throttled_per_second: per_second(&sim.loader_timeline),
         timeline: timeline(engine, table, START_MS + elapsed_ms + 1000),
         splits: table_splits(engine, table, START_MS, START_MS + elapsed_ms + 1000),
     })
+}
+
+/// Requests refused or partly unprocessed in each second of the loader's
+/// timeline (seconds without a row count none).
+fn per_second(rows: &[dynaburst_loader::SecondRow]) -> Vec<u64> {
+    let mut out = vec![0; rows.iter().map(|r| r.second as usize + 1).max().unwrap_or(0)];
+    for r in rows {
+        out[r.second as usize] += r.throttled_requests + r.partial_requests;
+    }
+    out
 }
 
 /// The seed of a modelled load's interleaving and retry jitter.

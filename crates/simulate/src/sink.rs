@@ -166,7 +166,12 @@ impl<C: Clock> Sink for EngineSink<C> {
                         })
                         .collect();
                     let unprocessed = positions(items, &back);
+                    // The table's units for its per-second row; the answer
+                    // carries what DynamoDB's CapacityUnits says, the
+                    // table's and every index's (as `dynaburst load` sees
+                    // them from a real endpoint).
                     let units: f64 = out.consumed.iter().map(|c| c.write_units).sum();
+                    let answered: f64 = out.consumed.iter().map(|c| c.total_write()).sum();
                     let mut refused = vec![false; items.len()];
                     for &i in &unprocessed {
                         refused[i] = true;
@@ -186,7 +191,7 @@ impl<C: Clock> Sink for EngineSink<C> {
                     row.throttled_units += throttled_units;
                     row.items_written += (items.len() - unprocessed.len()) as u64;
                     row.unprocessed_items += unprocessed.len() as u64;
-                    Outcome::Written { unprocessed, rejected: Vec::new(), units }
+                    Outcome::Written { unprocessed, rejected: Vec::new(), units: answered }
                 }
                 Err(EngineError::Throttled { provisioned, .. }) => {
                     let mut throttled_units = 0.0;

@@ -633,9 +633,20 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
                 if let Some(pacer) = self.pacer.as_mut() {
                     // Paced: the rate answers throttling; concurrency only
                     // has to carry the rate. A throttle of one hot key is
-                    // that key's pacer's, not the table's.
-                    if units > 0.0 {
-                        pacer.on_written(now, units);
+                    // that key's pacer's, not the table's. The rate is in
+                    // the units the records are paced by (their own write
+                    // units), not the answer's consumed capacity, which
+                    // also counts every index's units: a table with a GSI
+                    // would otherwise seem to take twice what it does.
+                    let paced_units: f64 = job
+                        .items
+                        .iter()
+                        .zip(&fates)
+                        .filter(|(_, f)| matches!(f, Fate::Written))
+                        .map(|(p, _)| p.units)
+                        .sum();
+                    if paced_units > 0.0 {
+                        pacer.on_written(now, paced_units);
                     }
                     if unprocessed > 0 {
                         let sent = now.checked_sub(latency).unwrap_or(now);
