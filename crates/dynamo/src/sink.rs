@@ -23,7 +23,7 @@ use aws_sdk_dynamodb::Client;
 use dynaburst_model::ScalarType;
 
 use dynaburst_input::Record;
-use dynaburst_model::{write_units, MAX_ITEM_BYTES};
+use dynaburst_model::{write_units, KeyValue, MAX_ITEM_BYTES};
 
 use dynaburst_loader::{key_hashes, KeyId, Limits, Outcome, Sink, SinkItem};
 
@@ -177,7 +177,13 @@ pub fn prepare(rec: &Record, schema: &KeySchema) -> Result<SinkItem<DynamoItem>,
     let (partition, slot) = key_hashes(&key);
     let mut json = Vec::with_capacity(size + size / 4 + 64);
     dynaburst_ddbjson::write_item(&mut json, item);
-    Ok(SinkItem { partition, slot, units: write_units(size), bytes: size, item: DynamoItem { key, json } })
+    let held = json.capacity() + key_heap_bytes(&key);
+    Ok(SinkItem { partition, slot, units: write_units(size), bytes: size, held, item: DynamoItem { key, json } })
+}
+
+/// The heap bytes of a record's key (its values' text or bytes).
+fn key_heap_bytes((pk, sk): &KeyId) -> usize {
+    [Some(pk), sk.as_ref()].into_iter().flatten().map(KeyValue::heap_bytes).sum()
 }
 
 /// The request body of one write, built from the items' encoded JSON
@@ -660,5 +666,27 @@ pub async fn create_table(
             return Err(DynamoError::NotActive { table: table.to_string(), waited_s: CREATE_TABLE_WAIT.as_secs() });
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dynaburst_model::{AttributeValue, Item, Number};
+
+    #[test]
+    fn a_prepared_item_is_held_at_its_encoded_text_and_key_not_its_dynamodb_size() {
+        let schema = KeySchema::parse("id:S,n:N").unwrap();
+        let mut item = Item::new();
+        item.insert("id".into(), AttributeValue::S("person-0001".into()));
+        item.insert("n".into(), AttributeValue::N(Number::from_i64(12345)));
+        item.insert("bio".into(), AttributeValue::S("\u{e9}\"\n".repeat(100)));
+        let rec = Record { line: 1, offset: 0, end: 10, raw: String::new(), item: Ok(item) };
+        let p = prepare(&rec, &schema).unwrap();
+        // The key's text (11 bytes) and digits (5), and the encoded
+        // item's buffer (escapes make it larger than the item's size).
+        assert_eq!(p.held, p.item.json.capacity() + 11 + 5);
+        assert!(p.item.json.len() > p.bytes, "{} vs {}", p.item.json.len(), p.bytes);
+        assert!(p.held > p.bytes + 16, "{} vs {}", p.held, p.bytes);
     }
 }

@@ -145,6 +145,7 @@ fn convert(rec: &Record) -> Result<SinkItem<TestItem>, String> {
         slot: u128::from(rec.line),
         units: 1.0,
         bytes: rec.raw.len(),
+        held: 0,
         item: TestItem { line: rec.line, partition },
     })
 }
@@ -810,7 +811,7 @@ async fn runs_too_long_to_hold_all_are_spread_as_far_as_the_memory_bound_reads_a
     let input = sorted_octets_input(&dir, 400, 280);
     let session = session(&dir, &input);
     let sink = Arc::new(TableSink::new(4, 1000.0, 4000.0, Duration::from_millis(15)));
-    let large = |rec: &Record| convert(rec).map(|item| SinkItem { bytes: RECORD_BYTES, ..item });
+    let large = |rec: &Record| convert(rec).map(|item| SinkItem { bytes: RECORD_BYTES, held: RECORD_BYTES, ..item });
     let (progress, mut seen) = watch::channel(Snapshot::default());
     let (_stop_tx, stop) = watch::channel(false);
     let tuning = tuning(Order::AsIs);

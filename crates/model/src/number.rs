@@ -54,6 +54,11 @@ pub struct Number {
 }
 
 impl Number {
+    /// Bytes this number holds on the heap (its digits).
+    pub fn heap_bytes(&self) -> usize {
+        self.digits.len()
+    }
+
     /// Zero.
     pub fn zero() -> Number {
         Number { negative: false, digits: Box::new([]), exp: 0 }

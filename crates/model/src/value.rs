@@ -202,6 +202,15 @@ impl KeyValue {
         }
     }
 
+    /// Bytes this value holds on the heap (its text, digits or bytes).
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            KeyValue::S(s) => s.capacity(),
+            KeyValue::N(n) => n.heap_bytes(),
+            KeyValue::B(b) => b.capacity(),
+        }
+    }
+
     /// Back to an attribute value.
     pub fn to_attribute(&self) -> AttributeValue {
         match self {

@@ -188,7 +188,22 @@ impl Preparer {
         let raw = convert::to_raw_document(&doc).map_err(PrepareError::Document)?;
         let hash = convert::identity_hash(&id);
         let bytes = raw.as_bytes().len();
-        Ok(SinkItem { partition: hash, slot: hash, units: 0.0, bytes, item: MongoItem { doc: raw, id } })
+        // The document's bytes, and the id's (an _id of its own, or a
+        // copy of the field's value).
+        let held = bytes + id_heap_bytes(&id);
+        Ok(SinkItem { partition: hash, slot: hash, units: 0.0, bytes, held, item: MongoItem { doc: raw, id } })
+    }
+}
+
+/// Heap bytes an identifying value holds (text, bytes, or a document's
+/// or array's values, by their approximate size).
+fn id_heap_bytes(id: &Bson) -> usize {
+    match id {
+        Bson::String(s) => s.capacity(),
+        Bson::Binary(b) => b.bytes.capacity(),
+        Bson::Document(d) => d.iter().map(|(k, v)| k.capacity() + std::mem::size_of::<Bson>() + id_heap_bytes(v)).sum(),
+        Bson::Array(a) => a.iter().map(|v| std::mem::size_of::<Bson>() + id_heap_bytes(v)).sum(),
+        _ => 0,
     }
 }
 

@@ -46,6 +46,10 @@ pub const DEFAULT_ROUND_TRIP: Duration = Duration::from_millis(10);
 /// How long a table has existed when a simulated load starts, by default:
 /// one second, a table created just before the load.
 pub const DEFAULT_TABLE_AGE: Duration = Duration::from_secs(1);
+/// What each attribute of an item held by a simulated load costs beyond
+/// its name's and value's bytes: the map's entry (name and value, 24 + 32
+/// bytes on 64-bit) and the allocator's rounding, about 16 bytes.
+const HELD_BYTES_PER_ATTRIBUTE: usize = 72;
 /// Hottest partition keys a report lists.
 pub const HOT_KEYS_LISTED: usize = 10;
 /// A simulation gives up after this much virtual time (a load that would
@@ -262,7 +266,10 @@ fn prepare(
         return Err(format!("the item is {size} bytes, over DynamoDB's {MAX_ITEM_BYTES}-byte item limit"));
     }
     let (partition, slot) = key_hashes(&(pk, sk));
-    Ok(SinkItem { partition, slot, units: write_units(size), bytes: size, item: item.clone() })
+    // The item is held as the model's map: its DynamoDB size (names and
+    // values) and, per attribute, the map's entry and the value's enum.
+    let held = size + item.len() * HELD_BYTES_PER_ATTRIBUTE;
+    Ok(SinkItem { partition, slot, units: write_units(size), bytes: size, held, item: item.clone() })
 }
 
 /// The billing mode in words.

@@ -469,7 +469,7 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
                 return;
             }
         };
-        let held = rec.raw.len() + item.bytes + record_overhead::<S::Item>();
+        let held = rec.raw.capacity() + item.held + record_overhead::<S::Item>();
         self.outstanding.insert(seq, (rec.offset, rec.line, held));
         self.held_bytes += held;
         // Long runs of one partition key put all the writes on one
