@@ -74,7 +74,7 @@
 mod codec;
 mod wal;
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt;
 use std::fs::File;
 use std::ops::{Bound, ControlFlow};
@@ -1778,6 +1778,26 @@ impl Storage for DiskStorage {
             out.push((k.value().2, entries, bytes));
         }
         Ok(Some(out))
+    }
+
+    /// The index tables of the table's storage id in the file, and the
+    /// indexes its overlay holds entries of.
+    fn stored_index_names(&self, name: &str) -> Result<Vec<String>, StoreError> {
+        let (id, pending) = {
+            let catalog = self.shared.catalog.lock();
+            let Some(e) = catalog.get(name) else { return Err(StoreError::NoSuchTable(name.to_string())) };
+            let pending: Vec<String> = e.overlay.index_writes.read().keys().cloned().collect();
+            (e.id, pending)
+        };
+        let prefix = index_table_prefix(id);
+        let tx = self.shared.db.begin_read().map_err(read_failed)?;
+        let mut names: BTreeSet<String> = pending.into_iter().collect();
+        for t in tx.list_tables().map_err(read_failed)? {
+            if let Some(index) = t.name().strip_prefix(&prefix) {
+                names.insert(index.to_string());
+            }
+        }
+        Ok(names.into_iter().collect())
     }
 
     /// Queues the drop, forgets the index's overlay, and waits until the

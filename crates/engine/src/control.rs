@@ -557,8 +557,9 @@ impl Engine {
         let settings = table.settings.lock().clone();
         self.storage.save_table_meta(&table.meta_with(settings, defs))?;
         // A deleted index's stored entries go once the catalog no longer
-        // names it (a crash between leaves entries no index reads, which a
-        // later index of the same name clears before its backfill).
+        // names it (a crash between leaves entries no index reads, which
+        // the next start-up drops, as it drops those of a backfill a crash
+        // cut short).
         for name in deleted {
             self.storage.drop_index(&table.name, &name)?;
         }

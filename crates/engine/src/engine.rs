@@ -66,6 +66,11 @@ pub struct EngineConfig {
     /// Largest item collection (a partition key's items and LSI entries) of
     /// a table with local secondary indexes ([`ITEM_COLLECTION_LIMIT_BYTES`]).
     pub item_collection_limit_bytes: u64,
+    /// Item-collection sizes a table whose items live in storage (not in
+    /// memory) keeps in memory at most ([`ITEM_COLLECTION_CACHE`]): past
+    /// it, sizes not just written are dropped, and measured again from
+    /// the storage when a write next touches them.
+    pub item_collection_cache: usize,
     /// The budget of the bytes in-memory tables may hold, shared by every
     /// engine (region) of a server; None holds without a bound.
     pub memory: Option<Arc<MemoryBudget>>,
@@ -145,6 +150,9 @@ impl MemoryBudget {
 
 /// DynamoDB's item-collection limit: 10 GB (S61).
 pub const ITEM_COLLECTION_LIMIT_BYTES: u64 = 10 * 1024 * 1024 * 1024;
+/// Item-collection sizes kept in memory for each durable table with LSIs
+/// (about 80 bytes each: 5 MiB a table).
+pub const ITEM_COLLECTION_CACHE: usize = 65_536;
 
 impl EngineConfig {
     /// us-east-1, account 000000000000 (as DynamoDB Local), and the capacity
@@ -155,6 +163,7 @@ impl EngineConfig {
             account_id: "000000000000".to_string(),
             capacity: Some(CapacitySettings::dynamodb()),
             item_collection_limit_bytes: ITEM_COLLECTION_LIMIT_BYTES,
+            item_collection_cache: ITEM_COLLECTION_CACHE,
             memory: None,
         }
     }
@@ -209,6 +218,14 @@ impl Engine {
         }
         for meta in metas {
             let store = storage.open_table(&meta.name)?;
+            // Entries of an index the catalog does not name: a GSI whose
+            // backfill a crash cut short (UpdateTable records the index
+            // only once its entries are written). They go now.
+            for stale in storage.stored_index_names(&meta.name)? {
+                if !meta.indexes.iter().any(|d| d.name == stale) {
+                    storage.drop_index(&meta.name, &stale)?;
+                }
+            }
             // Count the items unless the storage keeps the counts. A store
             // that keeps index entries keeps their counts too, so start-up
             // reads neither items nor entries; otherwise the entries are
@@ -301,6 +318,7 @@ impl Engine {
     pub(crate) fn commit_limits(&self) -> crate::write::CommitLimits<'_> {
         crate::write::CommitLimits {
             item_collection_bytes: self.config.item_collection_limit_bytes,
+            item_collection_cache: self.config.item_collection_cache,
             memory: self.config.memory.as_deref(),
         }
     }

@@ -376,6 +376,11 @@ pub trait Storage: Send + Sync {
     fn index_sizes(&self, _name: &str, _index: &str) -> Result<Option<Vec<IndexRange>>, StoreError> {
         Ok(None)
     }
+    /// The names of the indexes of table `name` whose entries the backend
+    /// stores (empty for a backend that stores none).
+    fn stored_index_names(&self, _name: &str) -> Result<Vec<String>, StoreError> {
+        Ok(Vec::new())
+    }
     /// Forgets every stored entry of index `index` of table `name` (an
     /// index deleted by UpdateTable, or the leftovers of one whose creation
     /// did not finish); a no-op for a backend that stores none. When it

@@ -221,9 +221,11 @@ pub struct TableData {
     /// Bytes of each item collection (a partition key's items and their LSI
     /// entries), kept only for tables with local secondary indexes.
     pub collections: std::collections::HashMap<KeyValue, u64>,
-    /// True when `collections` holds only the item collections written
-    /// since start-up (a table opened without walking its items): a write
-    /// to another one measures it first ([`TableData::measure_collection`]).
+    /// True when `collections` holds only some item collections (a table
+    /// opened without walking its items, or one whose items live in
+    /// storage, which keeps at most `EngineConfig::item_collection_cache`
+    /// of them): a write to another one measures it first
+    /// ([`TableData::measure_collection`]).
     pub collections_unmeasured: bool,
     /// Where the time-to-live sweep goes on from (the last key it looked at).
     pub ttl_cursor: Option<StoreKey>,
@@ -244,13 +246,16 @@ impl TableData {
         now: Millis,
     ) -> TableData {
         let indexes = defs.iter().map(|d| IndexData::new(d.clone(), index_capacity(d, capacity, now))).collect();
+        // Items in storage: their collections' sizes are measured from it
+        // when written (memory does not grow with the collections).
+        let measured_when_written = !store.holds_items_in_memory() && defs.iter().any(|d| d.kind == IndexKind::Local);
         TableData {
             store,
             size_bytes,
             item_count,
             indexes,
             collections: Default::default(),
-            collections_unmeasured: false,
+            collections_unmeasured: measured_when_written,
             ttl_cursor: None,
             streams: Vec::new(),
         }

@@ -520,6 +520,12 @@ pub(crate) fn commit(
             None => collections.push((s.slot, key, total)),
         }
     }
+    for (slot, d) in data.iter_mut().enumerate() {
+        if d.collections_unmeasured && d.collections.len() > limits.item_collection_cache {
+            let written: Vec<&KeyValue> = collections.iter().filter(|c| c.0 == slot).map(|c| &c.1).collect();
+            forget_collections(&mut d.collections, &written, limits.item_collection_cache);
+        }
+    }
     // Change records, one per item-level change, in commit order.
     if data.iter().any(|d| d.streams.last().is_some_and(|l| l.closed_at.is_none())) {
         for (s, old_item) in sizes.iter().zip(&replaced) {
@@ -579,10 +585,27 @@ fn unnote(tables: &[&Table], sizes: &[Sizes], now: Millis) {
     }
 }
 
+/// Drops item-collection sizes from `sizes` (which holds more than `most`)
+/// down to half of `most`, keeping those of `keep`; each is measured
+/// again from the storage (a read of its partition's items) when a write
+/// next touches its collection. Dropping half at once keeps the work of
+/// dropping constant per write on average; which go is the map's order,
+/// not recency. A refused commit drops none: its measured sizes (at most
+/// one request's keys) stay until the next commit that succeeds.
+fn forget_collections(sizes: &mut std::collections::HashMap<KeyValue, u64>, keep: &[&KeyValue], most: usize) {
+    let excess = sizes.len().saturating_sub(most / 2);
+    let dropped: Vec<KeyValue> = sizes.keys().filter(|k| !keep.contains(k)).take(excess).cloned().collect();
+    for k in dropped {
+        sizes.remove(&k);
+    }
+}
+
 /// The limits a commit enforces.
 pub(crate) struct CommitLimits<'a> {
     /// Largest item collection of a table with LSIs.
     pub(crate) item_collection_bytes: u64,
+    /// Item-collection sizes a table that can measure them again keeps.
+    pub(crate) item_collection_cache: usize,
     /// The in-memory tables' budget, when bounded.
     pub(crate) memory: Option<&'a MemoryBudget>,
 }

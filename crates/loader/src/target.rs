@@ -48,12 +48,12 @@ pub struct SinkItem<I> {
     pub slot: u128,
     /// Capacity units the write will consume (0 where there are none).
     pub units: f64,
-    /// Bytes the item takes in a request (for request-size limits and the
-    /// bound on requests in flight).
+    /// Bytes the item takes in a request (for request-size limits).
     pub bytes: usize,
     /// Bytes of memory the item takes in the sink's form while the load
     /// holds it (its heap allocations: encoded text, key, document),
-    /// counted with the record's text against the bound on memory held.
+    /// counted with the record's text against the bound on memory held
+    /// (and on the requests in flight, which hold their records).
     pub held: usize,
     /// The item in the sink's own form.
     pub item: I,

@@ -482,7 +482,7 @@ async fn memory_bounds_requests_in_flight_when_items_are_large() {
     let input = sorted_input(&dir, 50, 20);
     let session = session(&dir, &input);
     let sink = Arc::new(CapacitySink::new(1e12, Duration::from_millis(50), usize::MAX));
-    let large = |rec: &Record| convert(rec).map(|item| SinkItem { bytes: 1 << 20, ..item });
+    let large = |rec: &Record| convert(rec).map(|item| SinkItem { bytes: 1 << 20, held: 1 << 20, ..item });
     let out = run_on(sink.clone(), &session, &tuning(Order::AsIs), large).await;
     assert_eq!((out.ending, out.stats.written), (Ending::Complete, 1000));
     let peak = sink.peak_in_flight.load(Ordering::Relaxed);

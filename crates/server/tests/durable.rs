@@ -642,6 +642,9 @@ impl Storage for Counting {
     ) -> Result<Option<Vec<dynaburst_engine::store::IndexRange>>, StoreError> {
         self.disk.index_sizes(name, index)
     }
+    fn stored_index_names(&self, name: &str) -> Result<Vec<String>, StoreError> {
+        self.disk.stored_index_names(name)
+    }
     fn drop_index(&self, name: &str, index: &str) -> Result<(), StoreError> {
         self.disk.drop_index(name, index)
     }
@@ -802,6 +805,97 @@ async fn a_deleted_table_leaves_no_index_table() {
     )
     .await;
     assert_eq!((status, &body["Count"]), (StatusCode::OK, &json!(10)), "{body}");
+    disk.close();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn item_collection_sizes_held_in_memory_are_bounded_and_measured_again_when_dropped() {
+    let dir = fresh_dir("collection-cache");
+    // Two sizes held at most, collections of 2,000 bytes at most.
+    let config = EngineConfig { item_collection_limit_bytes: 2_000, item_collection_cache: 2, ..EngineConfig::local() };
+    let (server, disk) = open_with(&dir, config);
+    create_indexed(&server, "tbl").await;
+    let held = || server.engine().get_table("tbl").expect("the table").data.read().collections.len();
+    let put = |p: &str, s: u32, pad: usize| {
+        json!({"TableName": "tbl", "Item": {"p": {"S": p}, "s": {"N": s.to_string()}, "pad": {"S": "x".repeat(pad)}},
+            "ReturnItemCollectionMetrics": "SIZE"})
+    };
+    // Collection a: three items of 507 and 508 bytes (p 2, s 1 or 2, pad
+    // 503): 1,523.
+    for s in 0..3 {
+        let (status, body) = call(&server, "PutItem", put("a", s, 500)).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["ItemCollectionMetrics"]["ItemCollectionKey"], json!({"p": {"S": "a"}}), "{body}");
+    }
+    // Writes into four other collections push a's size out of memory.
+    let others = |round: u32| {
+        let server = &server;
+        async move {
+            for p in ["b", "c", "d", "e"] {
+                let (status, body) = call(server, "PutItem", put(p, round, 10)).await;
+                assert_eq!(status, StatusCode::OK, "{body}");
+            }
+        }
+    };
+    others(0).await;
+    assert!(held() <= 2, "{} sizes held", held());
+    let a_held = |server: &Server| {
+        let t = server.engine().get_table("tbl").expect("the table");
+        let d = t.data.read();
+        d.collections.keys().any(|k| *k == dynaburst_model::KeyValue::S("a".into()))
+    };
+    assert!(!a_held(&server), "a's size was dropped");
+    // Measured again from the file: 1,523 + 358 fits in 2,000...
+    let (status, body) = call(&server, "PutItem", put("a", 3, 350)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    others(1).await;
+    assert!(!a_held(&server), "a's size was dropped again");
+    // ...and 1,881 + 308 does not.
+    let (status, body) = call(&server, "PutItem", put("a", 4, 300)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["__type"], json!("com.amazonaws.dynamodb.v20120810#ItemCollectionSizeLimitExceededException"));
+    // A smaller one still fits (1,881 + 108).
+    let (status, body) = call(&server, "PutItem", put("a", 4, 100)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(held() <= 2, "{} sizes held", held());
+    disk.close();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn start_up_drops_the_entries_of_an_index_the_catalog_does_not_name() {
+    use dynaburst_engine::store::Storage;
+    let dir = fresh_dir("orphan-index");
+    let (before, without_gsi) = {
+        let (server, disk) = open(&dir);
+        create_indexed(&server, "tbl").await;
+        fill_indexed(&server, "tbl").await;
+        disk.wait_applied().expect("applied");
+        assert_eq!(disk.stored_indexes().expect("index tables").len(), 2, "byG and byL");
+        // What a crash in the middle of a GSI's backfill leaves: entries
+        // in the file, an index the catalog does not name.
+        let mut meta = disk.list_tables().expect("catalog").into_iter().find(|m| m.name == "tbl").expect("tbl");
+        meta.indexes.retain(|d| d.name != "byG");
+        disk.save_table_meta(&meta).expect("save the catalog");
+        let query = json!({"TableName": "tbl", "IndexName": "byL", "KeyConditionExpression": "p = :p",
+            "ExpressionAttributeValues": {":p": {"S": "p0"}}});
+        let (_, before) = call(&server, "Query", query.clone()).await;
+        disk.wait_applied().expect("applied");
+        disk.close();
+        (before, query)
+    };
+    let (server, disk) = open(&dir);
+    disk.wait_applied().expect("applied");
+    let stored = disk.stored_indexes().expect("index tables");
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert!(stored[0].ends_with("/byL"), "{stored:?}");
+    assert_eq!(disk.stored_index_names("tbl").expect("names"), vec!["byL".to_string()]);
+    // The LSI the catalog names is untouched.
+    let (status, after) = call(&server, "Query", without_gsi).await;
+    assert_eq!(status, StatusCode::OK, "{after}");
+    assert_eq!(after, before);
+    assert_eq!(after["Count"], json!(10), "{after}");
     disk.close();
     let _ = std::fs::remove_dir_all(&dir);
 }

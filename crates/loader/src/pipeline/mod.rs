@@ -283,6 +283,10 @@ struct Pending<I> {
     slot: u128,
     units: f64,
     bytes: usize,
+    /// Bytes of memory the record holds (its text, its item in the sink's
+    /// form, the pipeline's bookkeeping), as counted against
+    /// `MAX_HELD_BYTES`.
+    held: usize,
     item: I,
 }
 
@@ -495,6 +499,7 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
             slot: item.slot,
             units: item.units,
             bytes: item.bytes,
+            held,
             item: item.item,
         };
         self.orderer.push(item.partition, item.slot, pending);
@@ -595,8 +600,9 @@ impl<S: Sink, C: Clock> Pipeline<S, C> {
         let second = self.second(now);
         self.stats.requests += 1;
         self.stats.record_latency(self.sink.request_name(), latency);
-        let (units, bytes) = job.items.iter().fold((0.0, 0), |(u, b), p| (u + p.units, b + p.bytes));
-        self.sizing.answered(latency, units, bytes);
+        // Requests in flight are bounded by the memory their records hold.
+        let (units, held) = job.items.iter().fold((0.0, 0), |(u, b), p| (u + p.units, b + p.held));
+        self.sizing.answered(latency, units, held);
         self.controller.set_max(self.sizing.bound(self.limits.capacity_units_per_s, self.limits.max_concurrency));
         let facts = JobFacts {
             items: job.items.len(),

@@ -42,7 +42,8 @@ pub struct Sizing {
 }
 
 impl Sizing {
-    /// One answered request: its latency, the units and bytes it carried.
+    /// One answered request: its latency, the units it carried and the bytes
+    /// of memory its records hold.
     pub fn answered(&mut self, latency: Duration, units: f64, bytes: usize) {
         let (l, u, b) = (latency.as_secs_f64(), units, bytes as f64);
         if self.answers == 0 {
