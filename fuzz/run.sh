@@ -4,6 +4,8 @@
 #   fuzz/run.sh TARGET SECONDS   fuzz one target for SECONDS
 #   fuzz/run.sh all SECONDS      fuzz every target for SECONDS each, in turn
 #   fuzz/run.sh TARGET -E EXECS  fuzz one target for about EXECS executions
+#   fuzz/run.sh build            only install and build (cargo-afl, AFL++,
+#                                every target), fuzz nothing
 #
 # Targets: wire expr number input partiql mongo (see fuzz/README.md).
 # Installs cargo-afl when missing and builds AFL++ once for this rustc.
@@ -18,15 +20,23 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 OUT="${FUZZ_OUT:-$HERE/out}"
 
 usage() {
-    echo "usage: fuzz/run.sh TARGET|all SECONDS  or  fuzz/run.sh TARGET -E EXECS" >&2
+    echo "usage: fuzz/run.sh TARGET|all SECONDS  or  fuzz/run.sh TARGET -E EXECS  or  fuzz/run.sh build" >&2
     echo "targets: ${TARGETS[*]}" >&2
     exit 2
 }
 
-[ $# -ge 2 ] || usage
+[ $# -ge 1 ] || usage
 target="$1"
 shift
-if [ "$1" = "-E" ]; then
+build_only=0
+if [ "$target" = build ]; then
+    [ $# -eq 0 ] || usage
+    build_only=1
+    target=all
+    limit=()
+elif [ $# -lt 1 ]; then
+    usage
+elif [ "$1" = "-E" ]; then
     [ $# -eq 2 ] || usage
     limit=(-E "$2")
 else
@@ -69,6 +79,7 @@ if [ "${FUZZ_BUILD:-1}" != 0 ]; then
         cargo afl build --release --locked -p "$p"
     done
 fi
+[ "$build_only" = 0 ] || exit 0
 
 # No terminal UI, no CPU binding (the cores are shared), resume a previous
 # run's queue, and no fuss about a core_pattern we may not change.
