@@ -57,7 +57,13 @@
 //! write from the overlay once the file holds it, so reads see every
 //! acknowledged write. The overlays are bounded ([`MAX_OVERLAY_BYTES`] of
 //! encoded writes): a commit that finds them full waits for the applier.
-//! Memory is the cache, the overlays and the queues, whatever the data:
+//! A point read of a key that the table's key filter (`filter.rs`) says
+//! was never written answers at once, without the file: the filter holds
+//! every item key written since the table held no item anywhere (created
+//! by this process, or empty at start-up), so a bulk load into a new table
+//! reads nothing for the items its writes replace.
+//! Memory is the cache, the overlays, the queues and the key filters (at
+//! most [`KEY_FILTER_BYTES`]), whatever the data:
 //! start-up reads the catalog and the stored counts, no item and no index
 //! entry.
 //!
@@ -72,6 +78,7 @@
 //! A lock on `DIR/LOCK` keeps a second server off the same directory.
 
 mod codec;
+mod filter;
 mod wal;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
@@ -134,6 +141,11 @@ pub const IDLE_DURABLE_WAIT: std::time::Duration = std::time::Duration::from_mil
 /// the overlays hold (committed, not yet in the file); a commit that would
 /// pass it waits for the applier.
 pub const MAX_OVERLAY_BYTES: usize = 64 * 1024 * 1024;
+
+/// Bytes all tables' key filters (`filter.rs`) may take together: about
+/// 22 million keys at 1.5 bytes each. A table whose filter would go over
+/// loses it (its reads go to the file), and the bytes come back.
+pub const KEY_FILTER_BYTES: usize = 32 * 1024 * 1024;
 
 const CATALOG: TableDefinition<&str, &[u8]> = TableDefinition::new("catalog");
 /// The file's own state: the last batch it holds ([`APPLIED_SEQ`]).
@@ -271,6 +283,9 @@ pub struct DiskOptions {
     /// Most encoded bytes of writes the overlays hold before commits wait
     /// for the applier.
     pub overlay_bytes: usize,
+    /// Most bytes the tables' key filters take together
+    /// ([`KEY_FILTER_BYTES`]).
+    pub key_filter_bytes: usize,
 }
 
 impl Default for DiskOptions {
@@ -279,6 +294,7 @@ impl Default for DiskOptions {
             cache_bytes: DEFAULT_CACHE_BYTES,
             wal_rotate_bytes: wal::WAL_ROTATE_BYTES,
             overlay_bytes: MAX_OVERLAY_BYTES,
+            key_filter_bytes: KEY_FILTER_BYTES,
         }
     }
 }
@@ -377,6 +393,19 @@ struct Overlay {
     /// removes anything from `writes`, so a reader that misses a write in
     /// `writes` never finds it missing from the snapshot too).
     snapshot: Mutex<Option<redb::ReadOnlyTable<ItemKey, &'static [u8]>>>,
+    /// Every item key written to the table since neither the file nor the
+    /// overlay held any of its items (a table created by this process, or
+    /// empty at start-up): a key it does not hold is in neither, and is not
+    /// looked for in the file. `None`: the table held items at start-up,
+    /// or its filter went over [`KEY_FILTER_BYTES`].
+    filter: RwLock<Option<filter::KeyFilter>>,
+}
+
+impl Overlay {
+    /// An overlay whose table holds no item anywhere yet.
+    fn empty_table() -> Overlay {
+        Overlay { filter: RwLock::new(Some(filter::KeyFilter::default())), ..Overlay::default() }
+    }
 }
 
 /// A write on its way into an overlay: the table's overlay, key, stored
@@ -406,6 +435,13 @@ struct Shared {
     overlays: Mutex<HashMap<u64, Arc<Overlay>>>,
     /// Encoded bytes of every overlay's writes.
     overlay_bytes: AtomicUsize,
+    /// Bytes of every overlay's key filter, and their bound
+    /// ([`DiskOptions::key_filter_bytes`]).
+    filter_bytes: AtomicUsize,
+    filter_limit: usize,
+    /// Point reads of an item that went to the file (the overlay and the
+    /// key filter could not answer them).
+    file_reads: AtomicU64,
     /// Their bound ([`DiskOptions::overlay_bytes`]).
     overlay_limit: usize,
     next_id: AtomicU64,
@@ -619,6 +655,9 @@ impl DiskStorage {
             catalog: Mutex::new(catalog),
             overlays: Mutex::new(overlays),
             overlay_bytes: AtomicUsize::new(0),
+            filter_bytes: AtomicUsize::new(0),
+            filter_limit: options.key_filter_bytes,
+            file_reads: AtomicU64::new(0),
             overlay_limit: options.overlay_bytes,
             next_id: AtomicU64::new(next_id),
             queue: Mutex::new(Queue { next_seq: seq, ..Queue::default() }),
@@ -815,6 +854,33 @@ impl DiskStorage {
         }
     }
 
+    /// Adds an item key about to be written to its table's filter (before
+    /// the write reaches the overlay, so no read misses it), dropping the
+    /// filter when all filters would go over [`KEY_FILTER_BYTES`].
+    fn note_key(&self, overlay: &Overlay, key: &[u8]) {
+        let mut slot = overlay.filter.write();
+        let Some(f) = slot.as_mut() else { return };
+        let added = f.insert(key);
+        if added == 0 {
+            return;
+        }
+        let before = self.shared.filter_bytes.fetch_add(added, Ordering::SeqCst);
+        if before + added > self.shared.filter_limit {
+            self.shared.filter_bytes.fetch_sub(f.bytes(), Ordering::SeqCst);
+            *slot = None;
+        }
+    }
+
+    /// Bytes all key filters take.
+    pub fn key_filter_bytes(&self) -> usize {
+        self.shared.filter_bytes.load(Ordering::SeqCst)
+    }
+
+    /// Point reads of an item that went to the file so far.
+    pub fn file_reads(&self) -> u64 {
+        self.shared.file_reads.load(Ordering::Relaxed)
+    }
+
     fn check_healthy(&self) -> Result<(), StoreError> {
         if self.shared.poisoned.load(Ordering::SeqCst) {
             Err(self.shared.failed())
@@ -955,7 +1021,15 @@ fn load(db: &redb::Database) -> Result<(BTreeMap<String, Entry>, u64), LoadError
             return Err(StoreError::Corrupt { what: "catalog" }.into());
         }
         next_id = next_id.max(id + 1);
-        tables.insert(meta.name.clone(), Entry { id, meta, overlay: Arc::default() });
+        // The replay is done: the file holds everything; a table without
+        // items in it holds none anywhere.
+        let empty = match tx.open_table(items_def(&items_table(id))) {
+            Ok(items) => items.is_empty().map_err(self::db)?,
+            Err(redb::TableError::TableDoesNotExist(_)) => true,
+            Err(e) => return Err(self::db(e)),
+        };
+        let overlay = if empty { Overlay::empty_table() } else { Overlay::default() };
+        tables.insert(meta.name.clone(), Entry { id, meta, overlay: Arc::new(overlay) });
     }
     Ok((tables, next_id))
 }
@@ -1510,6 +1584,11 @@ impl TableStore for DiskTable {
             return p.item();
         }
         let bytes = encode_key(key).ok_or(StoreError::Corrupt { what: "key" })?;
+        if self.overlay.filter.read().as_ref().is_some_and(|f| !f.may_hold(&bytes)) {
+            // Never written since the table held no item: not in the file.
+            return Ok(None);
+        }
+        self.shared.file_reads.fetch_add(1, Ordering::Relaxed);
         let read = |table: &redb::ReadOnlyTable<ItemKey, &'static [u8]>| match table
             .get(bytes.as_slice())
             .map_err(read_failed)?
@@ -1712,7 +1791,7 @@ impl Storage for DiskStorage {
         }
         let id = self.shared.next_id.fetch_add(1, Ordering::SeqCst);
         self.enqueue(vec![Record::Catalog { name: meta.name.clone(), value: encode_meta(id, meta) }])?;
-        let overlay = Arc::new(Overlay::default());
+        let overlay = Arc::new(Overlay::empty_table());
         self.shared.overlays.lock().insert(id, overlay.clone());
         catalog.insert(meta.name.clone(), Entry { id, meta: meta.clone(), overlay: overlay.clone() });
         Ok(Box::new(DiskTable { id, overlay, shared: self.shared.clone() }))
@@ -1825,6 +1904,9 @@ impl Storage for DiskStorage {
         self.enqueue(vec![Record::Drop { name: name.to_string(), id: entry.id }])?;
         // Its overlay's writes will never be read: give their room back.
         if let Some(overlay) = self.shared.overlays.lock().remove(&entry.id) {
+            if let Some(f) = overlay.filter.write().take() {
+                self.shared.filter_bytes.fetch_sub(f.bytes(), Ordering::SeqCst);
+            }
             let indexes = std::mem::take(&mut *overlay.index_writes.write());
             let freed: usize = std::mem::take(&mut *overlay.writes.write()).values().map(|p| p.bytes).sum::<usize>()
                 + indexes.values().flat_map(|m| m.values()).map(|p| p.bytes).sum::<usize>();
@@ -1868,6 +1950,10 @@ impl Storage for DiskStorage {
                 Some(w) => w.2.as_deref().map(|v| decode_stored(v).map(Arc::new)).transpose()?,
                 None => store.get(&m.key)?,
             });
+            // Into the filter after the read above, which it spares.
+            if let Record::Put { key, .. } = &record {
+                self.note_key(overlay, key);
+            }
             writes.push((overlay.clone(), m.key, value, record.bytes()));
             records.push(record);
         }
