@@ -1580,13 +1580,14 @@ impl DiskTable {
 
 impl TableStore for DiskTable {
     fn get(&self, key: &StoreKey) -> Result<Option<Arc<Item>>, StoreError> {
-        if let Some(p) = self.overlay.writes.read().get(key) {
-            return p.item();
-        }
         let bytes = encode_key(key).ok_or(StoreError::Corrupt { what: "key" })?;
         if self.overlay.filter.read().as_ref().is_some_and(|f| !f.may_hold(&bytes)) {
-            // Never written since the table held no item: not in the file.
+            // Never written since the table held no item: in neither the
+            // overlay (a key enters the filter before it) nor the file.
             return Ok(None);
+        }
+        if let Some(p) = self.overlay.writes.read().get(key) {
+            return p.item();
         }
         self.shared.file_reads.fetch_add(1, Ordering::Relaxed);
         let read = |table: &redb::ReadOnlyTable<ItemKey, &'static [u8]>| match table
