@@ -10,7 +10,15 @@
 //!   keeps its items in memory).
 //!
 //! Usage: storage-engine-bench ENGINE DIR [ITEMS]  (ENGINE: redb, fjall,
-//! sqlite). Prints one line of results. Keys are 16 bytes of partition hash,
+//! sqlite). Prints one line of results.
+//!
+//! `storage-engine-bench applier ENGINE DIR [ITEMS [TX]]` measures instead
+//! what `serve --data-dir`'s applier does: ITEMS (3,000,000) new items with
+//! random keys in unsynced transactions of TX (80,000) items, each sorted
+//! by key, each key looked up first (the request path reads the item a
+//! write replaces). One line per tenth of the load: items/s, then CPU
+//! microseconds per item of the whole process (an LSM tree's background
+//! flushes and compactions included), then those of the lookups alone. Keys are 16 bytes of partition hash,
 //! then the partition key, then the sort key, as dynaburst orders them.
 
 use std::time::Instant;
@@ -76,7 +84,15 @@ fn value(n: u64) -> Vec<u8> {
 trait Engine {
     /// Writes every (key, value) in one synced transaction.
     fn commit(&mut self, writes: &[(Vec<u8>, Vec<u8>)]);
+    /// Writes every (key, value) in one transaction that is not synced (the
+    /// server's applier: the log already made them durable).
+    fn apply(&mut self, writes: &[(Vec<u8>, Vec<u8>)]);
     fn get(&self, key: &[u8]) -> Option<usize>;
+    /// How many of `keys` are present (the server reads through a snapshot
+    /// it keeps, not a transaction a read).
+    fn present(&self, keys: &[(Vec<u8>, Vec<u8>)]) -> usize {
+        keys.iter().filter(|(k, _)| self.get(k).is_some()).count()
+    }
     /// Number of items in [lo, hi].
     fn range(&self, lo: &[u8], hi: &[u8]) -> usize;
     fn scan(&self) -> usize;
@@ -98,10 +114,26 @@ impl Engine for Redb {
         }
         tx.commit().expect("commit");
     }
+    fn apply(&mut self, writes: &[(Vec<u8>, Vec<u8>)]) {
+        let mut tx = self.db.begin_write().expect("begin");
+        tx.set_durability(redb::Durability::None).expect("durability");
+        {
+            let mut t = tx.open_table(TABLE).expect("table");
+            for (k, v) in writes {
+                t.insert(k.as_slice(), v.as_slice()).expect("insert");
+            }
+        }
+        tx.commit().expect("commit");
+    }
     fn get(&self, key: &[u8]) -> Option<usize> {
         let tx = self.db.begin_read().expect("read");
         let t = tx.open_table(TABLE).expect("table");
         t.get(key).expect("get").map(|v| v.value().len())
+    }
+    fn present(&self, keys: &[(Vec<u8>, Vec<u8>)]) -> usize {
+        let tx = self.db.begin_read().expect("read");
+        let t = tx.open_table(TABLE).expect("table");
+        keys.iter().filter(|(k, _)| t.get(k.as_slice()).expect("get").is_some()).count()
     }
     fn range(&self, lo: &[u8], hi: &[u8]) -> usize {
         let tx = self.db.begin_read().expect("read");
@@ -129,6 +161,13 @@ impl Engine for Fjall {
         b.commit().expect("commit");
         self.db.persist(fjall::PersistMode::SyncData).expect("sync");
     }
+    fn apply(&mut self, writes: &[(Vec<u8>, Vec<u8>)]) {
+        let mut b = self.db.batch();
+        for (k, v) in writes {
+            b.insert(&self.items, k.as_slice(), v.as_slice());
+        }
+        b.commit().expect("commit");
+    }
     fn get(&self, key: &[u8]) -> Option<usize> {
         self.items.get(key).expect("get").map(|v| v.len())
     }
@@ -154,6 +193,10 @@ impl Engine for Sqlite {
             }
         }
         tx.commit().expect("commit");
+    }
+    fn apply(&mut self, writes: &[(Vec<u8>, Vec<u8>)]) {
+        self.conn.execute_batch("PRAGMA synchronous=OFF").expect("pragma");
+        self.commit(writes);
     }
     fn get(&self, key: &[u8]) -> Option<usize> {
         let mut st = self.conn.prepare_cached("SELECT length(v) FROM items WHERE k = ?1").expect("prepare");
@@ -207,8 +250,74 @@ fn rate(n: u64, since: Instant) -> f64 {
     n as f64 / since.elapsed().as_secs_f64()
 }
 
+/// CPU seconds of the whole process (every thread: an LSM tree's flushes
+/// and compactions count).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("stat");
+    let fields: Vec<&str> = stat.rsplit(')').next().expect("fields").split_whitespace().collect();
+    let ticks: f64 = fields[11].parse::<f64>().expect("utime") + fields[12].parse::<f64>().expect("stime");
+    ticks / 100.0
+}
+
+/// The server's applier: ITEMS new items with random keys, in unsynced
+/// transactions of TX items each sorted by key, each item looked up first
+/// (the request path reads what a write replaces; here nothing). Prints
+/// items/s and CPU microseconds per item (all, and the lookups' share) for
+/// about each tenth of the load, then a line for the whole load (items 0).
+fn applier(engine: &str, db: &mut dyn Engine, n: u64, tx: u64) {
+    let mut r = Rng(11);
+    db.apply(&[]);
+    let (start, start_cpu) = (Instant::now(), cpu_seconds());
+    let (mut t, mut cpu, mut since) = (Instant::now(), cpu_seconds(), 0u64);
+    let tenth = (n / 10).max(1);
+    let (mut done, mut get_cpu, mut all_get_cpu) = (0, 0.0, 0.0);
+    let mut lines = Vec::new();
+    let mut line = |done: u64, since: u64, secs: f64, used: f64, gets: f64| {
+        let per = |x: f64| x * 1e6 / since as f64;
+        lines.push(format!(
+            "| {engine} | {tx} | {done} | {:.0} | {:.1} | {:.1} |",
+            since as f64 / secs,
+            per(used),
+            per(gets)
+        ));
+    };
+    while done < n {
+        let m = tx.min(n - done);
+        let mut writes: Vec<_> = (0..m)
+            .map(|_| {
+                let i = r.next() >> 8;
+                (key(i), value(i))
+            })
+            .collect();
+        let g = cpu_seconds();
+        assert_eq!(db.present(&writes), 0);
+        get_cpu += cpu_seconds() - g;
+        writes.sort();
+        db.apply(&writes);
+        done += m;
+        since += m;
+        if since >= tenth || done == n {
+            line(done, since, t.elapsed().as_secs_f64(), cpu_seconds() - cpu, get_cpu);
+            all_get_cpu += get_cpu;
+            (t, cpu, since, get_cpu) = (Instant::now(), cpu_seconds(), 0, 0.0);
+        }
+    }
+    line(0, n, start.elapsed().as_secs_f64(), cpu_seconds() - start_cpu, all_get_cpu);
+    for l in lines {
+        println!("{l}");
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("applier") {
+        let (engine, dir) = (&args[2], std::path::Path::new(&args[3]));
+        let n: u64 = args.get(4).map_or(3_000_000, |s| s.parse().expect("ITEMS"));
+        let tx: u64 = args.get(5).map_or(80_000, |s| s.parse().expect("TX"));
+        let mut db = open(engine, dir);
+        applier(engine, db.as_mut(), n, tx);
+        return;
+    }
     let (engine, dir) = (&args[1], std::path::Path::new(&args[2]));
     let n: u64 = args.get(3).map_or(1_000_000, |s| s.parse().expect("ITEMS"));
     let mut db = open(engine, dir);
