@@ -5,39 +5,18 @@
 //! filter never hides a key written, a table that held items at start-up
 //! reads the file as before, and a filter over its memory bound is dropped.
 
+mod common;
+
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use common::meta;
 use dynaburst_diskstore::{DiskOptions, DiskStorage};
-use dynaburst_engine::store::{Mutation, Storage, StoreKey, TableMeta, TableStore, WriteBatch};
-use dynaburst_engine::{BillingMode, KeyAttr, KeySchema, TableSettings};
-use dynaburst_model::{AttributeValue, Item, KeyValue, Millis, Number, ScalarType};
+use dynaburst_engine::store::{Mutation, Storage, StoreKey, TableStore, WriteBatch};
+use dynaburst_model::{AttributeValue, Item, KeyValue, Number};
 
 fn fresh_dir() -> PathBuf {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, Ordering::SeqCst);
-    let dir = std::env::temp_dir().join(format!("dynaburst-diskfilter-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
-fn meta(name: &str) -> TableMeta {
-    TableMeta {
-        name: name.to_string(),
-        table_id: format!("id-{name}"),
-        region: "us-east-1".into(),
-        account_id: "000000000000".into(),
-        key_schema: KeySchema {
-            hash: KeyAttr { name: "pk".into(), ty: ScalarType::S },
-            range: Some(KeyAttr { name: "sk".into(), ty: ScalarType::N }),
-        },
-        indexes: Vec::new(),
-        tags: Vec::new(),
-        attribute_definitions: vec![("pk".into(), ScalarType::S), ("sk".into(), ScalarType::N)],
-        settings: TableSettings::new(BillingMode::PayPerRequest, Millis(5)),
-        created_at: Millis(5),
-    }
+    common::fresh_dir("dynaburst-diskfilter")
 }
 
 fn key(sk: i64) -> StoreKey {

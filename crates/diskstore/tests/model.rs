@@ -8,45 +8,25 @@
 //! range walks must give as a `BTreeMap` of entries does, with their
 //! counts, also after a reopen and after the index is dropped.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::ops::{Bound, ControlFlow};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use common::meta;
 use dynaburst_diskstore::{DiskOptions, DiskStorage};
 use dynaburst_engine::store::{
     index_partition_hash, size_range_start, walk_range, Direction, IndexKey, IndexMutation, Mutation, PrimarySlot,
     SortSlot, Storage, StoreKey, TableMeta, TableStore, WriteBatch, ALL_KEYS,
 };
-use dynaburst_engine::{BillingMode, KeyAttr, KeySchema, TableSettings};
+use dynaburst_engine::KeyAttr;
 use dynaburst_model::{item_size, AttributeValue, Item, KeyValue, Millis, Number, ScalarType};
 use proptest::prelude::*;
 
 fn fresh_dir() -> PathBuf {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, Ordering::SeqCst);
-    let dir = std::env::temp_dir().join(format!("dynaburst-diskmodel-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
-fn meta(name: &str) -> TableMeta {
-    TableMeta {
-        name: name.to_string(),
-        table_id: format!("id-{name}"),
-        region: "us-east-1".into(),
-        account_id: "000000000000".into(),
-        key_schema: KeySchema {
-            hash: KeyAttr { name: "pk".into(), ty: ScalarType::S },
-            range: Some(KeyAttr { name: "sk".into(), ty: ScalarType::N }),
-        },
-        indexes: Vec::new(),
-        tags: Vec::new(),
-        attribute_definitions: vec![("pk".into(), ScalarType::S), ("sk".into(), ScalarType::N)],
-        settings: TableSettings::new(BillingMode::PayPerRequest, Millis(5)),
-        created_at: Millis(5),
-    }
+    common::fresh_dir("dynaburst-diskmodel")
 }
 
 fn key(pk: u8, sk: i64) -> StoreKey {
