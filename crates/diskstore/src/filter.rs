@@ -79,21 +79,31 @@ fn hashes(key: &[u8]) -> (u64, u64) {
 }
 
 impl KeyFilter {
-    /// Adds a stored key; returns the bytes it allocated (a new segment),
-    /// usually 0.
-    pub fn insert(&mut self, key: &[u8]) -> usize {
-        let h = hashes(key);
-        let mut allocated = 0;
-        if self.segments.last().is_none_or(|s| s.keys >= s.capacity) {
-            let capacity = self.segments.last().map_or(FIRST_SEGMENT_KEYS, |s| s.capacity.saturating_mul(2));
-            let segment = Segment::new(capacity);
-            allocated = segment.bytes();
-            self.segments.push(segment);
+    /// The capacity of the segment the next insert starts, if it starts
+    /// one (the last is full, or there is none).
+    fn next_segment(&self) -> Option<usize> {
+        match self.segments.last() {
+            None => Some(FIRST_SEGMENT_KEYS),
+            Some(s) if s.keys >= s.capacity => Some(s.capacity.saturating_mul(2)),
+            Some(_) => None,
+        }
+    }
+
+    /// The bytes the next insert allocates (a new segment), usually 0: asked
+    /// before inserting, so that a bound is kept before memory is taken.
+    pub fn growth_bytes(&self) -> usize {
+        self.next_segment().map_or(0, |capacity| (capacity * BITS_PER_KEY).div_ceil(64) * 8)
+    }
+
+    /// Adds a stored key ([`KeyFilter::growth_bytes`] says what it
+    /// allocates).
+    pub fn insert(&mut self, key: &[u8]) {
+        if let Some(capacity) = self.next_segment() {
+            self.segments.push(Segment::new(capacity));
         }
         if let Some(s) = self.segments.last_mut() {
-            s.insert(h);
+            s.insert(hashes(key));
         }
-        allocated
     }
 
     /// False when `key` was never inserted.
@@ -134,7 +144,10 @@ mod tests {
         let n = FIRST_SEGMENT_KEYS as u64 * 3 + 17; // three segments, the third part full
         let mut allocated = 0;
         for i in 0..n {
-            allocated += f.insert(&key(i));
+            let (before, growth) = (f.bytes(), f.growth_bytes());
+            f.insert(&key(i));
+            assert_eq!(f.bytes(), before + growth, "growth_bytes says what insert allocates");
+            allocated += growth;
         }
         assert_eq!(f.keys(), n as usize);
         assert_eq!(f.segments.len(), 3);

@@ -142,9 +142,11 @@ pub const IDLE_DURABLE_WAIT: std::time::Duration = std::time::Duration::from_mil
 /// pass it waits for the applier.
 pub const MAX_OVERLAY_BYTES: usize = 64 * 1024 * 1024;
 
-/// Bytes all tables' key filters (`filter.rs`) may take together: about
-/// 22 million keys at 1.5 bytes each. A table whose filter would go over
-/// loses it (its reads go to the file), and the bytes come back.
+/// Bytes all tables' key filters (`filter.rs`) may take together, at 1.5
+/// bytes a key: one table's filter, grown by doubling segments, holds up
+/// to about 16.7 million keys (24 MiB) within it. A table whose filter
+/// would go over loses it (its reads go to the file) before the segment
+/// is allocated, and the bytes come back.
 pub const KEY_FILTER_BYTES: usize = 32 * 1024 * 1024;
 
 const CATALOG: TableDefinition<&str, &[u8]> = TableDefinition::new("catalog");
@@ -175,6 +177,13 @@ const FORMAT_WITHOUT_SIZES: u64 = 2;
 
 fn items_table(id: u64) -> String {
     format!("k{id}")
+}
+
+/// The storage id an item table (`k{id}`) or index table (`i{id}/...`) of
+/// the file belongs to; `None` for the file's other tables.
+fn stored_table_id(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix('k').or_else(|| name.strip_prefix('i').and_then(|rest| rest.split('/').next()))?;
+    digits.parse().ok()
 }
 
 /// Each index's entry count and the sum of its entries' DynamoDB sizes by
@@ -860,15 +869,18 @@ impl DiskStorage {
     fn note_key(&self, overlay: &Overlay, key: &[u8]) {
         let mut slot = overlay.filter.write();
         let Some(f) = slot.as_mut() else { return };
-        let added = f.insert(key);
-        if added == 0 {
-            return;
+        let growth = f.growth_bytes();
+        if growth > 0 {
+            let before = self.shared.filter_bytes.fetch_add(growth, Ordering::SeqCst);
+            if before + growth > self.shared.filter_limit {
+                // Over the bound: the filter goes (before its next segment
+                // is allocated), and its bytes come back.
+                self.shared.filter_bytes.fetch_sub(growth + f.bytes(), Ordering::SeqCst);
+                *slot = None;
+                return;
+            }
         }
-        let before = self.shared.filter_bytes.fetch_add(added, Ordering::SeqCst);
-        if before + added > self.shared.filter_limit {
-            self.shared.filter_bytes.fetch_sub(f.bytes(), Ordering::SeqCst);
-            *slot = None;
-        }
+        f.insert(key);
     }
 
     /// Bytes all key filters take.
@@ -1008,12 +1020,20 @@ fn build_indexes(db: &redb::Database) -> Result<(), LoadError> {
 }
 
 /// Every table of the catalog (not its items: they stay in the file), and
-/// the next free id.
+/// the next free id: past every id of the catalog and of every item or
+/// index table in the file, so that an id is never used twice (a write
+/// that raced its table's DeleteTable can leave that table's items behind
+/// the catalog; a new table given its id would find them).
 fn load(db: &redb::Database) -> Result<(BTreeMap<String, Entry>, u64), LoadError> {
     let tx = db.begin_read().map_err(self::db)?;
     let catalog = tx.open_table(CATALOG).map_err(self::db)?;
     let mut tables = BTreeMap::new();
     let mut next_id = 1;
+    for table in tx.list_tables().map_err(self::db)? {
+        if let Some(id) = stored_table_id(table.name()) {
+            next_id = next_id.max(id.saturating_add(1));
+        }
+    }
     for row in catalog.iter().map_err(self::db)? {
         let (name, value) = row.map_err(self::db)?;
         let (id, meta) = decode_meta(value.value())?;
