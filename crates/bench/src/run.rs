@@ -32,7 +32,9 @@ pub struct BenchOptions {
     pub command: String,
     /// doc-size into MongoDB / DocumentDB at this URI.
     pub target: Option<String>,
-    /// doc-size with a target: document counts for the client-memory check.
+    /// doc-size with a target: document counts for the client-memory check
+    /// (empty: 100,000 and 1,000,000 scaled as every count is, at least
+    /// 10,000 and 100,000).
     pub memory_docs: Vec<u64>,
 }
 

@@ -53,8 +53,10 @@ pub struct BenchArgs {
     #[arg(long, value_name = "URI")]
     target: Option<String>,
     /// doc-size with --target: document counts of the client-memory check
-    /// (1 field, 4 writers each).
-    #[arg(long, value_delimiter = ',', default_value = "100000,1000000")]
+    /// (1 field, 4 writers each). Default: 100000,1000000, scaled by
+    /// --items as every count is, at least 10000,100000 (a tenfold load
+    /// either way, whose peak memory should not grow).
+    #[arg(long, value_delimiter = ',')]
     memory_docs: Vec<u64>,
 }
 

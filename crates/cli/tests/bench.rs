@@ -51,6 +51,21 @@ fn bench_all_at_reduced_size_reproduces_the_seeds_findings() {
     assert_eq!(docs.len(), 12);
     assert!(docs.iter().all(|d| d["docs_per_ms"].as_f64().unwrap() > 0.0));
 
+    // doc-size-mongodb (CI has FerretDB): 15 runs (3 sizes x 5 writer
+    // counts), every document written; then the client-memory check at
+    // its reduced default, 10,000 and 100,000 documents, whose peak stays
+    // flat: the loader streams (seed 001's client grew with the load).
+    let mongo = &s["doc-size-mongodb"];
+    assert_eq!(mongo["measured"], true, "{mongo}");
+    let rows = mongo["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 15, "{rows:?}");
+    assert!(rows.iter().all(|r| r["docs_per_ms"].as_f64().unwrap() > 0.0), "{rows:?}");
+    let memory = mongo["memory"].as_array().unwrap();
+    let docs: Vec<u64> = memory.iter().map(|m| m["docs"].as_u64().unwrap()).collect();
+    assert_eq!(docs, [10_000, 100_000], "{memory:?}");
+    let peak = |i: usize| memory[i]["peak_memory_bytes"].as_u64().unwrap();
+    assert!(peak(0) > 0 && peak(1) < 2 * peak(0), "peak memory {} then {} bytes", peak(0), peak(1));
+
     // parallel-patterns: six patterns; the naive loader loses items fired
     // at once, dynaburst load loses none.
     assert_eq!(s["parallel-patterns"]["patterns"].as_array().unwrap().len(), 6);

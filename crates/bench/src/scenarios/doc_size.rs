@@ -153,7 +153,12 @@ async fn doc_size_mongo(ctx: &Ctx, uri: &str) -> Result<Scenario<DocSize>, Scena
         }
     }
     let mut memory = Vec::new();
-    for &docs in &ctx.memory_docs {
+    let memory_docs = if ctx.memory_docs.is_empty() {
+        vec![ctx.n(100_000, 10_000), ctx.n(1_000_000, 100_000)]
+    } else {
+        ctx.memory_docs.clone()
+    };
+    for docs in memory_docs {
         (ctx.say)(format!("doc-size: client memory, {docs} documents of 1 field, 4 writers"));
         let row = cell(1, 4, docs).await?;
         memory.push(MemoryRow {

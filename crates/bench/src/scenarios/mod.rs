@@ -48,7 +48,9 @@ pub struct Ctx {
     pub say: Arc<dyn Fn(String) + Send + Sync>,
     /// doc-size into MongoDB / DocumentDB at this URI instead of DynamoDB.
     pub target: Option<String>,
-    /// doc-size with a target: document counts for the client-memory check.
+    /// doc-size with a target: document counts for the client-memory check
+    /// (empty: 100,000 and 1,000,000 scaled as every count is, at least
+    /// 10,000 and 100,000).
     pub memory_docs: Vec<u64>,
 }
 
