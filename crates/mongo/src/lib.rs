@@ -10,10 +10,9 @@
 //! runs a load.
 //!
 //! Architecture invariant: `convert` is pure (no I/O, no clock, no driver
-//! calls); only `sink` and the connection here talk to the server. The URI
-//! goes to the driver as given; only its redacted form (no password) is
+//! calls); only `sink` and `driver`'s connection talk to the server. The
+//! URI goes to the driver as given; only its redacted form (no password) is
 //! ever written to a report, a checkpoint or the terminal.
-
 //!
 //! Only `convert` is built without the default `driver` feature: the fuzz
 //! target of the conversion (fuzz/mongo) leaves the driver, its TLS stack
