@@ -3,6 +3,7 @@
 #
 #   fuzz/run.sh TARGET SECONDS   fuzz one target for SECONDS
 #   fuzz/run.sh all SECONDS      fuzz every target for SECONDS each, in turn
+#                                (FUZZ_JOBS=N: N targets at once)
 #   fuzz/run.sh TARGET -E EXECS  fuzz one target for about EXECS executions
 #   fuzz/run.sh build            only install and build (cargo-afl, AFL++,
 #                                every target), fuzz nothing
@@ -86,27 +87,51 @@ fi
 export AFL_NO_UI=1 AFL_NO_AFFINITY=1 AFL_AUTORESUME=1 AFL_SKIP_CPUFREQ=1
 export AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_SKIP_CRASHES=1
 
-failed=0
-for t in "${selected[@]}"; do
-    mkdir -p "$OUT/$t"
-    log="$OUT/$t/afl.log"
+fuzz_one() { # target: fuzzes it, says how it went; fails on a crash or a hang
+    local t=$1 log="$OUT/$1/afl.log"
     # -t: a single input that runs over 1 s is a hang.
     if ! cargo afl fuzz "${limit[@]}" -t 1000 -i "$HERE/seeds/$t" -o "$OUT/$t" "$HERE/target/release/$t" \
         > "$log" 2>&1; then
-        echo "fuzz: afl-fuzz failed on $t; the end of $log:" >&2
-        tail -20 "$log" >&2
-        failed=1
-        continue
+        echo "fuzz: afl-fuzz failed on $t; the end of $log:"
+        tail -20 "$log"
+        return 1
     fi
-    stats="$OUT/$t/default/fuzzer_stats"
+    local stats="$OUT/$t/default/fuzzer_stats"
     field() { awk -F' *: *' -v k="$1" '$1 == k { print $2 }' "$stats"; }
-    execs="$(field execs_done)"
+    local crashes hangs
     crashes="$(field saved_crashes)"
     hangs="$(field saved_hangs)"
-    echo "fuzz: $t: $execs executions, $crashes crashes, $hangs hangs, $(field corpus_count) inputs in the queue ($(field execs_per_sec) per second)"
+    echo "fuzz: $t: $(field execs_done) executions, $crashes crashes, $hangs hangs, $(field corpus_count) inputs in the queue ($(field execs_per_sec) per second)"
     if [ "$crashes" != 0 ] || [ "$hangs" != 0 ]; then
-        echo "fuzz: $t found problems: $OUT/$t/default/crashes and hangs" >&2
+        echo "fuzz: $t found problems: $OUT/$t/default/crashes and hangs"
+        return 1
+    fi
+}
+
+# FUZZ_JOBS targets at once (default 1), each its own afl-fuzz on about one
+# core: with FUZZ_JOBS=2 on two idle cores every target still gets its
+# SECONDS of a whole core, in half the time. Each target's lines are
+# printed when it ends, in order (on stderr when it failed).
+jobs_max=${FUZZ_JOBS:-1}
+failed=0
+running=()
+finish_oldest() {
+    local t=${running[0]}
+    running=("${running[@]:1}")
+    if wait "${pids[$t]}"; then
+        cat "$OUT/$t/summary.txt"
+    else
+        cat "$OUT/$t/summary.txt" >&2
         failed=1
     fi
+}
+declare -A pids
+for t in "${selected[@]}"; do
+    mkdir -p "$OUT/$t"
+    fuzz_one "$t" > "$OUT/$t/summary.txt" 2>&1 &
+    pids[$t]=$!
+    running+=("$t")
+    [ "${#running[@]}" -lt "$jobs_max" ] || finish_oldest
 done
+while [ "${#running[@]}" -gt 0 ]; do finish_oldest; done
 exit "$failed"
