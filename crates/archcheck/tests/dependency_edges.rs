@@ -92,7 +92,7 @@ const OWNED_EXTERNAL: &[(&str, &[&str])] = &[
     ("clap", &["dynaburst"]),
     ("indicatif", &["dynaburst"]),
     ("plotters", &["dynaburst-bench"]),
-    ("redb", &["dynaburst-diskstore"]),
+    ("fjall", &["dynaburst-diskstore"]),
     ("parquet", &["dynaburst-parquet"]),
     ("arrow-array", &["dynaburst-parquet"]),
     ("arrow-schema", &["dynaburst-parquet"]),

@@ -1,13 +1,14 @@
-//! The on-disk encodings: items, primary keys and table metadata, in a
-//! compact binary form of our own (length-prefixed fields, a version byte
-//! in front of metadata). Decoding never panics: stored bytes that do not
-//! decode are `StoreError::Corrupt`.
+//! The on-disk encodings of items and table metadata, in a compact binary
+//! form of our own (length-prefixed fields, a version byte in front of
+//! metadata; keys use the engine's ordered encoding,
+//! `store::encode_store_key`). Decoding never panics: stored bytes that do
+//! not decode are `StoreError::Corrupt`.
 
 use dynaburst_engine::index::{IndexDef, IndexKind, IndexProjection, IndexSchema};
-use dynaburst_engine::store::{SortSlot, StoreError, StoreKey, TableMeta};
+use dynaburst_engine::store::{StoreError, TableMeta};
 use dynaburst_engine::stream::{StreamSetting, StreamViewType};
 use dynaburst_engine::{BillingMode, KeyAttr, KeySchema, TableSettings, TimeToLive};
-use dynaburst_model::{AttributeValue, Item, KeyValue, Millis, Number, ScalarType};
+use dynaburst_model::{AttributeValue, Item, Millis, Number, ScalarType};
 
 /// Version of the metadata encoding (the first byte of every catalog value).
 const META_VERSION: u8 = 1;
@@ -160,8 +161,6 @@ const T_NS: u8 = 6;
 const T_BS: u8 = 7;
 const T_L: u8 = 8;
 const T_M: u8 = 9;
-/// A hash-only table's absent sort key.
-const T_ABSENT: u8 = 10;
 
 /// A string, number or binary with its tag (values and keys alike).
 fn write_scalar_value(w: &mut Writer, tag: u8, text: &str, bytes: &[u8]) {
@@ -285,147 +284,6 @@ pub fn decode_stored(bytes: &[u8]) -> Result<Item, StoreError> {
     let mut r = Reader::new(bytes, "item");
     r.uint()?;
     decode_item(r.buf)
-}
-
-// ---- keys ----
-
-fn write_key_value(w: &mut Writer, v: &KeyValue) {
-    match v {
-        KeyValue::S(s) => write_scalar_value(w, T_S, s, &[]),
-        KeyValue::N(n) => write_scalar_value(w, T_N, &n.to_string(), &[]),
-        KeyValue::B(b) => write_scalar_value(w, T_B, "", b),
-    }
-}
-
-fn read_key_value(r: &mut Reader<'_>, tag: u8) -> Result<KeyValue, StoreError> {
-    Ok(match tag {
-        T_S => KeyValue::S(r.string()?),
-        T_N => KeyValue::N(r.number()?),
-        T_B => KeyValue::B(r.bytes()?.to_vec()),
-        _ => return Err(r.corrupt()),
-    })
-}
-
-/// A query bound's sort position below every stored sort key (never stored).
-const T_LOW: u8 = 11;
-/// A query bound's sort position above every stored sort key (never stored).
-const T_HIGH: u8 = 12;
-/// Bytes of the partition hash in front of a stored key.
-const HASH_BYTES: usize = 16;
-
-/// A primary key's stored bytes: the partition hash (16 bytes, big-endian,
-/// so that the file orders keys as [`StoreKey`] does without rehashing),
-/// partition key, then sort key (or a marker for none). `None` for the
-/// query sentinels (`Low`/`High`), which are never stored.
-pub fn encode_key(key: &StoreKey) -> Option<Vec<u8>> {
-    match key.sort {
-        SortSlot::Low | SortSlot::High => None,
-        _ => Some(encode_bound(key)),
-    }
-}
-
-/// The bytes of any key, query sentinels included: a range bound in the
-/// file, ordered among stored keys by [`compare_keys`] as the key is among
-/// [`StoreKey`]s.
-pub(crate) fn encode_bound(key: &StoreKey) -> Vec<u8> {
-    let mut w = Writer { buf: Vec::with_capacity(48) };
-    w.buf.extend_from_slice(&key.hash.to_be_bytes());
-    write_key_value(&mut w, &key.partition);
-    match &key.sort {
-        SortSlot::Low => w.u8(T_LOW),
-        SortSlot::Absent => w.u8(T_ABSENT),
-        SortSlot::Value(v) => write_key_value(&mut w, v),
-        SortSlot::High => w.u8(T_HIGH),
-    }
-    w.buf
-}
-
-fn read_hash(r: &mut Reader<'_>) -> Result<u128, StoreError> {
-    let mut hash = [0u8; HASH_BYTES];
-    for b in hash.iter_mut() {
-        *b = r.u8()?;
-    }
-    Ok(u128::from_be_bytes(hash))
-}
-
-/// A primary key from its stored bytes.
-pub fn decode_key(bytes: &[u8]) -> Result<StoreKey, StoreError> {
-    let mut r = Reader::new(bytes, "key");
-    let hash = read_hash(&mut r)?;
-    let tag = r.u8()?;
-    let partition = read_key_value(&mut r, tag)?;
-    let sort = match r.u8()? {
-        T_ABSENT => SortSlot::Absent,
-        tag => SortSlot::Value(read_key_value(&mut r, tag)?),
-    };
-    r.end()?;
-    Ok(StoreKey { hash, partition, sort })
-}
-
-/// One component of an encoded key, its bytes still encoded.
-struct RawPart<'a> {
-    tag: u8,
-    /// The tag and the value's bytes, as stored.
-    whole: &'a [u8],
-}
-
-fn raw_part<'a>(r: &mut Reader<'a>) -> Result<RawPart<'a>, StoreError> {
-    let before = r.buf;
-    let tag = r.u8()?;
-    if matches!(tag, T_S | T_N | T_B) {
-        r.bytes()?;
-    }
-    let used = before.len() - r.buf.len();
-    Ok(RawPart { tag, whole: &before[..used] })
-}
-
-fn part_value(p: &RawPart<'_>) -> Result<KeyValue, StoreError> {
-    let mut r = Reader::new(p.whole, "key");
-    let tag = r.u8()?;
-    read_key_value(&mut r, tag)
-}
-
-/// Where a sort slot's tag ranks (as `SortSlot` derives its order).
-fn slot_rank(tag: u8) -> u8 {
-    match tag {
-        T_LOW => 0,
-        T_ABSENT => 1,
-        T_HIGH => 3,
-        _ => 2,
-    }
-}
-
-/// Compares two encoded keys (or bounds) as their [`StoreKey`]s compare:
-/// the hash bytes first, then (only when they tie) the decoded partition
-/// and sort values. Bytes that do not decode compare as bytes (a total
-/// order still; never a panic).
-pub(crate) fn compare_keys(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
-    use std::cmp::Ordering;
-    if a.len() < HASH_BYTES || b.len() < HASH_BYTES {
-        return a.cmp(b);
-    }
-    let by_hash = a[..HASH_BYTES].cmp(&b[..HASH_BYTES]);
-    if by_hash != Ordering::Equal {
-        return by_hash;
-    }
-    let decoded = || -> Result<Ordering, StoreError> {
-        let (mut ra, mut rb) = (Reader::new(&a[HASH_BYTES..], "key"), Reader::new(&b[HASH_BYTES..], "key"));
-        let (pa, pb) = (raw_part(&mut ra)?, raw_part(&mut rb)?);
-        // Equal bytes are equal values (one encoding per value).
-        if pa.whole != pb.whole {
-            let by_partition = part_value(&pa)?.cmp(&part_value(&pb)?);
-            if by_partition != Ordering::Equal {
-                return Ok(by_partition);
-            }
-        }
-        let (sa, sb) = (raw_part(&mut ra)?, raw_part(&mut rb)?);
-        let by_slot = slot_rank(sa.tag).cmp(&slot_rank(sb.tag));
-        if by_slot != Ordering::Equal || slot_rank(sa.tag) != 2 || sa.whole == sb.whole {
-            return Ok(by_slot);
-        }
-        Ok(part_value(&sa)?.cmp(&part_value(&sb)?))
-    };
-    decoded().unwrap_or_else(|_| a.cmp(b))
 }
 
 // ---- table metadata ----
@@ -705,7 +563,6 @@ pub fn decode_meta(bytes: &[u8]) -> Result<(u64, TableMeta), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
     use std::collections::BTreeMap;
 
     fn n(s: &str) -> Number {
@@ -738,66 +595,6 @@ mod tests {
         assert_eq!(decode_stored(&stored).unwrap(), item);
         assert_eq!(stored_size(&stored).unwrap(), dynaburst_model::item_size(&item) as u64);
         assert_eq!(decode_item(&encode_item(&Item::new())).unwrap(), Item::new());
-    }
-
-    #[test]
-    fn keys_round_trip_with_their_hash() {
-        for key in [
-            StoreKey::new(KeyValue::S("p".into()), None),
-            StoreKey::new(KeyValue::N(n("12.5")), Some(KeyValue::B(vec![1, 2]))),
-            StoreKey::new(KeyValue::B(vec![]), Some(KeyValue::S(String::new()))),
-        ] {
-            assert_eq!(decode_key(&encode_key(&key).unwrap()).unwrap(), key);
-        }
-        let sentinel = StoreKey { sort: SortSlot::High, ..StoreKey::new(KeyValue::S("p".into()), None) };
-        assert_eq!(encode_key(&sentinel), None);
-    }
-
-    fn any_key_value() -> impl Strategy<Value = KeyValue> {
-        prop_oneof![
-            "[a-c]{0,3}".prop_map(KeyValue::S),
-            (-30i64..30).prop_map(|i| KeyValue::N(Number::from_i64(i))),
-            proptest::collection::vec(0u8..3, 0..3).prop_map(KeyValue::B),
-        ]
-    }
-
-    fn any_slot() -> impl Strategy<Value = SortSlot> {
-        prop_oneof![
-            Just(SortSlot::Low),
-            Just(SortSlot::Absent),
-            any_key_value().prop_map(SortSlot::Value),
-            Just(SortSlot::High),
-        ]
-    }
-
-    fn any_key() -> impl Strategy<Value = StoreKey> {
-        // A few hashes, so that ties (and the values after them) are common;
-        // sometimes the partition's own hash.
-        (any_key_value(), any_slot(), prop_oneof![Just(None), (0u128..3).prop_map(Some)])
-            .prop_map(|(p, sort, h)| StoreKey { hash: h.unwrap_or_else(|| p.partition_hash()), partition: p, sort })
-    }
-
-    proptest! {
-        /// The file orders encoded keys and bounds exactly as the engine
-        /// orders `StoreKey`s (numbers numerically, mixed types, sentinels).
-        #[test]
-        fn encoded_keys_compare_as_store_keys(a in any_key(), b in any_key()) {
-            let (ea, eb) = (encode_bound(&a), encode_bound(&b));
-            prop_assert_eq!(compare_keys(&ea, &eb), a.cmp(&b));
-            if let Some(stored) = encode_key(&a) {
-                prop_assert_eq!(decode_key(&stored).unwrap(), a);
-            }
-        }
-    }
-
-    #[test]
-    fn garbage_keys_compare_without_panicking() {
-        let good = encode_bound(&StoreKey::new(KeyValue::S("p".into()), None));
-        for cut in 0..good.len() {
-            let _ = compare_keys(&good[..cut], &good);
-            let _ = compare_keys(&good, &good[..cut]);
-        }
-        assert_eq!(compare_keys(&good, &good), std::cmp::Ordering::Equal);
     }
 
     fn full_meta() -> TableMeta {

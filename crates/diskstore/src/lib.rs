@@ -87,24 +87,21 @@ use std::fs::File;
 use std::ops::{Bound, ControlFlow};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 
 use dynaburst_engine::store::{
-    decode_index_key, encode_index_key, size_range_start, Direction, IndexKey, IndexSpan, IndexVisit, KeySpan, Storage,
-    StoreError, StoreKey, TableMeta, TableStore, Visit, WriteBatch,
+    decode_index_key, decode_store_key, encode_index_key, encode_store_key, size_range_start, Direction, IndexKey,
+    IndexSpan, IndexVisit, KeySpan, Storage, StoreError, StoreKey, TableMeta, TableStore, Visit, WriteBatch,
 };
 use dynaburst_model::Item;
 use parking_lot::{Condvar, Mutex, RwLock};
-use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition, TableHandle};
 use tokio::sync::watch;
 
-pub use codec::{
-    decode_item, decode_key, decode_meta, decode_stored, encode_item, encode_key, encode_meta, encode_stored,
-};
+pub use codec::{decode_item, decode_meta, decode_stored, encode_item, encode_meta, encode_stored};
 
-/// The database file inside the data directory.
-pub const DB_FILE: &str = "dynaburst.redb";
+/// The database (fjall's directory) inside the data directory.
+pub const DB_DIR: &str = "db";
 /// Log files in a data directory (for tests and tools).
 pub fn wal_files(dir: &Path) -> std::io::Result<usize> {
     wal::list(dir).map(|files| files.len())
@@ -112,7 +109,7 @@ pub fn wal_files(dir: &Path) -> std::io::Result<usize> {
 
 /// The lock file inside the data directory.
 pub const LOCK_FILE: &str = "LOCK";
-/// Default page cache of the database file.
+/// Default block cache of the database.
 pub const DEFAULT_CACHE_BYTES: usize = 256 * 1024 * 1024;
 /// Most bytes of encoded writes waiting for the committer; a writer that
 /// would pass it waits.
@@ -149,106 +146,195 @@ pub const MAX_OVERLAY_BYTES: usize = 64 * 1024 * 1024;
 /// is allocated, and the bytes come back.
 pub const KEY_FILTER_BYTES: usize = 32 * 1024 * 1024;
 
-const CATALOG: TableDefinition<&str, &[u8]> = TableDefinition::new("catalog");
-/// The file's own state: the last batch it holds ([`APPLIED_SEQ`]).
-const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
-const APPLIED_SEQ: &str = "applied_seq";
-/// Each table's item count and the sum of its items' DynamoDB sizes, by
-/// storage id, written in the same transaction as the items.
-const STATS: TableDefinition<u64, (u64, u64)> = TableDefinition::new("stats");
-/// Each table's item bytes by partition-hash range (storage id, first hash
-/// of the range: `store::size_range_start`), written in the same
-/// transaction as the items: the capacity model's partition sizes after a
-/// restart.
-const SIZES: TableDefinition<(u64, u128), u64> = TableDefinition::new("sizes");
-/// The layout of the file ([`FORMAT`]); absent in files written before
-/// items were kept in key order.
-const FORMAT_KEY: &str = "format";
-/// Items in `k{id}` tables keyed by [`ItemKey`] (hash-prefixed keys in
-/// the engine's key order), [`SIZES`], and index entries in `i{id}/{index}`
-/// tables with [`INDEX_SIZES`].
-const FORMAT: u64 = 4;
-/// The layout before index entries were stored: opened, its index entries
-/// built from the items once (after the log's replay).
-const FORMAT_WITHOUT_INDEXES: u64 = 3;
-/// The layout before [`SIZES`]: opened, its sizes measured once (and its
-/// index entries built).
-const FORMAT_WITHOUT_SIZES: u64 = 2;
+/// Keyspaces of the database (the `DIR/db` directory). `catalog`: table
+/// name to [`encode_meta`] value.
+const CATALOG: &str = "catalog";
+/// The file's own state: the last batch it holds ([`APPLIED_SEQ`]) and
+/// its layout ([`FORMAT_KEY`]), each a big-endian u64.
+const META: &str = "meta";
+const APPLIED_SEQ: &[u8] = b"applied_seq";
+/// Each table's item count and the sum of its items' DynamoDB sizes
+/// (two big-endian u64), by storage id (big-endian u64), written in the
+/// same batch as the items.
+const STATS: &str = "stats";
+/// Each table's item bytes (big-endian u64) by partition-hash range
+/// (storage id, then the range's first hash, `store::size_range_start`,
+/// big-endian), written in the same batch as the items: the capacity
+/// model's partition sizes after a restart.
+const SIZES: &str = "sizes";
+/// Each index's entry count and the sum of its entries' DynamoDB sizes
+/// (two big-endian u64) by index-partition-hash range: storage id,
+/// [`index_prefix`] of the index name, the range's first hash. Written in
+/// the same batch as the entries; a row goes when its count reaches 0.
+const INDEX_SIZES: &str = "index_sizes";
+/// The layout of the database ([`FORMAT`]).
+const FORMAT_KEY: &[u8] = b"format";
+/// Items in `k{id}` keyspaces under `store::encode_store_key` (bytes that
+/// order as the engine orders keys), index entries in `x{id}` keyspaces
+/// under [`index_prefix`] and `store::encode_index_key`.
+const FORMAT: u64 = 5;
+/// The file an older dynaburst kept a data directory's tables in (one
+/// redb file): such a directory is refused, with what to do.
+pub const OLD_DB_FILE: &str = "dynaburst.redb";
 
-fn items_table(id: u64) -> String {
+/// The keyspace of the items of the table of storage id `id`.
+fn items_keyspace(id: u64) -> String {
     format!("k{id}")
 }
 
-/// The storage id an item table (`k{id}`) or index table (`i{id}/...`) of
-/// the file belongs to; `None` for the file's other tables.
+/// The keyspace of every index entry of the table of storage id `id`.
+fn entries_keyspace(id: u64) -> String {
+    format!("x{id}")
+}
+
+/// The storage id an item (`k{id}`) or entry (`x{id}`) keyspace belongs
+/// to; `None` for the database's other keyspaces.
 fn stored_table_id(name: &str) -> Option<u64> {
-    let digits = name.strip_prefix('k').or_else(|| name.strip_prefix('i').and_then(|rest| rest.split('/').next()))?;
-    digits.parse().ok()
+    name.strip_prefix('k').or_else(|| name.strip_prefix('x'))?.parse().ok()
 }
 
-/// Each index's entry count and the sum of its entries' DynamoDB sizes by
-/// index-partition-hash range, by (storage id, index name, first hash of
-/// the range: `store::size_range_start`), written in the same transaction
-/// as the entries.
-const INDEX_SIZES: TableDefinition<(u64, &str, u128), (u64, u64)> = TableDefinition::new("index_sizes");
-
-/// The table of index `index`'s entries of the table of storage id `id`:
-/// stored index keys (`store::encode_index_key`, which order bytewise as
-/// the engine orders index keys) to stored projected items.
-fn index_table(id: u64, index: &str) -> String {
-    format!("{}{index}", index_table_prefix(id))
+/// What every key of index `index`'s entries (and of its rows in
+/// [`INDEX_SIZES`], after the storage id) starts with: the name's length
+/// (big-endian u16) and the name, so that no index's keys are a prefix of
+/// another's.
+fn index_prefix(index: &str) -> Vec<u8> {
+    let len = u16::try_from(index.len()).unwrap_or(u16::MAX);
+    let mut out = Vec::with_capacity(2 + index.len() + 64);
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(index.as_bytes());
+    out
 }
 
-/// What the names of the table of storage id `id`'s index tables start with.
-fn index_table_prefix(id: u64) -> String {
-    format!("i{id}/")
+/// The first key after every key that starts with `prefix` (`None`: no
+/// such key, the prefix is all 0xFF).
+fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < u8::MAX {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
 }
 
-fn index_def(name: &str) -> TableDefinition<'_, &'static [u8], &'static [u8]> {
-    TableDefinition::new(name)
+fn u64_be(bytes: &[u8]) -> u64 {
+    bytes.get(..8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_be_bytes)
 }
 
-/// Keys of an items table: stored key bytes (`codec::encode_key`) ordered
-/// as the engine orders [`StoreKey`]s, so that range walks on the file run
-/// in key order.
-#[derive(Debug)]
-struct ItemKey;
+fn pair_be(bytes: &[u8]) -> (u64, u64) {
+    (u64_be(bytes), bytes.get(8..).map_or(0, u64_be))
+}
 
-impl redb::Value for ItemKey {
-    type SelfType<'a> = &'a [u8];
-    type AsBytes<'a> = &'a [u8];
+fn pair_bytes((a, b): (u64, u64)) -> [u8; 16] {
+    let mut out = [0u8; 16];
+    out[..8].copy_from_slice(&a.to_be_bytes());
+    out[8..].copy_from_slice(&b.to_be_bytes());
+    out
+}
 
-    fn fixed_width() -> Option<usize> {
-        None
+/// A stats or sizes key: storage id, then `rest`.
+fn id_key(id: u64, rest: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(8 + rest.len());
+    out.extend_from_slice(&id.to_be_bytes());
+    out.extend_from_slice(rest);
+    out
+}
+
+/// The database: fjall's keyspaces, opened once.
+struct Files {
+    db: fjall::Database,
+    catalog: fjall::Keyspace,
+    meta: fjall::Keyspace,
+    stats: fjall::Keyspace,
+    sizes: fjall::Keyspace,
+    index_sizes: fjall::Keyspace,
+    /// Item and entry keyspaces opened so far, by name.
+    tables: Mutex<HashMap<String, fjall::Keyspace>>,
+    /// Storage ids of the tables dropped since the process started: their
+    /// writes still in the backlog (a write that raced its table's drop)
+    /// are not written.
+    dropped: Mutex<BTreeSet<u64>>,
+}
+
+/// Most bytes of one keyspace's memtable before fjall writes it out
+/// (fjall's default; 16 MiB measured about twice fjall's CPU per item
+/// under a bulk load: more, smaller tables to compact).
+const MEMTABLE_BYTES: u64 = 64 * 1024 * 1024;
+/// fjall's flush and compaction threads. One: with two or more, fjall's
+/// first worker hands every compaction request back to the queue and
+/// takes it again until another worker is free (fjall 3.1
+/// `worker_pool.rs`), which spun half a core of this 2-core machine away
+/// under a bulk load (0.52 cores of fjall threads with two, 0.27 with one,
+/// at the same rate).
+const FJALL_WORKERS: usize = 1;
+/// Most bytes of fjall's own journal (its minimum): the memtables it
+/// covers are written out past it, which bounds their memory.
+const JOURNAL_BYTES: u64 = 64 * 1024 * 1024;
+/// Most removals in one batch when a dropped index's entries are deleted.
+const DROP_CHUNK: usize = 64 * 1024;
+
+fn keyspace_options() -> fjall::KeyspaceCreateOptions {
+    fjall::KeyspaceCreateOptions::default().max_memtable_size(MEMTABLE_BYTES)
+}
+
+impl Files {
+    fn open(path: &Path, cache_bytes: usize) -> Result<Files, fjall::Error> {
+        let db = fjall::Database::builder(path)
+            .cache_size(cache_bytes as u64)
+            // The write-ahead log makes batches durable; fjall's journal
+            // is synced only when the applier makes the file durable.
+            .manual_journal_persist(true)
+            .max_journaling_size(JOURNAL_BYTES)
+            .worker_threads(FJALL_WORKERS)
+            .open()?;
+        let ks = |name: &str| db.keyspace(name, keyspace_options);
+        Ok(Files {
+            catalog: ks(CATALOG)?,
+            meta: ks(META)?,
+            stats: ks(STATS)?,
+            sizes: ks(SIZES)?,
+            index_sizes: ks(INDEX_SIZES)?,
+            tables: Mutex::new(HashMap::new()),
+            dropped: Mutex::new(BTreeSet::new()),
+            db,
+        })
     }
 
-    fn from_bytes<'a>(data: &'a [u8]) -> &'a [u8]
-    where
-        Self: 'a,
-    {
-        data
+    /// The keyspace `name` (an item or entry keyspace), created when
+    /// `create`; `None` when it does not exist and is not to be created.
+    fn table(&self, name: &str, create: bool) -> Result<Option<fjall::Keyspace>, fjall::Error> {
+        let mut tables = self.tables.lock();
+        if let Some(ks) = tables.get(name) {
+            return Ok(Some(ks.clone()));
+        }
+        if !create && !self.db.keyspace_exists(name) {
+            return Ok(None);
+        }
+        let ks = self.db.keyspace(name, keyspace_options)?;
+        tables.insert(name.to_string(), ks.clone());
+        Ok(Some(ks))
     }
 
-    fn as_bytes<'a, 'b: 'a>(value: &'a &'b [u8]) -> &'a [u8]
-    where
-        Self: 'b,
-    {
-        value
+    /// Deletes the keyspace `name` if it exists.
+    fn delete(&self, name: &str) -> Result<(), fjall::Error> {
+        let cached = self.tables.lock().remove(name);
+        let handle = match cached {
+            Some(ks) => ks,
+            None if self.db.keyspace_exists(name) => self.db.keyspace(name, keyspace_options)?,
+            None => return Ok(()),
+        };
+        self.db.delete_keyspace(handle)
     }
 
-    fn type_name() -> redb::TypeName {
-        redb::TypeName::new("dynaburst::StoreKey")
+    fn get_u64(&self, key: &[u8]) -> Result<Option<u64>, fjall::Error> {
+        Ok(self.meta.get(key)?.map(|v| u64_be(&v)))
     }
-}
 
-impl redb::Key for ItemKey {
-    fn compare(data1: &[u8], data2: &[u8]) -> std::cmp::Ordering {
-        codec::compare_keys(data1, data2)
+    /// Every key of `ks` that starts with `prefix`.
+    fn keys_with_prefix(ks: &fjall::Keyspace, prefix: &[u8]) -> Result<Vec<fjall::UserKey>, fjall::Error> {
+        ks.prefix(prefix).map(|g| g.key()).collect()
     }
-}
-
-fn items_def(name: &str) -> TableDefinition<'_, ItemKey, &'static [u8]> {
-    TableDefinition::new(name)
 }
 
 /// Why a data directory could not be opened.
@@ -310,15 +396,23 @@ impl Default for DiskOptions {
 
 /// One write the committer makes.
 pub(crate) enum Record {
+    /// An item written: stored key (`store::encode_store_key`) and stored
+    /// item.
     Put {
         id: u64,
         key: Vec<u8>,
         /// Shared with the overlay, which holds the write until the file does.
         value: Arc<[u8]>,
+        /// The DynamoDB size of the item it replaces (`None`: none), as the
+        /// commit read it: the file's counts follow without a read.
+        replaced: Option<u64>,
     },
+    /// An item deleted.
     Delete {
         id: u64,
         key: Vec<u8>,
+        /// As a `Put`'s.
+        replaced: Option<u64>,
     },
     /// A table's catalog entry (created or changed).
     Catalog {
@@ -338,12 +432,16 @@ pub(crate) enum Record {
         key: Vec<u8>,
         /// Shared with the overlay, as a `Put`'s.
         value: Arc<[u8]>,
+        /// The DynamoDB size of the entry it replaces, as a `Put`'s.
+        replaced: Option<u64>,
     },
     /// An index entry deleted.
     IndexDelete {
         id: u64,
         index: String,
         key: Vec<u8>,
+        /// As a `Put`'s.
+        replaced: Option<u64>,
     },
     /// Every entry of an index dropped.
     DropIndex {
@@ -397,11 +495,12 @@ struct Overlay {
     writes: RwLock<BTreeMap<StoreKey, Pending>>,
     /// The same for the table's index entries, by index name.
     index_writes: RwLock<HashMap<String, BTreeMap<IndexKey, Pending>>>,
-    /// A read snapshot of the table in the file, reused by point reads
-    /// until the applier next changes the file (it empties this before it
-    /// removes anything from `writes`, so a reader that misses a write in
-    /// `writes` never finds it missing from the snapshot too).
-    snapshot: Mutex<Option<redb::ReadOnlyTable<ItemKey, &'static [u8]>>>,
+    /// The table's item keyspace in the database, once it has one (the
+    /// applier sets it before it first writes there: a reader that finds
+    /// it unset finds every write in `writes`).
+    items: OnceLock<fjall::Keyspace>,
+    /// The same for its index entries.
+    entries: OnceLock<fjall::Keyspace>,
     /// Every item key written to the table since neither the file nor the
     /// overlay held any of its items (a table created by this process, or
     /// empty at start-up): a key it does not hold is in neither, and is not
@@ -438,7 +537,7 @@ struct Pending {
 }
 
 struct Shared {
-    db: redb::Database,
+    files: Files,
     catalog: Mutex<BTreeMap<String, Entry>>,
     /// Each table's overlay by storage id (the applier's way to them).
     overlays: Mutex<HashMap<u64, Arc<Overlay>>>,
@@ -565,10 +664,10 @@ impl Failure {
         Failure { operation, kind: e.kind(), message: e.to_string() }
     }
 
-    /// A failure of the database file (its I/O error's kind when it is one).
-    fn db(operation: &'static str, e: &redb::Error) -> Failure {
+    /// A failure of the database (its I/O error's kind when it is one).
+    fn db(operation: &'static str, e: &fjall::Error) -> Failure {
         match e {
-            redb::Error::Io(io) => Failure::io(operation, io),
+            fjall::Error::Io(io) | fjall::Error::Storage(fjall::LsmError::Io(io)) => Failure::io(operation, io),
             other => Failure { operation, kind: std::io::ErrorKind::Other, message: other.to_string() },
         }
     }
@@ -614,53 +713,48 @@ impl DiskStorage {
             Err(std::fs::TryLockError::WouldBlock) => return Err(OpenError::Locked { dir: dir.to_path_buf() }),
             Err(std::fs::TryLockError::Error(e)) => return Err(OpenError::Io { path: lock_path, source: e }),
         }
-        let path = dir.join(DB_FILE);
-        let db =
-            redb::Builder::new().set_cache_size(options.cache_bytes).create(&path).map_err(|e| db_error(&path, e))?;
-        let tx = begin_write(&db).map_err(|e| db_error(&path, e))?;
-        {
-            let catalog = tx.open_table(CATALOG).map_err(|e| db_error(&path, e))?;
-            let mut meta = tx.open_table(META).map_err(|e| db_error(&path, e))?;
-            tx.open_table(STATS).map_err(|e| db_error(&path, e))?;
-            tx.open_table(SIZES).map_err(|e| db_error(&path, e))?;
-            tx.open_table(INDEX_SIZES).map_err(|e| db_error(&path, e))?;
-            let format = meta.get(FORMAT_KEY).map_err(|e| db_error(&path, e))?.map(|v| v.value());
-            let empty =
-                catalog.is_empty().map_err(|e| db_error(&path, e))? && wal::list(dir).map_err(io(dir))?.is_empty();
-            match format {
-                Some(FORMAT | FORMAT_WITHOUT_INDEXES) => {}
-                None if empty => {
-                    meta.insert(FORMAT_KEY, FORMAT).map_err(|e| db_error(&path, e))?;
-                }
-                Some(FORMAT_WITHOUT_SIZES) => {
-                    measure_sizes(&tx, &catalog).map_err(|e| db_error(&path, e))?;
-                    // Its index entries are built after the replay.
-                    meta.insert(FORMAT_KEY, FORMAT_WITHOUT_INDEXES).map_err(|e| db_error(&path, e))?;
-                }
-                _ => return Err(db_error(
-                    &path,
-                    "it was written by an older dynaburst (another layout); load its data again into a new --data-dir",
-                )),
-            }
+        let old = dir.join(OLD_DB_FILE);
+        if old.exists() {
+            return Err(db_error(
+                &old,
+                format!(
+                    "it was written by an older dynaburst (one redb file; this version keeps a data directory's \
+                     tables in {}): dump its tables with the dynaburst that wrote it (`dynaburst dump`) and load \
+                     them into a new --data-dir",
+                    dir.join(DB_DIR).display()
+                ),
+            ));
         }
-        tx.commit().map_err(|e| db_error(&path, e))?;
-        let (seq, generation) = replay(&db, dir).map_err(|e| match e {
-            LoadError::Store(e) => OpenError::Corrupt(e),
-            LoadError::Db(message) => OpenError::Database { path: path.clone(), message },
-        })?;
-        build_indexes(&db).map_err(|e| match e {
+        let path = dir.join(DB_DIR);
+        let fresh = !path.exists();
+        let files = Files::open(&path, options.cache_bytes).map_err(|e| db_error(&path, e))?;
+        match files.get_u64(FORMAT_KEY).map_err(|e| db_error(&path, e))? {
+            Some(FORMAT) => {}
+            None if fresh || files.catalog.is_empty().map_err(|e| db_error(&path, e))? => {
+                files.meta.insert(FORMAT_KEY, FORMAT.to_be_bytes()).map_err(|e| db_error(&path, e))?;
+                files.db.persist(fjall::PersistMode::SyncAll).map_err(|e| db_error(&path, e))?;
+            }
+            Some(other) => {
+                return Err(db_error(
+                    &path,
+                    format!("its layout ({other}) is not this dynaburst's ({FORMAT}): open it with the dynaburst that wrote it"),
+                ))
+            }
+            None => return Err(db_error(&path, "it has tables but no layout mark: it was not written by dynaburst")),
+        }
+        let (seq, generation) = replay(&files, dir).map_err(|e| match e {
             LoadError::Store(e) => OpenError::Corrupt(e),
             LoadError::Db(message) => OpenError::Database { path: path.clone(), message },
         })?;
         let log =
             wal::Wal::create(dir, generation, options.wal_rotate_bytes).map_err(io(&wal::path(dir, generation)))?;
-        let (catalog, next_id) = load(&db).map_err(|e| match e {
+        let (catalog, next_id) = load(&files).map_err(|e| match e {
             LoadError::Store(e) => OpenError::Corrupt(e),
             LoadError::Db(message) => OpenError::Database { path: path.clone(), message },
         })?;
         let overlays = catalog.values().map(|e| (e.id, e.overlay.clone())).collect();
         let shared = Arc::new(Shared {
-            db,
+            files,
             catalog: Mutex::new(catalog),
             overlays: Mutex::new(overlays),
             overlay_bytes: AtomicUsize::new(0),
@@ -757,18 +851,18 @@ impl DiskStorage {
         Ok(())
     }
 
-    /// Tests and tools: the index tables the file holds, as `i{storage
-    /// id}/{index name}`, in name order (the file's state: call
-    /// [`DiskStorage::wait_applied`] first for the writes committed).
+    /// Tests and tools: the indexes whose entries the database holds, as
+    /// `i{storage id}/{index name}`, in name order (the database's state:
+    /// call [`DiskStorage::wait_applied`] first for the writes committed).
     pub fn stored_indexes(&self) -> Result<Vec<String>, StoreError> {
-        let tx = self.shared.db.begin_read().map_err(read_failed)?;
-        let tables = tx.list_tables().map_err(read_failed)?;
-        let index_table = |n: &str| {
-            n.strip_prefix('i').and_then(|rest| rest.split_once('/')).is_some_and(|(id, _)| id.parse::<u64>().is_ok())
-        };
-        let mut names: Vec<String> = tables.map(|t| t.name().to_string()).filter(|n| index_table(n)).collect();
-        names.sort();
-        Ok(names)
+        let mut names = BTreeSet::new();
+        for row in self.shared.files.index_sizes.iter() {
+            let key = row.key().map_err(read_failed)?;
+            if let Some((id, index)) = index_sizes_key(&key) {
+                names.insert(format!("i{id}/{index}"));
+            }
+        }
+        Ok(names.into_iter().collect())
     }
 
     /// Encoded bytes the overlays hold (committed writes the file lacks).
@@ -924,132 +1018,91 @@ fn db<E: fmt::Display>(e: E) -> LoadError {
 }
 
 /// Writes the batches of the log files left by the last run into the
-/// database file (those it does not hold yet), then deletes the files.
+/// database (those it does not hold yet), then deletes the files.
 /// Returns the last sequence number and the next log generation.
-fn replay(db: &redb::Database, dir: &Path) -> Result<(u64, u64), LoadError> {
-    let applied = {
-        let tx = db.begin_read().map_err(self::db)?;
-        let meta = tx.open_table(META).map_err(self::db)?;
-        let seq = meta.get(APPLIED_SEQ).map_err(self::db)?.map(|v| v.value());
-        seq.unwrap_or(0)
-    };
-    let files = wal::list(dir).map_err(self::db)?;
+fn replay(files: &Files, dir: &Path) -> Result<(u64, u64), LoadError> {
+    let applied = files.get_u64(APPLIED_SEQ).map_err(self::db)?.unwrap_or(0);
+    let list = wal::list(dir).map_err(self::db)?;
     // One file at a time (memory holds one), each in a commit not synced
     // but the last: a crash meanwhile leaves the log files in place.
     let mut last = applied;
     let mut unsynced = false;
-    for (i, (_, path)) in files.iter().enumerate() {
+    for (i, (_, path)) in list.iter().enumerate() {
         let bytes = std::fs::read(path).map_err(self::db)?;
         let (read, torn) = wal::decode(&bytes);
         drop(bytes);
         // Only the newest file can end in a torn frame (a crash mid-append).
-        if torn && i + 1 < files.len() {
+        if torn && i + 1 < list.len() {
             return Err(StoreError::Corrupt { what: "write-ahead log" }.into());
         }
         let batches: Vec<_> = read.into_iter().filter(|(seq, _)| *seq > last).collect();
-        let newest = i + 1 == files.len();
+        let newest = i + 1 == list.len();
         if let Some((seq, _)) = batches.last() {
             last = *seq;
-            write_batches(db, &batches, last, newest).map_err(self::db)?;
+            write_batches(files, None, &batches, newest).map_err(self::db)?;
             unsynced = !newest;
         }
     }
     if unsynced {
-        mark_durable(db).map_err(self::db)?;
+        mark_durable(files).map_err(self::db)?;
     }
-    for (_, path) in &files {
+    for (_, path) in &list {
         std::fs::remove_file(path).map_err(self::db)?;
     }
     wal::sync_dir(dir).map_err(self::db)?;
-    Ok((last, files.last().map_or(1, |(g, _)| g + 1)))
+    Ok((last, list.last().map_or(1, |(g, _)| g + 1)))
 }
 
-/// A file of the layout before index entries were stored
-/// ([`FORMAT_WITHOUT_INDEXES`], its log replayed): builds every index's
-/// entries and counts from the items, once, in one transaction that also
-/// moves the file to [`FORMAT`]. Any other file is left as it is.
-fn build_indexes(db: &redb::Database) -> Result<(), LoadError> {
-    // Looked at in a read transaction: a file of the current layout gets
-    // no write transaction (not even an aborted one) at start-up.
-    let format = {
-        let tx = db.begin_read().map_err(self::db)?;
-        let meta = tx.open_table(META).map_err(self::db)?;
-        meta.get(FORMAT_KEY).map_err(self::db)?.map(|v| v.value())
-    };
-    if format != Some(FORMAT_WITHOUT_INDEXES) {
-        return Ok(());
-    }
-    let tx = begin_write(db).map_err(self::db)?;
-    {
-        let mut meta = tx.open_table(META).map_err(self::db)?;
-        let catalog = tx.open_table(CATALOG).map_err(self::db)?;
-        let mut sizes = tx.open_table(INDEX_SIZES).map_err(self::db)?;
-        for row in catalog.iter().map_err(self::db)? {
-            let (_, value) = row.map_err(self::db)?;
-            let (id, table) = decode_meta(value.value())?;
-            if table.indexes.is_empty() {
-                continue;
-            }
-            let items = match tx.open_table(items_def(&items_table(id))) {
-                Ok(items) => items,
-                Err(redb::TableError::TableDoesNotExist(_)) => continue,
-                Err(e) => return Err(self::db(e)),
-            };
-            for def in &table.indexes {
-                let mut entries = tx.open_table(index_def(&index_table(id, &def.name))).map_err(self::db)?;
-                let mut ranges: BTreeMap<u128, (u64, u64)> = BTreeMap::new();
-                for row in items.iter().map_err(self::db)? {
-                    let (k, v) = row.map_err(self::db)?;
-                    let key = decode_key(k.value())?;
-                    let item = decode_stored(v.value())?;
-                    let Some(entry_key) = def.entry_key(&key, &item) else { continue };
-                    let entry = encode_stored(&def.entry(&table.key_schema, &item));
-                    let range = ranges.entry(size_range_start(entry_key.hash)).or_default();
-                    (range.0, range.1) = (range.0 + 1, range.1 + codec::stored_size(&entry)?);
-                    entries.insert(encode_index_key(&entry_key).as_slice(), entry.as_slice()).map_err(self::db)?;
-                }
-                for (start, counts) in ranges {
-                    sizes.insert((id, def.name.as_str(), start), counts).map_err(self::db)?;
-                }
-            }
-        }
-        meta.insert(FORMAT_KEY, FORMAT).map_err(self::db)?;
-    }
-    tx.commit().map_err(self::db)?;
-    Ok(())
-}
-
-/// Every table of the catalog (not its items: they stay in the file), and
-/// the next free id: past every id of the catalog and of every item or
-/// index table in the file, so that an id is never used twice (a write
-/// that raced its table's DeleteTable can leave that table's items behind
-/// the catalog; a new table given its id would find them).
-fn load(db: &redb::Database) -> Result<(BTreeMap<String, Entry>, u64), LoadError> {
-    let tx = db.begin_read().map_err(self::db)?;
-    let catalog = tx.open_table(CATALOG).map_err(self::db)?;
+/// Every table of the catalog (not its items: they stay in the
+/// database), and the next free id: past every id of the catalog and of
+/// every item or entry keyspace. A keyspace, count or size of a storage
+/// id the catalog does not hold (a crash between a table's drop and the
+/// deletion of its keyspaces) is deleted here.
+fn load(files: &Files) -> Result<(BTreeMap<String, Entry>, u64), LoadError> {
     let mut tables = BTreeMap::new();
     let mut next_id = 1;
-    for table in tx.list_tables().map_err(self::db)? {
-        if let Some(id) = stored_table_id(table.name()) {
-            next_id = next_id.max(id.saturating_add(1));
-        }
-    }
-    for row in catalog.iter().map_err(self::db)? {
-        let (name, value) = row.map_err(self::db)?;
-        let (id, meta) = decode_meta(value.value())?;
-        if meta.name != name.value() {
+    let mut ids = BTreeSet::new();
+    for row in files.catalog.iter() {
+        let (name, value) = row.into_inner().map_err(self::db)?;
+        let (id, meta) = decode_meta(&value)?;
+        if meta.name.as_bytes() != &*name {
             return Err(StoreError::Corrupt { what: "catalog" }.into());
         }
         next_id = next_id.max(id + 1);
-        // The replay is done: the file holds everything; a table without
-        // items in it holds none anywhere.
-        let empty = match tx.open_table(items_def(&items_table(id))) {
-            Ok(items) => items.is_empty().map_err(self::db)?,
-            Err(redb::TableError::TableDoesNotExist(_)) => true,
-            Err(e) => return Err(self::db(e)),
-        };
-        let overlay = if empty { Overlay::empty_table() } else { Overlay::default() };
+        ids.insert(id);
+        let overlay = Overlay::default();
+        let mut empty = true;
+        if let Some(ks) = files.table(&items_keyspace(id), false).map_err(self::db)? {
+            empty = ks.first_key_value().is_none();
+            let _ = overlay.items.set(ks);
+        }
+        if let Some(ks) = files.table(&entries_keyspace(id), false).map_err(self::db)? {
+            let _ = overlay.entries.set(ks);
+        }
+        // The replay is done: the database holds everything; a table
+        // without items in it holds none anywhere.
+        let overlay = if empty { Overlay { filter: RwLock::new(Some(filter::KeyFilter::default())), ..overlay } } else { overlay };
         tables.insert(meta.name.clone(), Entry { id, meta, overlay: Arc::new(overlay) });
+    }
+    for name in files.db.list_keyspace_names() {
+        let Some(id) = stored_table_id(&name) else { continue };
+        next_id = next_id.max(id.saturating_add(1));
+        if !ids.contains(&id) {
+            files.delete(&name).map_err(self::db)?;
+        }
+    }
+    let mut orphans = files.db.batch();
+    for ks in [&files.stats, &files.sizes, &files.index_sizes] {
+        for row in ks.iter() {
+            let key = row.key().map_err(self::db)?;
+            if !ids.contains(&u64_be(&key)) {
+                orphans.remove(ks, key);
+            }
+        }
+    }
+    if !orphans.is_empty() {
+        orphans.commit().map_err(self::db)?;
+        files.db.persist(fjall::PersistMode::SyncAll).map_err(self::db)?;
     }
     Ok((tables, next_id))
 }
@@ -1151,20 +1204,15 @@ type KeysWritten<'a> = Vec<(u64, &'a [u8])>;
 /// holds, unless a later batch replaced them, and wakes writers waiting
 /// for room.
 fn prune(shared: &Shared, batches: &[(u64, Vec<Record>)]) {
-    // Snapshots older than the file's last commit go first.
-    let all: Vec<Arc<Overlay>> = shared.overlays.lock().values().cloned().collect();
-    for overlay in all {
-        *overlay.snapshot.lock() = None;
-    }
     let mut by_table: HashMap<u64, KeysWritten<'_>> = HashMap::new();
     let mut by_index: HashMap<(u64, &str), KeysWritten<'_>> = HashMap::new();
     for (seq, records) in batches {
         for record in records {
             match record {
-                Record::Put { id, key, .. } | Record::Delete { id, key } => {
+                Record::Put { id, key, .. } | Record::Delete { id, key, .. } => {
                     by_table.entry(*id).or_default().push((*seq, key));
                 }
-                Record::IndexPut { id, index, key, .. } | Record::IndexDelete { id, index, key } => {
+                Record::IndexPut { id, index, key, .. } | Record::IndexDelete { id, index, key, .. } => {
                     by_index.entry((*id, index)).or_default().push((*seq, key));
                 }
                 _ => {}
@@ -1195,7 +1243,7 @@ fn prune(shared: &Shared, batches: &[(u64, Vec<Record>)]) {
         let mut map = overlay.writes.write();
         for (seq, key) in writes {
             // Keys were encoded from `StoreKey`s: they decode.
-            let Ok(key) = decode_key(key) else { continue };
+            let Ok(key) = decode_store_key(key) else { continue };
             if map.get(&key).is_some_and(|p| p.seq <= seq) {
                 if let Some(p) = map.remove(&key) {
                     freed += p.bytes;
@@ -1276,7 +1324,8 @@ fn apply_loop(dir: &Path, shared: &Shared) {
             let written = if shared.fail_next_apply.swap(false, Ordering::SeqCst) {
                 Err(Failure::injected("write"))
             } else {
-                write_batches(&shared.db, &batches, *last, durable).map_err(|e| Failure::db("write", &e))
+                write_batches(&shared.files, Some(&shared.overlays), &batches, durable)
+                    .map_err(|e| Failure::db("write", &e))
             };
             if let Err(failure) = written {
                 poison(shared, failure);
@@ -1286,7 +1335,7 @@ fn apply_loop(dir: &Path, shared: &Shared) {
             shared.backlog.lock().applied_seq = *last;
             shared.applied.notify_all();
         } else if durable && since_durable > 0 {
-            if let Err(e) = mark_durable(&shared.db) {
+            if let Err(e) = mark_durable(&shared.files) {
                 poison(shared, Failure::db("write", &e));
                 continue;
             }
@@ -1328,149 +1377,229 @@ fn gather(shared: &Shared, b: &Backlog, until: &mut Option<std::time::Instant>) 
     true
 }
 
-/// One table's item writes in a transaction: stored key and stored item
-/// (`None` deletes), in commit order.
-type ItemWrites<'a> = Vec<(&'a [u8], Option<&'a [u8]>)>;
-
-/// Begins a write transaction whose durable commit records redb's
-/// allocator state (quick repair, with a two-phase commit), so that opening
-/// the file after a crash loads that state instead of walking the whole
-/// file to rebuild it (seconds per gigabyte). The applier's unsynced
-/// commits do not record it (`write_batches`).
-fn begin_write(db: &redb::Database) -> Result<redb::WriteTransaction, redb::TransactionError> {
-    let mut tx = db.begin_write()?;
-    tx.set_quick_repair(true);
-    Ok(tx)
+/// Makes every batch the database holds durable (fjall's journal synced).
+fn mark_durable(files: &Files) -> Result<(), fjall::Error> {
+    files.db.persist(fjall::PersistMode::SyncAll)
 }
 
-/// Makes every commit the file has had durable (a durable commit of the
-/// applied mark as it is).
-fn mark_durable(db: &redb::Database) -> Result<(), redb::Error> {
-    let tx = begin_write(db)?;
-    {
-        let mut meta = tx.open_table(META)?;
-        let applied = meta.get(APPLIED_SEQ)?.map_or(0, |v| v.value());
-        meta.insert(APPLIED_SEQ, applied)?;
+/// One keyspace's writes in a commit: stored key to stored value (`None`
+/// deletes), the last write of each key.
+type KeyWrites<'a> = BTreeMap<&'a [u8], Option<&'a [u8]>>;
+
+/// Running counts of a commit: per key (a table's stats or a size range),
+/// rows added less removed and bytes added less removed.
+type Deltas = BTreeMap<Vec<u8>, (i64, i64)>;
+
+/// Adds a write's change to `deltas[key]`: a row added when it replaces
+/// nothing, removed when a delete replaces one; bytes the new value's less
+/// the replaced one's.
+fn note_delta(deltas: &mut Deltas, key: Vec<u8>, value: Option<&[u8]>, replaced: Option<u64>) {
+    let count = match (value, replaced) {
+        (Some(_), None) => 1,
+        (None, Some(_)) => -1,
+        _ => 0,
+    };
+    let bytes = value.map_or(0, stored_bytes) - replaced.map_or(0, |n| i64::try_from(n).unwrap_or(i64::MAX));
+    if count != 0 || bytes != 0 {
+        let d = deltas.entry(key).or_default();
+        (d.0, d.1) = (d.0 + count, d.1 + bytes);
     }
-    tx.commit()?;
-    Ok(())
 }
 
-/// Writes `batches` in one transaction, with `applied` (the last batch's
-/// sequence number) as the file's applied mark. Unless `durable`, the
-/// commit is not synced: a crash takes the file back to its last durable
-/// commit, and the log, whose files go only after a durable commit holds
-/// them, still has every batch after that commit's applied mark.
+/// Writes `batches` into the database, each group of batches between two
+/// drops in one atomic fjall batch that also moves the applied mark to
+/// its last batch; a table's or index's drop is a step of its own. Unless
+/// `durable`, nothing is synced: a crash takes the database back to a
+/// prefix of its batches (fjall's journal is ordered and checksummed), no
+/// older than its last durable state, and the log, whose files go only
+/// after a durable commit holds them, still has every batch after the
+/// applied mark. `overlays` (the server's; none during the replay) learn
+/// each keyspace created for them before it is written.
 fn write_batches(
-    db: &redb::Database,
+    files: &Files,
+    overlays: Option<&Mutex<HashMap<u64, Arc<Overlay>>>>,
     batches: &[(u64, Vec<Record>)],
-    applied: u64,
     durable: bool,
-) -> Result<(), redb::Error> {
-    let mut tx = begin_write(db)?;
-    if !durable {
-        tx.set_quick_repair(false);
-        tx.set_durability(redb::Durability::None)?;
-    }
-    {
-        tx.open_table(META)?.insert(APPLIED_SEQ, applied)?;
-        let mut catalog = tx.open_table(CATALOG)?;
-        // Per table: items added less removed, bytes added less removed;
-        // and bytes by size range.
-        let mut deltas: HashMap<u64, (i64, i64)> = HashMap::new();
-        let mut ranges: BTreeMap<(u64, u128), i64> = BTreeMap::new();
-        // Catalog changes in order; item writes gathered per table, then
-        // written in key order (a key's writes keep their order), which
-        // walks the B-tree's pages once rather than at random. A table
-        // dropped here gets none of its writes (its id is never reused).
-        let mut writes: BTreeMap<u64, ItemWrites<'_>> = BTreeMap::new();
-        // Index entry writes the same way, per index; a dropped index gets
-        // the writes made before its drop.
-        let mut index_writes: BTreeMap<(u64, &str), ItemWrites<'_>> = BTreeMap::new();
-        let mut dropped = Vec::new();
-        for record in batches.iter().flat_map(|(_, records)| records) {
+) -> Result<(), fjall::Error> {
+    let mut start = 0;
+    for (i, (seq, records)) in batches.iter().enumerate() {
+        let drop = records.iter().any(|r| matches!(r, Record::Drop { .. } | Record::DropIndex { .. }));
+        if !drop {
+            continue;
+        }
+        write_group(files, overlays, &batches[start..i])?;
+        for record in records {
             match record {
-                Record::Put { id, key, value } => writes.entry(*id).or_default().push((key, Some(&value[..]))),
-                Record::Delete { id, key } => writes.entry(*id).or_default().push((key, None)),
-                Record::IndexPut { id, index, key, value } => {
-                    index_writes.entry((*id, index)).or_default().push((key, Some(&value[..])));
-                }
-                Record::IndexDelete { id, index, key } => {
-                    index_writes.entry((*id, index)).or_default().push((key, None));
-                }
-                Record::Catalog { name, value } => {
-                    catalog.insert(name.as_str(), value.as_slice())?;
-                }
-                Record::DropIndex { id, index } => {
-                    index_writes.remove(&(*id, index.as_str()));
-                    let all = (*id, index.as_str(), 0)..=(*id, index.as_str(), u128::MAX);
-                    tx.open_table(INDEX_SIZES)?.retain_in(all, |_, _| false)?;
-                    tx.delete_table(index_def(&index_table(*id, index)))?;
-                }
-                Record::Drop { name, id } => {
-                    catalog.remove(name.as_str())?;
-                    dropped.push(*id);
-                    tx.open_table(STATS)?.remove(*id)?;
-                    tx.open_table(SIZES)?.retain_in((*id, 0)..=(*id, u128::MAX), |_, _| false)?;
-                    tx.delete_table(items_def(&items_table(*id)))?;
-                    drop_index_tables(&tx, *id)?;
-                }
+                Record::Drop { name, id } => drop_table(files, name, *id, *seq)?,
+                Record::DropIndex { id, index } => drop_index(files, *id, index, *seq)?,
+                // A drop's batch holds it alone.
+                _ => {}
             }
         }
-        // Per (index, size range): entries added less removed, bytes added
-        // less removed.
-        let mut index_deltas: BTreeMap<(u64, &str, u128), (i64, i64)> = BTreeMap::new();
-        for ((id, index), mut writes) in index_writes {
-            if dropped.contains(&id) {
-                continue;
+        start = i + 1;
+    }
+    write_group(files, overlays, &batches[start..])?;
+    if durable {
+        mark_durable(files)?;
+    }
+    Ok(())
+}
+
+/// The keyspace of one table (`items` or its entries), created if need be,
+/// and told to the table's overlay.
+fn table_keyspace(
+    files: &Files,
+    overlays: Option<&Mutex<HashMap<u64, Arc<Overlay>>>>,
+    id: u64,
+    items: bool,
+) -> Result<fjall::Keyspace, fjall::Error> {
+    let name = if items { items_keyspace(id) } else { entries_keyspace(id) };
+    let ks = files.table(&name, true)?.ok_or_else(|| fjall::Error::Io(std::io::Error::other("keyspace")))?;
+    if let Some(overlay) = overlays.and_then(|o| o.lock().get(&id).cloned()) {
+        let cell = if items { &overlay.items } else { &overlay.entries };
+        let _ = cell.set(ks.clone());
+    }
+    Ok(ks)
+}
+
+/// Writes `batches` (none of them a drop) in one fjall batch, with the
+/// applied mark at the last.
+fn write_group(
+    files: &Files,
+    overlays: Option<&Mutex<HashMap<u64, Arc<Overlay>>>>,
+    batches: &[(u64, Vec<Record>)],
+) -> Result<(), fjall::Error> {
+    let Some((applied, _)) = batches.last() else { return Ok(()) };
+    let dropped = files.dropped.lock().clone();
+    // Per table, its items' last write per key; per table, its entries'
+    // (keyed by index prefix and entry key).
+    let mut items: BTreeMap<u64, KeyWrites<'_>> = BTreeMap::new();
+    let mut entries: BTreeMap<u64, BTreeMap<Vec<u8>, Option<&[u8]>>> = BTreeMap::new();
+    let mut catalog: BTreeMap<&str, &[u8]> = BTreeMap::new();
+    // Stats by storage id; sizes by (id, range); index sizes by (id,
+    // index prefix, range).
+    let (mut stats, mut sizes, mut index_sizes) = (Deltas::new(), Deltas::new(), Deltas::new());
+    for record in batches.iter().flat_map(|(_, records)| records) {
+        match record {
+            Record::Put { id, key, value, replaced } if !dropped.contains(id) => {
+                items.entry(*id).or_default().insert(key, Some(value));
+                note_delta(&mut stats, id.to_be_bytes().to_vec(), Some(value), *replaced);
+                note_delta(&mut sizes, id_key(*id, &size_range(key).to_be_bytes()), Some(value), *replaced);
             }
-            writes.sort_by(|a, b| a.0.cmp(b.0));
-            let mut t = tx.open_table(index_def(&index_table(id, index)))?;
-            write_rows(&mut t, writes, |key, count, bytes| {
-                let d = index_deltas.entry((id, index, size_range(key))).or_default();
-                (d.0, d.1) = (d.0 + count, d.1 + bytes);
-            })?;
-        }
-        let mut index_sizes = tx.open_table(INDEX_SIZES)?;
-        for (key, (count, bytes)) in index_deltas {
-            let (c, b): (u64, u64) = index_sizes.get(key)?.map_or((0, 0), |v| v.value());
-            let now = (c.saturating_add_signed(count), b.saturating_add_signed(bytes));
-            if now.0 == 0 {
-                index_sizes.remove(key)?;
-            } else {
-                index_sizes.insert(key, now)?;
+            Record::Delete { id, key, replaced } if !dropped.contains(id) => {
+                items.entry(*id).or_default().insert(key, None);
+                note_delta(&mut stats, id.to_be_bytes().to_vec(), None, *replaced);
+                note_delta(&mut sizes, id_key(*id, &size_range(key).to_be_bytes()), None, *replaced);
             }
-        }
-        drop(index_sizes);
-        for (id, mut writes) in writes {
-            if dropped.contains(&id) {
-                continue;
+            Record::IndexPut { id, index, key, value, replaced } if !dropped.contains(id) => {
+                let mut prefix = index_prefix(index);
+                let range = id_key(*id, &[&prefix[..], &size_range(key).to_be_bytes()].concat());
+                note_delta(&mut index_sizes, range, Some(value), *replaced);
+                prefix.extend_from_slice(key);
+                entries.entry(*id).or_default().insert(prefix, Some(value));
             }
-            writes.sort_by(|a, b| codec::compare_keys(a.0, b.0));
-            let mut t = tx.open_table(items_def(&items_table(id)))?;
-            let (count, bytes) = write_rows(&mut t, writes, |key, _, bytes| {
-                *ranges.entry((id, size_range(key))).or_default() += bytes;
-            })?;
-            let d = deltas.entry(id).or_default();
-            (d.0, d.1) = (d.0 + count, d.1 + bytes);
+            Record::IndexDelete { id, index, key, replaced } if !dropped.contains(id) => {
+                let mut prefix = index_prefix(index);
+                let range = id_key(*id, &[&prefix[..], &size_range(key).to_be_bytes()].concat());
+                note_delta(&mut index_sizes, range, None, *replaced);
+                prefix.extend_from_slice(key);
+                entries.entry(*id).or_default().insert(prefix, None);
+            }
+            Record::Catalog { name, value } => {
+                catalog.insert(name, value);
+            }
+            _ => {}
         }
-        let mut stats = tx.open_table(STATS)?;
-        for (id, (count, bytes)) in deltas {
-            let (c, b) = stats.get(id)?.map_or((0, 0), |v| v.value());
-            stats.insert(id, (c.saturating_add_signed(count), b.saturating_add_signed(bytes)))?;
-        }
-        let mut sizes = tx.open_table(SIZES)?;
-        for (range, bytes) in ranges {
-            let now = sizes.get(range)?.map_or(0, |v| v.value()).saturating_add_signed(bytes);
-            if now == 0 {
-                sizes.remove(range)?;
-            } else {
-                sizes.insert(range, now)?;
+    }
+    let writes: usize = items.values().map(BTreeMap::len).sum::<usize>() + entries.values().map(BTreeMap::len).sum::<usize>();
+    let mut b = fjall::OwnedWriteBatch::with_capacity(files.db.clone(), writes + 16);
+    b.insert(&files.meta, APPLIED_SEQ, applied.to_be_bytes());
+    for (name, value) in catalog {
+        b.insert(&files.catalog, name, value);
+    }
+    for (id, writes) in items {
+        let ks = table_keyspace(files, overlays, id, true)?;
+        for (key, value) in writes {
+            match value {
+                Some(v) => b.insert(&ks, key, v),
+                None => b.remove(&ks, key),
             }
         }
     }
-    tx.commit()?;
-    Ok(())
+    for (id, writes) in entries {
+        let ks = table_keyspace(files, overlays, id, false)?;
+        for (key, value) in writes {
+            match value {
+                Some(v) => b.insert(&ks, key, v),
+                None => b.remove(&ks, key),
+            }
+        }
+    }
+    for (key, (count, bytes)) in stats {
+        let (c, n) = files.stats.get(&key)?.map_or((0, 0), |v| pair_be(&v));
+        b.insert(&files.stats, key, pair_bytes((c.saturating_add_signed(count), n.saturating_add_signed(bytes))));
+    }
+    for (key, (_, bytes)) in sizes {
+        let now = files.sizes.get(&key)?.map_or(0, |v| u64_be(&v)).saturating_add_signed(bytes);
+        if now == 0 {
+            b.remove(&files.sizes, key);
+        } else {
+            b.insert(&files.sizes, key, now.to_be_bytes());
+        }
+    }
+    for (key, (count, bytes)) in index_sizes {
+        let (c, n) = files.index_sizes.get(&key)?.map_or((0, 0), |v| pair_be(&v));
+        let now = (c.saturating_add_signed(count), n.saturating_add_signed(bytes));
+        if now.0 == 0 {
+            b.remove(&files.index_sizes, key);
+        } else {
+            b.insert(&files.index_sizes, key, pair_bytes(now));
+        }
+    }
+    b.commit()
+}
+
+/// Drops the table of storage id `id` (batch `seq`): its catalog entry,
+/// counts and sizes in one batch with the applied mark, then its
+/// keyspaces (a crash between leaves them to `load`, which deletes what
+/// the catalog does not hold).
+fn drop_table(files: &Files, name: &str, id: u64, seq: u64) -> Result<(), fjall::Error> {
+    files.dropped.lock().insert(id);
+    let mut b = files.db.batch();
+    b.insert(&files.meta, APPLIED_SEQ, seq.to_be_bytes());
+    b.remove(&files.catalog, name);
+    b.remove(&files.stats, id.to_be_bytes());
+    for ks in [&files.sizes, &files.index_sizes] {
+        for key in Files::keys_with_prefix(ks, &id.to_be_bytes())? {
+            b.remove(ks, key);
+        }
+    }
+    b.commit()?;
+    files.delete(&items_keyspace(id))?;
+    files.delete(&entries_keyspace(id))
+}
+
+/// Drops every entry of index `index` of the table of storage id `id`
+/// (batch `seq`), and its sizes, in batches of at most [`DROP_CHUNK`]
+/// removals; the last moves the applied mark (a crash before it drops the
+/// rest again at the replay).
+fn drop_index(files: &Files, id: u64, index: &str, seq: u64) -> Result<(), fjall::Error> {
+    let prefix = index_prefix(index);
+    let mut b = files.db.batch();
+    if let Some(ks) = files.table(&entries_keyspace(id), false)? {
+        // The iterator reads a snapshot: the removals do not disturb it.
+        for row in ks.prefix(&prefix) {
+            b.remove(&ks, row.key()?);
+            if b.len() >= DROP_CHUNK {
+                std::mem::replace(&mut b, files.db.batch()).commit()?;
+            }
+        }
+    }
+    for key in Files::keys_with_prefix(&files.index_sizes, &id_key(id, &prefix))? {
+        b.remove(&files.index_sizes, key);
+    }
+    b.insert(&files.meta, APPLIED_SEQ, seq.to_be_bytes());
+    b.commit()
 }
 
 /// Stored values begin with their size (they were encoded by
@@ -1479,53 +1608,8 @@ fn stored_bytes(v: &[u8]) -> i64 {
     codec::stored_size(v).map_or(0, |n| n as i64)
 }
 
-/// Writes `writes` (stored key, stored value or `None` to delete) into
-/// `t` in their order; returns the rows added less removed and the stored
-/// bytes added less removed, and tells `changed` each key whose row or
-/// bytes changed, with the changes.
-fn write_rows<K>(
-    t: &mut redb::Table<'_, K, &'static [u8]>,
-    writes: ItemWrites<'_>,
-    mut changed: impl FnMut(&[u8], i64, i64),
-) -> Result<(i64, i64), redb::Error>
-where
-    K: for<'a> redb::Key<SelfType<'a> = &'a [u8]> + 'static,
-{
-    let (mut rows, mut total) = (0, 0);
-    for (key, value) in writes {
-        let (count, bytes) = match value {
-            Some(value) => {
-                let old = t.insert(key, value)?.map(|v| stored_bytes(v.value()));
-                (i64::from(old.is_none()), stored_bytes(value) - old.unwrap_or(0))
-            }
-            None => match t.remove(key)? {
-                Some(old) => (-1, -stored_bytes(old.value())),
-                None => (0, 0),
-            },
-        };
-        rows += count;
-        total += bytes;
-        if count != 0 || bytes != 0 {
-            changed(key, count, bytes);
-        }
-    }
-    Ok((rows, total))
-}
-
-/// Deletes every index table of the table of storage id `id`, and their
-/// counts.
-fn drop_index_tables(tx: &redb::WriteTransaction, id: u64) -> Result<(), redb::Error> {
-    let prefix = index_table_prefix(id);
-    let tables: Vec<_> = tx.list_tables()?.filter(|t| t.name().starts_with(&prefix)).collect();
-    for table in tables {
-        tx.delete_table(table)?;
-    }
-    tx.open_table(INDEX_SIZES)?.retain_in((id, "", 0)..(id.saturating_add(1), "", 0), |_, _| false)?;
-    Ok(())
-}
-
-/// The size range (`store::size_range_start`) of a stored key: its hash
-/// comes first, big-endian.
+/// The size range (`store::size_range_start`) of a stored key (an item's
+/// or an index entry's): its hash comes first, big-endian.
 fn size_range(key: &[u8]) -> u128 {
     let mut hash = [0u8; 16];
     if let Some(bytes) = key.get(..hash.len()) {
@@ -1534,33 +1618,11 @@ fn size_range(key: &[u8]) -> u128 {
     size_range_start(u128::from_be_bytes(hash))
 }
 
-/// Fills [`SIZES`] from the items of every table in `catalog` (a file of
-/// the layout before it), once.
-fn measure_sizes(
-    tx: &redb::WriteTransaction,
-    catalog: &redb::Table<'_, &'static str, &'static [u8]>,
-) -> Result<(), redb::Error> {
-    let mut ranges: BTreeMap<(u64, u128), u64> = BTreeMap::new();
-    for row in catalog.iter()? {
-        let (_, value) = row?;
-        // An entry that does not decode is refused later, by `load`.
-        let Ok((id, _)) = decode_meta(value.value()) else { continue };
-        let items = match tx.open_table(items_def(&items_table(id))) {
-            Ok(items) => items,
-            Err(redb::TableError::TableDoesNotExist(_)) => continue,
-            Err(e) => return Err(e.into()),
-        };
-        for row in items.iter()? {
-            let (k, v) = row?;
-            let bytes = codec::stored_size(v.value()).unwrap_or(0);
-            *ranges.entry((id, size_range(k.value()))).or_default() += bytes;
-        }
-    }
-    let mut sizes = tx.open_table(SIZES)?;
-    for (range, bytes) in ranges {
-        sizes.insert(range, bytes)?;
-    }
-    Ok(())
+/// The storage id and index name of an [`INDEX_SIZES`] key.
+fn index_sizes_key(key: &[u8]) -> Option<(u64, String)> {
+    let len = usize::from(u16::from_be_bytes(key.get(8..10)?.try_into().ok()?));
+    let name = std::str::from_utf8(key.get(10..10 + len)?).ok()?;
+    Some((u64_be(key), name.to_string()))
 }
 
 /// One table's items: the file's, under the table's overlay.
@@ -1584,23 +1646,9 @@ fn holds_nothing<K: Ord>(start: Bound<&K>, end: Bound<&K>) -> bool {
     }
 }
 
-impl DiskTable {
-    /// The table's items in the file as of now (None: no item was ever
-    /// written). Called after looking at the overlay: a write the applier
-    /// removed from it since is in this snapshot.
-    fn snapshot(&self) -> Result<Option<redb::ReadOnlyTable<ItemKey, &'static [u8]>>, StoreError> {
-        let tx = self.shared.db.begin_read().map_err(read_failed)?;
-        match tx.open_table(items_def(&items_table(self.id))) {
-            Ok(t) => Ok(Some(t)),
-            Err(redb::TableError::TableDoesNotExist(_)) => Ok(None),
-            Err(e) => Err(read_failed(e)),
-        }
-    }
-}
-
 impl TableStore for DiskTable {
     fn get(&self, key: &StoreKey) -> Result<Option<Arc<Item>>, StoreError> {
-        let bytes = encode_key(key).ok_or(StoreError::Corrupt { what: "key" })?;
+        let bytes = encode_store_key(key);
         if self.overlay.filter.read().as_ref().is_some_and(|f| !f.may_hold(&bytes)) {
             // Never written since the table held no item: in neither the
             // overlay (a key enters the filter before it) nor the file.
@@ -1609,22 +1657,14 @@ impl TableStore for DiskTable {
         if let Some(p) = self.overlay.writes.read().get(key) {
             return p.item();
         }
+        // Looked at after the overlay: a write the applier removed from it
+        // since is in the keyspace, which it set before writing there.
+        let Some(ks) = self.overlay.items.get() else { return Ok(None) };
         self.shared.file_reads.fetch_add(1, Ordering::Relaxed);
-        let read = |table: &redb::ReadOnlyTable<ItemKey, &'static [u8]>| match table
-            .get(bytes.as_slice())
-            .map_err(read_failed)?
-        {
-            Some(v) => Ok(Some(Arc::new(decode_stored(v.value())?))),
+        match ks.get(&bytes).map_err(read_failed)? {
+            Some(v) => Ok(Some(Arc::new(decode_stored(&v)?))),
             None => Ok(None),
-        };
-        // The shared snapshot when no other reader holds it, else a fresh one.
-        if let Some(mut cached) = self.overlay.snapshot.try_lock() {
-            if cached.is_none() {
-                *cached = self.snapshot()?;
-            }
-            return cached.as_ref().map_or(Ok(None), read);
         }
-        self.snapshot()?.as_ref().map_or(Ok(None), read)
     }
 
     /// Refused: [`DiskStorage::commit`] writes through the log and the
@@ -1643,19 +1683,15 @@ impl TableStore for DiskTable {
         }
         let overlay = self.overlay.writes.read();
         let pending = overlay.range::<StoreKey, _>((start, end));
-        let Some(table) = self.snapshot()? else {
+        let Some(ks) = self.overlay.items.get() else {
             return walk(pending, direction, visit);
         };
-        let (lo, hi) = (start.map(codec::encode_bound), end.map(codec::encode_bound));
-        fn bound(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
-            b.as_ref().map(Vec::as_slice)
-        }
-        let rows = table.range::<&[u8]>((bound(&lo), bound(&hi))).map_err(read_failed)?;
-        let decode = |row: redb::Result<(redb::AccessGuard<'static, ItemKey>, _)>| {
-            let (k, v) = row.map_err(read_failed)?;
-            Ok((decode_key(k.value())?, v))
+        let (lo, hi) = (start.map(encode_store_key), end.map(encode_store_key));
+        let decode = |row: fjall::Guard| {
+            let (k, v) = row.into_inner().map_err(read_failed)?;
+            Ok((decode_store_key(&k)?, v))
         };
-        merge_walk(pending, rows, decode, direction, visit)
+        merge_walk(pending, ks.range((lo, hi)), decode, direction, visit)
     }
 
     fn holds_items_in_memory(&self) -> bool {
@@ -1685,19 +1721,25 @@ impl TableStore for DiskTable {
         let overlay = self.overlay.index_writes.read();
         let none = BTreeMap::new();
         let pending = overlay.get(index).unwrap_or(&none).range::<IndexKey, _>((start, end));
-        let tx = self.shared.db.begin_read().map_err(read_failed)?;
-        let table = match tx.open_table(index_def(&index_table(self.id, index))) {
-            Ok(t) => t,
-            Err(redb::TableError::TableDoesNotExist(_)) => return walk(pending, dir, visit),
-            Err(e) => return Err(read_failed(e)),
+        let Some(ks) = self.overlay.entries.get() else {
+            return walk(pending, dir, visit);
         };
-        let (lo, hi) = (start.map(encode_index_key), end.map(encode_index_key));
-        let rows = table.range::<&[u8]>((lo.as_ref().map(Vec::as_slice), hi.as_ref().map(Vec::as_slice)));
-        let decode = |row: redb::Result<(redb::AccessGuard<'static, &'static [u8]>, _)>| {
-            let (k, v) = row.map_err(read_failed)?;
-            Ok((decode_index_key(k.value())?, v))
+        let prefix = index_prefix(index);
+        let bound = |b: Bound<&IndexKey>| b.map(|k| [&prefix[..], &encode_index_key(k)].concat());
+        let lo = match bound(start) {
+            Bound::Unbounded => Bound::Included(prefix.clone()),
+            b => b,
         };
-        merge_walk(pending, rows.map_err(read_failed)?, decode, dir, visit)
+        let hi = match bound(end) {
+            Bound::Unbounded => prefix_end(&prefix).map_or(Bound::Unbounded, Bound::Excluded),
+            b => b,
+        };
+        let decode = |row: fjall::Guard| {
+            let (k, v) = row.into_inner().map_err(read_failed)?;
+            let key = k.get(prefix.len()..).ok_or(StoreError::Corrupt { what: "index key" })?;
+            Ok((decode_index_key(key)?, v))
+        };
+        merge_walk(pending, ks.range((lo, hi)), decode, dir, visit)
     }
 }
 
@@ -1746,7 +1788,7 @@ fn walk<'a, K: 'a>(
 }
 
 /// A row of the file with its key decoded (the stored value not yet).
-type Row<K> = Result<(K, redb::AccessGuard<'static, &'static [u8]>), StoreError>;
+type Row<K> = Result<(K, fjall::UserValue), StoreError>;
 
 /// Merges overlay writes and file rows that both come in walk order
 /// (`first` is how a key that comes first compares with a later one).
@@ -1772,7 +1814,7 @@ fn merge<'a, K: Ord + 'a>(
             }
             continue;
         }
-        let item = Arc::new(decode_stored(v.value())?);
+        let item = Arc::new(decode_stored(&v)?);
         if visit(&key, &item).is_break() {
             return Ok(());
         }
@@ -1842,21 +1884,19 @@ impl Storage for DiskStorage {
     /// start-up, after the replay, it is); otherwise `None`.
     fn table_stats(&self, name: &str) -> Result<Option<(u64, u64)>, StoreError> {
         let Some(id) = self.settled_id(name)? else { return Ok(None) };
-        let tx = self.shared.db.begin_read().map_err(read_failed)?;
-        let stats = tx.open_table(STATS).map_err(read_failed)?;
-        Ok(Some(stats.get(id).map_err(read_failed)?.map_or((0, 0), |v| v.value())))
+        let row = self.shared.files.stats.get(id.to_be_bytes()).map_err(read_failed)?;
+        Ok(Some(row.map_or((0, 0), |v| pair_be(&v))))
     }
 
     /// The sizes in the file, when the table's overlay is empty (at
     /// start-up, after the replay, it is); otherwise `None`.
     fn table_sizes(&self, name: &str) -> Result<Option<Vec<(u128, u64)>>, StoreError> {
         let Some(id) = self.settled_id(name)? else { return Ok(None) };
-        let tx = self.shared.db.begin_read().map_err(read_failed)?;
-        let sizes = tx.open_table(SIZES).map_err(read_failed)?;
         let mut out = Vec::new();
-        for row in sizes.range((id, 0)..=(id, u128::MAX)).map_err(read_failed)? {
-            let (k, v) = row.map_err(read_failed)?;
-            out.push((k.value().1, v.value()));
+        for row in self.shared.files.sizes.prefix(id.to_be_bytes()) {
+            let (k, v) = row.into_inner().map_err(read_failed)?;
+            let range = k.get(8..24).and_then(|b| b.try_into().ok()).map(u128::from_be_bytes);
+            out.push((range.ok_or(StoreError::Corrupt { what: "sizes" })?, u64_be(&v)));
         }
         Ok(Some(out))
     }
@@ -1869,18 +1909,18 @@ impl Storage for DiskStorage {
         index: &str,
     ) -> Result<Option<Vec<dynaburst_engine::store::IndexRange>>, StoreError> {
         let Some(id) = self.settled_id(name)? else { return Ok(None) };
-        let tx = self.shared.db.begin_read().map_err(read_failed)?;
-        let sizes = tx.open_table(INDEX_SIZES).map_err(read_failed)?;
+        let prefix = id_key(id, &index_prefix(index));
         let mut out = Vec::new();
-        for row in sizes.range((id, index, 0)..=(id, index, u128::MAX)).map_err(read_failed)? {
-            let (k, v) = row.map_err(read_failed)?;
-            let (entries, bytes) = v.value();
-            out.push((k.value().2, entries, bytes));
+        for row in self.shared.files.index_sizes.prefix(&prefix) {
+            let (k, v) = row.into_inner().map_err(read_failed)?;
+            let range = k.get(prefix.len()..).and_then(|b| b.try_into().ok()).map(u128::from_be_bytes);
+            let (entries, bytes) = pair_be(&v);
+            out.push((range.ok_or(StoreError::Corrupt { what: "index sizes" })?, entries, bytes));
         }
         Ok(Some(out))
     }
 
-    /// The index tables of the table's storage id in the file, and the
+    /// The indexes of the table whose entries the database holds, and the
     /// indexes its overlay holds entries of.
     fn stored_index_names(&self, name: &str) -> Result<Vec<String>, StoreError> {
         let (id, pending) = {
@@ -1889,12 +1929,11 @@ impl Storage for DiskStorage {
             let pending: Vec<String> = e.overlay.index_writes.read().keys().cloned().collect();
             (e.id, pending)
         };
-        let prefix = index_table_prefix(id);
-        let tx = self.shared.db.begin_read().map_err(read_failed)?;
         let mut names: BTreeSet<String> = pending.into_iter().collect();
-        for t in tx.list_tables().map_err(read_failed)? {
-            if let Some(index) = t.name().strip_prefix(&prefix) {
-                names.insert(index.to_string());
+        for row in self.shared.files.index_sizes.prefix(id.to_be_bytes()) {
+            let key = row.key().map_err(read_failed)?;
+            if let Some((_, index)) = index_sizes_key(&key) {
+                names.insert(index);
             }
         }
         Ok(names.into_iter().collect())
@@ -1959,18 +1998,26 @@ impl Storage for DiskStorage {
                 return Err(bad);
             };
             let id = store.storage_id().ok_or(bad)?;
-            let key = encode_key(&m.key).ok_or(StoreError::Corrupt { what: "key" })?;
+            let key = encode_store_key(&m.key);
             let value: Option<Arc<[u8]>> = m.item.as_deref().map(|item| encode_stored(item).into());
-            let record = match &value {
-                Some(value) => Record::Put { id, key, value: value.clone() },
-                None => Record::Delete { id, key },
-            };
             // A key written earlier in this batch replaced what that write put.
             let earlier = writes.iter().rev().find(|w: &&OverlayWrite| Arc::ptr_eq(&w.0, overlay) && w.1 == m.key);
-            replaced.push(match earlier {
-                Some(w) => w.2.as_deref().map(|v| decode_stored(v).map(Arc::new)).transpose()?,
-                None => store.get(&m.key)?,
-            });
+            let (old, old_size) = match earlier {
+                Some(w) => match w.2.as_deref() {
+                    Some(v) => (Some(Arc::new(decode_stored(v)?)), Some(codec::stored_size(v)?)),
+                    None => (None, None),
+                },
+                None => {
+                    let old = store.get(&m.key)?;
+                    let size = old.as_deref().map(|item| dynaburst_model::item_size(item) as u64);
+                    (old, size)
+                }
+            };
+            replaced.push(old);
+            let record = match &value {
+                Some(value) => Record::Put { id, key, value: value.clone(), replaced: old_size },
+                None => Record::Delete { id, key, replaced: old_size },
+            };
             // Into the filter after the read above, which it spares.
             if let Record::Put { key, .. } = &record {
                 self.note_key(overlay, key);
@@ -1987,9 +2034,10 @@ impl Storage for DiskStorage {
             let id = store.storage_id().ok_or(bad)?;
             let key = encode_index_key(&w.key);
             let value: Option<Arc<[u8]>> = w.entry.as_deref().map(|entry| encode_stored(entry).into());
+            let replaced = w.replaced;
             let record = match &value {
-                Some(value) => Record::IndexPut { id, index: w.index.clone(), key, value: value.clone() },
-                None => Record::IndexDelete { id, index: w.index.clone(), key },
+                Some(value) => Record::IndexPut { id, index: w.index.clone(), key, value: value.clone(), replaced },
+                None => Record::IndexDelete { id, index: w.index.clone(), key, replaced },
             };
             index_writes.push((overlay.clone(), w.index, w.key, value, record.bytes()));
             records.push(record);

@@ -1,8 +1,8 @@
 //! The write-ahead log: what makes a commit durable. The committer appends
 //! each group of batches to `DIR/wal-{generation}` (one frame per batch) and
 //! syncs the file once; the batches are then durable, and the applier
-//! writes them into the redb file later, in large transactions. A log file
-//! is deleted once redb holds every batch in it; start-up replays what is
+//! writes them into the database later, in large transactions. A log file
+//! is deleted once the database holds every batch in it (durably); start-up replays what is
 //! left.
 //!
 //! A frame is `[payload length: u32 LE][CRC-32 of the payload: u32 LE]
@@ -65,16 +65,18 @@ pub fn encode(batches: &[(u64, Vec<Record>)], buf: &mut Vec<u8>) {
         w.uint(records.len() as u64);
         for r in records {
             match r {
-                Record::Put { id, key, value } => {
+                Record::Put { id, key, value, replaced } => {
                     w.u8(R_PUT);
                     w.uint(*id);
                     w.bytes(key);
                     w.bytes(value);
+                    write_replaced(&mut w, *replaced);
                 }
-                Record::Delete { id, key } => {
+                Record::Delete { id, key, replaced } => {
                     w.u8(R_DELETE);
                     w.uint(*id);
                     w.bytes(key);
+                    write_replaced(&mut w, *replaced);
                 }
                 Record::Catalog { name, value } => {
                     w.u8(R_CATALOG);
@@ -86,18 +88,20 @@ pub fn encode(batches: &[(u64, Vec<Record>)], buf: &mut Vec<u8>) {
                     w.str(name);
                     w.uint(*id);
                 }
-                Record::IndexPut { id, index, key, value } => {
+                Record::IndexPut { id, index, key, value, replaced } => {
                     w.u8(R_INDEX_PUT);
                     w.uint(*id);
                     w.str(index);
                     w.bytes(key);
                     w.bytes(value);
+                    write_replaced(&mut w, *replaced);
                 }
-                Record::IndexDelete { id, index, key } => {
+                Record::IndexDelete { id, index, key, replaced } => {
                     w.u8(R_INDEX_DELETE);
                     w.uint(*id);
                     w.str(index);
                     w.bytes(key);
+                    write_replaced(&mut w, *replaced);
                 }
                 Record::DropIndex { id, index } => {
                     w.u8(R_DROP_INDEX);
@@ -112,6 +116,15 @@ pub fn encode(batches: &[(u64, Vec<Record>)], buf: &mut Vec<u8>) {
     }
 }
 
+/// A replaced size: 0 for none, else the size plus one.
+fn write_replaced(w: &mut Writer, replaced: Option<u64>) {
+    w.uint(replaced.map_or(0, |n| n.saturating_add(1)));
+}
+
+fn read_replaced(r: &mut Reader<'_>) -> Result<Option<u64>, StoreError> {
+    Ok(r.uint()?.checked_sub(1))
+}
+
 fn decode_batch(payload: &[u8]) -> Result<(u64, Vec<Record>), StoreError> {
     let mut r = Reader::new(payload, "write-ahead log");
     let seq = r.uint()?;
@@ -119,8 +132,13 @@ fn decode_batch(payload: &[u8]) -> Result<(u64, Vec<Record>), StoreError> {
     let mut records = Vec::with_capacity(n);
     for _ in 0..n {
         records.push(match r.u8()? {
-            R_PUT => Record::Put { id: r.uint()?, key: r.bytes()?.to_vec(), value: r.bytes()?.into() },
-            R_DELETE => Record::Delete { id: r.uint()?, key: r.bytes()?.to_vec() },
+            R_PUT => Record::Put {
+                id: r.uint()?,
+                key: r.bytes()?.to_vec(),
+                value: r.bytes()?.into(),
+                replaced: read_replaced(&mut r)?,
+            },
+            R_DELETE => Record::Delete { id: r.uint()?, key: r.bytes()?.to_vec(), replaced: read_replaced(&mut r)? },
             R_CATALOG => Record::Catalog { name: r.string()?, value: r.bytes()?.to_vec() },
             R_DROP => Record::Drop { name: r.string()?, id: r.uint()? },
             R_INDEX_PUT => Record::IndexPut {
@@ -128,8 +146,14 @@ fn decode_batch(payload: &[u8]) -> Result<(u64, Vec<Record>), StoreError> {
                 index: r.string()?,
                 key: r.bytes()?.to_vec(),
                 value: r.bytes()?.into(),
+                replaced: read_replaced(&mut r)?,
             },
-            R_INDEX_DELETE => Record::IndexDelete { id: r.uint()?, index: r.string()?, key: r.bytes()?.to_vec() },
+            R_INDEX_DELETE => Record::IndexDelete {
+                id: r.uint()?,
+                index: r.string()?,
+                key: r.bytes()?.to_vec(),
+                replaced: read_replaced(&mut r)?,
+            },
             R_DROP_INDEX => Record::DropIndex { id: r.uint()?, index: r.string()? },
             _ => return Err(r.corrupt()),
         });
@@ -207,19 +231,26 @@ mod tests {
             (
                 8,
                 vec![
-                    Record::Put { id: 3, key: vec![9], value: vec![4; 300].into() },
-                    Record::Delete { id: 3, key: vec![8] },
+                    Record::Put { id: 3, key: vec![9], value: vec![4; 300].into(), replaced: Some(0) },
+                    Record::Delete { id: 3, key: vec![8], replaced: None },
                     Record::Drop { name: "u".into(), id: 2 },
-                    Record::IndexPut { id: 3, index: "g".into(), key: vec![7, 1], value: vec![5; 40].into() },
-                    Record::IndexDelete { id: 3, index: "g".into(), key: vec![7, 2] },
+                    Record::IndexPut { id: 3, index: "g".into(), key: vec![7, 1], value: vec![5; 40].into(), replaced: None },
+                    Record::IndexDelete { id: 3, index: "g".into(), key: vec![7, 2], replaced: Some(u64::MAX - 1) },
                     Record::DropIndex { id: 3, index: "h".into() },
                 ],
             ),
         ]
     }
 
-    fn summary(b: &[(u64, Vec<Record>)]) -> Vec<(u64, usize, usize)> {
-        b.iter().map(|(s, r)| (*s, r.len(), r.iter().map(Record::bytes).sum())).collect()
+    fn summary(b: &[(u64, Vec<Record>)]) -> Vec<(u64, usize, usize, Vec<Option<u64>>)> {
+        let replaced = |r: &Record| match r {
+            Record::Put { replaced, .. }
+            | Record::Delete { replaced, .. }
+            | Record::IndexPut { replaced, .. }
+            | Record::IndexDelete { replaced, .. } => *replaced,
+            _ => None,
+        };
+        b.iter().map(|(s, r)| (*s, r.len(), r.iter().map(Record::bytes).sum(), r.iter().map(replaced).collect())).collect()
     }
 
     #[test]

@@ -133,13 +133,12 @@ fn a_new_table_never_gets_the_id_of_items_left_in_the_file() {
     }
     // Left behind under ids 2 and 3, which no table of the catalog has.
     {
-        let db = redb::Database::open(dir.join(dynaburst_diskstore::DB_FILE)).expect("the file");
-        let tx = db.begin_write().expect("write");
-        for name in ["k2", "i3/by_v"] {
-            let def: redb::TableDefinition<&[u8], &[u8]> = redb::TableDefinition::new(name);
-            tx.open_table(def).expect("table").insert(&b"not an item"[..], &b"left behind"[..]).expect("row");
+        let db = fjall::Database::builder(dir.join(dynaburst_diskstore::DB_DIR)).open().expect("the database");
+        for name in ["k2", "x3"] {
+            let ks = db.keyspace(name, fjall::KeyspaceCreateOptions::default).expect("keyspace");
+            ks.insert(&b"not an item"[..], &b"left behind"[..]).expect("row");
         }
-        tx.commit().expect("commit");
+        db.persist(fjall::PersistMode::SyncAll).expect("persist");
     }
     let disk = DiskStorage::open(&dir, &DiskOptions::default()).expect("reopen");
     let mut fresh = disk.create_table(&meta("fresh")).expect("create fresh");

@@ -1,6 +1,6 @@
 //! The disk store against a model: random puts, deletes, batches, point
 //! reads and range walks (both directions, query sentinels, early stops)
-//! on a table served from the redb file under its overlay give exactly
+//! on a table served from the database under its overlay give exactly
 //! what a `BTreeMap` gives, whether the applier has written the batches
 //! into the file or holds them back, and after the storage is reopened
 //! (items, counts, and bytes by size range). Each batch also writes the
@@ -19,10 +19,9 @@ use common::meta;
 use dynaburst_diskstore::{DiskOptions, DiskStorage};
 use dynaburst_engine::store::{
     index_partition_hash, size_range_start, walk_range, Direction, IndexKey, IndexMutation, Mutation, PrimarySlot,
-    SortSlot, Storage, StoreKey, TableMeta, TableStore, WriteBatch, ALL_KEYS,
+    SortSlot, Storage, StoreKey, TableStore, WriteBatch, ALL_KEYS,
 };
-use dynaburst_engine::KeyAttr;
-use dynaburst_model::{item_size, AttributeValue, Item, KeyValue, Millis, Number, ScalarType};
+use dynaburst_model::{item_size, AttributeValue, Item, KeyValue, Number};
 use proptest::prelude::*;
 
 fn fresh_dir() -> PathBuf {
@@ -243,14 +242,18 @@ fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
                     // entry's delete (unless rewritten), the new entry.
                     let old_key = old.as_ref().map(|o| index_key(p, s, o));
                     let new_key = new.as_ref().map(|n| index_key(p, s, n));
+                    // Each with the size of the entry it replaces in the
+                    // index, as the engine tells it (none after a drop).
+                    let size = |e: Arc<Item>| item_size(&e) as u64;
                     if let Some(k) = old_key.filter(|k| Some(k) != new_key.as_ref()) {
-                        after_entries.remove(&k);
-                        batch.index_writes.push(IndexMutation { table: 0, index: INDEX.into(), key: k, entry: None });
+                        let replaced = after_entries.remove(&k).map(size);
+                        let entry = None;
+                        batch.index_writes.push(IndexMutation { table: 0, index: INDEX.into(), key: k, entry, replaced });
                     }
                     if let (Some(k), Some(n)) = (new_key, &new) {
-                        after_entries.insert(k.clone(), n.clone());
+                        let replaced = after_entries.insert(k.clone(), n.clone()).map(size);
                         let entry = Some(n.clone());
-                        batch.index_writes.push(IndexMutation { table: 0, index: INDEX.into(), key: k, entry });
+                        batch.index_writes.push(IndexMutation { table: 0, index: INDEX.into(), key: k, entry, replaced });
                     }
                     expected.push(old);
                     batch.mutations.push(Mutation { table: 0, key: key(p, s), item: new });
@@ -416,99 +419,19 @@ fn a_later_write_stays_in_the_overlay_when_an_earlier_one_reaches_the_file() {
     .expect("matches the model");
 }
 
-/// A file of the layout before the sizes by hash range (layout 2) opens,
-/// and its sizes are measured from its items then.
+/// A data directory an older dynaburst wrote (its tables in one redb
+/// file) is refused with what to do, and left as it was.
 #[test]
-fn a_file_without_sizes_gets_them_measured_at_open() {
+fn a_directory_of_the_redb_layout_is_refused_with_what_to_do() {
     let dir = fresh_dir();
-    let mut model = BTreeMap::new();
-    {
-        let disk = DiskStorage::open(&dir, &DiskOptions::default()).expect("open");
-        let mut store = disk.create_table(&meta("t")).expect("create");
-        for pk in 0..40 {
-            let mutations = (0..5)
-                .map(|sk| {
-                    model.insert(key(pk, sk), item(pk, sk, 20 + u16::from(pk)));
-                    Mutation { table: 0, key: key(pk, sk), item: Some(item(pk, sk, 20 + u16::from(pk))) }
-                })
-                .collect();
-            disk.commit(WriteBatch { mutations, ..WriteBatch::default() }, &mut [&mut *store]).expect("commit");
-        }
-        disk.close();
-    }
-    // What an older dynaburst wrote: no sizes, layout 2.
-    {
-        let db = redb::Database::open(dir.join(dynaburst_diskstore::DB_FILE)).expect("the file");
-        let tx = db.begin_write().expect("write");
-        tx.delete_table(redb::TableDefinition::<(u64, u128), u64>::new("sizes")).expect("no sizes");
-        tx.open_table(redb::TableDefinition::<&str, u64>::new("meta")).expect("meta").insert("format", 2).expect("2");
-        tx.commit().expect("commit");
-    }
-    let disk = DiskStorage::open(&dir, &DiskOptions::default()).expect("open");
-    assert_eq!(disk.table_sizes("t").expect("sizes"), Some(sizes(&model)));
-    assert_eq!(disk.table_stats("t").expect("stats"), Some(counts(&model)));
-    drop(disk);
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// A file of the layout before index entries were stored (layout 3), whose
-/// table has an index: it opens, and the index's entries and counts are
-/// built from its items then, once.
-#[test]
-fn a_file_without_index_entries_gets_them_built_at_open() {
-    use dynaburst_engine::index::{IndexDef, IndexKind, IndexProjection, IndexSchema};
-    let dir = fresh_dir();
-    let def = IndexDef {
-        name: "byV".into(),
-        kind: IndexKind::Global,
-        schema: IndexSchema { hash: vec![KeyAttr { name: "v".into(), ty: ScalarType::S }], range: vec![] },
-        projection: IndexProjection::KeysOnly,
-        throughput: None,
-        created_at: Millis(5),
-        backfilled_at: None,
-    };
-    let table = TableMeta { indexes: vec![def.clone()], ..meta("t") };
-    let mut entries: Entries = BTreeMap::new();
-    {
-        let disk = DiskStorage::open(&dir, &DiskOptions::default()).expect("open");
-        let mut store = disk.create_table(&table).expect("create");
-        for pk in 0..20 {
-            // What an older dynaburst committed: items only.
-            let mutations = (0..4)
-                .map(|sk| {
-                    let it = item(pk, sk, u16::from(pk) * 4 + sk as u16);
-                    if let Some(k) = def.entry_key(&key(pk, sk), &it) {
-                        entries.insert(k, Arc::new(def.entry(&table.key_schema, &it)));
-                    }
-                    Mutation { table: 0, key: key(pk, sk), item: Some(it) }
-                })
-                .collect();
-            disk.commit(WriteBatch { mutations, ..WriteBatch::default() }, &mut [&mut *store]).expect("commit");
-        }
-        disk.close();
-    }
-    // Items with an empty `v` are not in the index (sparse).
-    assert!(entries.len() < 80 && entries.len() > 40, "{}", entries.len());
-    {
-        let db = redb::Database::open(dir.join(dynaburst_diskstore::DB_FILE)).expect("the file");
-        let tx = db.begin_write().expect("write");
-        tx.delete_table(redb::TableDefinition::<(u64, &str, u128), (u64, u64)>::new("index_sizes")).expect("none");
-        tx.open_table(redb::TableDefinition::<&str, u64>::new("meta")).expect("meta").insert("format", 3).expect("3");
-        tx.commit().expect("commit");
-    }
-    let disk = DiskStorage::open(&dir, &DiskOptions::default()).expect("open");
-    let store = disk.open_table("t").expect("the table");
-    assert_eq!(disk.index_sizes("t", "byV").expect("index sizes"), Some(index_sizes(&entries)));
-    let mut got = Vec::new();
-    store
-        .index_range("byV", (Bound::Unbounded, Bound::Unbounded), Direction::Forward, &mut |k, i| {
-            got.push((k.clone(), i.clone()));
-            ControlFlow::Continue(())
-        })
-        .expect("index range");
-    assert_eq!(got, entries.into_iter().collect::<Vec<_>>());
-    assert_eq!(disk.stored_indexes().expect("index tables"), vec!["i1/byV".to_string()]);
-    drop(store);
-    drop(disk);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let old = dir.join(dynaburst_diskstore::OLD_DB_FILE);
+    std::fs::write(&old, b"an older dynaburst's file").expect("write");
+    let err = DiskStorage::open(&dir, &DiskOptions::default()).err().expect("refused");
+    let message = err.to_string();
+    assert!(message.starts_with(&format!("cannot open database {}: it was written by an older dynaburst", old.display())), "{message}");
+    assert!(message.contains("`dynaburst dump`") && message.contains("a new --data-dir"), "{message}");
+    assert_eq!(std::fs::read(&old).expect("still there"), b"an older dynaburst's file");
+    assert!(!dir.join(dynaburst_diskstore::DB_DIR).exists(), "nothing created beside it");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -484,11 +484,17 @@ pub fn restore_sizes(ix: &mut IndexData, ranges: &[crate::store::IndexRange], no
 /// rewritten), then the new one written.
 pub fn store_writes(change: &IndexChange, name: &str, slot: usize, out: &mut Vec<IndexMutation>) {
     let rewritten = |key: &IndexKey| change.insert.as_ref().is_some_and(|(k, _, _)| k == key);
-    if let Some((key, _)) = change.remove.as_ref().filter(|(k, _)| !rewritten(k)) {
-        out.push(IndexMutation { table: slot, index: name.to_string(), key: key.clone(), entry: None });
+    let size = |n: usize| Some(n as u64);
+    if let Some((key, removed)) = change.remove.as_ref().filter(|(k, _)| !rewritten(k)) {
+        let replaced = size(*removed);
+        out.push(IndexMutation { table: slot, index: name.to_string(), key: key.clone(), entry: None, replaced });
     }
     if let Some((key, entry, _)) = &change.insert {
-        out.push(IndexMutation { table: slot, index: name.to_string(), key: key.clone(), entry: Some(entry.clone()) });
+        // An entry's key holds its item's primary key: the only entry it
+        // can replace is the one the change removes under the same key.
+        let replaced = change.remove.as_ref().filter(|(k, _)| k == key).and_then(|(_, n)| size(*n));
+        let entry = Some(entry.clone());
+        out.push(IndexMutation { table: slot, index: name.to_string(), key: key.clone(), entry, replaced });
     }
 }
 

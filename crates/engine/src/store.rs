@@ -270,6 +270,9 @@ pub struct IndexMutation {
     pub index: String,
     pub key: IndexKey,
     pub entry: Option<Arc<Item>>,
+    /// The DynamoDB size of the entry under `key` this write replaces
+    /// (`None`: there is none), so a store's counts need no read.
+    pub replaced: Option<u64>,
 }
 
 /// One write of a batch: `item` under `key` in the batch's table slot
@@ -705,6 +708,26 @@ pub fn decode_index_key(bytes: &[u8]) -> Result<IndexKey, StoreError> {
     let mut r = Reader::new(bytes, "index key");
     let hash = read_hash(&mut r)?;
     let key = read_index_key_rest(hash, &mut r)?;
+    r.end()?;
+    Ok(key)
+}
+
+/// A primary key (or a query's bound, `SortSlot::Low`/`High` included) as
+/// bytes that compare (bytewise) as the keys do: the partition hash
+/// (big-endian), then the rest of its ordered form. For a backend that
+/// stores items under their keys in a bytewise-ordered file.
+pub fn encode_store_key(key: &StoreKey) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(48);
+    buf.extend_from_slice(&key.hash.to_be_bytes());
+    write_store_key_rest(&mut buf, key);
+    buf
+}
+
+/// The primary key of [`encode_store_key`]'s bytes.
+pub fn decode_store_key(bytes: &[u8]) -> Result<StoreKey, StoreError> {
+    let mut r = Reader::new(bytes, "key");
+    let hash = read_hash(&mut r)?;
+    let key = read_store_key_rest(hash, &mut r)?;
     r.end()?;
     Ok(key)
 }
@@ -1249,6 +1272,14 @@ mod tests {
             let (sx, sy) = (encode_index_key(&x), encode_index_key(&y));
             proptest::prop_assert_eq!(sx.cmp(&sy), x.cmp(&y));
             proptest::prop_assert_eq!(decode_index_key(&sx).unwrap(), x);
+            let (sa, sb) = (encode_store_key(&a), encode_store_key(&b));
+            proptest::prop_assert_eq!(sa.cmp(&sb), a.cmp(&b));
+            proptest::prop_assert_eq!(decode_store_key(&sa).unwrap(), a);
+            // Cut short or padded, the bytes are an error, never a panic.
+            for cut in 0..sa.len() {
+                proptest::prop_assert!(decode_store_key(&sa[..cut]).is_err());
+            }
+            proptest::prop_assert!(decode_store_key(&[&sa[..], &[0]].concat()).is_err());
         }
     }
 

@@ -481,7 +481,12 @@ fn crash_image(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).expect("image dir");
     for entry in std::fs::read_dir(from).expect("read dir") {
         let entry = entry.expect("entry");
-        if entry.file_name() != dynaburst_diskstore::LOCK_FILE {
+        if entry.file_name() == dynaburst_diskstore::LOCK_FILE {
+            continue;
+        }
+        if entry.file_type().expect("type").is_dir() {
+            crash_image(&entry.path(), &to.join(entry.file_name()));
+        } else {
             std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
         }
     }
