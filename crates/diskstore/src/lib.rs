@@ -415,15 +415,9 @@ pub(crate) enum Record {
         replaced: Option<u64>,
     },
     /// A table's catalog entry (created or changed).
-    Catalog {
-        name: String,
-        value: Vec<u8>,
-    },
+    Catalog { name: String, value: Vec<u8> },
     /// A table dropped: its entry, its items and its index entries.
-    Drop {
-        name: String,
-        id: u64,
-    },
+    Drop { name: String, id: u64 },
     /// An index entry written: stored index key (`store::encode_index_key`)
     /// and stored projected item.
     IndexPut {
@@ -444,10 +438,7 @@ pub(crate) enum Record {
         replaced: Option<u64>,
     },
     /// Every entry of an index dropped.
-    DropIndex {
-        id: u64,
-        index: String,
-    },
+    DropIndex { id: u64, index: String },
 }
 
 impl Record {
@@ -737,7 +728,10 @@ impl DiskStorage {
             Some(other) => {
                 return Err(db_error(
                     &path,
-                    format!("its layout ({other}) is not this dynaburst's ({FORMAT}): open it with the dynaburst that wrote it"),
+                    format!(
+                        "its layout ({other}) is not this dynaburst's ({FORMAT}): open it with the dynaburst \
+                     that wrote it"
+                    ),
                 ))
             }
             None => return Err(db_error(&path, "it has tables but no layout mark: it was not written by dynaburst")),
@@ -1081,7 +1075,11 @@ fn load(files: &Files) -> Result<(BTreeMap<String, Entry>, u64), LoadError> {
         }
         // The replay is done: the database holds everything; a table
         // without items in it holds none anywhere.
-        let overlay = if empty { Overlay { filter: RwLock::new(Some(filter::KeyFilter::default())), ..overlay } } else { overlay };
+        let overlay = if empty {
+            Overlay { filter: RwLock::new(Some(filter::KeyFilter::default())), ..overlay }
+        } else {
+            overlay
+        };
         tables.insert(meta.name.clone(), Entry { id, meta, overlay: Arc::new(overlay) });
     }
     for name in files.db.list_keyspace_names() {
@@ -1511,7 +1509,8 @@ fn write_group(
             _ => {}
         }
     }
-    let writes: usize = items.values().map(BTreeMap::len).sum::<usize>() + entries.values().map(BTreeMap::len).sum::<usize>();
+    let writes: usize =
+        items.values().map(BTreeMap::len).sum::<usize>() + entries.values().map(BTreeMap::len).sum::<usize>();
     let mut b = fjall::OwnedWriteBatch::with_capacity(files.db.clone(), writes + 16);
     b.insert(&files.meta, APPLIED_SEQ, applied.to_be_bytes());
     for (name, value) in catalog {

@@ -234,7 +234,13 @@ mod tests {
                     Record::Put { id: 3, key: vec![9], value: vec![4; 300].into(), replaced: Some(0) },
                     Record::Delete { id: 3, key: vec![8], replaced: None },
                     Record::Drop { name: "u".into(), id: 2 },
-                    Record::IndexPut { id: 3, index: "g".into(), key: vec![7, 1], value: vec![5; 40].into(), replaced: None },
+                    Record::IndexPut {
+                        id: 3,
+                        index: "g".into(),
+                        key: vec![7, 1],
+                        value: vec![5; 40].into(),
+                        replaced: None,
+                    },
                     Record::IndexDelete { id: 3, index: "g".into(), key: vec![7, 2], replaced: Some(u64::MAX - 1) },
                     Record::DropIndex { id: 3, index: "h".into() },
                 ],
@@ -250,7 +256,9 @@ mod tests {
             | Record::IndexDelete { replaced, .. } => *replaced,
             _ => None,
         };
-        b.iter().map(|(s, r)| (*s, r.len(), r.iter().map(Record::bytes).sum(), r.iter().map(replaced).collect())).collect()
+        b.iter()
+            .map(|(s, r)| (*s, r.len(), r.iter().map(Record::bytes).sum(), r.iter().map(replaced).collect()))
+            .collect()
     }
 
     #[test]

@@ -248,12 +248,24 @@ fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
                     if let Some(k) = old_key.filter(|k| Some(k) != new_key.as_ref()) {
                         let replaced = after_entries.remove(&k).map(size);
                         let entry = None;
-                        batch.index_writes.push(IndexMutation { table: 0, index: INDEX.into(), key: k, entry, replaced });
+                        batch.index_writes.push(IndexMutation {
+                            table: 0,
+                            index: INDEX.into(),
+                            key: k,
+                            entry,
+                            replaced,
+                        });
                     }
                     if let (Some(k), Some(n)) = (new_key, &new) {
                         let replaced = after_entries.insert(k.clone(), n.clone()).map(size);
                         let entry = Some(n.clone());
-                        batch.index_writes.push(IndexMutation { table: 0, index: INDEX.into(), key: k, entry, replaced });
+                        batch.index_writes.push(IndexMutation {
+                            table: 0,
+                            index: INDEX.into(),
+                            key: k,
+                            entry,
+                            replaced,
+                        });
                     }
                     expected.push(old);
                     batch.mutations.push(Mutation { table: 0, key: key(p, s), item: new });
@@ -429,7 +441,10 @@ fn a_directory_of_the_redb_layout_is_refused_with_what_to_do() {
     std::fs::write(&old, b"an older dynaburst's file").expect("write");
     let err = DiskStorage::open(&dir, &DiskOptions::default()).err().expect("refused");
     let message = err.to_string();
-    assert!(message.starts_with(&format!("cannot open database {}: it was written by an older dynaburst", old.display())), "{message}");
+    assert!(
+        message.starts_with(&format!("cannot open database {}: it was written by an older dynaburst", old.display())),
+        "{message}"
+    );
     assert!(message.contains("`dynaburst dump`") && message.contains("a new --data-dir"), "{message}");
     assert_eq!(std::fs::read(&old).expect("still there"), b"an older dynaburst's file");
     assert!(!dir.join(dynaburst_diskstore::DB_DIR).exists(), "nothing created beside it");

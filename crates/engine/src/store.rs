@@ -1264,7 +1264,7 @@ mod tests {
         fn key_bytes_order_as_keys_and_decode_back(a in store_key(), b in store_key(), x in any_index_key(), y in any_index_key()) {
             let (ea, eb) = (store_probe(&a), store_probe(&b));
             proptest::prop_assert_eq!(ea.cmp(&eb), a.cmp(&b));
-            proptest::prop_assert_eq!(read_store_key_rest(a.hash, &mut Reader::new(ea.key(), "key")).unwrap(), a);
+            proptest::prop_assert_eq!(read_store_key_rest(a.hash, &mut Reader::new(ea.key(), "key")).unwrap(), a.clone());
             let (ex, ey) = (index_probe(&x), index_probe(&y));
             proptest::prop_assert_eq!(ex.cmp(&ey), x.cmp(&y));
             proptest::prop_assert_eq!(read_index_key_rest(x.hash, &mut Reader::new(ex.key(), "index key")).unwrap(), x.clone());
