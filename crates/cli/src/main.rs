@@ -112,10 +112,11 @@ struct ServeArgs {
     /// everything lives in memory and ends with the process.
     #[arg(long)]
     data_dir: Option<std::path::PathBuf>,
-    /// Page cache of the --data-dir database file, in MiB. Items are read
-    /// from the file through it, so it (plus at most 64 MiB of acknowledged
-    /// writes not yet in the file and 32 MiB of key filters) bounds the
-    /// server's memory, not the number of items.
+    /// Block cache of the --data-dir database, in MiB. Items are read
+    /// through it, so it (plus the database's memtables, 64 MiB a table,
+    /// about 256 MiB in all, at most 64 MiB of acknowledged
+    /// writes not yet in the database and 32 MiB of key filters) bounds
+    /// the server's memory, not the number of items.
     #[arg(long, default_value_t = DEFAULT_CACHE_MIB)]
     cache_size: usize,
     /// Verify every request's AWS Signature Version 4 against the key

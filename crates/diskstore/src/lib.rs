@@ -1,79 +1,78 @@
 //! Durable storage for `dynaburst serve --data-dir DIR`: the engine's
 //! [`Storage`] seam on disk, as a write-ahead log (`DIR/wal-*`, `wal.rs`)
-//! in front of one redb database file (`DIR/dynaburst.redb`;
-//! docs/storage-engine.md says why redb).
+//! in front of a fjall database (`DIR/db`, an LSM tree: writes go into a
+//! sorted in-memory table, written out to sorted files and merged in the
+//! background; docs/storage-engine.md says why fjall).
 //!
-//! Layout of the file: a `catalog` table maps each table name to its storage
-//! id and its [`TableMeta`] (every setting; `codec.rs`); table `k{id}` holds
-//! its items, stored key bytes (partition hash first) to stored item bytes
-//! (DynamoDB size first), ordered as the engine orders keys ([`ItemKey`]);
-//! `stats` holds each table's item count and bytes, and `sizes` its bytes
-//! by partition-hash range (the capacity model's partition sizes after a
-//! restart), both updated in the same transaction as its items; table
-//! `i{id}/{index}` holds the entries of one secondary index of table `id`,
-//! stored index key (`store::encode_index_key`, bytes in the engine's
-//! index-key order) to stored projected item, and `index_sizes` each
-//! index's entry count and bytes by index-partition-hash range (its
-//! counts, and its GSI's partition sizes after a restart), both written in the same transaction as
-//! the items whose writes they follow (the engine puts the entry writes
-//! in the items' batch, so they share its log frame too: after any crash
-//! items and entries agree); `meta`
-//! holds the sequence number of the last batch the file holds and the
-//! layout version ([`FORMAT`]; a file of the layout before `sizes` gets
-//! them measured once, at open, and one of the layout before index tables
-//! gets its index entries built from its items once, at open, after the
-//! replay). A dropped table's id is never reused; a dropped table or
-//! index (`Storage::drop_index`) takes its index tables with it.
+//! Keyspaces of the database: `catalog` maps each table name to its
+//! storage id and its [`TableMeta`] (every setting; `codec.rs`); `k{id}`
+//! holds the table's items, `store::encode_store_key` bytes (which order
+//! as the engine orders keys, partition hash first) to stored item bytes
+//! (DynamoDB size first); `x{id}` holds the entries of every secondary
+//! index of the table, under [`index_prefix`] of the index's name and
+//! `store::encode_index_key`, to stored projected items; `stats` holds
+//! each table's item count and bytes, `sizes` its bytes by partition-hash
+//! range (the capacity model's partition sizes after a restart),
+//! `index_sizes` each index's entry count and bytes by
+//! index-partition-hash range; `meta` holds the sequence number of the
+//! last batch the database holds and the layout version ([`FORMAT`]). All
+//! of a batch's writes go in one atomic fjall batch with the counts they
+//! change and the applied mark: after any crash items, entries and counts
+//! agree. A dropped table's keyspaces and rows go with it (a keyspace the
+//! catalog does not name is deleted at start-up); a dropped index's
+//! entries and rows (`Storage::drop_index`). A directory of the layout
+//! before (one redb file, [`OLD_DB_FILE`]) is refused with what to do.
 //!
 //! **Write path and group commit.** [`Storage::commit`] reads what each
-//! write replaces, then queues the batch's encoded writes with a sequence
-//! number and, in the same step, puts them in the tables' overlays (under
-//! the engine's table locks, so readers never see half of a batch). The
-//! committer thread takes every batch waiting, appends
-//! them to the log and syncs once: concurrent writers share a sync, and a
-//! batch is one checksummed frame, whole or (torn by a crash) ignored, so
-//! a transaction is all or nothing. The applier thread then writes the
-//! durable batches into the redb file in large transactions (each table's
-//! writes in key order; a few small batches wait up to
-//! [`APPLY_GATHER_WAIT`] for more), off the answer's path. Those transactions are not
-//! synced (the log already made their batches durable) except every
-//! [`DURABLE_APPLY_BYTES`] and when no batch has come for
-//! [`IDLE_DURABLE_WAIT`]; after such a synced commit the applier deletes
-//! the log files the file holds entirely. A crash takes the file back to
-//! its last synced commit, whose applied mark tells the replay where to
-//! start in the log, still there. Start-up replays the batches the file
-//! lacks (one log file at a time) and reads the catalog, not the items. Both queues are bounded in bytes
-//! ([`MAX_QUEUED_BYTES`], [`MAX_BACKLOG_BYTES`]): a writer that finds them
-//! full waits. The server answers a request only after
-//! [`Durability::settle`] says every batch queued before the answer is in
-//! the log, so a 200 never leaves before its data is durable, and no answer
-//! shows data that a crash could take back.
+//! write replaces, then queues the batch's encoded writes (each with the
+//! size of what it replaces, so the database's counts follow without a
+//! read) with a sequence number and, in the same step, puts them in the
+//! tables' overlays (under the engine's table locks, so readers never see
+//! half of a batch). The committer thread takes every batch waiting,
+//! appends them to the log and syncs once: concurrent writers share a
+//! sync, and a batch is one checksummed frame, whole or (torn by a crash)
+//! ignored, so a transaction is all or nothing. The applier thread then
+//! writes the durable batches into the database in large atomic batches
+//! (a few small batches wait up to [`APPLY_GATHER_WAIT`] for more), off the
+//! answer's path. fjall's journal is not synced for them (the log already
+//! made their batches durable) except every [`DURABLE_APPLY_BYTES`] and
+//! when no batch has come for [`IDLE_DURABLE_WAIT`]; after such a sync the
+//! applier deletes the log files the database holds entirely. A crash
+//! takes the database back to a prefix of its batches (fjall's journal is
+//! ordered and checksummed), never older than its last synced state, and
+//! the replay at start-up writes the batches after its applied mark (one
+//! log file at a time) and reads the catalog, not the items. Both queues
+//! are bounded in bytes ([`MAX_QUEUED_BYTES`], [`MAX_BACKLOG_BYTES`]): a
+//! writer that finds them full waits. The server answers a request only
+//! after [`Durability::settle`] says every batch queued before the answer
+//! is in the log, so a 200 never leaves before its data is durable, and no
+//! answer shows data that a crash could take back.
 //!
-//! **Reads and memory.** Items and index entries are served from the file
-//! (a read transaction; redb's page cache is [`DiskOptions::cache_bytes`])
-//! merged with each table's overlay (one map for its items, one per index
-//! for its entries): the writes committed (queued, or in the log)
-//! but not yet in the file, deletes as tombstones. The applier removes a
-//! write from the overlay once the file holds it, so reads see every
+//! **Reads and memory.** Items and index entries are served from the
+//! database (fjall's block cache is [`DiskOptions::cache_bytes`]) merged
+//! with each table's overlay (one map for its items, one per index for its
+//! entries): the writes committed (queued, or in the log) but not yet in
+//! the database, deletes as tombstones. The applier removes a write from
+//! the overlay once the database holds it, so reads see every
 //! acknowledged write. The overlays are bounded ([`MAX_OVERLAY_BYTES`] of
 //! encoded writes): a commit that finds them full waits for the applier.
 //! A point read of a key that the table's key filter (`filter.rs`) says
-//! was never written answers at once, without the file: the filter holds
-//! every item key written since the table held no item anywhere (created
-//! by this process, or empty at start-up), so a bulk load into a new table
-//! reads nothing for the items its writes replace.
-//! Memory is the cache, the overlays, the queues and the key filters (at
-//! most [`KEY_FILTER_BYTES`]), whatever the data:
-//! start-up reads the catalog and the stored counts, no item and no index
-//! entry.
+//! was never written answers at once, without the database: the filter
+//! holds every item key written since the table held no item anywhere
+//! (created by this process, or empty at start-up), so a bulk load into a
+//! new table reads nothing for the items its writes replace. Memory is the
+//! cache, fjall's memtables ([`MEMTABLE_BYTES`] a keyspace, all of them
+//! about [`JOURNAL_BYTES`] at most), the overlays, the queues and the key
+//! filters (at most [`KEY_FILTER_BYTES`]), whatever the data: start-up
+//! reads the catalog and the stored counts, no item and no index entry.
 //!
 //! **Failure.** A failed log write or sync (or a failed write into the
-//! file) poisons the storage: the requests waiting on it, and every request
-//! after it, get an error carrying the first failure's I/O error (a full
-//! disk says so; [`Durability::failure`] hands it to the server's log)
-//! until the server is restarted; the disk keeps
-//! exactly the batches synced before (the overlays may hold the failed
-//! ones, so the server answers nothing more).
+//! database) poisons the storage: the requests waiting on it, and every
+//! request after it, get an error carrying the first failure's I/O error
+//! (a full disk says so; [`Durability::failure`] hands it to the server's
+//! log) until the server is restarted; the disk keeps exactly the batches
+//! synced before (the overlays may hold the failed ones, so the server
+//! answers nothing more).
 //!
 //! A lock on `DIR/LOCK` keeps a second server off the same directory.
 
@@ -120,7 +119,7 @@ pub const MAX_WRITES_PER_SYNC: usize = 64 * 1024;
 /// file; the committer waits past it.
 pub const MAX_BACKLOG_BYTES: usize = 128 * 1024 * 1024;
 /// Bytes of batches the applier writes into the database file between
-/// durable (synced) commits of the file; the commits between are not
+/// durable (synced) states of the database; the commits between are not
 /// synced (the log holds their batches until a durable commit does).
 pub const DURABLE_APPLY_BYTES: usize = 256 * 1024 * 1024;
 /// Bytes of waiting batches the applier writes at once; fewer wait up to
@@ -130,19 +129,19 @@ pub const APPLY_GATHER_BYTES: usize = 4 * 1024 * 1024;
 /// already: only the overlay holds them meanwhile).
 pub const APPLY_GATHER_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
 /// How long the applier waits for more batches, with none waiting, before
-/// it makes the file durable (an idle server's file is up to date on disk).
+/// it makes the database durable (an idle server's database is up to date on disk).
 /// Under load the next batch comes within a log sync, so the applier's
 /// commits stay unsynced until [`DURABLE_APPLY_BYTES`].
 pub const IDLE_DURABLE_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
 /// Default of [`DiskOptions::overlay_bytes`]: most bytes of encoded writes
-/// the overlays hold (committed, not yet in the file); a commit that would
+/// the overlays hold (committed, not yet in the database); a commit that would
 /// pass it waits for the applier.
 pub const MAX_OVERLAY_BYTES: usize = 64 * 1024 * 1024;
 
 /// Bytes all tables' key filters (`filter.rs`) may take together, at 1.5
 /// bytes a key: one table's filter, grown by doubling segments, holds up
 /// to about 16.7 million keys (24 MiB) within it. A table whose filter
-/// would go over loses it (its reads go to the file) before the segment
+/// would go over loses it (its reads go to the database) before the segment
 /// is allocated, and the bytes come back.
 pub const KEY_FILTER_BYTES: usize = 32 * 1024 * 1024;
 
@@ -268,14 +267,24 @@ const MEMTABLE_BYTES: u64 = 64 * 1024 * 1024;
 /// under a bulk load (0.52 cores of fjall threads with two, 0.27 with one,
 /// at the same rate).
 const FJALL_WORKERS: usize = 1;
-/// Most bytes of fjall's own journal (its minimum): the memtables it
-/// covers are written out past it, which bounds their memory.
-const JOURNAL_BYTES: u64 = 64 * 1024 * 1024;
+/// Most bytes of fjall's own journal: past it, the memtables that hold its
+/// oldest writes are written out, which bounds all memtables together.
+/// 256 MiB and [`L0_TABLES`] 8 (against 64 MiB, fjall's minimum, and its
+/// default of 4) measured 69,148 and 71,833 items/s against 62,010 and
+/// 64,079 under `loadgen --mode batch` (12 s runs, interleaved): fewer
+/// forced writes of half-full memtables and fewer compactions, which on
+/// this machine's one fjall worker held up the memtables' writes and
+/// stalled the applier.
+const JOURNAL_BYTES: u64 = 256 * 1024 * 1024;
+/// Tables of level 0 (each a written-out memtable) that start a
+/// compaction into level 1.
+const L0_TABLES: u8 = 8;
 /// Most removals in one batch when a dropped index's entries are deleted.
 const DROP_CHUNK: usize = 64 * 1024;
 
 fn keyspace_options() -> fjall::KeyspaceCreateOptions {
-    fjall::KeyspaceCreateOptions::default().max_memtable_size(MEMTABLE_BYTES)
+    let compaction = fjall::compaction::Leveled::default().with_l0_threshold(L0_TABLES);
+    fjall::KeyspaceCreateOptions::default().max_memtable_size(MEMTABLE_BYTES).compaction_strategy(Arc::new(compaction))
 }
 
 impl Files {
@@ -283,7 +292,7 @@ impl Files {
         let db = fjall::Database::builder(path)
             .cache_size(cache_bytes as u64)
             // The write-ahead log makes batches durable; fjall's journal
-            // is synced only when the applier makes the file durable.
+            // is synced only when the applier makes the database durable.
             .manual_journal_persist(true)
             .max_journaling_size(JOURNAL_BYTES)
             .worker_threads(FJALL_WORKERS)
@@ -344,7 +353,7 @@ pub enum OpenError {
     Locked { dir: PathBuf },
     /// A file of the directory could not be created or opened.
     Io { path: PathBuf, source: std::io::Error },
-    /// The database engine refused the file.
+    /// The database engine refused the data directory's database.
     Database { path: PathBuf, message: String },
     /// A stored table or item does not decode.
     Corrupt(StoreError),
@@ -371,7 +380,7 @@ impl std::error::Error for OpenError {}
 /// Options of [`DiskStorage::open`].
 #[derive(Clone, Debug)]
 pub struct DiskOptions {
-    /// The database file's page cache.
+    /// The database's block cache.
     pub cache_bytes: usize,
     /// Size past which the committer starts a new log file.
     pub wal_rotate_bytes: u64,
@@ -401,10 +410,10 @@ pub(crate) enum Record {
     Put {
         id: u64,
         key: Vec<u8>,
-        /// Shared with the overlay, which holds the write until the file does.
+        /// Shared with the overlay, which holds the write until the database does.
         value: Arc<[u8]>,
         /// The DynamoDB size of the item it replaces (`None`: none), as the
-        /// commit read it: the file's counts follow without a read.
+        /// commit read it: the database's counts follow without a read.
         replaced: Option<u64>,
     },
     /// An item deleted.
@@ -479,8 +488,8 @@ struct Entry {
     overlay: Arc<Overlay>,
 }
 
-/// One table's writes that are committed but not yet in the file, newest
-/// per key (`None`: a delete). Readers look here before the file.
+/// One table's writes that are committed but not yet in the database, newest
+/// per key (`None`: a delete). Readers look here before the database.
 #[derive(Default)]
 struct Overlay {
     writes: RwLock<BTreeMap<StoreKey, Pending>>,
@@ -492,10 +501,10 @@ struct Overlay {
     items: OnceLock<fjall::Keyspace>,
     /// The same for its index entries.
     entries: OnceLock<fjall::Keyspace>,
-    /// Every item key written to the table since neither the file nor the
+    /// Every item key written to the table since neither the database nor the
     /// overlay held any of its items (a table created by this process, or
     /// empty at start-up): a key it does not hold is in neither, and is not
-    /// looked for in the file. `None`: the table held items at start-up,
+    /// looked for in the database. `None`: the table held items at start-up,
     /// or its filter went over [`KEY_FILTER_BYTES`].
     filter: RwLock<Option<filter::KeyFilter>>,
 }
@@ -520,7 +529,7 @@ struct Pending {
     /// The item as stored (`codec::encode_stored`, the bytes the log's
     /// record holds, not a copy), decoded when read; `None`: deleted.
     value: Option<Arc<[u8]>>,
-    /// The batch that wrote it: the applier removes it once the file holds
+    /// The batch that wrote it: the applier removes it once the database holds
     /// that batch (unless a later batch replaced it).
     seq: u64,
     /// Its encoded bytes (what [`MAX_OVERLAY_BYTES`] counts).
@@ -538,7 +547,7 @@ struct Shared {
     /// ([`DiskOptions::key_filter_bytes`]).
     filter_bytes: AtomicUsize,
     filter_limit: usize,
-    /// Point reads of an item that went to the file (the overlay and the
+    /// Point reads of an item that went to the database (the overlay and the
     /// key filter could not answer them).
     file_reads: AtomicU64,
     /// Their bound ([`DiskOptions::overlay_bytes`]).
@@ -558,11 +567,11 @@ struct Shared {
     failure: Mutex<Option<Failure>>,
     /// Fault injection: the next disk transaction fails.
     fail_next_sync: AtomicBool,
-    /// Fault injection: the applier's next write into the file fails.
+    /// Fault injection: the applier's next write into the database fails.
     fail_next_apply: AtomicBool,
     /// Write-ahead log syncs made so far.
     syncs: AtomicU64,
-    /// Durable batches the applier has not yet written into the file.
+    /// Durable batches the applier has not yet written into the database.
     backlog: Mutex<Backlog>,
     /// Signalled when the backlog has work or the applier must stop.
     apply: Condvar,
@@ -576,12 +585,12 @@ struct Backlog {
     batches: Vec<(u64, Vec<Record>)>,
     bytes: usize,
     /// Log files complete (the committer moved on), in order: deleted once
-    /// their batches are in the file.
+    /// their batches are in the database.
     done_files: Vec<u64>,
     stop: bool,
-    /// Tests: the applier writes only batches up to this one into the file.
+    /// Tests: the applier writes only batches up to this one into the database.
     hold_after: Option<u64>,
-    /// The last batch the file holds.
+    /// The last batch the database holds.
     applied_seq: u64,
 }
 
@@ -689,7 +698,7 @@ fn db_error(path: &Path, e: impl fmt::Display) -> OpenError {
 
 impl DiskStorage {
     /// Opens (or creates) the database in `dir`, taking its lock, replays
-    /// the log into the file, reads the catalog (not the items) and starts
+    /// the log into the database, reads the catalog (not the items) and starts
     /// the committer and the applier.
     pub fn open(dir: &Path, options: &DiskOptions) -> Result<DiskStorage, OpenError> {
         let io = |path: &Path| {
@@ -804,7 +813,7 @@ impl DiskStorage {
     }
 
     /// Tests: holds the applier (`true`: durable batches wait in the
-    /// overlays and the log, the file does not change) or lets it go on.
+    /// overlays and the log, the database does not change) or lets it go on.
     pub fn hold_applier(&self, hold: bool) {
         let mut b = self.shared.backlog.lock();
         b.hold_after = if hold { Some(b.applied_seq) } else { None };
@@ -813,7 +822,7 @@ impl DiskStorage {
     }
 
     /// Tests: lets a held applier write the batches up to `seq` (a
-    /// [`DiskStorage::committed_seq`]) into the file, and waits until it has.
+    /// [`DiskStorage::committed_seq`]) into the database, and waits until it has.
     pub fn apply_until(&self, seq: u64) -> Result<(), StoreError> {
         let mut b = self.shared.backlog.lock();
         if let Some(at) = b.hold_after.as_mut() {
@@ -859,7 +868,7 @@ impl DiskStorage {
         Ok(names.into_iter().collect())
     }
 
-    /// Encoded bytes the overlays hold (committed writes the file lacks).
+    /// Encoded bytes the overlays hold (committed writes the database lacks).
     pub fn overlay_bytes(&self) -> usize {
         self.shared.overlay_bytes.load(Ordering::SeqCst)
     }
@@ -936,7 +945,7 @@ impl DiskStorage {
         Ok(())
     }
 
-    /// The table's storage id when the file holds all its writes (its
+    /// The table's storage id when the database holds all its writes (its
     /// overlay is empty, as at start-up after the replay), else `None`.
     fn settled_id(&self, name: &str) -> Result<Option<u64>, StoreError> {
         match self.shared.catalog.lock().get(name) {
@@ -976,7 +985,7 @@ impl DiskStorage {
         self.shared.filter_bytes.load(Ordering::SeqCst)
     }
 
-    /// Point reads of an item that went to the file so far.
+    /// Point reads of an item that went to the database so far.
     pub fn file_reads(&self) -> u64 {
         self.shared.file_reads.load(Ordering::Relaxed)
     }
@@ -1198,7 +1207,7 @@ fn wake_writers(shared: &Shared) {
 /// Stored keys written, each with the batch that wrote it.
 type KeysWritten<'a> = Vec<(u64, &'a [u8])>;
 
-/// Removes from the overlays the writes of `batches`, which the file now
+/// Removes from the overlays the writes of `batches`, which the database now
 /// holds, unless a later batch replaced them, and wakes writers waiting
 /// for room.
 fn prune(shared: &Shared, batches: &[(u64, Vec<Record>)]) {
@@ -1257,12 +1266,12 @@ fn prune(shared: &Shared, batches: &[(u64, Vec<Record>)]) {
 
 /// The applier: writes every durable batch the committer handed over into
 /// the database file, as many as are waiting in one transaction, and
-/// deletes the log files the file holds entirely once a durable commit
+/// deletes the log files the database holds entirely once a durable commit
 /// holds them. Ends when asked to and the backlog is empty.
 fn apply_loop(dir: &Path, shared: &Shared) {
-    // Bytes of batches written into the file by commits not yet durable.
+    // Bytes of batches written into the database by commits not yet durable.
     let mut since_durable = 0usize;
-    // Completed log files whose batches are all in the file, by commits
+    // Completed log files whose batches are all in the database, by commits
     // not yet durable: deleted after the next durable commit.
     let mut applied_files: Vec<u64> = Vec::new();
     // Until when the applier waits for more batches to gather.
@@ -1283,7 +1292,7 @@ fn apply_loop(dir: &Path, shared: &Shared) {
                     break limit;
                 }
                 if since_durable > 0 && !shared.poisoned.load(Ordering::SeqCst) {
-                    // Nothing to write: make what the file holds durable,
+                    // Nothing to write: make what the database holds durable,
                     // once no batch has come for IDLE_DURABLE_WAIT (under
                     // load the next one comes within a log sync).
                     if b.stop || shared.apply.wait_for(&mut b, IDLE_DURABLE_WAIT).timed_out() {
@@ -1301,7 +1310,7 @@ fn apply_loop(dir: &Path, shared: &Shared) {
             b.bytes -= batches.iter().flat_map(|(_, r)| r).map(Record::bytes).sum::<usize>();
             // A completed log file's batches were all handed over before
             // its marker: once every batch before it is in this commit,
-            // the file holds them all.
+            // the database holds them all.
             if b.batches.is_empty() {
                 applied_files.append(&mut b.done_files);
             }
@@ -1315,7 +1324,7 @@ fn apply_loop(dir: &Path, shared: &Shared) {
         let bytes: usize = batches.iter().flat_map(|(_, r)| r).map(Record::bytes).sum();
         since_durable = since_durable.saturating_add(bytes);
         // The file's commit is durable every [`DURABLE_APPLY_BYTES`] and
-        // when the backlog ran dry (an idle server's file is up to date on
+        // when the backlog ran dry (an idle server's database is up to date on
         // disk); only then do the log files it holds go.
         let durable = since_durable >= DURABLE_APPLY_BYTES || idle;
         if let Some((last, _)) = batches.last() {
@@ -1356,7 +1365,7 @@ fn apply_loop(dir: &Path, shared: &Shared) {
 /// the waiting ones: they are fewer than [`APPLY_GATHER_BYTES`], nobody
 /// waits on them (no stop, no room wanted in the overlays) and the wait
 /// that started with them ([`APPLY_GATHER_WAIT`], in `until`) is not over.
-/// Each transaction of the file costs about as much whatever it holds (its
+/// Each transaction of the database costs about as much whatever it holds (its
 /// commit rewrites the path to every page it changed, and checksums it),
 /// so single puts, a sync's few writes at a time, would otherwise make one
 /// each.
@@ -1624,7 +1633,7 @@ fn index_sizes_key(key: &[u8]) -> Option<(u64, String)> {
     Some((u64_be(key), name.to_string()))
 }
 
-/// One table's items: the file's, under the table's overlay.
+/// One table's items: the database's, under the table's overlay.
 struct DiskTable {
     id: u64,
     overlay: Arc<Overlay>,
@@ -1650,7 +1659,7 @@ impl TableStore for DiskTable {
         let bytes = encode_store_key(key);
         if self.overlay.filter.read().as_ref().is_some_and(|f| !f.may_hold(&bytes)) {
             // Never written since the table held no item: in neither the
-            // overlay (a key enters the filter before it) nor the file.
+            // overlay (a key enters the filter before it) nor the database.
             return Ok(None);
         }
         if let Some(p) = self.overlay.writes.read().get(key) {
@@ -1672,8 +1681,8 @@ impl TableStore for DiskTable {
         Err(StoreError::Io { operation: "write", kind: std::io::ErrorKind::Unsupported })
     }
 
-    /// Walks the overlay and the file together in key order; the overlay's
-    /// write wins over the file's item under the same key, and its deletes
+    /// Walks the overlay and the database together in key order; the overlay's
+    /// write wins over the database's item under the same key, and its deletes
     /// hide them. The overlay stays read-locked during the walk, so the
     /// applier removes nothing from it meanwhile.
     fn range(&self, (start, end): KeySpan<'_>, direction: Direction, visit: Visit<'_>) -> Result<(), StoreError> {
@@ -1705,7 +1714,7 @@ impl TableStore for DiskTable {
         true
     }
 
-    /// Walks the index's overlay and its table in the file together, as
+    /// Walks the index's overlay and its table in the database together, as
     /// `range` walks the items.
     fn index_range(
         &self,
@@ -1760,7 +1769,7 @@ impl Pending {
 /// A visitor over stored items (or index entries) under keys of type `K`.
 type KeyVisit<'a, K> = &'a mut dyn FnMut(&K, &Arc<Item>) -> ControlFlow<()>;
 
-/// Visits overlay items alone (the file has no table yet).
+/// Visits overlay items alone (the database has no table yet).
 fn walk<'a, K: 'a>(
     pending: impl DoubleEndedIterator<Item = (&'a K, &'a Pending)>,
     direction: Direction,
@@ -1786,7 +1795,7 @@ fn walk<'a, K: 'a>(
     Ok(())
 }
 
-/// A row of the file with its key decoded (the stored value not yet).
+/// A row of the database with its key decoded (the stored value not yet).
 type Row<K> = Result<(K, fjall::UserValue), StoreError>;
 
 /// Merges overlay writes and file rows that both come in walk order
@@ -1807,7 +1816,7 @@ fn merge<'a, K: Ord + 'a>(
             }
         }
         if let Some((pk, p)) = pending.next_if(|(pk, _)| **pk == key) {
-            // The overlay's write replaces (or deletes) the file's item.
+            // The overlay's write replaces (or deletes) the database's item.
             if p.visit(pk, &mut *visit)?.is_break() {
                 return Ok(());
             }
@@ -1879,7 +1888,7 @@ impl Storage for DiskStorage {
         Ok(())
     }
 
-    /// The counts in the file, when the table's overlay is empty (at
+    /// The counts in the database, when the table's overlay is empty (at
     /// start-up, after the replay, it is); otherwise `None`.
     fn table_stats(&self, name: &str) -> Result<Option<(u64, u64)>, StoreError> {
         let Some(id) = self.settled_id(name)? else { return Ok(None) };
@@ -1887,7 +1896,7 @@ impl Storage for DiskStorage {
         Ok(Some(row.map_or((0, 0), |v| pair_be(&v))))
     }
 
-    /// The sizes in the file, when the table's overlay is empty (at
+    /// The sizes in the database, when the table's overlay is empty (at
     /// start-up, after the replay, it is); otherwise `None`.
     fn table_sizes(&self, name: &str) -> Result<Option<Vec<(u128, u64)>>, StoreError> {
         let Some(id) = self.settled_id(name)? else { return Ok(None) };
@@ -1900,7 +1909,7 @@ impl Storage for DiskStorage {
         Ok(Some(out))
     }
 
-    /// The sizes in the file, when the table's overlay is empty (at
+    /// The sizes in the database, when the table's overlay is empty (at
     /// start-up, after the replay, it is); otherwise `None`.
     fn index_sizes(
         &self,
