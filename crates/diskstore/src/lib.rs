@@ -1026,10 +1026,9 @@ fn db<E: fmt::Display>(e: E) -> LoadError {
 fn replay(files: &Files, dir: &Path) -> Result<(u64, u64), LoadError> {
     let applied = files.get_u64(APPLIED_SEQ).map_err(self::db)?.unwrap_or(0);
     let list = wal::list(dir).map_err(self::db)?;
-    // One file at a time (memory holds one), each in a commit not synced
-    // but the last: a crash meanwhile leaves the log files in place.
+    // One file at a time (memory holds one), unsynced: a crash meanwhile
+    // leaves the log files in place.
     let mut last = applied;
-    let mut unsynced = false;
     for (i, (_, path)) in list.iter().enumerate() {
         let bytes = std::fs::read(path).map_err(self::db)?;
         let (read, torn) = wal::decode(&bytes);
@@ -1039,14 +1038,15 @@ fn replay(files: &Files, dir: &Path) -> Result<(u64, u64), LoadError> {
             return Err(StoreError::Corrupt { what: "write-ahead log" }.into());
         }
         let batches: Vec<_> = read.into_iter().filter(|(seq, _)| *seq > last).collect();
-        let newest = i + 1 == list.len();
         if let Some((seq, _)) = batches.last() {
             last = *seq;
-            write_batches(files, None, &batches, newest).map_err(self::db)?;
-            unsynced = !newest;
+            write_batches(files, None, &batches, false).map_err(self::db)?;
         }
     }
-    if unsynced {
+    // Synced before any log file goes, even when nothing was replayed: the
+    // journal fjall recovered may hold batches it never synced (a kill
+    // during its sync), which only the log files have on stable storage.
+    if !list.is_empty() {
         mark_durable(files).map_err(self::db)?;
     }
     for (_, path) in &list {
@@ -1595,7 +1595,8 @@ fn drop_index(files: &Files, id: u64, index: &str, seq: u64) -> Result<(), fjall
     let prefix = index_prefix(index);
     let mut b = files.db.batch();
     if let Some(ks) = files.table(&entries_keyspace(id), false)? {
-        // The iterator reads a snapshot: the removals do not disturb it.
+        // The applier is the only writer, and it removes only keys the
+        // iterator has passed.
         for row in ks.prefix(&prefix) {
             b.remove(&ks, row.key()?);
             if b.len() >= DROP_CHUNK {
@@ -1644,6 +1645,21 @@ fn read_failed<E>(_: E) -> StoreError {
     StoreError::Io { operation: "read", kind: std::io::ErrorKind::Other }
 }
 
+/// Longest key fjall takes (its keys' length is a u16); a longer one
+/// panics in it.
+const MAX_KEY_BYTES: usize = u16::MAX as usize;
+
+/// A range bound fjall takes: cut to [`MAX_KEY_BYTES`]. Every stored key is
+/// far shorter (the engine refuses key values past DynamoDB's limits), so
+/// a stored key compares with the cut bound as with the whole one: it
+/// differs from both within its own length, or is a prefix of both and
+/// below both. (A Query's key condition is not held to those limits: a
+/// 70 KB partition key value in one must find nothing, not panic.)
+fn bound_bytes(mut bytes: Vec<u8>) -> Vec<u8> {
+    bytes.truncate(MAX_KEY_BYTES);
+    bytes
+}
+
 /// True when `(start, end)` holds no key (inverted or empty), which
 /// `BTreeMap::range` would panic on.
 fn holds_nothing<K: Ord>(start: Bound<&K>, end: Bound<&K>) -> bool {
@@ -1657,6 +1673,11 @@ fn holds_nothing<K: Ord>(start: Bound<&K>, end: Bound<&K>) -> bool {
 impl TableStore for DiskTable {
     fn get(&self, key: &StoreKey) -> Result<Option<Arc<Item>>, StoreError> {
         let bytes = encode_store_key(key);
+        if bytes.len() > MAX_KEY_BYTES {
+            // Longer than any key fjall holds (the engine refuses key values
+            // past DynamoDB's limits when it writes them).
+            return Ok(None);
+        }
         if self.overlay.filter.read().as_ref().is_some_and(|f| !f.may_hold(&bytes)) {
             // Never written since the table held no item: in neither the
             // overlay (a key enters the filter before it) nor the database.
@@ -1694,7 +1715,7 @@ impl TableStore for DiskTable {
         let Some(ks) = self.overlay.items.get() else {
             return walk(pending, direction, visit);
         };
-        let (lo, hi) = (start.map(encode_store_key), end.map(encode_store_key));
+        let (lo, hi) = (start.map(|k| bound_bytes(encode_store_key(k))), end.map(|k| bound_bytes(encode_store_key(k))));
         let decode = |row: fjall::Guard| {
             let (k, v) = row.into_inner().map_err(read_failed)?;
             Ok((decode_store_key(&k)?, v))
@@ -1733,7 +1754,7 @@ impl TableStore for DiskTable {
             return walk(pending, dir, visit);
         };
         let prefix = index_prefix(index);
-        let bound = |b: Bound<&IndexKey>| b.map(|k| [&prefix[..], &encode_index_key(k)].concat());
+        let bound = |b: Bound<&IndexKey>| b.map(|k| bound_bytes([&prefix[..], &encode_index_key(k)].concat()));
         let lo = match bound(start) {
             Bound::Unbounded => Bound::Included(prefix.clone()),
             b => b,

@@ -531,7 +531,7 @@ fn plan_index_query(def: &IndexDef, kc: dynaburst_expr::KeyCondition) -> Result<
                 return Err(EngineError::validation("KeyConditionExpressions must only contain one condition per key"));
             }
             match &part.op {
-                KeyOp::Eq(v) => hash[i] = Some(typed_key(&schema.hash[i], v)?),
+                KeyOp::Eq(v) => hash[i] = Some(partition_key(&schema.hash[i], v)?),
                 // A multi-attribute partition key names the component (S24).
                 _ if schema.hash.len() > 1 => {
                     return Err(EngineError::validation(format!(
@@ -656,6 +656,19 @@ fn typed_key(attr: &KeyAttr, v: &AttributeValue) -> Result<KeyValue, EngineError
     }
 }
 
+/// A partition-key value of a Query's key condition: typed as the schema
+/// says, and no longer than a partition key can be (DynamoDB refuses a
+/// longer one in a Query as in a write).
+fn partition_key(attr: &KeyAttr, v: &AttributeValue) -> Result<KeyValue, EngineError> {
+    let k = typed_key(attr, v)?;
+    if k.size_bytes() > crate::table::MAX_PARTITION_KEY_BYTES {
+        return Err(EngineError::validation(
+            "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes",
+        ));
+    }
+    Ok(k)
+}
+
 /// Matches a parsed key condition against the table's key schema.
 fn plan_query(schema: &KeySchema, kc: dynaburst_expr::KeyCondition) -> Result<QueryPlan, EngineError> {
     // A table's key has two attributes at most.
@@ -671,7 +684,7 @@ fn plan_query(schema: &KeySchema, kc: dynaburst_expr::KeyCondition) -> Result<Qu
                 return Err(EngineError::validation("KeyConditionExpressions must only contain one condition per key"));
             }
             match &part.op {
-                KeyOp::Eq(v) => partition = Some(typed_key(&schema.hash, v)?),
+                KeyOp::Eq(v) => partition = Some(partition_key(&schema.hash, v)?),
                 _ => return Err(EngineError::validation("Query key condition not supported")),
             }
         } else if let Some(range) = schema.range.as_ref().filter(|r| r.name == part.attribute) {

@@ -904,3 +904,93 @@ async fn start_up_drops_the_entries_of_an_index_the_catalog_does_not_name() {
     disk.close();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A Query whose key condition holds a value far past DynamoDB's key-size
+/// limits answers as the in-memory server does, on a table whose items are
+/// in the database: a partition-key value over 2,048 bytes is refused as
+/// DynamoDB refuses it, and a sort-key bound of 70 KB (longer than any key
+/// the database holds, 64 KiB) is compared with the stored keys rather than
+/// making the database panic.
+#[tokio::test]
+async fn a_query_with_an_oversized_key_value_answers_as_in_memory() {
+    let dir = fresh_dir("huge-key");
+    let (server, disk) = open(&dir);
+    let memory = Server::new(
+        Arc::new(
+            Engine::open(EngineConfig::local(), Arc::new(dynaburst_engine::store::MemStorage::new()), START.millis())
+                .expect("memory"),
+        ),
+        1,
+    )
+    .with_clock(Arc::new(ManualClock::new(START)));
+    let huge = "x".repeat(70_000);
+    for s in [&server, &memory] {
+        let (status, body) = call(
+            s,
+            "CreateTable",
+            json!({"TableName": "tbl",
+                "AttributeDefinitions": [{"AttributeName": "p", "AttributeType": "S"}, {"AttributeName": "r", "AttributeType": "S"}],
+                "KeySchema": [{"AttributeName": "p", "KeyType": "HASH"}, {"AttributeName": "r", "KeyType": "RANGE"}],
+                "GlobalSecondaryIndexes": [{"IndexName": "byR",
+                    "KeySchema": [{"AttributeName": "r", "KeyType": "HASH"}, {"AttributeName": "p", "KeyType": "RANGE"}],
+                    "Projection": {"ProjectionType": "ALL"}}],
+                "BillingMode": "PAY_PER_REQUEST"}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        for r in ["a", "w", "x", "xx", "y"] {
+            let item = json!({"p": {"S": "p1"}, "r": {"S": r}});
+            assert_eq!(call(s, "PutItem", json!({"TableName": "tbl", "Item": item})).await.0, StatusCode::OK);
+        }
+    }
+    disk.wait_applied().expect("the items and entries are in the database");
+    let query = |condition: &str, values: Value, index: Option<&str>| {
+        let mut q =
+            json!({"TableName": "tbl", "KeyConditionExpression": condition, "ExpressionAttributeValues": values});
+        if let Some(index) = index {
+            q["IndexName"] = json!(index);
+        }
+        q
+    };
+    let sort_keys = |body: &Value| -> Vec<String> {
+        body["Items"]
+            .as_array()
+            .map_or(vec![], |items| items.iter().filter_map(|i| i["r"]["S"].as_str().map(str::to_string)).collect())
+    };
+    let cases = [
+        (query("p = :p AND r > :r", json!({":p": {"S": "p1"}, ":r": {"S": huge}}), None), vec!["y"]),
+        (query("p = :p AND r < :r", json!({":p": {"S": "p1"}, ":r": {"S": huge}}), None), vec!["a", "w", "x", "xx"]),
+        (
+            query(
+                "p = :p AND r BETWEEN :a AND :r",
+                json!({":p": {"S": "p1"}, ":a": {"S": "w"}, ":r": {"S": huge}}),
+                None,
+            ),
+            vec!["w", "x", "xx"],
+        ),
+        (
+            query("p = :p AND begins_with(r, :r)", json!({":p": {"S": "p1"}, ":r": {"S": huge}}), None),
+            Vec::<&str>::new(),
+        ),
+    ];
+    for (q, want) in cases {
+        let on_disk = call(&server, "Query", q.clone()).await;
+        assert_eq!(on_disk, call(&memory, "Query", q.clone()).await, "{q}");
+        assert_eq!(
+            (on_disk.0, sort_keys(&on_disk.1)),
+            (StatusCode::OK, want.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
+            "{q}"
+        );
+    }
+    let refused =
+        "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes";
+    for q in
+        [query("p = :p", json!({":p": {"S": huge}}), None), query("r = :r", json!({":r": {"S": huge}}), Some("byR"))]
+    {
+        let on_disk = call(&server, "Query", q.clone()).await;
+        assert_eq!(on_disk, call(&memory, "Query", q.clone()).await, "{q}");
+        assert_eq!((on_disk.0, on_disk.1["message"].as_str()), (StatusCode::BAD_REQUEST, Some(refused)), "{q}");
+    }
+    disk.close();
+    let _ = std::fs::remove_dir_all(&dir);
+}
