@@ -1526,22 +1526,10 @@ fn write_group(
         b.insert(&files.catalog, name, value);
     }
     for (id, writes) in items {
-        let ks = table_keyspace(files, overlays, id, true)?;
-        for (key, value) in writes {
-            match value {
-                Some(v) => b.insert(&ks, key, v),
-                None => b.remove(&ks, key),
-            }
-        }
+        write_keys(&mut b, &table_keyspace(files, overlays, id, true)?, writes);
     }
     for (id, writes) in entries {
-        let ks = table_keyspace(files, overlays, id, false)?;
-        for (key, value) in writes {
-            match value {
-                Some(v) => b.insert(&ks, key, v),
-                None => b.remove(&ks, key),
-            }
-        }
+        write_keys(&mut b, &table_keyspace(files, overlays, id, false)?, writes);
     }
     for (key, (count, bytes)) in stats {
         let (c, n) = files.stats.get(&key)?.map_or((0, 0), |v| pair_be(&v));
@@ -1565,6 +1553,21 @@ fn write_group(
         }
     }
     b.commit()
+}
+
+/// Adds `writes` (stored key to stored value, `None` deletes) of keyspace
+/// `ks` to `b`.
+fn write_keys<'a, K: AsRef<[u8]>>(
+    b: &mut fjall::OwnedWriteBatch,
+    ks: &fjall::Keyspace,
+    writes: impl IntoIterator<Item = (K, Option<&'a [u8]>)>,
+) {
+    for (key, value) in writes {
+        match value {
+            Some(v) => b.insert(ks, key.as_ref(), v),
+            None => b.remove(ks, key.as_ref()),
+        }
+    }
 }
 
 /// Drops the table of storage id `id` (batch `seq`): its catalog entry,
