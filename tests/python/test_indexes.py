@@ -521,16 +521,6 @@ def test_update_table_adds_a_gsi_with_a_backfill_then_deletes_it(ddb, make_table
     [created] = out["GlobalSecondaryIndexes"]
     assert (created["IndexName"], created["IndexStatus"], created["Backfilling"]) == ("by_team", "CREATING", True)
     assert {"AttributeName": "team", "AttributeType": "S"} in out["AttributeDefinitions"]
-    # A second online index change waits for this one.
-    expect_error(
-        lambda: ddb.update_table(
-            TableName=table,
-            AttributeDefinitions=[{"AttributeName": "other", "AttributeType": "S"}],
-            GlobalSecondaryIndexUpdates=[{"Create": gsi("by_other", [("other", "HASH")])}],
-        ),
-        "ResourceInUseException",
-        f"Attempt to change a resource which is still in use: Index is being updated.  Table: {table} Index: by_team",
-    )
     desc = wait_index_active(ddb, table, "by_team")
     assert (desc["IndexStatus"], desc["Backfilling"], desc["ItemCount"]) == ("ACTIVE", False, 6)
     resp = query_index(ddb, table, "by_team", "team = :t", {":t": S("red")})
@@ -566,6 +556,49 @@ def test_update_table_adds_a_gsi_with_a_backfill_then_deletes_it(ddb, make_table
         lambda: query_index(ddb, table, "by_team", "team = :t", {":t": S("red")}),
         "ValidationException",
         "The table does not have the specified index: by_team",
+    )
+
+
+def test_a_backfilling_gsi_holds_off_a_second_index_change_and_reads_until_deleted(ddb, make_table):
+    # 25 items into a 1 WCU index: its backfill lasts at least 25 s, far
+    # longer than the requests below, so none of them races its end.
+    table = make_table(billing="PROVISIONED", rcu=100, wcu=1000)
+    batch_put(ddb, table, [{"pk": S(f"k{i}"), "g": S("x")} for i in range(25)])
+    out = ddb.update_table(
+        TableName=table,
+        AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexUpdates=[
+            {"Create": gsi("slow", [("g", "HASH")], ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1})}
+        ],
+    )["TableDescription"]
+    [created] = out["GlobalSecondaryIndexes"]
+    assert (created["IndexStatus"], created["Backfilling"]) == ("CREATING", True)
+    # A second online index change waits for this one.
+    expect_error(
+        lambda: ddb.update_table(
+            TableName=table,
+            AttributeDefinitions=[{"AttributeName": "other", "AttributeType": "S"}],
+            GlobalSecondaryIndexUpdates=[
+                {"Create": gsi("by_other", [("other", "HASH")], ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1})}
+            ],
+        ),
+        "ResourceInUseException",
+        f"Attempt to change a resource which is still in use: Index is being updated.  Table: {table} Index: slow",
+    )
+    for read in (
+        lambda: query_index(ddb, table, "slow", "g = :g", {":g": S("x")}),
+        lambda: ddb.scan(TableName=table, IndexName="slow"),
+    ):
+        expect_error(read, "ValidationException", "Cannot read from backfilling global secondary index: slow")
+    [still] = ddb.describe_table(TableName=table)["Table"]["GlobalSecondaryIndexes"]
+    assert (still["IndexStatus"], still["Backfilling"]) == ("CREATING", True)
+    # The index being built may itself be deleted.
+    out = ddb.update_table(TableName=table, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "slow"}}])
+    assert "GlobalSecondaryIndexes" not in out["TableDescription"]
+    expect_error(
+        lambda: query_index(ddb, table, "slow", "g = :g", {":g": S("x")}),
+        "ValidationException",
+        "The table does not have the specified index: slow",
     )
 
 
