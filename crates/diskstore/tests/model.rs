@@ -245,27 +245,17 @@ fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
                     // Each with the size of the entry it replaces in the
                     // index, as the engine tells it (none after a drop).
                     let size = |e: Arc<Item>| item_size(&e) as u64;
-                    if let Some(k) = old_key.filter(|k| Some(k) != new_key.as_ref()) {
-                        let replaced = after_entries.remove(&k).map(size);
-                        let entry = None;
-                        batch.index_writes.push(IndexMutation {
-                            table: 0,
-                            index: INDEX.into(),
-                            key: k,
-                            entry,
-                            replaced,
-                        });
-                    }
-                    if let (Some(k), Some(n)) = (new_key, &new) {
-                        let replaced = after_entries.insert(k.clone(), n.clone()).map(size);
-                        let entry = Some(n.clone());
-                        batch.index_writes.push(IndexMutation {
-                            table: 0,
-                            index: INDEX.into(),
-                            key: k,
-                            entry,
-                            replaced,
-                        });
+                    let removed = old_key
+                        .filter(|k| Some(k) != new_key.as_ref())
+                        .map(|k| (after_entries.remove(&k).map(size), k, None));
+                    let added = match (new_key, &new) {
+                        (Some(k), Some(n)) => {
+                            Some((after_entries.insert(k.clone(), n.clone()).map(size), k, Some(n.clone())))
+                        }
+                        _ => None,
+                    };
+                    for (replaced, key, entry) in removed.into_iter().chain(added) {
+                        batch.index_writes.push(IndexMutation { table: 0, index: INDEX.into(), key, entry, replaced });
                     }
                     expected.push(old);
                     batch.mutations.push(Mutation { table: 0, key: key(p, s), item: new });
