@@ -254,6 +254,8 @@ struct Files {
     /// writes still in the backlog (a write that raced its table's drop)
     /// are not written.
     dropped: Mutex<BTreeSet<u64>>,
+    /// The applier's copy of the counts' rows.
+    counts: Mutex<CountRows>,
 }
 
 /// Most bytes of one keyspace's memtable before fjall writes it out
@@ -306,6 +308,7 @@ impl Files {
             index_sizes: ks(INDEX_SIZES)?,
             tables: Mutex::new(HashMap::new()),
             dropped: Mutex::new(BTreeSet::new()),
+            counts: Mutex::new(CountRows::default()),
             db,
         })
     }
@@ -1108,6 +1111,7 @@ fn load(files: &Files) -> Result<(BTreeMap<String, Entry>, u64), LoadError> {
         }
     }
     if !orphans.is_empty() {
+        files.counts.lock().clear();
         orphans.commit().map_err(self::db)?;
         files.db.persist(fjall::PersistMode::SyncAll).map_err(self::db)?;
     }
@@ -1207,6 +1211,10 @@ fn wake_writers(shared: &Shared) {
 /// Stored keys written, each with the batch that wrote it.
 type KeysWritten<'a> = Vec<(u64, &'a [u8])>;
 
+/// Most overlay writes [`prune`] removes under one hold of an overlay's
+/// lock: the table's writers wait for it.
+const PRUNE_CHUNK: usize = 256;
+
 /// Removes from the overlays the writes of `batches`, which the database now
 /// holds, unless a later batch replaced them, and wakes writers waiting
 /// for room.
@@ -1229,31 +1237,38 @@ fn prune(shared: &Shared, batches: &[(u64, Vec<Record>)]) {
     let mut freed = 0;
     for ((id, index), writes) in by_index {
         let Some(overlay) = shared.overlays.lock().get(&id).cloned() else { continue };
-        let mut indexes = overlay.index_writes.write();
-        // A dropped index's overlay went with it.
-        let Some(map) = indexes.get_mut(index) else { continue };
-        for (seq, key) in writes {
-            let Ok(key) = decode_index_key(key) else { continue };
-            if map.get(&key).is_some_and(|p| p.seq <= seq) {
-                if let Some(p) = map.remove(&key) {
-                    freed += p.bytes;
+        // Keys were encoded from `IndexKey`s: they decode. Decoded before
+        // the overlay's lock, which writers of the table wait for.
+        let keys: Vec<(u64, IndexKey)> =
+            writes.into_iter().filter_map(|(seq, key)| Some((seq, decode_index_key(key).ok()?))).collect();
+        for chunk in keys.chunks(PRUNE_CHUNK) {
+            let mut indexes = overlay.index_writes.write();
+            // A dropped index's overlay went with it.
+            let Some(map) = indexes.get_mut(index) else { break };
+            for (seq, key) in chunk {
+                if map.get(key).is_some_and(|p| p.seq <= *seq) {
+                    if let Some(p) = map.remove(key) {
+                        freed += p.bytes;
+                    }
                 }
             }
-        }
-        if map.is_empty() {
-            indexes.remove(index);
+            if map.is_empty() {
+                indexes.remove(index);
+            }
         }
     }
     for (id, writes) in by_table {
         // A dropped table's overlay went with it.
         let Some(overlay) = shared.overlays.lock().get(&id).cloned() else { continue };
-        let mut map = overlay.writes.write();
-        for (seq, key) in writes {
-            // Keys were encoded from `StoreKey`s: they decode.
-            let Ok(key) = decode_store_key(key) else { continue };
-            if map.get(&key).is_some_and(|p| p.seq <= seq) {
-                if let Some(p) = map.remove(&key) {
-                    freed += p.bytes;
+        let keys: Vec<(u64, StoreKey)> =
+            writes.into_iter().filter_map(|(seq, key)| Some((seq, decode_store_key(key).ok()?))).collect();
+        for chunk in keys.chunks(PRUNE_CHUNK) {
+            let mut map = overlay.writes.write();
+            for (seq, key) in chunk {
+                if map.get(key).is_some_and(|p| p.seq <= *seq) {
+                    if let Some(p) = map.remove(key) {
+                        freed += p.bytes;
+                    }
                 }
             }
         }
@@ -1391,16 +1406,17 @@ fn mark_durable(files: &Files) -> Result<(), fjall::Error> {
 
 /// One keyspace's writes in a commit: stored key to stored value (`None`
 /// deletes), the last write of each key.
-type KeyWrites<'a> = BTreeMap<&'a [u8], Option<&'a [u8]>>;
+type KeyWrites<'a> = Vec<(&'a [u8], Option<&'a [u8]>)>;
 
-/// Running counts of a commit: per key (a table's stats or a size range),
-/// rows added less removed and bytes added less removed.
-type Deltas = BTreeMap<Vec<u8>, (i64, i64)>;
+/// Running counts of a commit, by what they count (a table, a table's size
+/// range, an index's size range): rows added less removed and bytes added
+/// less removed.
+type Deltas<K> = HashMap<K, (i64, i64)>;
 
 /// Adds a write's change to `deltas[key]`: a row added when it replaces
 /// nothing, removed when a delete replaces one; bytes the new value's less
 /// the replaced one's.
-fn note_delta(deltas: &mut Deltas, key: Vec<u8>, value: Option<&[u8]>, replaced: Option<u64>) {
+fn note_delta<K: std::hash::Hash + Eq>(deltas: &mut Deltas<K>, key: K, value: Option<&[u8]>, replaced: Option<u64>) {
     let count = match (value, replaced) {
         (Some(_), None) => 1,
         (None, Some(_)) => -1,
@@ -1410,6 +1426,60 @@ fn note_delta(deltas: &mut Deltas, key: Vec<u8>, value: Option<&[u8]>, replaced:
     if count != 0 || bytes != 0 {
         let d = deltas.entry(key).or_default();
         (d.0, d.1) = (d.0 + count, d.1 + bytes);
+    }
+}
+
+/// Most rows [`CountRows`] keeps; past it, it starts over empty (its rows are
+/// read again from the database as commits need them).
+const COUNT_ROWS_MAX: usize = 1 << 20;
+
+/// The applier's copy of the rows of `stats`, `sizes` and `index_sizes` it
+/// read or wrote, by keyspace and row key (a size row as `(0, bytes)`).
+/// The applier is their only writer, so a commit's new counts start from
+/// here instead of a read of the database for each row (a bulk load into
+/// a table touches all 256 of its size rows in every commit). Emptied
+/// whenever the rows change another way (a table's or index's drop, the
+/// orphans' removal at start-up) and when a commit fails.
+#[derive(Default)]
+struct CountRows {
+    rows: [HashMap<Vec<u8>, (u64, u64)>; 3],
+}
+
+impl CountRows {
+    fn clear(&mut self) {
+        self.rows.iter_mut().for_each(HashMap::clear);
+    }
+
+    /// Row `key` of keyspace `which` (0 stats, 1 sizes, 2 index sizes),
+    /// from the copy or else the database; `(0, 0)` when there is none.
+    fn get(&self, files: &Files, which: usize, key: &[u8]) -> Result<(u64, u64), fjall::Error> {
+        if let Some(row) = self.rows[which].get(key) {
+            return Ok(*row);
+        }
+        Ok(match which {
+            0 => files.stats.get(key)?.map_or((0, 0), |v| pair_be(&v)),
+            1 => (0, files.sizes.get(key)?.map_or(0, |v| u64_be(&v))),
+            _ => files.index_sizes.get(key)?.map_or((0, 0), |v| pair_be(&v)),
+        })
+    }
+
+    /// Keeps the rows a commit wrote (`(0, 0)`: removed).
+    fn keep(&mut self, written: Vec<(usize, Vec<u8>, (u64, u64))>) {
+        if self.rows.iter().map(HashMap::len).sum::<usize>() + written.len() > COUNT_ROWS_MAX {
+            self.clear();
+        }
+        for (which, key, row) in written {
+            self.rows[which].insert(key, row);
+        }
+    }
+}
+
+/// A size range's counts key (`range` big-endian after the storage id, and
+/// after the index's prefix for an index's range).
+fn range_key(id: u64, index: Option<&str>, range: u128) -> Vec<u8> {
+    match index {
+        Some(index) => id_key(id, &[&index_prefix(index)[..], &range.to_be_bytes()].concat()),
+        None => id_key(id, &range.to_be_bytes()),
     }
 }
 
@@ -1478,37 +1548,38 @@ fn write_group(
 ) -> Result<(), fjall::Error> {
     let Some((applied, _)) = batches.last() else { return Ok(()) };
     let dropped = files.dropped.lock().clone();
-    // Per table, its items' last write per key; per table, its entries'
-    // (keyed by index prefix and entry key).
+    // Per table, its items' writes in order (the last write of each key
+    // is the one written); per table, its entries' (keyed by index prefix
+    // and entry key).
     let mut items: BTreeMap<u64, KeyWrites<'_>> = BTreeMap::new();
     let mut entries: BTreeMap<u64, BTreeMap<Vec<u8>, Option<&[u8]>>> = BTreeMap::new();
     let mut catalog: BTreeMap<&str, &[u8]> = BTreeMap::new();
     // Stats by storage id; sizes by (id, range); index sizes by (id,
-    // index prefix, range).
-    let (mut stats, mut sizes, mut index_sizes) = (Deltas::new(), Deltas::new(), Deltas::new());
+    // index, range).
+    let mut stats: Deltas<u64> = Deltas::new();
+    let mut sizes: Deltas<(u64, u128)> = Deltas::new();
+    let mut index_sizes: Deltas<(u64, &str, u128)> = Deltas::new();
     for record in batches.iter().flat_map(|(_, records)| records) {
         match record {
             Record::Put { id, key, value, replaced } if !dropped.contains(id) => {
-                items.entry(*id).or_default().insert(key, Some(value));
-                note_delta(&mut stats, id.to_be_bytes().to_vec(), Some(value), *replaced);
-                note_delta(&mut sizes, id_key(*id, &size_range(key).to_be_bytes()), Some(value), *replaced);
+                items.entry(*id).or_default().push((key, Some(value)));
+                note_delta(&mut stats, *id, Some(value), *replaced);
+                note_delta(&mut sizes, (*id, size_range(key)), Some(value), *replaced);
             }
             Record::Delete { id, key, replaced } if !dropped.contains(id) => {
-                items.entry(*id).or_default().insert(key, None);
-                note_delta(&mut stats, id.to_be_bytes().to_vec(), None, *replaced);
-                note_delta(&mut sizes, id_key(*id, &size_range(key).to_be_bytes()), None, *replaced);
+                items.entry(*id).or_default().push((key, None));
+                note_delta(&mut stats, *id, None, *replaced);
+                note_delta(&mut sizes, (*id, size_range(key)), None, *replaced);
             }
             Record::IndexPut { id, index, key, value, replaced } if !dropped.contains(id) => {
+                note_delta(&mut index_sizes, (*id, index.as_str(), size_range(key)), Some(value), *replaced);
                 let mut prefix = index_prefix(index);
-                let range = id_key(*id, &[&prefix[..], &size_range(key).to_be_bytes()].concat());
-                note_delta(&mut index_sizes, range, Some(value), *replaced);
                 prefix.extend_from_slice(key);
                 entries.entry(*id).or_default().insert(prefix, Some(value));
             }
             Record::IndexDelete { id, index, key, replaced } if !dropped.contains(id) => {
+                note_delta(&mut index_sizes, (*id, index.as_str(), size_range(key)), None, *replaced);
                 let mut prefix = index_prefix(index);
-                let range = id_key(*id, &[&prefix[..], &size_range(key).to_be_bytes()].concat());
-                note_delta(&mut index_sizes, range, None, *replaced);
                 prefix.extend_from_slice(key);
                 entries.entry(*id).or_default().insert(prefix, None);
             }
@@ -1518,8 +1589,20 @@ fn write_group(
             _ => {}
         }
     }
+    for writes in items.values_mut() {
+        // Stable: a key's writes stay in order, and the last one stays.
+        writes.sort_by(|a, b| a.0.cmp(b.0));
+        let mut last: Vec<(&[u8], Option<&[u8]>)> = Vec::with_capacity(writes.len());
+        for w in writes.drain(..) {
+            match last.last_mut() {
+                Some(l) if l.0 == w.0 => *l = w,
+                _ => last.push(w),
+            }
+        }
+        *writes = last;
+    }
     let writes: usize =
-        items.values().map(BTreeMap::len).sum::<usize>() + entries.values().map(BTreeMap::len).sum::<usize>();
+        items.values().map(Vec::len).sum::<usize>() + entries.values().map(BTreeMap::len).sum::<usize>();
     let mut b = fjall::OwnedWriteBatch::with_capacity(files.db.clone(), writes + 16);
     b.insert(&files.meta, APPLIED_SEQ, applied.to_be_bytes());
     for (name, value) in catalog {
@@ -1531,28 +1614,46 @@ fn write_group(
     for (id, writes) in entries {
         write_keys(&mut b, &table_keyspace(files, overlays, id, false)?, writes);
     }
-    for (key, (count, bytes)) in stats {
-        let (c, n) = files.stats.get(&key)?.map_or((0, 0), |v| pair_be(&v));
-        b.insert(&files.stats, key, pair_bytes((c.saturating_add_signed(count), n.saturating_add_signed(bytes))));
+    let mut counts = files.counts.lock();
+    let mut written = Vec::with_capacity(stats.len() + sizes.len() + index_sizes.len());
+    for (id, (count, bytes)) in stats {
+        let key = id.to_be_bytes().to_vec();
+        let (c, n) = counts.get(files, 0, &key)?;
+        let now = (c.saturating_add_signed(count), n.saturating_add_signed(bytes));
+        b.insert(&files.stats, &key[..], pair_bytes(now));
+        written.push((0, key, now));
     }
-    for (key, (_, bytes)) in sizes {
-        let now = files.sizes.get(&key)?.map_or(0, |v| u64_be(&v)).saturating_add_signed(bytes);
+    for ((id, range), (_, bytes)) in sizes {
+        let key = range_key(id, None, range);
+        let now = counts.get(files, 1, &key)?.1.saturating_add_signed(bytes);
         if now == 0 {
-            b.remove(&files.sizes, key);
+            b.remove(&files.sizes, &key[..]);
         } else {
-            b.insert(&files.sizes, key, now.to_be_bytes());
+            b.insert(&files.sizes, &key[..], now.to_be_bytes());
         }
+        written.push((1, key, (0, now)));
     }
-    for (key, (count, bytes)) in index_sizes {
-        let (c, n) = files.index_sizes.get(&key)?.map_or((0, 0), |v| pair_be(&v));
+    for ((id, index, range), (count, bytes)) in index_sizes {
+        let key = range_key(id, Some(index), range);
+        let (c, n) = counts.get(files, 2, &key)?;
         let now = (c.saturating_add_signed(count), n.saturating_add_signed(bytes));
         if now.0 == 0 {
-            b.remove(&files.index_sizes, key);
+            b.remove(&files.index_sizes, &key[..]);
         } else {
-            b.insert(&files.index_sizes, key, pair_bytes(now));
+            b.insert(&files.index_sizes, &key[..], pair_bytes(now));
+        }
+        written.push((2, key, now));
+    }
+    match b.commit() {
+        Ok(()) => {
+            counts.keep(written);
+            Ok(())
+        }
+        Err(e) => {
+            counts.clear();
+            Err(e)
         }
     }
-    b.commit()
 }
 
 /// Adds `writes` (stored key to stored value, `None` deletes) of keyspace
@@ -1576,6 +1677,7 @@ fn write_keys<'a, K: AsRef<[u8]>>(
 /// the catalog does not hold).
 fn drop_table(files: &Files, name: &str, id: u64, seq: u64) -> Result<(), fjall::Error> {
     files.dropped.lock().insert(id);
+    files.counts.lock().clear();
     let mut b = files.db.batch();
     b.insert(&files.meta, APPLIED_SEQ, seq.to_be_bytes());
     b.remove(&files.catalog, name);
@@ -1595,6 +1697,7 @@ fn drop_table(files: &Files, name: &str, id: u64, seq: u64) -> Result<(), fjall:
 /// removals; the last moves the applied mark (a crash before it drops the
 /// rest again at the replay).
 fn drop_index(files: &Files, id: u64, index: &str, seq: u64) -> Result<(), fjall::Error> {
+    files.counts.lock().clear();
     let prefix = index_prefix(index);
     let mut b = files.db.batch();
     if let Some(ks) = files.table(&entries_keyspace(id), false)? {
