@@ -66,9 +66,10 @@ impl Segment {
     }
 }
 
-/// Two 64-bit hashes of a stored key (SipHash with fixed keys, then a
+/// Two 64-bit hashes of a stored key (what [`KeyFilter::insert_hashed`] and
+/// [`KeyFilter::may_hold_hashed`] take) (SipHash with fixed keys, then a
 /// splitmix step for the second): the same on every run.
-fn hashes(key: &[u8]) -> (u64, u64) {
+pub fn hashes(key: &[u8]) -> (u64, u64) {
     let mut h = DefaultHasher::new();
     h.write(key);
     let h1 = h.finish();
@@ -97,18 +98,28 @@ impl KeyFilter {
 
     /// Adds a stored key ([`KeyFilter::growth_bytes`] says what it
     /// allocates).
+    #[cfg(test)]
     pub fn insert(&mut self, key: &[u8]) {
+        self.insert_hashed(hashes(key));
+    }
+
+    /// [`KeyFilter::insert`] of a key whose [`hashes`] are `h`.
+    pub fn insert_hashed(&mut self, h: (u64, u64)) {
         if let Some(capacity) = self.next_segment() {
             self.segments.push(Segment::new(capacity));
         }
         if let Some(s) = self.segments.last_mut() {
-            s.insert(hashes(key));
+            s.insert(h);
         }
     }
 
     /// False when `key` was never inserted.
     pub fn may_hold(&self, key: &[u8]) -> bool {
-        let h = hashes(key);
+        self.may_hold_hashed(hashes(key))
+    }
+
+    /// [`KeyFilter::may_hold`] of a key whose [`hashes`] are `h`.
+    pub fn may_hold_hashed(&self, h: (u64, u64)) -> bool {
         self.segments.iter().any(|s| s.may_hold(h))
     }
 

@@ -926,20 +926,26 @@ impl DiskStorage {
         }
         q.next_seq += 1;
         let seq = q.next_seq;
-        for (table, key, value, bytes) in overlay {
-            let old = table.writes.write().insert(key, Pending { value, seq, bytes });
-            shared.overlay_bytes.fetch_add(bytes, Ordering::SeqCst);
-            if let Some(old) = old {
-                shared.overlay_bytes.fetch_sub(old.bytes, Ordering::SeqCst);
+        // Bytes the overlays gain (each write's) and lose (what it replaced).
+        let (mut added, mut replaced) = (0, 0);
+        let mut writes = overlay.into_iter().peekable();
+        while let Some((table, key, value, bytes)) = writes.next() {
+            // One hold of a table's lock for its run of writes.
+            let mut map = table.writes.write();
+            let mut next = Some((key, value, bytes));
+            while let Some((key, value, bytes)) = next.take() {
+                added += bytes;
+                replaced += map.insert(key, Pending { value, seq, bytes }).map_or(0, |old| old.bytes);
+                next = writes.next_if(|w| Arc::ptr_eq(&w.0, &table)).map(|(_, k, v, b)| (k, v, b));
             }
         }
         for (table, index, key, value, bytes) in index_overlay {
             let old = table.index_writes.write().entry(index).or_default().insert(key, Pending { value, seq, bytes });
-            shared.overlay_bytes.fetch_add(bytes, Ordering::SeqCst);
-            if let Some(old) = old {
-                shared.overlay_bytes.fetch_sub(old.bytes, Ordering::SeqCst);
-            }
+            added += bytes;
+            replaced += old.map_or(0, |old| old.bytes);
         }
+        shared.overlay_bytes.fetch_add(added, Ordering::SeqCst);
+        shared.overlay_bytes.fetch_sub(replaced, Ordering::SeqCst);
         q.bytes += bytes;
         q.batches.push_back((seq, records));
         self.shared.queued.store(seq, Ordering::Release);
@@ -963,10 +969,10 @@ impl DiskStorage {
         }
     }
 
-    /// Adds an item key about to be written to its table's filter (before
+    /// Adds an item key (its [`filter::hashes`]) about to be written to its table's filter (before
     /// the write reaches the overlay, so no read misses it), dropping the
     /// filter when all filters would go over [`KEY_FILTER_BYTES`].
-    fn note_key(&self, overlay: &Overlay, key: &[u8]) {
+    fn note_key(&self, overlay: &Overlay, hash: (u64, u64)) {
         let mut slot = overlay.filter.write();
         let Some(f) = slot.as_mut() else { return };
         let growth = f.growth_bytes();
@@ -980,7 +986,7 @@ impl DiskStorage {
                 return;
             }
         }
-        f.insert(key);
+        f.insert_hashed(hash);
     }
 
     /// Bytes all key filters take.
@@ -2134,6 +2140,7 @@ impl Storage for DiskStorage {
             };
             let id = store.storage_id().ok_or(bad)?;
             let key = encode_store_key(&m.key);
+            let hash = filter::hashes(&key);
             let value: Option<Arc<[u8]>> = m.item.as_deref().map(|item| encode_stored(item).into());
             // A key written earlier in this batch replaced what that write put.
             let earlier = writes.iter().rev().find(|w: &&OverlayWrite| Arc::ptr_eq(&w.0, overlay) && w.1 == m.key);
@@ -2143,20 +2150,23 @@ impl Storage for DiskStorage {
                     None => (None, None),
                 },
                 None => {
-                    let old = store.get(&m.key)?;
+                    // Not in the filter: never written since the table held
+                    // no item (see `DiskTable::get`), so nothing to read.
+                    let absent = overlay.filter.read().as_ref().is_some_and(|f| !f.may_hold_hashed(hash));
+                    let old = if absent { None } else { store.get(&m.key)? };
                     let size = old.as_deref().map(|item| dynaburst_model::item_size(item) as u64);
                     (old, size)
                 }
             };
             replaced.push(old);
+            // Into the filter after the read above, which it spares.
+            if value.is_some() {
+                self.note_key(overlay, hash);
+            }
             let record = match &value {
                 Some(value) => Record::Put { id, key, value: value.clone(), replaced: old_size },
                 None => Record::Delete { id, key, replaced: old_size },
             };
-            // Into the filter after the read above, which it spares.
-            if let Record::Put { key, .. } = &record {
-                self.note_key(overlay, key);
-            }
             writes.push((overlay.clone(), m.key, value, record.bytes()));
             records.push(record);
         }
