@@ -1435,15 +1435,17 @@ fn note_delta<K: std::hash::Hash + Eq>(deltas: &mut Deltas<K>, key: K, value: Op
     }
 }
 
-/// Most rows [`CountRows`] keeps; past it, it starts over empty (its rows are
-/// read again from the database as commits need them).
-const COUNT_ROWS_MAX: usize = 1 << 20;
+/// Most rows [`CountRows`] keeps (about 100 bytes each: a few MB); past
+/// it, it starts over empty (its rows are read again from the database as
+/// commits need them). 256 tables' size rows, or fewer tables with indexes.
+const COUNT_ROWS_MAX: usize = 1 << 16;
 
 /// The applier's copy of the rows of `stats`, `sizes` and `index_sizes` it
 /// read or wrote, by keyspace and row key (a size row as `(0, bytes)`).
 /// The applier is their only writer, so a commit's new counts start from
 /// here instead of a read of the database for each row (a bulk load into
-/// a table touches all 256 of its size rows in every commit). Emptied
+/// a table touches all 256 of its size rows in every commit). A row holds
+/// what a read of the database would return (`(0, 0)` for one removed). Emptied
 /// whenever the rows change another way (a table's or index's drop, the
 /// orphans' removal at start-up) and when a commit fails.
 #[derive(Default)]
@@ -1644,11 +1646,14 @@ fn write_group(
         let (c, n) = counts.get(files, 2, &key)?;
         let now = (c.saturating_add_signed(count), n.saturating_add_signed(bytes));
         if now.0 == 0 {
+            // Removed: the copy holds what a read would find, nothing (the
+            // bytes left over, if the sizes disagreed, go with the row).
             b.remove(&files.index_sizes, &key[..]);
+            written.push((2, key, (0, 0)));
         } else {
             b.insert(&files.index_sizes, &key[..], pair_bytes(now));
+            written.push((2, key, now));
         }
-        written.push((2, key, now));
     }
     match b.commit() {
         Ok(()) => {

@@ -1,0 +1,155 @@
+//! The applier's bookkeeping: the counts it keeps beside the items
+//! (ItemCount, TableSizeBytes, each index's size ranges) from its own copy
+//! of their rows, the overlay it prunes as the database takes the writes,
+//! and batches that write to several tables at once.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use common::meta;
+use dynaburst_diskstore::{DiskOptions, DiskStorage};
+use dynaburst_engine::store::{IndexKey, IndexMutation, Mutation, Storage, StoreKey, WriteBatch};
+use dynaburst_model::{item_size, AttributeValue, Item, KeyValue, Number};
+
+fn key(sk: i64) -> StoreKey {
+    StoreKey::new(KeyValue::S("p".into()), Some(KeyValue::N(Number::from_i64(sk))))
+}
+
+fn item(sk: i64, pad: usize) -> Arc<Item> {
+    let mut item = Item::new();
+    item.insert("pk".into(), AttributeValue::S("p".into()));
+    item.insert("sk".into(), AttributeValue::N(Number::from_i64(sk)));
+    item.insert("v".into(), AttributeValue::S("x".repeat(pad)));
+    Arc::new(item)
+}
+
+fn index_key(sk: i64) -> IndexKey {
+    IndexKey::new(vec![KeyValue::S("g".into())], vec![KeyValue::N(Number::from_i64(sk))], key(sk))
+}
+
+fn entry_write(sk: i64, entry: &Arc<Item>, replaced: Option<u64>) -> IndexMutation {
+    IndexMutation { table: 0, index: "g".into(), key: index_key(sk), entry: Some(entry.clone()), replaced }
+}
+
+/// (entries, bytes) of index `g` of table `t`, over all its size ranges.
+fn index_totals(disk: &DiskStorage) -> (u64, u64) {
+    let ranges = disk.index_sizes("t", "g").expect("index sizes").unwrap_or_default();
+    (ranges.iter().map(|r| r.1).sum(), ranges.iter().map(|r| r.2).sum())
+}
+
+fn open(dir: &Path) -> DiskStorage {
+    DiskStorage::open(dir, &DiskOptions::default()).expect("open")
+}
+
+/// An index size row whose entry count comes to 0 is removed from the
+/// database with whatever bytes it still counted (the engine said an
+/// entry was replaced that the row never counted); the next write to that
+/// range starts from nothing, as it would after a restart, not from the
+/// removed row's bytes.
+#[test]
+fn a_removed_index_size_row_counts_nothing_afterwards() {
+    let dir = common::fresh_dir("dynaburst-applier-removed");
+    let disk = open(&dir);
+    let mut store = disk.create_table(&meta("t")).expect("create");
+    let first = item(1, 100);
+    let batch = WriteBatch { index_writes: vec![entry_write(1, &first, Some(10))], ..WriteBatch::default() };
+    disk.commit(batch, &mut [&mut *store]).expect("commit");
+    disk.wait_applied().expect("applied");
+    assert_eq!(index_totals(&disk), (0, 0));
+    let second = item(2, 5);
+    let batch = WriteBatch { index_writes: vec![entry_write(2, &second, None)], ..WriteBatch::default() };
+    disk.commit(batch, &mut [&mut *store]).expect("commit");
+    disk.wait_applied().expect("applied");
+    let expected = (1, item_size(&second) as u64);
+    assert_eq!(index_totals(&disk), expected);
+    drop(store);
+    drop(disk);
+    let disk = open(&dir);
+    assert_eq!(index_totals(&disk), expected);
+    drop(disk);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One batch writing to two tables, interleaved (a, b, a, a): each table
+/// gets only its writes, the second write of a key in the batch replaces
+/// the first, and once applied the overlays hold nothing and the counts
+/// are each table's.
+#[test]
+fn a_batch_over_two_tables_keeps_each_tables_writes_apart() {
+    let dir = common::fresh_dir("dynaburst-applier-two");
+    let disk = open(&dir);
+    let mut a = disk.create_table(&meta("a")).expect("create a");
+    let mut b = disk.create_table(&meta("b")).expect("create b");
+    disk.wait_applied().expect("applied");
+    disk.hold_applier(true);
+    let batch = WriteBatch {
+        mutations: vec![
+            Mutation { table: 0, key: key(1), item: Some(item(1, 1)) },
+            Mutation { table: 1, key: key(2), item: Some(item(2, 2)) },
+            Mutation { table: 0, key: key(3), item: Some(item(3, 3)) },
+            Mutation { table: 0, key: key(1), item: Some(item(1, 4)) },
+        ],
+        ..WriteBatch::default()
+    };
+    let replaced = disk.commit(batch, &mut [&mut *a, &mut *b]).expect("commit");
+    assert_eq!(replaced, vec![None, None, None, Some(item(1, 1))]);
+    assert!(disk.overlay_bytes() > 0);
+    assert_eq!(a.get(&key(1)).expect("get"), Some(item(1, 4)));
+    assert_eq!(a.get(&key(2)).expect("get"), None);
+    assert_eq!(a.get(&key(3)).expect("get"), Some(item(3, 3)));
+    assert_eq!(b.get(&key(2)).expect("get"), Some(item(2, 2)));
+    assert_eq!(b.get(&key(1)).expect("get"), None);
+    disk.hold_applier(false);
+    disk.wait_applied().expect("applied");
+    assert_eq!(disk.overlay_bytes(), 0);
+    let size_a = (item_size(&item(1, 4)) + item_size(&item(3, 3))) as u64;
+    assert_eq!(disk.table_stats("a").expect("stats"), Some((2, size_a)));
+    assert_eq!(disk.table_stats("b").expect("stats"), Some((1, item_size(&item(2, 2)) as u64)));
+    assert_eq!(a.get(&key(1)).expect("get"), Some(item(1, 4)));
+    assert_eq!(b.get(&key(2)).expect("get"), Some(item(2, 2)));
+    drop((a, b));
+    drop(disk);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Three batches of 300 index entries each held back and then applied at
+/// once (the overlay is pruned a few hundred removals at a time): the
+/// overlay ends empty and the index counts 300 entries; after the index is
+/// dropped and one entry written again, it counts 1, also after a reopen.
+#[test]
+fn index_writes_pruned_in_chunks_then_the_index_dropped_and_written_again() {
+    let dir = common::fresh_dir("dynaburst-applier-chunks");
+    let entry = |sk: i64| item(sk, 3);
+    {
+        let disk = open(&dir);
+        let mut store = disk.create_table(&meta("t")).expect("create");
+        disk.hold_applier(true);
+        for round in 0..3 {
+            let writes = (0..300)
+                .map(|sk| {
+                    let replaced = (round > 0).then(|| item_size(&entry(sk)) as u64);
+                    entry_write(sk, &entry(sk), replaced)
+                })
+                .collect();
+            let batch = WriteBatch { index_writes: writes, ..WriteBatch::default() };
+            disk.commit(batch, &mut [&mut *store]).expect("commit");
+        }
+        assert!(disk.overlay_bytes() > 0);
+        disk.hold_applier(false);
+        disk.wait_applied().expect("applied");
+        assert_eq!(disk.overlay_bytes(), 0);
+        let bytes: u64 = (0..300).map(|sk| item_size(&entry(sk)) as u64).sum();
+        assert_eq!(index_totals(&disk), (300, bytes));
+        disk.drop_index("t", "g").expect("drop index");
+        let batch = WriteBatch { index_writes: vec![entry_write(7, &entry(7), None)], ..WriteBatch::default() };
+        disk.commit(batch, &mut [&mut *store]).expect("commit");
+        disk.wait_applied().expect("applied");
+        assert_eq!(index_totals(&disk), (1, item_size(&entry(7)) as u64));
+    }
+    let disk = open(&dir);
+    assert_eq!(index_totals(&disk), (1, item_size(&entry(7)) as u64));
+    drop(disk);
+    let _ = std::fs::remove_dir_all(&dir);
+}
