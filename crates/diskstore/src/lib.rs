@@ -1450,7 +1450,19 @@ const COUNT_ROWS_MAX: usize = 1 << 16;
 /// orphans' removal at start-up) and when a commit fails.
 #[derive(Default)]
 struct CountRows {
+    /// By [`Counts`] (its index).
     rows: [HashMap<Vec<u8>, (u64, u64)>; 3],
+}
+
+/// The keyspaces of the counts, as [`CountRows`] keeps their rows.
+#[derive(Clone, Copy)]
+enum Counts {
+    /// [`STATS`]: a table's item count and bytes.
+    Stats = 0,
+    /// [`SIZES`]: a table's bytes in a size range (held as `(0, bytes)`).
+    Sizes = 1,
+    /// [`INDEX_SIZES`]: an index's entry count and bytes in a size range.
+    IndexSizes = 2,
 }
 
 impl CountRows {
@@ -1458,26 +1470,26 @@ impl CountRows {
         self.rows.iter_mut().for_each(HashMap::clear);
     }
 
-    /// Row `key` of keyspace `which` (0 stats, 1 sizes, 2 index sizes),
-    /// from the copy or else the database; `(0, 0)` when there is none.
-    fn get(&self, files: &Files, which: usize, key: &[u8]) -> Result<(u64, u64), fjall::Error> {
-        if let Some(row) = self.rows[which].get(key) {
+    /// Row `key` of keyspace `which`, from the copy or else the database;
+    /// `(0, 0)` when there is none.
+    fn get(&self, files: &Files, which: Counts, key: &[u8]) -> Result<(u64, u64), fjall::Error> {
+        if let Some(row) = self.rows[which as usize].get(key) {
             return Ok(*row);
         }
         Ok(match which {
-            0 => files.stats.get(key)?.map_or((0, 0), |v| pair_be(&v)),
-            1 => (0, files.sizes.get(key)?.map_or(0, |v| u64_be(&v))),
-            _ => files.index_sizes.get(key)?.map_or((0, 0), |v| pair_be(&v)),
+            Counts::Stats => files.stats.get(key)?.map_or((0, 0), |v| pair_be(&v)),
+            Counts::Sizes => (0, files.sizes.get(key)?.map_or(0, |v| u64_be(&v))),
+            Counts::IndexSizes => files.index_sizes.get(key)?.map_or((0, 0), |v| pair_be(&v)),
         })
     }
 
     /// Keeps the rows a commit wrote (`(0, 0)`: removed).
-    fn keep(&mut self, written: Vec<(usize, Vec<u8>, (u64, u64))>) {
+    fn keep(&mut self, written: Vec<(Counts, Vec<u8>, (u64, u64))>) {
         if self.rows.iter().map(HashMap::len).sum::<usize>() + written.len() > COUNT_ROWS_MAX {
             self.clear();
         }
         for (which, key, row) in written {
-            self.rows[which].insert(key, row);
+            self.rows[which as usize].insert(key, row);
         }
     }
 }
@@ -1626,33 +1638,33 @@ fn write_group(
     let mut written = Vec::with_capacity(stats.len() + sizes.len() + index_sizes.len());
     for (id, (count, bytes)) in stats {
         let key = id.to_be_bytes().to_vec();
-        let (c, n) = counts.get(files, 0, &key)?;
+        let (c, n) = counts.get(files, Counts::Stats, &key)?;
         let now = (c.saturating_add_signed(count), n.saturating_add_signed(bytes));
         b.insert(&files.stats, &key[..], pair_bytes(now));
-        written.push((0, key, now));
+        written.push((Counts::Stats, key, now));
     }
     for ((id, range), (_, bytes)) in sizes {
         let key = range_key(id, None, range);
-        let now = counts.get(files, 1, &key)?.1.saturating_add_signed(bytes);
+        let now = counts.get(files, Counts::Sizes, &key)?.1.saturating_add_signed(bytes);
         if now == 0 {
             b.remove(&files.sizes, &key[..]);
         } else {
             b.insert(&files.sizes, &key[..], now.to_be_bytes());
         }
-        written.push((1, key, (0, now)));
+        written.push((Counts::Sizes, key, (0, now)));
     }
     for ((id, index, range), (count, bytes)) in index_sizes {
         let key = range_key(id, Some(index), range);
-        let (c, n) = counts.get(files, 2, &key)?;
+        let (c, n) = counts.get(files, Counts::IndexSizes, &key)?;
         let now = (c.saturating_add_signed(count), n.saturating_add_signed(bytes));
         if now.0 == 0 {
             // Removed: the copy holds what a read would find, nothing (the
             // bytes left over, if the sizes disagreed, go with the row).
             b.remove(&files.index_sizes, &key[..]);
-            written.push((2, key, (0, 0)));
+            written.push((Counts::IndexSizes, key, (0, 0)));
         } else {
             b.insert(&files.index_sizes, &key[..], pair_bytes(now));
-            written.push((2, key, now));
+            written.push((Counts::IndexSizes, key, now));
         }
     }
     match b.commit() {
