@@ -8,14 +8,10 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 
-use common::meta;
+use common::{key, meta};
 use dynaburst_diskstore::{DiskOptions, DiskStorage};
-use dynaburst_engine::store::{IndexKey, IndexMutation, Mutation, Storage, StoreKey, WriteBatch};
+use dynaburst_engine::store::{IndexKey, IndexMutation, Mutation, Storage, WriteBatch};
 use dynaburst_model::{item_size, AttributeValue, Item, KeyValue, Number};
-
-fn key(sk: i64) -> StoreKey {
-    StoreKey::new(KeyValue::S("p".into()), Some(KeyValue::N(Number::from_i64(sk))))
-}
 
 fn item(sk: i64, pad: usize) -> Arc<Item> {
     let mut item = Item::new();

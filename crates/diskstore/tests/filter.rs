@@ -10,17 +10,13 @@ mod common;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use common::meta;
+use common::{key, meta};
 use dynaburst_diskstore::{DiskOptions, DiskStorage};
-use dynaburst_engine::store::{Mutation, Storage, StoreKey, TableStore, WriteBatch};
-use dynaburst_model::{AttributeValue, Item, KeyValue, Number};
+use dynaburst_engine::store::{Mutation, Storage, TableStore, WriteBatch};
+use dynaburst_model::{AttributeValue, Item, Number};
 
 fn fresh_dir() -> PathBuf {
     common::fresh_dir("dynaburst-diskfilter")
-}
-
-fn key(sk: i64) -> StoreKey {
-    StoreKey::new(KeyValue::S("p".into()), Some(KeyValue::N(Number::from_i64(sk))))
 }
 
 fn item(sk: i64, v: i64) -> Arc<Item> {

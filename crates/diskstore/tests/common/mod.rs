@@ -1,11 +1,12 @@
 //! Helpers of the disk store's test files.
+#![allow(dead_code)] // each test file uses its own part
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use dynaburst_engine::store::TableMeta;
+use dynaburst_engine::store::{StoreKey, TableMeta};
 use dynaburst_engine::{BillingMode, KeyAttr, KeySchema, TableSettings};
-use dynaburst_model::{Millis, ScalarType};
+use dynaburst_model::{KeyValue, Millis, Number, ScalarType};
 
 /// A directory of its own under the system's temporary one, not there yet.
 pub fn fresh_dir(prefix: &str) -> PathBuf {
@@ -33,4 +34,9 @@ pub fn meta(name: &str) -> TableMeta {
         settings: TableSettings::new(BillingMode::PayPerRequest, Millis(5)),
         created_at: Millis(5),
     }
+}
+
+/// The key of [`meta`]'s tables with partition key `p` and sort key `sk`.
+pub fn key(sk: i64) -> StoreKey {
+    StoreKey::new(KeyValue::S("p".into()), Some(KeyValue::N(Number::from_i64(sk))))
 }
