@@ -62,7 +62,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         const INVALID: &str = "One or more parameter values were invalid: ";
         match self {
-            Error::WrongJsonType { found, target } => write!(f, "{found} can not be converted to {target}"),
+            Error::WrongJsonType { found, target } => write!(f, "{found} cannot be converted to {target}"),
             Error::InvalidBase64 => {
                 f.write_str("Base64 encoded length is expected a multiple of 4 bytes but found: invalid base64")
             }

@@ -262,7 +262,7 @@ mod tests {
         let wrong = parse_value(&json!({"S": 5})).unwrap_err();
         assert_eq!(wrong, Error::WrongJsonType { found: "NUMBER_VALUE", target: "String" });
         assert_eq!(wrong.class(), ErrorClass::Serialization);
-        assert_eq!(wrong.to_string(), "NUMBER_VALUE can not be converted to String");
+        assert_eq!(wrong.to_string(), "NUMBER_VALUE cannot be converted to String");
         assert_eq!(parse_value(&json!({"B": "a"})).unwrap_err().class(), ErrorClass::Serialization);
         assert_eq!(parse_value(&json!({"N": "x"})).unwrap_err().class(), ErrorClass::Validation);
     }

@@ -1270,7 +1270,8 @@ mod tests {
     fn wrong_json_types_are_serialization_errors() {
         for body in [
             json!({"Expected": []}),
-            json!({"Expected": {"a": {"Exists": "yes"}}}),
+            json!({"Expected": {"a": {"Exists": "perhaps"}}}),
+            json!({"Expected": {"a": {"Exists": 1}}}),
             json!({"AttributeUpdates": {"a": {"Action": 1}}}),
             json!({"Expected": {"a": {"ComparisonOperator": "IN", "AttributeValueList": {"N": "1"}}}}),
         ] {
@@ -1279,6 +1280,12 @@ mod tests {
         }
         let kind = read(&req(&json!({"AttributesToGet": [1]})), false).err().map(|e| e.kind);
         assert_eq!(kind, Some(ErrorKind::Serialization));
+        // "yes" is a boolean to DynamoDB (S94): Exists true, which then
+        // needs a Value.
+        let yes = message(write(&req(&json!({"Expected": {"a": {"Exists": "yes"}}})), Operation::UpdateItem));
+        let no_value = message(write(&req(&json!({"Expected": {"a": {"Exists": true}}})), Operation::UpdateItem));
+        assert_eq!(yes, no_value);
+        assert!(yes.contains("Exists"), "{yes}");
     }
 
     #[test]

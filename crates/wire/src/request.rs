@@ -64,10 +64,14 @@ impl<'a> Req<'a> {
         }
     }
 
-    /// An optional boolean member.
+    /// An optional boolean member: a JSON boolean, or one of the strings
+    /// DynamoDB reads as one (true/false/1/0/yes/no, S94).
     pub fn opt_bool(&self, name: &str) -> Result<Option<bool>, ApiError> {
         match self.get(name) {
             None => Ok(None),
+            Some(v @ Value::String(_)) => dynaburst_apimodel::boolean_value(v)
+                .map(Some)
+                .ok_or_else(|| ApiError::serialization("Unexpected token received from parser")),
             Some(v) => v.as_bool().map(Some).ok_or_else(|| wrong_json_type(v, "Boolean")),
         }
     }
