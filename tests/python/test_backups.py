@@ -17,7 +17,9 @@ import re
 
 import pytest
 
-from conftest import ServerProcess, expect_error, make_client, unique_name, wait_active
+from conftest import ServerProcess, expect_error, make_client, raw_post, unique_name, wait_active
+
+TARGET = "DynamoDB_20120810."
 
 ARN_SUFFIX = re.compile(r"/backup/\d{14}-[0-9a-f]{8}$")
 
@@ -181,7 +183,8 @@ def test_describe_backup_shows_the_source_table_and_its_features(ddb, make_table
 def test_a_backup_is_a_snapshot_and_a_restore_brings_back_its_items_and_indexes(ddb, make_table, restored):
     name = people_table(make_table)
     fill(ddb, name, PEOPLE)
-    arn = ddb.create_backup(TableName=name, BackupName="snap")["BackupDetails"]["BackupArn"]
+    details = ddb.create_backup(TableName=name, BackupName="snap")["BackupDetails"]
+    arn = details["BackupArn"]
     # Changes after the backup are not in it.
     ddb.put_item(TableName=name, Item=person("z", 9, "Paris", 99, "Zed"))
     ddb.delete_item(TableName=name, Key={"pk": {"S": "a"}, "sk": {"N": "1"}})
@@ -201,6 +204,8 @@ def test_a_backup_is_a_snapshot_and_a_restore_brings_back_its_items_and_indexes(
     assert summary["SourceBackupArn"] == arn
     assert summary["SourceTableArn"] == source_arn
     assert summary["RestoreInProgress"] is True
+    # "Point in time or source backup time": the backup's, not the restore's.
+    assert summary["RestoreDateTime"] == details["BackupCreationDateTime"]
     assert scan_all(ddb, target) == scan_all(ddb, target, ConsistentRead=True)
     assert scan_all(ddb, target) == sorted(PEOPLE, key=lambda i: (i["pk"]["S"], i["sk"]["N"]))
     t = ddb.describe_table(TableName=target)["Table"]
@@ -208,6 +213,8 @@ def test_a_backup_is_a_snapshot_and_a_restore_brings_back_its_items_and_indexes(
     assert t["ItemCount"] == 5
     assert t["RestoreSummary"]["RestoreInProgress"] is False
     assert t["RestoreSummary"]["SourceBackupArn"] == arn
+    assert t["RestoreSummary"]["RestoreDateTime"] == details["BackupCreationDateTime"]
+    assert t["CreationDateTime"] > details["BackupCreationDateTime"]
     assert [g["IndexName"] for g in t["GlobalSecondaryIndexes"]] == ["by-city"]
     assert t["GlobalSecondaryIndexes"][0]["ItemCount"] == 5
     assert [x["IndexName"] for x in t["LocalSecondaryIndexes"]] == ["by-age"]
@@ -293,6 +300,123 @@ def test_restore_with_overrides(ddb, make_table, restored):
     assert gsi["ProvisionedThroughput"]["ReadCapacityUnits"] == 3
     nice = by_city(ddb, provisioned, "Nice")
     assert nice == [{"pk": {"S": "c"}, "sk": {"N": "1"}, "city": {"S": "Nice"}}]
+
+
+def test_restore_overrides_on_demand_throughput(ddb, make_table, restored):
+    name = make_table()
+    ddb.update_table(TableName=name, OnDemandThroughput={"MaxReadRequestUnits": 200, "MaxWriteRequestUnits": 100})
+    fill(ddb, name, [{"pk": {"S": "k"}}])
+    arn = ddb.create_backup(TableName=name, BackupName="on-demand")["BackupDetails"]["BackupArn"]
+    as_was = unique_name("restored")
+    restored.append(as_was)
+    restore(ddb, arn, as_was)
+    assert ddb.describe_table(TableName=as_was)["Table"]["OnDemandThroughput"] == {
+        "MaxReadRequestUnits": 200,
+        "MaxWriteRequestUnits": 100,
+    }
+    # The maxima the override names replace the backup's; the other stays.
+    lower = unique_name("restored")
+    restored.append(lower)
+    restore(ddb, arn, lower, OnDemandThroughputOverride={"MaxReadRequestUnits": 50})
+    assert ddb.describe_table(TableName=lower)["Table"]["OnDemandThroughput"] == {
+        "MaxReadRequestUnits": 50,
+        "MaxWriteRequestUnits": 100,
+    }
+    both = unique_name("restored")
+    restored.append(both)
+    restore(ddb, arn, both, OnDemandThroughputOverride={"MaxReadRequestUnits": 7, "MaxWriteRequestUnits": 8})
+    assert ddb.describe_table(TableName=both)["Table"]["OnDemandThroughput"] == {
+        "MaxReadRequestUnits": 7,
+        "MaxWriteRequestUnits": 8,
+    }
+
+
+def test_deleting_a_table_with_point_in_time_recovery_on_keeps_a_system_backup(ddb, make_table, restored):
+    name = people_table(make_table)
+    fill(ddb, name, PEOPLE)
+    plain = make_table()
+    fill(ddb, plain, [{"pk": {"S": "k"}}])
+    ddb.update_continuous_backups(TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True})
+    user = ddb.create_backup(TableName=name, BackupName="mine")["BackupDetails"]["BackupArn"]
+    source = ddb.describe_table(TableName=name)["Table"]
+    ddb.delete_table(TableName=name)
+    ddb.delete_table(TableName=plain)
+    # USER backups only, unless asked.
+    assert [b["BackupArn"] for b in ddb.list_backups(TableName=name)["BackupSummaries"]] == [user]
+    system = ddb.list_backups(TableName=name, BackupType="SYSTEM")["BackupSummaries"]
+    assert len(system) == 1
+    s = system[0]
+    assert s["BackupName"] == f"{name}$DeletedTableBackup"
+    assert s["BackupType"] == "SYSTEM"
+    assert s["BackupStatus"] == "AVAILABLE"
+    assert s["TableArn"] == source["TableArn"]
+    assert s["TableId"] == source["TableId"]
+    assert s["BackupExpiryDateTime"] - s["BackupCreationDateTime"] == datetime.timedelta(days=35)
+    both = ddb.list_backups(TableName=name, BackupType="ALL")["BackupSummaries"]
+    assert [b["BackupType"] for b in both] == ["USER", "SYSTEM"]
+    assert ddb.list_backups(TableName=name, BackupType="AWS_BACKUP")["BackupSummaries"] == []
+    # A table without point-in-time recovery leaves none.
+    assert ddb.list_backups(TableName=plain, BackupType="ALL")["BackupSummaries"] == []
+    d = ddb.describe_backup(BackupArn=s["BackupArn"])["BackupDescription"]
+    assert d["BackupDetails"]["BackupType"] == "SYSTEM"
+    assert d["BackupDetails"]["BackupExpiryDateTime"] == s["BackupExpiryDateTime"]
+    assert d["SourceTableDetails"]["ItemCount"] == 5
+    # A USER backup has no expiry.
+    assert "BackupExpiryDateTime" not in ddb.describe_backup(BackupArn=user)["BackupDescription"]["BackupDetails"]
+    # It restores the table as it was just before the deletion.
+    restored.append(name)
+    restore(ddb, s["BackupArn"], name)
+    assert scan_all(ddb, name) == sorted(PEOPLE, key=lambda i: (i["pk"]["S"], i["sk"]["N"]))
+    assert sorted(i["name"]["S"] for i in by_city(ddb, name, "Paris")) == ["Ann", "Bob", "Cat"]
+    # And it can be deleted like any other.
+    assert ddb.delete_backup(BackupArn=s["BackupArn"])["BackupDescription"]["BackupDetails"]["BackupStatus"] == "DELETED"
+    assert ddb.list_backups(TableName=name, BackupType="SYSTEM")["BackupSummaries"] == []
+
+
+def test_list_backups_reads_a_time_bound_given_as_a_string(ddb, endpoint, make_table):
+    name = make_table()
+    details = ddb.create_backup(TableName=name, BackupName="when")["BackupDetails"]
+    created = details["BackupCreationDateTime"].timestamp()
+
+    def listed(**bounds):
+        r = raw_post(endpoint, TARGET + "ListBackups", {"TableName": name, **bounds})
+        return r.status_code, r.json()
+
+    status, body = listed(TimeRangeLowerBound=str(created + 3600))
+    assert (status, body) == (200, {"BackupSummaries": []})
+    status, body = listed(TimeRangeLowerBound=str(created - 3600))
+    assert status == 200
+    assert [b["BackupArn"] for b in body["BackupSummaries"]] == [details["BackupArn"]]
+    # A bound that is not a time is refused, not ignored.
+    status, body = listed(TimeRangeUpperBound="next tuesday")
+    assert status == 400
+    assert body["__type"] == "com.amazon.coral.service#SerializationException"
+    assert body["Message"] == "STRING_VALUE cannot be converted to Date"
+
+
+def test_a_boolean_member_reads_the_strings_dynamodb_reads(ddb, endpoint, make_table):
+    name = make_table()
+
+    def pitr(enabled):
+        r = raw_post(
+            endpoint,
+            TARGET + "UpdateContinuousBackups",
+            {"TableName": name, "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": enabled}},
+        )
+        return r.status_code, r.json()
+
+    for text, on in [("true", True), ("no", False), ("YES", True), ("0", False)]:
+        status, body = pitr(text)
+        assert status == 200, body
+        got = body["ContinuousBackupsDescription"]["PointInTimeRecoveryDescription"]["PointInTimeRecoveryStatus"]
+        assert got == ("ENABLED" if on else "DISABLED"), text
+    status, body = pitr("maybe")
+    assert status == 400
+    assert body["__type"] == "com.amazon.coral.service#SerializationException"
+    assert body["Message"] == "Unexpected token received from parser"
+    status, body = pitr(5)
+    assert status == 400
+    assert body["Message"] == "NUMBER_VALUE cannot be converted to Boolean"
 
 
 def test_delete_backup_returns_it_deleted_and_forgets_it(ddb, make_table):
@@ -535,6 +659,10 @@ def test_backups_and_point_in_time_settings_survive_a_restart(tmp_path, how):
             (first["BackupArn"], "first"),
             (second["BackupArn"], "second"),
         ]
+        # Deleting "people" with point-in-time recovery on left a SYSTEM backup.
+        system = ddb.list_backups(TableName="people", BackupType="SYSTEM")["BackupSummaries"]
+        assert [(b["BackupName"], b["BackupType"]) for b in system] == [("people$DeletedTableBackup", "SYSTEM")]
+        assert system[0]["BackupExpiryDateTime"] - system[0]["BackupCreationDateTime"] == datetime.timedelta(days=35)
         d = ddb.describe_backup(BackupArn=second["BackupArn"])["BackupDescription"]
         assert d["BackupDetails"] == second
         assert d["SourceTableDetails"]["ItemCount"] == 6

@@ -78,6 +78,31 @@ impl BackupStatus {
     }
 }
 
+/// BackupType: USER (CreateBackup) or SYSTEM (made by DeleteTable of a
+/// table with point-in-time recovery on). AWS_BACKUP backups are made by
+/// AWS Backup, which is not here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackupKind {
+    User,
+    System,
+}
+
+impl BackupKind {
+    /// DynamoDB's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackupKind::User => "USER",
+            BackupKind::System => "SYSTEM",
+        }
+    }
+}
+
+/// How long DynamoDB keeps a SYSTEM backup: 35 days from its creation
+/// (BackupExpiryDateTime).
+pub const SYSTEM_BACKUP_RETENTION_MS: u64 = 35 * DAY_MS;
+/// What ends a SYSTEM backup's name: `<table>$DeletedTableBackup`.
+pub const SYSTEM_BACKUP_SUFFIX: &str = "$DeletedTableBackup";
+
 /// One on-demand backup.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Backup {
@@ -85,6 +110,7 @@ pub struct Backup {
     pub name: String,
     pub created_at: Millis,
     pub status: BackupStatus,
+    pub kind: BackupKind,
     /// The snapshot's item count and the sum of its items' sizes.
     pub item_count: u64,
     pub size_bytes: u64,
@@ -103,6 +129,7 @@ const TAG_STATUS: &str = "backup:status";
 const TAG_ITEMS: &str = "backup:items";
 const TAG_BYTES: &str = "backup:bytes";
 const TAG_TABLE: &str = "backup:table";
+const TAG_KIND: &str = "backup:type";
 
 fn tag<'a>(tags: &'a [(String, String)], key: &str) -> Option<&'a str> {
     tags.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
@@ -121,6 +148,13 @@ impl Backup {
         self.size_bytes + self.item_count * crate::engine::STORED_ITEM_OVERHEAD_BYTES
     }
 
+    /// BackupExpiryDateTime: a SYSTEM backup's, 35 days after its creation.
+    /// It is kept until deleted here (DynamoDB drops it at that time; a
+    /// local server seldom runs that long).
+    pub fn expires_at(&self) -> Option<Millis> {
+        (self.kind == BackupKind::System).then(|| Millis(self.created_at.0.saturating_add(SYSTEM_BACKUP_RETENTION_MS)))
+    }
+
     /// The hidden storage table holding the snapshot.
     pub(crate) fn storage_name(&self) -> &str {
         &self.storage_name
@@ -128,19 +162,20 @@ impl Backup {
 
     /// The hidden catalog entry recording this backup.
     fn to_meta(&self) -> TableMeta {
-        TableMeta {
-            name: self.storage_name.clone(),
-            tags: vec![
-                (TAG_NAME.to_string(), self.name.clone()),
-                (TAG_ARN.to_string(), self.arn.clone()),
-                (TAG_CREATED.to_string(), self.created_at.0.to_string()),
-                (TAG_STATUS.to_string(), self.status.name().to_string()),
-                (TAG_ITEMS.to_string(), self.item_count.to_string()),
-                (TAG_BYTES.to_string(), self.size_bytes.to_string()),
-                (TAG_TABLE.to_string(), self.source.name.clone()),
-            ],
-            ..self.source.clone()
+        let mut tags = vec![
+            (TAG_NAME.to_string(), self.name.clone()),
+            (TAG_ARN.to_string(), self.arn.clone()),
+            (TAG_CREATED.to_string(), self.created_at.0.to_string()),
+            (TAG_STATUS.to_string(), self.status.name().to_string()),
+            (TAG_ITEMS.to_string(), self.item_count.to_string()),
+            (TAG_BYTES.to_string(), self.size_bytes.to_string()),
+            (TAG_TABLE.to_string(), self.source.name.clone()),
+        ];
+        // Absent for USER, as in entries written before SYSTEM backups.
+        if self.kind == BackupKind::System {
+            tags.push((TAG_KIND.to_string(), self.kind.name().to_string()));
         }
+        TableMeta { name: self.storage_name.clone(), tags, ..self.source.clone() }
     }
 
     /// The backup a hidden catalog entry records.
@@ -156,6 +191,11 @@ impl Backup {
             name: tag(&meta.tags, TAG_NAME).ok_or_else(corrupt)?.to_string(),
             created_at: Millis(tag_u64(&meta.tags, TAG_CREATED)?),
             status,
+            kind: match tag(&meta.tags, TAG_KIND) {
+                None | Some("USER") => BackupKind::User,
+                Some("SYSTEM") => BackupKind::System,
+                Some(_) => return Err(corrupt()),
+            },
             item_count: tag_u64(&meta.tags, TAG_ITEMS)?,
             size_bytes: tag_u64(&meta.tags, TAG_BYTES)?,
             source: TableMeta {
@@ -192,6 +232,8 @@ pub struct ContinuousBackups {
 pub struct RestoreSummary {
     pub source_backup_arn: String,
     pub source_table_arn: String,
+    /// RestoreDateTime: the time of the data restored (the backup's
+    /// creation), not the time of the restore.
     pub restored_at: Millis,
     pub in_progress: bool,
 }
@@ -275,9 +317,10 @@ pub struct ListBackupsInput {
     /// Created at or after, and before.
     pub lower: Option<Millis>,
     pub upper: Option<Millis>,
-    /// BackupType: false when it names only SYSTEM or AWS_BACKUP backups
-    /// (there are none here).
+    /// BackupType: which kinds to list (USER alone by default; AWS_BACKUP
+    /// names neither, there being none here).
     pub user: bool,
+    pub system: bool,
     pub limit: usize,
     pub exclusive_start: Option<String>,
 }
@@ -299,6 +342,9 @@ pub struct RestoreInput {
     pub throughput_override: Option<(u64, u64)>,
     pub global_index_override: Option<Vec<IndexSpec>>,
     pub local_index_override: Option<Vec<IndexSpec>>,
+    /// OnDemandThroughputOverride (MaxReadRequestUnits,
+    /// MaxWriteRequestUnits): each one given replaces the backup's.
+    pub on_demand_override: Option<(Option<i64>, Option<i64>)>,
 }
 
 /// BillingModeOverride.
@@ -357,6 +403,18 @@ impl Engine {
     /// settings.
     pub fn create_backup(&self, table_name: &str, backup_name: &str, now: Millis) -> Result<Backup, EngineError> {
         let table = self.backup_source(table_name)?;
+        self.snapshot(&table, backup_name, BackupKind::User, now)
+    }
+
+    /// A backup of `table` (the caller may hold the table map's lock: this
+    /// takes only the table's own, the backups' and the storage's).
+    pub(crate) fn snapshot(
+        &self,
+        table: &Table,
+        backup_name: &str,
+        kind: BackupKind,
+        now: Millis,
+    ) -> Result<Backup, EngineError> {
         let data = table.data.read();
         let settings = table.settings.lock().clone();
         let defs: Vec<IndexDef> = data.indexes.iter().map(|i| i.def.clone()).collect();
@@ -374,6 +432,7 @@ impl Engine {
             name: backup_name.to_string(),
             created_at: now,
             status: BackupStatus::Creating,
+            kind,
             item_count: data.item_count,
             size_bytes: data.size_bytes,
             source,
@@ -435,13 +494,14 @@ impl Engine {
             Some(name) => Some(self.resolve_name(name)?.to_string()),
             None => None,
         };
-        if !input.user {
-            return Ok(BackupPage { backups: Vec::new(), last_evaluated: None });
-        }
         let backups = self.backups.lock();
         let mut all: Vec<&Backup> = backups
             .backups
             .values()
+            .filter(|b| match b.kind {
+                BackupKind::User => input.user,
+                BackupKind::System => input.system,
+            })
             .filter(|b| table.as_ref().is_none_or(|t| *t == b.source.name))
             .filter(|b| input.lower.is_none_or(|l| b.created_at >= l))
             .filter(|b| input.upper.is_none_or(|u| b.created_at < u))
@@ -478,10 +538,11 @@ impl Engine {
         let create = restore_input(&backup, &input);
         let description = self.create_table(create, now)?;
         let table = self.get_table(&target).ok_or_else(|| table_not_found(&target))?;
+        // RestoreDateTime is the point in time restored: the backup's.
         let summary = RestoreSummary {
             source_backup_arn: backup.arn.clone(),
             source_table_arn: backup.source.arn(),
-            restored_at: now,
+            restored_at: backup.created_at,
             in_progress: true,
         };
         let note = |done: bool| TableMeta {
@@ -491,7 +552,7 @@ impl Engine {
                 (TAG_RESTORE_TABLE.to_string(), summary.source_table_arn.clone()),
                 (TAG_RESTORE_DONE.to_string(), done.to_string()),
             ],
-            ..self.note_meta(&table, now)
+            ..self.note_meta(&table, summary.restored_at)
         };
         let restored = self
             .replace_note(&note(false))
@@ -556,6 +617,22 @@ impl Engine {
         if backups.restored.remove(name).is_some() {
             let _ = self.storage.drop_table(&format!("{RESTORED_PREFIX}{name}"));
         }
+    }
+
+    /// The SYSTEM backup DeleteTable makes of a table with point-in-time
+    /// recovery on, before the table goes (None when it is off).
+    pub(crate) fn deleted_table_backup(&self, table: &Table, now: Millis) -> Result<Option<Backup>, EngineError> {
+        let on = self.backups.lock().pitr.get(&table.name).is_some_and(|p| p.table_id == table.table_id);
+        if !on {
+            return Ok(None);
+        }
+        let name = format!("{}{SYSTEM_BACKUP_SUFFIX}", table.name);
+        self.snapshot(table, &name, BackupKind::System, now).map(Some)
+    }
+
+    /// Drops a backup a failed DeleteTable made (best effort).
+    pub(crate) fn discard_backup(&self, backup: &Backup) {
+        let _ = self.delete_backup(&backup.arn);
     }
 
     /// The restore summary of a restored table, for DescribeTable.
@@ -668,7 +745,14 @@ fn restore_input(backup: &Backup, input: &RestoreInput) -> CreateTableInput {
     CreateTableInput {
         global_indexes,
         local_indexes,
-        on_demand: source.settings.on_demand_max.map(|(r, w)| (Some(r), Some(w))),
+        on_demand: match (source.settings.on_demand_max, input.on_demand_override) {
+            (None, None) => None,
+            (Some((r, w)), None) => Some((Some(r), Some(w))),
+            (from, Some((r, w))) => {
+                let (from_r, from_w) = from.unwrap_or((-1, -1));
+                Some((r.or(Some(from_r)), w.or(Some(from_w))))
+            }
+        },
         ..CreateTableInput::new(&input.target_table_name, key_schema, attribute_definitions, billing)
     }
 }

@@ -143,8 +143,16 @@ impl Engine {
                 "Attempt to change a resource which is still in use: Table is being updated: {name}"
             )));
         }
+        // With point-in-time recovery on, DynamoDB keeps a SYSTEM backup of
+        // the table as it was just before the deletion.
+        let system_backup = self.deleted_table_backup(table, now)?;
         // The store goes first: if dropping it fails, the table stays.
-        self.storage.drop_table(name)?;
+        if let Err(e) = self.storage.drop_table(name) {
+            if let Some(backup) = &system_backup {
+                self.discard_backup(backup);
+            }
+            return Err(e.into());
+        }
         let table = tables.remove(name).ok_or_else(|| EngineError::table_not_found_named(name))?;
         drop(tables);
         if let Some(memory) = &self.config.memory {

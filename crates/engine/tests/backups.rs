@@ -191,8 +191,9 @@ fn backups_survive_reopening_and_a_half_copied_one_is_dropped() {
     drop(engine);
     let engine = Engine::open(config(), storage.clone(), Millis(50)).unwrap();
     assert!(!storage.list_tables().unwrap().iter().any(|m| m.name == creating.name));
-    let page =
-        engine.list_backups(&ListBackupsInput { user: true, limit: 100, ..ListBackupsInput::default() }).unwrap();
+    let page = engine
+        .list_backups(&ListBackupsInput { user: true, system: false, limit: 100, ..ListBackupsInput::default() })
+        .unwrap();
     assert_eq!(page.backups, vec![kept.clone()]);
     let pitr = engine.describe_continuous_backups("t", Millis(60)).unwrap().pitr.unwrap();
     assert_eq!((pitr.enabled_at, pitr.recovery_period_days), (Millis(6), 3));
@@ -254,8 +255,9 @@ fn in_memory_backups_take_their_share_of_the_memory_budget() {
     let used = tight.used();
     assert!(matches!(engine.create_backup("t", "b", Millis(5)), Err(EngineError::LimitExceeded(_))));
     assert_eq!(tight.used(), used);
-    let page =
-        engine.list_backups(&ListBackupsInput { user: true, limit: 100, ..ListBackupsInput::default() }).unwrap();
+    let page = engine
+        .list_backups(&ListBackupsInput { user: true, system: false, limit: 100, ..ListBackupsInput::default() })
+        .unwrap();
     assert!(page.backups.is_empty());
 }
 
@@ -267,7 +269,9 @@ fn backups_made_in_one_millisecond_list_in_the_order_they_were_made() {
     let times: Vec<u64> = made.iter().map(|b| b.created_at.0).collect();
     assert_eq!(times, [7, 8, 9, 10, 11]);
     assert!(made.iter().all(|b| b.arn.contains(&format!("/backup/{:014}-", b.created_at.0))));
-    let page = engine.list_backups(&ListBackupsInput { user: true, limit: 2, ..ListBackupsInput::default() }).unwrap();
+    let page = engine
+        .list_backups(&ListBackupsInput { user: true, system: false, limit: 2, ..ListBackupsInput::default() })
+        .unwrap();
     assert_eq!(page.backups, made[..2]);
     assert_eq!(page.last_evaluated.as_deref(), Some(made[1].arn.as_str()));
 }

@@ -23,21 +23,40 @@ fn required<'a>(req: &Req<'a>, name: &str) -> Result<&'a str, ApiError> {
     Ok(req.opt_str(name)?.unwrap_or_default())
 }
 
-/// A timestamp member (epoch seconds) as milliseconds.
-fn timestamp(req: &Req<'_>, name: &str) -> Option<Millis> {
-    req.get(name).and_then(Value::as_f64).map(|s| Millis((s.max(0.0) * 1000.0) as u64))
+/// A timestamp member (epoch seconds, as a JSON number or a string of
+/// one) as milliseconds. Any other string is refused, not ignored: a
+/// bound dropped in silence would list backups outside the range asked.
+fn timestamp(req: &Req<'_>, name: &str) -> Result<Option<Millis>, ApiError> {
+    let seconds = match req.get(name) {
+        None => return Ok(None),
+        Some(Value::String(text)) => text.trim().parse::<f64>().ok().filter(|s| s.is_finite()),
+        Some(v) => v.as_f64(),
+    };
+    match seconds {
+        Some(s) => Ok(Some(Millis((s.max(0.0) * 1000.0) as u64))),
+        None => Err(ApiError::serialization("STRING_VALUE cannot be converted to Date")),
+    }
 }
 
 /// BackupDetails.
 fn details_json(b: &Backup) -> Value {
-    json!({
+    let mut details = json!({
         "BackupArn": b.arn,
         "BackupName": b.name,
         "BackupSizeBytes": b.size_bytes,
         "BackupStatus": b.status.name(),
-        "BackupType": "USER",
+        "BackupType": b.kind.name(),
         "BackupCreationDateTime": secs(b.created_at),
-    })
+    });
+    add_expiry(&mut details, b);
+    details
+}
+
+/// BackupExpiryDateTime, which only a SYSTEM backup has.
+fn add_expiry(out: &mut Value, b: &Backup) {
+    if let (Some(at), Value::Object(m)) = (b.expires_at(), out) {
+        m.insert("BackupExpiryDateTime".into(), secs(at));
+    }
 }
 
 fn billing_json(billing: BillingMode) -> (&'static str, u64, u64) {
@@ -128,12 +147,14 @@ pub fn delete(engine: &Engine, body: &Value) -> Result<Value, ApiError> {
 pub fn list(engine: &Engine, body: &Value) -> Result<Value, ApiError> {
     let req = Req::new(body)?;
     let table_name = req.opt_str("TableName")?.map(str::to_string);
+    // The service model has checked it is USER, SYSTEM, AWS_BACKUP or ALL.
+    let backup_type = req.opt_str("BackupType")?;
     let input = ListBackupsInput {
         table_name,
-        lower: timestamp(&req, "TimeRangeLowerBound"),
-        upper: timestamp(&req, "TimeRangeUpperBound"),
-        // Every backup here is a USER backup.
-        user: matches!(req.opt_str("BackupType")?, None | Some("USER") | Some("ALL")),
+        lower: timestamp(&req, "TimeRangeLowerBound")?,
+        upper: timestamp(&req, "TimeRangeUpperBound")?,
+        user: matches!(backup_type, None | Some("USER") | Some("ALL")),
+        system: matches!(backup_type, Some("SYSTEM") | Some("ALL")),
         limit: req.opt_i64("Limit")?.map_or(MAX_LIST_BACKUPS, |n| n.clamp(1, MAX_LIST_BACKUPS as i64) as usize),
         exclusive_start: req.opt_str("ExclusiveStartBackupArn")?.map(str::to_string),
     };
@@ -142,7 +163,7 @@ pub fn list(engine: &Engine, body: &Value) -> Result<Value, ApiError> {
         .backups
         .iter()
         .map(|b| {
-            json!({
+            let mut summary = json!({
                 "TableName": b.source.name,
                 "TableId": b.source.table_id,
                 "TableArn": b.source.arn(),
@@ -150,9 +171,11 @@ pub fn list(engine: &Engine, body: &Value) -> Result<Value, ApiError> {
                 "BackupName": b.name,
                 "BackupCreationDateTime": secs(b.created_at),
                 "BackupStatus": b.status.name(),
-                "BackupType": "USER",
+                "BackupType": b.kind.name(),
                 "BackupSizeBytes": b.size_bytes,
-            })
+            });
+            add_expiry(&mut summary, b);
+            summary
         })
         .collect();
     let mut out = json!({ "BackupSummaries": summaries });
@@ -185,6 +208,13 @@ pub fn restore(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiE
         throughput_override,
         global_index_override,
         local_index_override,
+        on_demand_override: match req.get("OnDemandThroughputOverride") {
+            Some(v) => {
+                let o = Req::new(v)?;
+                Some((o.opt_i64("MaxReadRequestUnits")?, o.opt_i64("MaxWriteRequestUnits")?))
+            }
+            None => None,
+        },
     };
     let (description, summary) = engine.restore_table_from_backup(input, now)?;
     let description = TableDescription { restore: Some(summary), ..description };
