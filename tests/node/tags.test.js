@@ -71,7 +71,7 @@ const regionClient = (region) =>
   });
 
 describe("tags", () => {
-  test("CreateTable Tags, TagResource overwrites and adds, ListTagsOfResource pages by 10, UntagResource removes", async () => {
+  test("CreateTable Tags, TagResource overwrites and adds, ListTagsOfResource lists them in one page, UntagResource removes", async () => {
     const TableName = tableName("tags");
     await createTable(ctx.client, { name: TableName, Tags: [{ Key: "team", Value: "data" }] });
     const arn = await arnOf(TableName);
@@ -98,10 +98,10 @@ describe("tags", () => {
       tags.slice(2),
       Array.from({ length: 20 }, (_, i) => ({ Key: `k${String(i).padStart(2, "0")}`, Value: `v${i}` })),
     );
+    // All in one page, as DynamoDB answers (a table has at most 50 tags).
     const first = await ctx.client.send(new ListTagsOfResourceCommand({ ResourceArn: arn }));
-    assert.equal(first.Tags.length, 10);
-    assert.equal(typeof first.NextToken, "string");
-    assert.ok(first.NextToken.length > 0);
+    assert.deepEqual(first.Tags, tags);
+    assert.equal(first.NextToken, undefined);
 
     await ctx.client.send(
       new UntagResourceCommand({

@@ -69,6 +69,9 @@ def build(ddb):
         ],
         StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
         Tags=[{"Key": "team", "Value": "storage"}, {"Key": "empty", "Value": ""}],
+        TableClass="STANDARD_INFREQUENT_ACCESS",
+        SSESpecification={"Enabled": True, "SSEType": "KMS", "KMSMasterKeyId": "alias/storage"},
+        DeletionProtectionEnabled=True,
     )
     wait_active(ddb, SETTINGS_TABLE)
     ddb.update_time_to_live(
@@ -200,6 +203,9 @@ def test_settings_and_items_survive_a_restart(tmp_path, how):
         assert [i["IndexName"] for i in desc["GlobalSecondaryIndexes"]] == ["by-g"]
         assert desc["GlobalSecondaryIndexes"][0]["ProvisionedThroughput"]["WriteCapacityUnits"] == 400
         assert [i["IndexName"] for i in desc["LocalSecondaryIndexes"]] == ["by-l"]
+        assert desc["TableClassSummary"] == {"TableClass": "STANDARD_INFREQUENT_ACCESS"}
+        assert desc["SSEDescription"]["KMSMasterKeyArn"].endswith(":alias/storage")
+        assert desc["DeletionProtectionEnabled"] is True
         assert settings["ttl"] == {"TimeToLiveStatus": "ENABLED", "AttributeName": "expires"}
         assert sorted((t["Key"], t["Value"]) for t in settings["tags"]) == [
             ("added", "later"),

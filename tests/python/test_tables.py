@@ -202,6 +202,13 @@ def test_delete_table_then_not_found(ddb, make_table):
     td = resp["TableDescription"]
     assert td["TableName"] == name
     assert td["TableStatus"] == "DELETING"
+    # DeleteTable describes less than DescribeTable (ScyllaDB's Alternator
+    # suite, run against DynamoDB: test_delete_table_description).
+    for member in ("CreationDateTime", "KeySchema", "AttributeDefinitions"):
+        assert member not in td, member
+    assert td["TableArn"].endswith(f":table/{name}")
+    assert td["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+    assert (td["ItemCount"], td["TableSizeBytes"]) == (0, 0)
     wait_gone(ddb, name)
     expect_table_not_found(lambda: ddb.describe_table(TableName=name), name)
     expect_error(
@@ -210,6 +217,98 @@ def test_delete_table_then_not_found(ddb, make_table):
         "Requested resource not found",
     )
     assert name not in list_all_tables(ddb)[0]
+
+
+PROTECTED = "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first."
+
+
+def test_deletion_protection_refuses_delete_table_until_turned_off(ddb, make_table):
+    name = make_table(DeletionProtectionEnabled=True)
+    assert ddb.describe_table(TableName=name)["Table"]["DeletionProtectionEnabled"] is True
+    expect_error(lambda: ddb.delete_table(TableName=name), "ValidationException", PROTECTED)
+    assert ddb.describe_table(TableName=name)["Table"]["TableStatus"] == "ACTIVE"
+    out = ddb.update_table(TableName=name, DeletionProtectionEnabled=False)["TableDescription"]
+    assert out["DeletionProtectionEnabled"] is False
+    ddb.delete_table(TableName=name)
+    wait_gone(ddb, name)
+    # Off by default; UpdateTable alone turns it on.
+    other = make_table()
+    assert ddb.describe_table(TableName=other)["Table"]["DeletionProtectionEnabled"] is False
+    ddb.update_table(TableName=other, DeletionProtectionEnabled=True)
+    expect_error(lambda: ddb.delete_table(TableName=other), "ValidationException", PROTECTED)
+    ddb.update_table(TableName=other, DeletionProtectionEnabled=False)
+
+
+INVALID_CLASS = (
+    "Invalid table-class parameter provided. Please try again with a valid table-class value: "
+    "[STANDARD, STANDARD_INFREQUENT_ACCESS]"
+)
+
+
+def test_table_class_is_kept_and_shown_once_named(ddb, ddb_raw, make_table):
+    # A table that never named a class shows none (ScyllaDB's Alternator
+    # suite, run against DynamoDB: test_tableclass.py).
+    plain = make_table()
+    assert "TableClassSummary" not in ddb.describe_table(TableName=plain)["Table"]
+    ia = make_table(TableClass="STANDARD_INFREQUENT_ACCESS")
+    assert ddb.describe_table(TableName=ia)["Table"]["TableClassSummary"] == {"TableClass": "STANDARD_INFREQUENT_ACCESS"}
+    std = make_table(TableClass="STANDARD")
+    assert ddb.describe_table(TableName=std)["Table"]["TableClassSummary"] == {"TableClass": "STANDARD"}
+    # UpdateTable may change nothing but the class, and stamps the change.
+    ddb.update_table(TableName=plain, TableClass="STANDARD_INFREQUENT_ACCESS")
+    summary = ddb.describe_table(TableName=plain)["Table"]["TableClassSummary"]
+    assert summary["TableClass"] == "STANDARD_INFREQUENT_ACCESS"
+    assert isinstance(summary["LastUpdateDateTime"], dt.datetime)
+    # DynamoDB's own message for a class it does not know (case matters).
+    expect_error(lambda: ddb_raw.update_table(TableName=plain, TableClass="junk"), "ValidationException", INVALID_CLASS)
+    expect_error(lambda: make_table(TableClass="standard"), "ValidationException", INVALID_CLASS)
+
+
+KEY_ID = "1234abcd-12ab-34cd-56ef-1234567890ab"
+
+
+def test_server_side_encryption_with_a_kms_key_is_described_kept_and_restored(ddb, make_table):
+    owned = make_table()
+    assert "SSEDescription" not in ddb.describe_table(TableName=owned)["Table"]
+    account = ddb.describe_table(TableName=owned)["Table"]["TableArn"].split(":")[4]
+    # The AWS managed key: one per account and region.
+    managed = make_table(SSESpecification={"Enabled": True})
+    sse = ddb.describe_table(TableName=managed)["Table"]["SSEDescription"]
+    assert (sse["Status"], sse["SSEType"]) == ("ENABLED", "KMS")
+    key = re.escape(f"arn:aws:kms:us-east-1:{account}:key/")
+    assert re.fullmatch(key + r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", sse["KMSMasterKeyArn"])
+    again = make_table(SSESpecification={"Enabled": True, "SSEType": "KMS"})
+    assert ddb.describe_table(TableName=again)["Table"]["SSEDescription"] == sse
+    # A key named by id, alias or ARN.
+    by_id = make_table(SSESpecification={"Enabled": True, "KMSMasterKeyId": KEY_ID})
+    arn = ddb.describe_table(TableName=by_id)["Table"]["SSEDescription"]["KMSMasterKeyArn"]
+    assert arn == f"arn:aws:kms:us-east-1:{account}:key/{KEY_ID}"
+    # Enabled false is the AWS owned key: nothing to describe.
+    off = make_table(SSESpecification={"Enabled": False})
+    assert "SSEDescription" not in ddb.describe_table(TableName=off)["Table"]
+    # UpdateTable switches keys, and back to an owned key.
+    other = f"arn:aws:kms:us-east-1:{account}:key/other"
+    out = ddb.update_table(TableName=owned, SSESpecification={"Enabled": True, "KMSMasterKeyId": other})
+    assert out["TableDescription"]["SSEDescription"]["KMSMasterKeyArn"] == other
+    ddb.update_table(TableName=owned, SSESpecification={"Enabled": False})
+    assert "SSEDescription" not in ddb.describe_table(TableName=owned)["Table"]
+    # A backup records it, and a restore keeps it unless overridden.
+    ddb.put_item(TableName=by_id, Item={"pk": {"S": "k"}})
+    backup = ddb.create_backup(TableName=by_id, BackupName="encrypted")["BackupDetails"]["BackupArn"]
+    features = ddb.describe_backup(BackupArn=backup)["BackupDescription"]["SourceTableFeatureDetails"]
+    assert features["SSEDescription"]["KMSMasterKeyArn"] == arn
+    kept, plain = unique_name("restored"), unique_name("restored")
+    try:
+        ddb.restore_table_from_backup(TargetTableName=kept, BackupArn=backup)
+        assert ddb.describe_table(TableName=kept)["Table"]["SSEDescription"]["KMSMasterKeyArn"] == arn
+        ddb.restore_table_from_backup(
+            TargetTableName=plain, BackupArn=backup, SSESpecificationOverride={"Enabled": False}
+        )
+        assert "SSEDescription" not in ddb.describe_table(TableName=plain)["Table"]
+        assert ddb.get_item(TableName=plain, Key={"pk": {"S": "k"}})["Item"] == {"pk": {"S": "k"}}
+    finally:
+        for name in (kept, plain):
+            ddb.delete_table(TableName=name)
 
 
 def test_table_can_be_recreated_after_delete(ddb, make_table):

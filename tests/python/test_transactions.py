@@ -382,3 +382,26 @@ def test_an_empty_key_refuses_the_whole_transaction(ddb, table, indexed):
         by_update,
     )
     assert get(ddb, indexed, key) is None
+
+
+def test_only_the_first_validation_error_is_reported(ddb, table):
+    # DynamoDB stops at the first action that fails validation; the rest
+    # are None, with no message (ScyllaDB's Alternator suite, run against
+    # DynamoDB: test_transact_write_cancellation_reasons_validationerror).
+    err = expect_error(
+        lambda: ddb.transact_write_items(
+            TransactItems=[
+                tx_put(table, {"pk": {"N": "7"}}),
+                tx_put(table, {"pk": {"N": "8"}}),
+                tx_put(table, k("zz"), ConditionExpression="attribute_exists(pk)"),
+            ]
+        ),
+        "TransactionCanceledException",
+        "Transaction cancelled, please refer cancellation reasons for specific reasons [ValidationError, None, None]",
+    )
+    reasons = err.response["CancellationReasons"]
+    assert [r["Code"] for r in reasons] == ["ValidationError", "None", "None"]
+    assert reasons[0]["Message"] == "One or more parameter values were invalid: Type mismatch for key pk expected: S actual: N"
+    assert "Message" not in reasons[1] and "Message" not in reasons[2]
+    assert "Item" not in ddb.get_item(TableName=table, Key=k("zz"))
+

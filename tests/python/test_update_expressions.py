@@ -375,3 +375,46 @@ def test_failed_update_leaves_item_unchanged(ddb, table):
         "An operand in the update expression has an incorrect data type",
     )
     assert current(ddb, table) == {**KEY, "a": {"N": "1"}, "s": {"S": "str"}}
+
+
+WHOLE = {"a": {"N": "1"}, "s": {"SS": ["x", "y"]}, "b": {"M": {"c": {"N": "2"}}}}
+
+
+@pytest.mark.parametrize(
+    "expr, values, left",
+    [
+        ("REMOVE a", None, {"s": WHOLE["s"], "b": WHOLE["b"]}),
+        ("REMOVE a, b.c", None, {"s": WHOLE["s"], "b": {"M": {}}}),
+        ("DELETE s :v", {":v": {"SS": ["x"]}}, {"a": WHOLE["a"], "s": {"SS": ["y"]}, "b": WHOLE["b"]}),
+    ],
+)
+def test_an_update_that_only_removes_does_not_create_a_missing_item(ddb, table, expr, values, left):
+    # ScyllaDB's Alternator suite, run against DynamoDB: test_item.py::
+    # test_update_item_non_existent, test_returnvalues.py (ALL_NEW).
+    key = {"pk": {"S": "missing"}}
+    kw = {"ExpressionAttributeValues": values} if values else {}
+    out = ddb.update_item(TableName=table, Key=key, UpdateExpression=expr, ReturnValues="ALL_NEW", **kw)
+    assert "Attributes" not in out
+    assert "Item" not in ddb.get_item(TableName=table, Key=key, ConsistentRead=True)
+    # Nor inside a transaction.
+    ddb.transact_write_items(TransactItems=[{"Update": {"TableName": table, "Key": key, "UpdateExpression": expr, **kw}}])
+    assert "Item" not in ddb.get_item(TableName=table, Key=key, ConsistentRead=True)
+    # On an item that exists it removes, and the item stays.
+    ddb.put_item(TableName=table, Item={**key, **WHOLE})
+    out = ddb.update_item(TableName=table, Key=key, UpdateExpression=expr, ReturnValues="ALL_NEW", **kw)
+    assert out["Attributes"] == {**key, **left}
+
+
+def test_an_update_that_sets_adds_or_names_nothing_creates_a_missing_item(ddb, table):
+    for n, kw in enumerate(
+        [
+            {"UpdateExpression": "SET a = :v", "ExpressionAttributeValues": {":v": {"N": "1"}}},
+            {"UpdateExpression": "ADD n :v", "ExpressionAttributeValues": {":v": {"N": "1"}}},
+            {"UpdateExpression": "SET a = :v REMOVE b", "ExpressionAttributeValues": {":v": {"N": "1"}}},
+            {},
+        ]
+    ):
+        key = {"pk": {"S": f"created-{n}"}}
+        ddb.update_item(TableName=table, Key=key, **kw)
+        assert ddb.get_item(TableName=table, Key=key, ConsistentRead=True)["Item"]["pk"] == key["pk"], kw
+

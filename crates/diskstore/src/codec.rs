@@ -7,11 +7,14 @@
 use dynaburst_engine::index::{IndexDef, IndexKind, IndexProjection, IndexSchema};
 use dynaburst_engine::store::{StoreError, TableMeta};
 use dynaburst_engine::stream::{StreamSetting, StreamViewType};
-use dynaburst_engine::{BillingMode, KeyAttr, KeySchema, TableSettings, TimeToLive};
+use dynaburst_engine::{BillingMode, KeyAttr, KeySchema, TableClass, TableClassSetting, TableSettings, TimeToLive};
 use dynaburst_model::{AttributeValue, Item, Millis, Number, ScalarType};
 
 /// Version of the metadata encoding (the first byte of every catalog value).
-const META_VERSION: u8 = 1;
+/// The catalog entry's format. 2 added, at the end, deletion protection,
+/// the table class and the encryption key; entries of version 1 (written
+/// before) read with none of them.
+const META_VERSION: u8 = 2;
 /// Deepest nesting of lists and maps decoded (DynamoDB allows 32).
 const MAX_DEPTH: usize = 64;
 
@@ -350,6 +353,10 @@ fn write_settings(w: &mut Writer, s: &TableSettings) {
         stream,
         on_demand_max,
         warm,
+        // Written at the end of the entry (version 2): `write_tail`.
+        deletion_protection: _,
+        table_class: _,
+        sse_kms_key: _,
     } = s;
     write_pair(
         w,
@@ -429,7 +436,46 @@ fn read_settings(r: &mut Reader<'_>) -> Result<TableSettings, StoreError> {
         stream,
         on_demand_max,
         warm,
+        deletion_protection: false,
+        table_class: None,
+        sse_kms_key: None,
     })
+}
+
+/// The settings version 2 added, after the tags.
+fn write_tail(w: &mut Writer, s: &TableSettings) {
+    w.bool(s.deletion_protection);
+    match s.table_class {
+        Some(TableClassSetting { class, updated_at }) => {
+            w.u8(match class {
+                TableClass::Standard => 1,
+                TableClass::StandardInfrequentAccess => 2,
+            });
+            w.opt_millis(updated_at);
+        }
+        None => w.u8(0),
+    }
+    match &s.sse_kms_key {
+        Some(arn) => {
+            w.u8(1);
+            w.str(arn);
+        }
+        None => w.u8(0),
+    }
+}
+
+fn read_tail(r: &mut Reader<'_>, s: &mut TableSettings) -> Result<(), StoreError> {
+    s.deletion_protection = r.bool()?;
+    s.table_class = match r.u8()? {
+        0 => None,
+        n @ (1 | 2) => Some(TableClassSetting {
+            class: if n == 1 { TableClass::Standard } else { TableClass::StandardInfrequentAccess },
+            updated_at: r.opt_millis()?,
+        }),
+        _ => return Err(r.corrupt()),
+    };
+    s.sse_kms_key = if r.bool()? { Some(r.string()?) } else { None };
+    Ok(())
 }
 
 fn write_index(w: &mut Writer, ix: &IndexDef) {
@@ -518,13 +564,15 @@ pub fn encode_meta(id: u64, meta: &TableMeta) -> Vec<u8> {
         w.str(k);
         w.str(v);
     }
+    write_tail(&mut w, settings);
     w.buf
 }
 
 /// A catalog entry from its stored bytes: (storage id, metadata).
 pub fn decode_meta(bytes: &[u8]) -> Result<(u64, TableMeta), StoreError> {
     let mut r = Reader::new(bytes, "table metadata");
-    if r.u8()? != META_VERSION {
+    let version = r.u8()?;
+    if !(1..=META_VERSION).contains(&version) {
         return Err(r.corrupt());
     }
     let id = r.uint()?;
@@ -540,10 +588,13 @@ pub fn decode_meta(bytes: &[u8]) -> Result<(u64, TableMeta), StoreError> {
     let key_schema = KeySchema { hash, range: range.pop() };
     let attribute_definitions =
         (0..count(&mut r)?).map(|_| Ok((r.string()?, read_scalar(&mut r)?))).collect::<Result<_, StoreError>>()?;
-    let settings = read_settings(&mut r)?;
+    let mut settings = read_settings(&mut r)?;
     let created_at = r.millis()?;
     let indexes = (0..count(&mut r)?).map(|_| read_index(&mut r)).collect::<Result<_, _>>()?;
     let tags = (0..count(&mut r)?).map(|_| Ok((r.string()?, r.string()?))).collect::<Result<_, StoreError>>()?;
+    if version >= 2 {
+        read_tail(&mut r, &mut settings)?;
+    }
     r.end()?;
     let meta = TableMeta {
         name,
@@ -620,6 +671,12 @@ mod tests {
                 }),
                 on_demand_max: Some((-1, 50)),
                 warm: Some((15_000, 6_000)),
+                deletion_protection: true,
+                table_class: Some(TableClassSetting {
+                    class: TableClass::StandardInfrequentAccess,
+                    updated_at: Some(Millis(29)),
+                }),
+                sse_kms_key: Some("arn:aws:kms:eu-west-1:123456789012:key/k".into()),
             },
             created_at: Millis(1_700_000_000_000),
             indexes: vec![
@@ -656,6 +713,29 @@ mod tests {
     fn metadata_with_every_setting_round_trips() {
         let meta = full_meta();
         assert_eq!(decode_meta(&encode_meta(42, &meta)).unwrap(), (42, meta));
+    }
+
+    #[test]
+    fn an_entry_of_version_1_reads_without_the_settings_version_2_added() {
+        let mut meta = full_meta();
+        meta.settings.deletion_protection = false;
+        meta.settings.table_class = None;
+        meta.settings.sse_kms_key = None;
+        // Version 1 wrote the same bytes but for the version and the tail.
+        let mut tail = Writer::default();
+        write_tail(&mut tail, &meta.settings);
+        let v2 = encode_meta(7, &meta);
+        assert_eq!(v2[0], 2);
+        let mut v1 = v2[..v2.len() - tail.buf.len()].to_vec();
+        v1[0] = 1;
+        assert_eq!(decode_meta(&v1).unwrap(), (7, meta));
+        // A version this build does not know is refused, not misread.
+        let mut v3 = v2.clone();
+        v3[0] = 3;
+        assert_eq!(decode_meta(&v3).unwrap_err(), StoreError::Corrupt { what: "table metadata" });
+        let mut v0 = v2;
+        v0[0] = 0;
+        assert!(decode_meta(&v0).is_err());
     }
 
     #[test]

@@ -345,6 +345,9 @@ pub struct RestoreInput {
     /// OnDemandThroughputOverride (MaxReadRequestUnits,
     /// MaxWriteRequestUnits): each one given replaces the backup's.
     pub on_demand_override: Option<(Option<i64>, Option<i64>)>,
+    /// SSESpecificationOverride; without it the table is encrypted as the
+    /// backup's source was.
+    pub sse_override: Option<crate::types::SseSpec>,
 }
 
 /// BillingModeOverride.
@@ -742,7 +745,13 @@ fn restore_input(backup: &Backup, input: &RestoreInput) -> CreateTableInput {
         .collect();
     let attribute_definitions =
         source.attribute_definitions.iter().filter(|(n, _)| used.contains(&n.as_str())).cloned().collect();
+    let sse = match (&input.sse_override, &source.settings.sse_kms_key) {
+        (Some(spec), _) => Some(spec.clone()),
+        (None, Some(arn)) => Some(crate::types::SseSpec { enabled: true, kms_key_id: Some(arn.clone()) }),
+        (None, None) => None,
+    };
     CreateTableInput {
+        sse,
         global_indexes,
         local_indexes,
         on_demand: match (source.settings.on_demand_max, input.on_demand_override) {

@@ -15,7 +15,9 @@ use crate::index::{
     MAX_LOCAL_INDEXES, MAX_PROJECTED_ATTRIBUTES,
 };
 use crate::store::TableMeta;
-use crate::table::{apply_limits, capacity_mode, index_capacity, KeyAttr, KeySchema, Table, TableData, TableSettings};
+use crate::table::{
+    apply_limits, capacity_mode, index_capacity, KeyAttr, KeySchema, Table, TableClassSetting, TableData, TableSettings,
+};
 use crate::types::*;
 
 impl Engine {
@@ -103,6 +105,9 @@ impl Engine {
             settings: TableSettings {
                 on_demand_max: input.on_demand.map(|m| merge_limits((-1, -1), m)),
                 warm: input.warm.map(|w| merge_limits((0, 0), w)),
+                deletion_protection: input.deletion_protection.unwrap_or(false),
+                table_class: input.table_class.map(|class| TableClassSetting { class, updated_at: None }),
+                sse_kms_key: input.sse.as_ref().and_then(|spec| self.sse_key_arn(spec)),
                 ..TableSettings::new(input.billing, now)
             },
             created_at: now,
@@ -137,6 +142,9 @@ impl Engine {
         let Some(table) = tables.get(name) else {
             return Err(EngineError::table_not_found_named(name));
         };
+        if table.settings.lock().deletion_protection {
+            return Err(EngineError::validation(DELETION_PROTECTED));
+        }
         // Not while an index is being built (S42).
         if table.data.read().indexes.iter().any(|ix| !ix.is_active(now)) {
             return Err(EngineError::ResourceInUse(format!(
@@ -232,15 +240,28 @@ impl Engine {
         }
         // Read before the settings lock: the data lock comes first.
         let index_defs = table.index_defs();
+        // Settings that change nothing else, saved with whatever else this
+        // request changes.
+        let plain = input.deletion_protection.is_some() || input.table_class.is_some() || input.sse.is_some();
+        let sse_key = input.sse.as_ref().map(|spec| self.sse_key_arn(spec));
         {
             // Changed on a copy, which the catalog stores before the table
             // takes it.
             let mut guard = table.settings.lock();
             let mut settings = guard.clone();
+            if let Some(on) = input.deletion_protection {
+                settings.deletion_protection = on;
+            }
+            if let Some(class) = input.table_class {
+                settings.table_class = Some(TableClassSetting { class, updated_at: Some(now) });
+            }
+            if let Some(key) = sse_key {
+                settings.sse_kms_key = key;
+            }
             let currently_ppr = matches!(settings.billing, BillingMode::PayPerRequest);
             let want_ppr = input.billing_mode_pay_per_request.unwrap_or(currently_ppr);
             if input.billing_mode_pay_per_request.is_none() && input.throughput.is_none() {
-                if input.on_demand.is_some() || input.warm.is_some() {
+                if input.on_demand.is_some() || input.warm.is_some() || plain {
                     if let Some(m) = input.on_demand {
                         settings.on_demand_max = Some(merge_limits(settings.on_demand_max.unwrap_or((-1, -1)), m));
                     }
@@ -424,13 +445,49 @@ impl Engine {
 /// One ListTagsOfResource page: (key, value) pairs and the next page's token.
 pub type TagPage = (Vec<(String, String)>, Option<String>);
 
-/// Tags one ListTagsOfResource page holds.
-const TAGS_PAGE: usize = 10;
+/// Tags one ListTagsOfResource page holds: all a table can have. DynamoDB
+/// answers 30 and 40 tags in one page (ScyllaDB's Alternator suite, run
+/// against DynamoDB: test_tag.py lists them without following NextToken).
+const TAGS_PAGE: usize = MAX_TAGS;
 
 /// UpdateTable's answer when it was asked to change nothing (S39).
 const NOTHING_TO_UPDATE: &str = "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required";
 
+/// DeleteTable of a table with DeletionProtectionEnabled.
+const DELETION_PROTECTED: &str =
+    "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.";
+
 impl Engine {
+    /// The KMS key ARN an SSESpecification asks for: None for an AWS owned
+    /// key (not enabled); the key named (an ARN as given, an alias or a key
+    /// id as an ARN of this region and account); else the AWS managed key
+    /// of DynamoDB (`alias/aws/dynamodb`), one fixed key id per account and
+    /// region, as KMS has one such key each.
+    pub(crate) fn sse_key_arn(&self, spec: &crate::types::SseSpec) -> Option<String> {
+        if !spec.enabled {
+            return None;
+        }
+        let (region, account) = (&self.config.region, &self.config.account_id);
+        Some(match spec.kms_key_id.as_deref() {
+            Some(arn) if arn.starts_with("arn:") => arn.to_string(),
+            Some(alias) if alias.starts_with("alias/") => format!("arn:aws:kms:{region}:{account}:{alias}"),
+            Some(id) => format!("arn:aws:kms:{region}:{account}:key/{id}"),
+            None => {
+                let h = xxhash_rust::xxh3::xxh3_128(format!("alias/aws/dynamodb {region} {account}").as_bytes());
+                let b = h.to_be_bytes();
+                let hex = |r: std::ops::Range<usize>| b[r].iter().map(|x| format!("{x:02x}")).collect::<String>();
+                format!(
+                    "arn:aws:kms:{region}:{account}:key/{}-{}-{}-{}-{}",
+                    hex(0..4),
+                    hex(4..6),
+                    hex(6..8),
+                    hex(8..10),
+                    hex(10..16)
+                )
+            }
+        })
+    }
+
     /// UpdateTable's GlobalSecondaryIndexUpdates (S37-S42): creates (with
     /// a backfill), throughput updates and deletes of GSIs.
     fn update_indexes(

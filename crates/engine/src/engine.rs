@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use dynaburst_capacity::{CapacitySettings, Mode};
 use dynaburst_expr::{
-    parse_condition, parse_projection, parse_update, project, Condition, ExprKind, Path, Placeholders, UpdateExpr,
+    parse_condition, parse_projection, parse_update, project, Condition, ExprKind, Path, Placeholders, UpdateAction,
+    UpdateExpr,
 };
 use dynaburst_model::{item_size, Item, ReadKind, MAX_ITEM_BYTES};
 use parking_lot::{Mutex, RwLock};
@@ -501,6 +502,19 @@ pub(crate) const UPDATE_TOO_BIG: &str = "Item size to update has exceeded the ma
 pub(crate) struct WriteExprs {
     pub(crate) condition: Option<Condition>,
     pub(crate) update: Option<UpdateExpr>,
+}
+
+impl WriteExprs {
+    /// An update expression made only of REMOVE and DELETE actions: on an
+    /// item that does not exist it writes nothing (DynamoDB does not create
+    /// an item to remove attributes from), where SET or ADD, or no
+    /// expression at all, create it.
+    pub(crate) fn only_removes(&self) -> bool {
+        self.update.as_ref().is_some_and(|u| {
+            !u.actions.is_empty()
+                && u.actions.iter().all(|a| matches!(a, UpdateAction::Remove { .. } | UpdateAction::Delete { .. }))
+        })
+    }
 }
 
 pub(crate) fn no_expression_args(expr: &ExprArgs) -> Result<(), EngineError> {

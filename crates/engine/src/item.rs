@@ -171,7 +171,7 @@ impl Engine {
             )?;
             return Err(condition_failed(old.as_deref(), options));
         }
-        if old.is_none() && input.keep_missing {
+        if old.is_none() && (input.keep_missing || exprs.only_removes()) {
             if let Some(update) = &exprs.update {
                 check_update_spares_key(&table.key_schema, update)?;
             }

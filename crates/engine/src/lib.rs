@@ -33,7 +33,8 @@ pub use engine::{
 };
 pub use error::EngineError;
 pub use table::{
-    KeyAttr, KeySchema, Table, TableData, TableSettings, TimeToLive, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES,
+    KeyAttr, KeySchema, Table, TableClass, TableClassSetting, TableData, TableSettings, TimeToLive,
+    MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES,
 };
 pub use tokens::{IDEMPOTENCY_WINDOW_MS, MAX_REMEMBERED_TOKENS};
 pub use types::*;

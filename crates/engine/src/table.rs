@@ -180,6 +180,49 @@ pub struct TableSettings {
     /// WarmThroughput asked for: read and write units a second the table
     /// takes at once (A14); the model's own figure may be higher.
     pub warm: Option<(u64, u64)>,
+    /// DeletionProtectionEnabled: DeleteTable refuses the table while set.
+    pub deletion_protection: bool,
+    /// TableClass, once CreateTable or UpdateTable named one: DynamoDB
+    /// shows no TableClassSummary for a table that never did.
+    pub table_class: Option<TableClassSetting>,
+    /// The ARN of the KMS key the table is encrypted with
+    /// (SSESpecification Enabled); None for an AWS owned key, DynamoDB's
+    /// default, which DescribeTable does not show.
+    pub sse_kms_key: Option<String>,
+}
+
+/// TableClass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableClass {
+    Standard,
+    StandardInfrequentAccess,
+}
+
+impl TableClass {
+    /// DynamoDB's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            TableClass::Standard => "STANDARD",
+            TableClass::StandardInfrequentAccess => "STANDARD_INFREQUENT_ACCESS",
+        }
+    }
+
+    /// The class DynamoDB names `name` (case-sensitive), if any.
+    pub fn parse(name: &str) -> Option<TableClass> {
+        match name {
+            "STANDARD" => Some(TableClass::Standard),
+            "STANDARD_INFREQUENT_ACCESS" => Some(TableClass::StandardInfrequentAccess),
+            _ => None,
+        }
+    }
+}
+
+/// A table's class, and when UpdateTable last changed it (None when only
+/// CreateTable set it: TableClassSummary then has no LastUpdateDateTime).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableClassSetting {
+    pub class: TableClass,
+    pub updated_at: Option<Millis>,
 }
 
 /// A table's time-to-live setting.
@@ -206,6 +249,9 @@ impl TableSettings {
             stream: None,
             on_demand_max: None,
             warm: None,
+            deletion_protection: false,
+            table_class: None,
+            sse_kms_key: None,
         }
     }
 }

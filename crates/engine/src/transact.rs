@@ -133,7 +133,14 @@ impl Engine {
             planned.push(Planned { slot, key, key_item, exprs, put_size });
         }
         if key_faults.iter().any(Option::is_some) {
-            let reasons = key_faults.into_iter().map(validation_reason).collect();
+            // DynamoDB stops at the first action that fails validation: the
+            // actions after it are reported as None, whatever they hold.
+            let first = key_faults.iter().position(Option::is_some);
+            let reasons = key_faults
+                .into_iter()
+                .enumerate()
+                .map(|(i, fault)| validation_reason(fault.filter(|_| Some(i) == first)))
+                .collect();
             return Err(EngineError::TransactionCanceled { reasons });
         }
         // Lock every table in name order, then check every condition.
@@ -178,6 +185,8 @@ impl Engine {
                 },
                 TransactOp::Delete { .. } => (Apply::Delete, 0),
                 TransactOp::ConditionCheck { .. } => (Apply::Nothing, 0),
+                // Nothing to remove from an item that is not there.
+                TransactOp::Update { .. } if old.is_none() && plan.exprs.only_removes() => (Apply::Nothing, 0),
                 TransactOp::Update { .. } => {
                     let updated =
                         apply_update(&tables[plan.slot].key_schema, &plan.key_item, old.as_deref(), &plan.exprs.update);

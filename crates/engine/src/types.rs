@@ -141,6 +141,20 @@ pub struct CreateTableInput {
     pub on_demand: Option<(Option<i64>, Option<i64>)>,
     /// WarmThroughput: (ReadUnitsPerSecond, WriteUnitsPerSecond).
     pub warm: Option<(Option<u64>, Option<u64>)>,
+    /// DeletionProtectionEnabled.
+    pub deletion_protection: Option<bool>,
+    /// TableClass.
+    pub table_class: Option<crate::table::TableClass>,
+    /// SSESpecification.
+    pub sse: Option<SseSpec>,
+}
+
+/// An SSESpecification: `enabled` for a KMS key (the one named, else the
+/// AWS managed key of DynamoDB), not for an AWS owned key.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SseSpec {
+    pub enabled: bool,
+    pub kms_key_id: Option<String>,
 }
 
 impl CreateTableInput {
@@ -164,6 +178,9 @@ impl CreateTableInput {
             stream: None,
             on_demand: None,
             warm: None,
+            deletion_protection: None,
+            table_class: None,
+            sse: None,
         }
     }
 }
@@ -218,6 +235,11 @@ pub struct UpdateTableInput {
     pub on_demand: Option<(Option<i64>, Option<i64>)>,
     /// WarmThroughput, as in [`CreateTableInput::warm`].
     pub warm: Option<(Option<u64>, Option<u64>)>,
+    /// DeletionProtectionEnabled, TableClass and SSESpecification, as in
+    /// [`CreateTableInput`].
+    pub deletion_protection: Option<bool>,
+    pub table_class: Option<crate::table::TableClass>,
+    pub sse: Option<SseSpec>,
 }
 
 /// One GlobalSecondaryIndexUpdate.
@@ -352,7 +374,8 @@ pub struct UpdateItemInput {
     pub options: WriteOptions,
     /// When the item does not exist, write nothing: the legacy
     /// AttributeUpdates made only of DELETE actions, which "do nothing" on
-    /// a missing item, where an UpdateExpression always creates it.
+    /// a missing item. (An UpdateExpression made only of REMOVE and DELETE
+    /// actions writes nothing there either, whatever this says.)
     pub keep_missing: bool,
 }
 

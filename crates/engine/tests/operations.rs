@@ -389,6 +389,9 @@ fn an_engine_reopened_on_its_storage_finds_its_tables_and_items() {
                 stream: None,
                 on_demand: None,
                 warm: None,
+                deletion_protection: None,
+                table_class: None,
+                sse: None,
             },
             Millis(500),
         )
@@ -808,6 +811,9 @@ fn add_by_g(engine: &Engine, name: &str, write: u64, now: Millis) {
         stream: None,
         on_demand: None,
         warm: None,
+        deletion_protection: None,
+        table_class: None,
+        sse: None,
     };
     engine.update_table(input, now).unwrap();
 }

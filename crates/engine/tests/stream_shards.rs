@@ -87,6 +87,9 @@ fn raise(engine: &Engine, step: u32, now: Millis) {
                 stream: None,
                 on_demand: None,
                 warm: None,
+                deletion_protection: None,
+                table_class: None,
+                sse: None,
             },
             now,
         )

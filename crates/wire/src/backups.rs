@@ -13,8 +13,8 @@ use serde_json::{json, Map, Value};
 
 use crate::error::ApiError;
 use crate::ops::{
-    index_shape_json, key_role, parse_indexes, parse_throughput, secs, table_description_json, GSI_KEY_ELEMENTS,
-    TABLE_KEY_ELEMENTS,
+    index_shape_json, key_role, parse_indexes, parse_sse, parse_throughput, secs, sse_description_json,
+    table_description_json, GSI_KEY_ELEMENTS, TABLE_KEY_ELEMENTS,
 };
 use crate::request::{Req, Violations};
 
@@ -106,6 +106,9 @@ fn description_json(b: &Backup) -> Value {
     if let Some(stream) = s.settings.stream.as_ref().filter(|st| st.enabled) {
         features
             .insert("StreamDescription".into(), json!({"StreamEnabled": true, "StreamViewType": stream.view.name()}));
+    }
+    if let Some(sse) = sse_description_json(&s.settings) {
+        features.insert("SSEDescription".into(), sse);
     }
     if let Some(ttl) = &s.settings.ttl {
         features.insert(
@@ -215,6 +218,7 @@ pub fn restore(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiE
             }
             None => None,
         },
+        sse_override: parse_sse(&req, "SSESpecificationOverride")?,
     };
     let (description, summary) = engine.restore_table_from_backup(input, now)?;
     let description = TableDescription { restore: Some(summary), ..description };
