@@ -279,16 +279,29 @@ def test_server_side_encryption_with_a_kms_key_is_described_kept_and_restored(dd
     assert re.fullmatch(key + r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", sse["KMSMasterKeyArn"])
     again = make_table(SSESpecification={"Enabled": True, "SSEType": "KMS"})
     assert ddb.describe_table(TableName=again)["Table"]["SSEDescription"] == sse
-    # A key named by id, alias or ARN.
-    by_id = make_table(SSESpecification={"Enabled": True, "KMSMasterKeyId": KEY_ID})
+    # A key named by id or by alias: described by the key's ARN.
+    by_id = make_table(SSESpecification={"Enabled": True, "SSEType": "KMS", "KMSMasterKeyId": KEY_ID})
     arn = ddb.describe_table(TableName=by_id)["Table"]["SSEDescription"]["KMSMasterKeyArn"]
     assert arn == f"arn:aws:kms:us-east-1:{account}:key/{KEY_ID}"
+    aliased = [
+        make_table(SSESpecification={"Enabled": True, "SSEType": "KMS", "KMSMasterKeyId": "alias/orders"})
+        for _ in range(2)
+    ]
+    arns = [ddb.describe_table(TableName=t)["Table"]["SSEDescription"]["KMSMasterKeyArn"] for t in aliased]
+    assert arns[0] == arns[1] != sse["KMSMasterKeyArn"]
+    assert re.fullmatch(key + r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", arns[0])
+    # A key without SSEType KMS is refused.
+    expect_error(
+        lambda: make_table(SSESpecification={"Enabled": True, "KMSMasterKeyId": KEY_ID}),
+        "ValidationException",
+        "SSEType KMS is required if KMSMasterKeyId is specified",
+    )
     # Enabled false is the AWS owned key: nothing to describe.
     off = make_table(SSESpecification={"Enabled": False})
     assert "SSEDescription" not in ddb.describe_table(TableName=off)["Table"]
     # UpdateTable switches keys, and back to an owned key.
     other = f"arn:aws:kms:us-east-1:{account}:key/other"
-    out = ddb.update_table(TableName=owned, SSESpecification={"Enabled": True, "KMSMasterKeyId": other})
+    out = ddb.update_table(TableName=owned, SSESpecification={"Enabled": True, "SSEType": "KMS", "KMSMasterKeyId": other})
     assert out["TableDescription"]["SSEDescription"]["KMSMasterKeyArn"] == other
     ddb.update_table(TableName=owned, SSESpecification={"Enabled": False})
     assert "SSEDescription" not in ddb.describe_table(TableName=owned)["Table"]

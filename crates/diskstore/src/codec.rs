@@ -12,9 +12,11 @@ use dynaburst_model::{AttributeValue, Item, Millis, Number, ScalarType};
 
 /// Version of the metadata encoding (the first byte of every catalog value).
 /// The catalog entry's format. 2 added, at the end, deletion protection,
-/// the table class and the encryption key; entries of version 1 (written
-/// before) read with none of them.
+/// the table class and the encryption key; entries of version 1 read with
+/// none of them, and an entry without them is still written as version 1,
+/// so that a build from before reads it.
 const META_VERSION: u8 = 2;
+const META_VERSION_1: u8 = 1;
 /// Deepest nesting of lists and maps decoded (DynamoDB allows 32).
 const MAX_DEPTH: usize = 64;
 
@@ -541,8 +543,9 @@ pub fn encode_meta(id: u64, meta: &TableMeta) -> Vec<u8> {
         indexes,
         tags,
     } = meta;
+    let tail = settings.deletion_protection || settings.table_class.is_some() || settings.sse_kms_key.is_some();
     let mut w = Writer::default();
-    w.u8(META_VERSION);
+    w.u8(if tail { META_VERSION } else { META_VERSION_1 });
     w.uint(id);
     w.str(name);
     w.str(table_id);
@@ -564,7 +567,9 @@ pub fn encode_meta(id: u64, meta: &TableMeta) -> Vec<u8> {
         w.str(k);
         w.str(v);
     }
-    write_tail(&mut w, settings);
+    if tail {
+        write_tail(&mut w, settings);
+    }
     w.buf
 }
 
@@ -572,7 +577,7 @@ pub fn encode_meta(id: u64, meta: &TableMeta) -> Vec<u8> {
 pub fn decode_meta(bytes: &[u8]) -> Result<(u64, TableMeta), StoreError> {
     let mut r = Reader::new(bytes, "table metadata");
     let version = r.u8()?;
-    if !(1..=META_VERSION).contains(&version) {
+    if !(META_VERSION_1..=META_VERSION).contains(&version) {
         return Err(r.corrupt());
     }
     let id = r.uint()?;
@@ -715,27 +720,32 @@ mod tests {
         assert_eq!(decode_meta(&encode_meta(42, &meta)).unwrap(), (42, meta));
     }
 
+    /// `encode_meta(7, ..)` of `full_meta()` without the settings version 2
+    /// added, as the build before them (2ac60e0) wrote it.
+    const V1_ENTRY: &str = "010705742e312d78036162630965752d776573742d310c31323334353637383930313202706b000102736b010202706b0002736b01010709010b0003010d0103657870011101000317323032362d31312d32345430303a30303a30302e30303001ffffffffffffffffff0132019875f02e80d095ffbc31020167000201610001620101016302020201780179010506130117016c010102706b0001017a0001001d0002016b0176016100";
+
+    fn v1_entry() -> Vec<u8> {
+        (0..V1_ENTRY.len()).step_by(2).map(|i| u8::from_str_radix(&V1_ENTRY[i..i + 2], 16).unwrap()).collect()
+    }
+
     #[test]
-    fn an_entry_of_version_1_reads_without_the_settings_version_2_added() {
+    fn an_entry_of_version_1_reads_and_one_without_the_new_settings_is_still_written_so() {
         let mut meta = full_meta();
         meta.settings.deletion_protection = false;
         meta.settings.table_class = None;
         meta.settings.sse_kms_key = None;
-        // Version 1 wrote the same bytes but for the version and the tail.
-        let mut tail = Writer::default();
-        write_tail(&mut tail, &meta.settings);
-        let v2 = encode_meta(7, &meta);
+        assert_eq!(decode_meta(&v1_entry()).unwrap(), (7, meta.clone()));
+        assert_eq!(encode_meta(7, &meta), v1_entry(), "an older build reads what this one writes");
+        // With any of them, version 2.
+        let v2 = encode_meta(7, &full_meta());
         assert_eq!(v2[0], 2);
-        let mut v1 = v2[..v2.len() - tail.buf.len()].to_vec();
-        v1[0] = 1;
-        assert_eq!(decode_meta(&v1).unwrap(), (7, meta));
+        assert_eq!(decode_meta(&v2).unwrap(), (7, full_meta()));
         // A version this build does not know is refused, not misread.
-        let mut v3 = v2.clone();
-        v3[0] = 3;
-        assert_eq!(decode_meta(&v3).unwrap_err(), StoreError::Corrupt { what: "table metadata" });
-        let mut v0 = v2;
-        v0[0] = 0;
-        assert!(decode_meta(&v0).is_err());
+        for unknown in [0, 3] {
+            let mut bytes = v2.clone();
+            bytes[0] = unknown;
+            assert_eq!(decode_meta(&bytes).unwrap_err(), StoreError::Corrupt { what: "table metadata" });
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! (a scalable Bloom filter); a key is looked for in every segment. It
 //! never forgets a key (a deleted key stays: a later read of it goes to the
 //! file and finds nothing), and it may say "maybe" for a key never written
-//! (about 0.3% per full segment), never "no" for one written.
+//! (about 0.42% per full segment), never "no" for one written.
 //! The storage bounds all tables' filters together
 //! ([`crate::KEY_FILTER_BYTES`]); a table whose filter would go over is
 //! left without one, and its reads go to the file.

@@ -441,10 +441,15 @@ impl Engine {
             source,
             storage_name: format!("{BACKUP_PREFIX}{}/{id}", table.name),
         };
-        // An in-memory snapshot takes its share of the memory budget.
+        // An in-memory snapshot takes its share of the memory budget. A
+        // SYSTEM backup is charged without a check: the table it copies,
+        // which is being deleted, gives its share back at once.
         let memory = self.config.memory.as_deref().filter(|_| data.store.holds_items_in_memory());
         if let Some(memory) = memory {
-            memory.reserve(backup.memory_held())?;
+            match kind {
+                BackupKind::User => memory.reserve(backup.memory_held())?,
+                BackupKind::System => memory.adjust(backup.memory_held() as i64),
+            }
         }
         let mut store = match self.storage.create_table(&backup.to_meta()) {
             Ok(store) => store,
@@ -624,10 +629,25 @@ impl Engine {
 
     /// The SYSTEM backup DeleteTable makes of a table with point-in-time
     /// recovery on, before the table goes (None when it is off).
-    pub(crate) fn deleted_table_backup(&self, table: &Table, now: Millis) -> Result<Option<Backup>, EngineError> {
-        let on = self.backups.lock().pitr.get(&table.name).is_some_and(|p| p.table_id == table.table_id);
+    pub fn deleted_table_backup(&self, table: &Table, now: Millis) -> Result<Option<Backup>, EngineError> {
+        let (on, earlier) = {
+            let backups = self.backups.lock();
+            let on = backups.pitr.get(&table.name).is_some_and(|p| p.table_id == table.table_id);
+            // One a DeleteTable made before a crash cut it short (the table
+            // stayed; the client, unanswered, asks again).
+            let earlier: Vec<String> = backups
+                .backups
+                .values()
+                .filter(|b| b.kind == BackupKind::System && b.source.table_id == table.table_id)
+                .map(|b| b.arn.clone())
+                .collect();
+            (on, earlier)
+        };
         if !on {
             return Ok(None);
+        }
+        for arn in earlier {
+            self.delete_backup(&arn)?;
         }
         let name = format!("{}{SYSTEM_BACKUP_SUFFIX}", table.name);
         self.snapshot(table, &name, BackupKind::System, now).map(Some)

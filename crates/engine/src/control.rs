@@ -138,27 +138,35 @@ impl Engine {
     /// DeleteTable.
     pub fn delete_table(&self, name: &str, now: Millis) -> Result<TableDescription, EngineError> {
         let name = self.resolve_name(name)?;
-        let mut tables = self.tables.write();
-        let Some(table) = tables.get(name) else {
-            return Err(EngineError::table_not_found_named(name));
-        };
-        if table.settings.lock().deletion_protection {
-            return Err(EngineError::validation(DELETION_PROTECTED));
-        }
-        // Not while an index is being built (S42).
-        if table.data.read().indexes.iter().any(|ix| !ix.is_active(now)) {
-            return Err(EngineError::ResourceInUse(format!(
-                "Attempt to change a resource which is still in use: Table is being updated: {name}"
-            )));
-        }
+        let candidate =
+            self.tables.read().get(name).cloned().ok_or_else(|| EngineError::table_not_found_named(name))?;
+        deletable(&candidate, now)?;
         // With point-in-time recovery on, DynamoDB keeps a SYSTEM backup of
-        // the table as it was just before the deletion.
-        let system_backup = self.deleted_table_backup(table, now)?;
-        // The store goes first: if dropping it fails, the table stays.
-        if let Err(e) = self.storage.drop_table(name) {
-            if let Some(backup) = &system_backup {
+        // the table as it was just before the deletion. It copies every
+        // item, so it is taken without the table map's lock, which every
+        // request takes to find its table.
+        let system_backup = self.deleted_table_backup(&candidate, now)?;
+        let discard = |backup: &Option<crate::backup::Backup>| {
+            if let Some(backup) = backup {
                 self.discard_backup(backup);
             }
+        };
+        let mut tables = self.tables.write();
+        // Meanwhile the table may have gone (or come back as another), or
+        // been protected.
+        let checked = match tables.get(name) {
+            Some(table) if Arc::ptr_eq(table, &candidate) => deletable(table, now),
+            _ => Err(EngineError::table_not_found_named(name)),
+        };
+        if let Err(e) = checked {
+            drop(tables);
+            discard(&system_backup);
+            return Err(e);
+        }
+        // The store goes first: if dropping it fails, the table stays.
+        if let Err(e) = self.storage.drop_table(name) {
+            drop(tables);
+            discard(&system_backup);
             return Err(e.into());
         }
         let table = tables.remove(name).ok_or_else(|| EngineError::table_not_found_named(name))?;
@@ -453,38 +461,49 @@ const TAGS_PAGE: usize = MAX_TAGS;
 /// UpdateTable's answer when it was asked to change nothing (S39).
 const NOTHING_TO_UPDATE: &str = "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required";
 
+/// Ok when DeleteTable may delete `table`: not protected, and no index
+/// being built (S42).
+fn deletable(table: &Table, now: Millis) -> Result<(), EngineError> {
+    if table.settings.lock().deletion_protection {
+        return Err(EngineError::validation(DELETION_PROTECTED));
+    }
+    if table.data.read().indexes.iter().any(|ix| !ix.is_active(now)) {
+        return Err(EngineError::ResourceInUse(format!(
+            "Attempt to change a resource which is still in use: Table is being updated: {}",
+            table.name
+        )));
+    }
+    Ok(())
+}
+
 /// DeleteTable of a table with DeletionProtectionEnabled.
 const DELETION_PROTECTED: &str =
     "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.";
 
 impl Engine {
     /// The KMS key ARN an SSESpecification asks for: None for an AWS owned
-    /// key (not enabled); the key named (an ARN as given, an alias or a key
-    /// id as an ARN of this region and account); else the AWS managed key
-    /// of DynamoDB (`alias/aws/dynamodb`), one fixed key id per account and
-    /// region, as KMS has one such key each.
+    /// key (not enabled); the key named (an ARN as given, a key id as the
+    /// ARN of this region and account's key); else the AWS managed key of
+    /// DynamoDB (`alias/aws/dynamodb`). KMS answers an alias with the ARN of
+    /// the key it names, not the alias's: with no KMS here, each alias of an
+    /// account and region names one fixed key id.
     pub(crate) fn sse_key_arn(&self, spec: &crate::types::SseSpec) -> Option<String> {
         if !spec.enabled {
             return None;
         }
         let (region, account) = (&self.config.region, &self.config.account_id);
+        let key = |id: &str| format!("arn:aws:kms:{region}:{account}:key/{id}");
+        let aliased = |alias: &str| {
+            let h = xxhash_rust::xxh3::xxh3_128(format!("{alias} {region} {account}").as_bytes());
+            let b = h.to_be_bytes();
+            let hex = |r: std::ops::Range<usize>| b[r].iter().map(|x| format!("{x:02x}")).collect::<String>();
+            key(&format!("{}-{}-{}-{}-{}", hex(0..4), hex(4..6), hex(6..8), hex(8..10), hex(10..16)))
+        };
         Some(match spec.kms_key_id.as_deref() {
             Some(arn) if arn.starts_with("arn:") => arn.to_string(),
-            Some(alias) if alias.starts_with("alias/") => format!("arn:aws:kms:{region}:{account}:{alias}"),
-            Some(id) => format!("arn:aws:kms:{region}:{account}:key/{id}"),
-            None => {
-                let h = xxhash_rust::xxh3::xxh3_128(format!("alias/aws/dynamodb {region} {account}").as_bytes());
-                let b = h.to_be_bytes();
-                let hex = |r: std::ops::Range<usize>| b[r].iter().map(|x| format!("{x:02x}")).collect::<String>();
-                format!(
-                    "arn:aws:kms:{region}:{account}:key/{}-{}-{}-{}-{}",
-                    hex(0..4),
-                    hex(4..6),
-                    hex(6..8),
-                    hex(8..10),
-                    hex(10..16)
-                )
-            }
+            Some(alias) if alias.starts_with("alias/") => aliased(alias),
+            Some(id) => key(id),
+            None => aliased("alias/aws/dynamodb"),
         })
     }
 

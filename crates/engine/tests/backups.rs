@@ -7,7 +7,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use dynaburst_engine::backup::{Backup, BackupStatus, ListBackupsInput, RestoreInput, SNAPSHOT_BATCH_ITEMS};
+use dynaburst_engine::backup::{
+    Backup, BackupKind, BackupStatus, ListBackupsInput, RestoreInput, SNAPSHOT_BATCH_ITEMS,
+};
 use dynaburst_engine::store::{MemStorage, Storage};
 use dynaburst_engine::*;
 use dynaburst_model::{AttributeValue, Item, Number, ScalarType};
@@ -259,6 +261,52 @@ fn in_memory_backups_take_their_share_of_the_memory_budget() {
         .list_backups(&ListBackupsInput { user: true, system: false, limit: 100, ..ListBackupsInput::default() })
         .unwrap();
     assert!(page.backups.is_empty());
+}
+
+#[test]
+fn deleting_a_table_with_point_in_time_recovery_keeps_one_system_backup_whatever_the_budget() {
+    // A budget the table fills: a USER backup could not be taken.
+    let probe = Arc::new(MemoryBudget::new(u64::MAX / 2));
+    let engine = Engine::new(EngineConfig { memory: Some(probe.clone()), ..config() });
+    create(&engine, "t");
+    fill(&engine);
+    let tight = Arc::new(MemoryBudget::new(probe.used() + 1));
+    let engine = Engine::new(EngineConfig { memory: Some(tight.clone()), ..config() });
+    create(&engine, "t");
+    fill(&engine);
+    let table_share = tight.used();
+    assert!(matches!(engine.create_backup("t", "b", Millis(5)), Err(EngineError::LimitExceeded(_))));
+    engine.update_continuous_backups("t", true, None, Millis(6)).unwrap();
+    // The SYSTEM backup is charged without a check; the table gives its
+    // share back: the budget holds the copy instead of the table.
+    engine.delete_table("t", Millis(7)).unwrap();
+    let all = ListBackupsInput { user: true, system: true, limit: 100, ..ListBackupsInput::default() };
+    let page = engine.list_backups(&all).unwrap();
+    assert_eq!(page.backups.len(), 1);
+    let system = &page.backups[0];
+    assert_eq!((system.name.as_str(), system.kind), ("t$DeletedTableBackup", BackupKind::System));
+    assert_eq!(system.item_count, FILLER as u64);
+    assert_eq!(system.expires_at(), Some(Millis(system.created_at.0 + 35 * 24 * 60 * 60 * 1000)));
+    assert_eq!(tight.used(), system.size_bytes + system.item_count * STORED_ITEM_OVERHEAD_BYTES);
+    assert!(tight.used() <= table_share, "{} > {table_share}", tight.used());
+}
+
+#[test]
+fn a_repeated_delete_of_the_same_table_keeps_one_system_backup() {
+    // A crash after the SYSTEM backup and before the drop leaves both; the
+    // client, unanswered, deletes again. Here: a backup of the same table
+    // id left by a DeleteTable whose drop failed, then a DeleteTable.
+    let storage = Arc::new(MemStorage::new());
+    let engine = filled_on(&storage);
+    engine.update_continuous_backups("t", true, None, Millis(6)).unwrap();
+    let table = engine.get_table("t").unwrap();
+    let left = engine.deleted_table_backup(&table, Millis(7)).unwrap().expect("point-in-time recovery is on");
+    engine.delete_table("t", Millis(8)).unwrap();
+    let all = ListBackupsInput { user: true, system: true, limit: 100, ..ListBackupsInput::default() };
+    let page = engine.list_backups(&all).unwrap();
+    assert_eq!(page.backups.len(), 1, "{:?}", page.backups.iter().map(|b| &b.arn).collect::<Vec<_>>());
+    assert_ne!(page.backups[0].arn, left.arn, "the later one stays");
+    assert!(engine.describe_backup(&left.arn).is_err());
 }
 
 #[test]

@@ -531,13 +531,16 @@ pub(crate) fn parse_plain_settings(req: &Req<'_>) -> Result<PlainSettings, ApiEr
 }
 
 /// An SSESpecification member (or a restore's SSESpecificationOverride).
+/// A key named without SSEType KMS is refused, as DynamoDB does (its
+/// message as CloudFormation users quote it).
 pub(crate) fn parse_sse(req: &Req<'_>, member: &str) -> Result<Option<SseSpec>, ApiError> {
     let Some(v) = req.get(member) else { return Ok(None) };
     let spec = Req::new(v)?;
-    Ok(Some(SseSpec {
-        enabled: spec.opt_bool("Enabled")?.unwrap_or(false),
-        kms_key_id: spec.opt_str("KMSMasterKeyId")?.map(str::to_string),
-    }))
+    let kms_key_id = spec.opt_str("KMSMasterKeyId")?.map(str::to_string);
+    if kms_key_id.is_some() && spec.opt_str("SSEType")? != Some("KMS") {
+        return Err(ApiError::validation("SSEType KMS is required if KMSMasterKeyId is specified"));
+    }
+    Ok(Some(SseSpec { enabled: spec.opt_bool("Enabled")?.unwrap_or(false), kms_key_id }))
 }
 
 /// CreateTable.
