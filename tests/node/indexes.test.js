@@ -733,7 +733,8 @@ describe("secondary indexes", () => {
     const statusGsi = (IndexName) => ({ Create: index(IndexName, [["status", "HASH"]]) });
     await expectValidation(
       () => update({ GlobalSecondaryIndexUpdates: [] }),
-      "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required",
+      // DynamoDB's 2026 list, without the member the request holds.
+      "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, ReplicaTransitRoleArn, MultiRegionConsistency, DeletionProtectionEnabled, OnDemandThroughput, WarmThroughput or TableClass is required",
     );
     await expectValidation(
       () => update({ GlobalSecondaryIndexUpdates: [{}] }),

@@ -314,17 +314,34 @@ def test_restore_overrides_on_demand_throughput(ddb, make_table, restored):
         "MaxReadRequestUnits": 200,
         "MaxWriteRequestUnits": 100,
     }
+    # Only with BillingModeOverride PAY_PER_REQUEST.
+    expect_error(
+        lambda: ddb.restore_table_from_backup(
+            TargetTableName=unique_name("restored"), BackupArn=arn, OnDemandThroughputOverride={"MaxReadRequestUnits": 50}
+        ),
+        "ValidationException",
+        "Invalid Request: Cannot override MaxReadRequestUnits for OnDemandThroughput unless BillingModeOverride is "
+        "PAY_PER_REQUEST",
+    )
     # The maxima the override names replace the backup's; the other stays.
     lower = unique_name("restored")
     restored.append(lower)
-    restore(ddb, arn, lower, OnDemandThroughputOverride={"MaxReadRequestUnits": 50})
+    restore(
+        ddb, arn, lower, BillingModeOverride="PAY_PER_REQUEST", OnDemandThroughputOverride={"MaxReadRequestUnits": 50}
+    )
     assert ddb.describe_table(TableName=lower)["Table"]["OnDemandThroughput"] == {
         "MaxReadRequestUnits": 50,
         "MaxWriteRequestUnits": 100,
     }
     both = unique_name("restored")
     restored.append(both)
-    restore(ddb, arn, both, OnDemandThroughputOverride={"MaxReadRequestUnits": 7, "MaxWriteRequestUnits": 8})
+    restore(
+        ddb,
+        arn,
+        both,
+        BillingModeOverride="PAY_PER_REQUEST",
+        OnDemandThroughputOverride={"MaxReadRequestUnits": 7, "MaxWriteRequestUnits": 8},
+    )
     assert ddb.describe_table(TableName=both)["Table"]["OnDemandThroughput"] == {
         "MaxReadRequestUnits": 7,
         "MaxWriteRequestUnits": 8,
@@ -368,9 +385,15 @@ def test_deleting_a_table_with_point_in_time_recovery_on_keeps_a_system_backup(d
     restore(ddb, s["BackupArn"], name)
     assert scan_all(ddb, name) == sorted(PEOPLE, key=lambda i: (i["pk"]["S"], i["sk"]["N"]))
     assert sorted(i["name"]["S"] for i in by_city(ddb, name, "Paris")) == ["Ann", "Bob", "Cat"]
-    # And it can be deleted like any other.
-    assert ddb.delete_backup(BackupArn=s["BackupArn"])["BackupDescription"]["BackupDetails"]["BackupStatus"] == "DELETED"
-    assert ddb.list_backups(TableName=name, BackupType="SYSTEM")["BackupSummaries"] == []
+    # It is not the user's to delete: it expires.
+    expires = s["BackupExpiryDateTime"].astimezone(datetime.timezone.utc).strftime("%a %b %d %H:%M:%S UTC %Y")
+    expect_error(
+        lambda: ddb.delete_backup(BackupArn=s["BackupArn"]),
+        "ValidationException",
+        f"Invalid Request: User is not allowed to delete the system backup with arn {s['BackupArn']}. "
+        f"It will automatically expire on {expires}",
+    )
+    assert len(ddb.list_backups(TableName=name, BackupType="SYSTEM")["BackupSummaries"]) == 1
 
 
 def test_list_backups_reads_a_time_bound_given_as_a_string(ddb, endpoint, make_table):
@@ -496,6 +519,36 @@ def test_list_backups_pages_filters_and_summarises(ddb, make_table):
     assert set(arns) <= set(everything) or len(everything) == 100
 
 
+def test_restore_override_rules(ddb, make_table):
+    # DynamoDB's rules and messages, from ack-api-quirks' catalogue of them
+    # (DDB-TABLE-442).
+    on_demand = people_table(make_table)
+    provisioned = people_table(make_table, billing="PROVISIONED")
+    arns = {
+        billing: ddb.create_backup(TableName=t, BackupName="rules")["BackupDetails"]["BackupArn"]
+        for billing, t in [("PAY_PER_REQUEST", on_demand), ("PROVISIONED", provisioned)]
+    }
+    throughput = {"ReadCapacityUnits": 3, "WriteCapacityUnits": 4}
+    gsi = {"IndexName": "by-city", "KeySchema": [{"AttributeName": "city", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}
+    for source, overrides, message in [
+        ("PROVISIONED", {"BillingModeOverride": "PAY_PER_REQUEST", "ProvisionedThroughputOverride": throughput},
+         "Cannot override ProvisionedThroughput if BillingMode is overridden to PAY_PER_REQUEST"),
+        ("PAY_PER_REQUEST", {"BillingModeOverride": "PROVISIONED"},
+         "Must override ProvisionedThroughput if BillingMode is overridden to PROVISIONED"),
+        ("PAY_PER_REQUEST", {"ProvisionedThroughputOverride": throughput},
+         "Cannot override ProvisionedThroughput unless BillingMode is PROVISIONED"),
+        ("PROVISIONED", {"GlobalSecondaryIndexOverride": [{**gsi, "IndexName": "new-one", "ProvisionedThroughput": throughput}]},
+         "Index new-one does not match a secondary index that existed in the source table and cannot be created "
+         "during the restore operation"),
+        ("PROVISIONED", {"GlobalSecondaryIndexOverride": [gsi]}, "Must specify provisioned throughput for index by-city"),
+    ]:
+        expect_error(
+            lambda: ddb.restore_table_from_backup(TargetTableName=unique_name("restored"), BackupArn=arns[source], **overrides),
+            "ValidationException",
+            "Invalid Request: " + message,
+        )
+
+
 def test_backup_errors(ddb, ddb_raw, make_table):
     name = make_table()
     missing = unique_name("missing")
@@ -538,6 +591,20 @@ def test_backup_errors(ddb, ddb_raw, make_table):
         "ValidationException",
         "1 validation error detected: Value '101' at 'limit' failed to satisfy constraint: "
         "Member must have value less than or equal to 100",
+    )
+    expect_error(
+        lambda: ddb.update_continuous_backups(
+            TableName=name,
+            PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": False, "RecoveryPeriodInDays": 7},
+        ),
+        "ValidationException",
+        "Invalid Request: Cannot specify RecoveryPeriodInDays when disabling point-in-time recovery.",
+    )
+    now = datetime.datetime.now(datetime.timezone.utc)
+    expect_error(
+        lambda: ddb.list_backups(TimeRangeLowerBound=now, TimeRangeUpperBound=now - datetime.timedelta(hours=1)),
+        "ValidationException",
+        "One or more parameter values were invalid: Time range lower bound must be less than or equal to upper bound",
     )
     expect_error(
         lambda: ddb_raw.update_continuous_backups(

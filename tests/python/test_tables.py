@@ -241,8 +241,59 @@ def test_deletion_protection_refuses_delete_table_until_turned_off(ddb, make_tab
 
 INVALID_CLASS = (
     "Invalid table-class parameter provided. Please try again with a valid table-class value: "
-    "[STANDARD, STANDARD_INFREQUENT_ACCESS]"
+    "[STANDARD, STANDARD_INFREQUENT_ACCESS]."
 )
+P = "One or more parameter values were invalid: "
+
+
+def test_encryption_class_and_protection_change_alone_and_nothing_is_refused(ddb, make_table):
+    # DynamoDB's rules and messages, from ack-api-quirks' catalogue of them
+    # (DDB-TABLE-442).
+    name = make_table()
+    for setting, what in [
+        ({"SSESpecification": {"Enabled": True}}, "Server-Side Encryption"),
+        ({"TableClass": "STANDARD"}, "TableClass"),
+        ({"DeletionProtectionEnabled": True}, "DeletionProtection"),
+    ]:
+        expect_error(
+            lambda: ddb.update_table(TableName=name, StreamSpecification={"StreamEnabled": False}, **setting),
+            "ValidationException",
+            f"{P}{what} modification must be the only operation in the request",
+        )
+    expect_error(
+        lambda: ddb.update_table(TableName=name, TableClass="STANDARD", DeletionProtectionEnabled=True),
+        "ValidationException",
+        f"{P}TableClass modification must be the only operation in the request",
+    )
+    updatable = (
+        "ProvisionedThroughput, BillingMode, UpdateStreamEnabled, {}SSESpecification, ReplicaUpdates, "
+        "MultiAccountReplicaReady, ReplicaTransitRoleArn, MultiRegionConsistency, DeletionProtectionEnabled, "
+        "OnDemandThroughput, WarmThroughput or TableClass"
+    )
+    expect_error(
+        lambda: ddb.update_table(TableName=name),
+        "ValidationException",
+        f"At least one of {updatable.format('GlobalSecondaryIndexUpdates, ')} is required",
+    )
+    # Members the request holds are left out of the list.
+    expect_error(
+        lambda: ddb.update_table(TableName=name, GlobalSecondaryIndexUpdates=[]),
+        "ValidationException",
+        f"At least one of {updatable.format('')} is required",
+    )
+
+
+def test_attribute_definitions_name_each_attribute_once(ddb, make_table):
+    expect_error(
+        lambda: make_table(
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "pk", "AttributeType": "N"},
+            ]
+        ),
+        "ValidationException",
+        "Attribute Name is duplicated: pk",
+    )
 
 
 def test_table_class_is_kept_and_shown_once_named(ddb, ddb_raw, make_table):
@@ -290,12 +341,14 @@ def test_server_side_encryption_with_a_kms_key_is_described_kept_and_restored(dd
     arns = [ddb.describe_table(TableName=t)["Table"]["SSEDescription"]["KMSMasterKeyArn"] for t in aliased]
     assert arns[0] == arns[1] != sse["KMSMasterKeyArn"]
     assert re.fullmatch(key + r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", arns[0])
-    # A key without SSEType KMS is refused.
-    expect_error(
-        lambda: make_table(SSESpecification={"Enabled": True, "KMSMasterKeyId": KEY_ID}),
-        "ValidationException",
-        "SSEType KMS is required if KMSMasterKeyId is specified",
-    )
+    # DynamoDB's rules for the specification.
+    for spec, message in [
+        ({"Enabled": True, "KMSMasterKeyId": KEY_ID}, "SSEType KMS is required if KMSMasterKeyId is specified"),
+        ({"Enabled": True, "SSEType": "AES256"}, "SSEType AES256 is not supported"),
+        ({"Enabled": False, "SSEType": "KMS"}, "SSEType can not be specified if Enabled is false"),
+        ({"KMSMasterKeyId": KEY_ID}, "KMSMasterKeyId can not be specified if Enabled is false"),
+    ]:
+        expect_error(lambda: make_table(SSESpecification=spec), "ValidationException", P + message)
     # Enabled false is the AWS owned key: nothing to describe.
     off = make_table(SSESpecification={"Enabled": False})
     assert "SSEDescription" not in ddb.describe_table(TableName=off)["Table"]
@@ -303,8 +356,21 @@ def test_server_side_encryption_with_a_kms_key_is_described_kept_and_restored(dd
     other = f"arn:aws:kms:us-east-1:{account}:key/other"
     out = ddb.update_table(TableName=owned, SSESpecification={"Enabled": True, "SSEType": "KMS", "KMSMasterKeyId": other})
     assert out["TableDescription"]["SSEDescription"]["KMSMasterKeyArn"] == other
+    expect_error(
+        lambda: ddb.update_table(
+            TableName=owned, SSESpecification={"Enabled": True, "SSEType": "KMS", "KMSMasterKeyId": other}
+        ),
+        "ValidationException",
+        P + "Table is already encrypted with given KMSMasterKeyId. Use KMSMasterKeyId parameter if you want to "
+        "change Master Key",
+    )
     ddb.update_table(TableName=owned, SSESpecification={"Enabled": False})
     assert "SSEDescription" not in ddb.describe_table(TableName=owned)["Table"]
+    expect_error(
+        lambda: ddb.update_table(TableName=owned, SSESpecification={"Enabled": False}),
+        "ValidationException",
+        P + "Table is already encrypted by default",
+    )
     # A backup records it, and a restore keeps it unless overridden.
     ddb.put_item(TableName=by_id, Item={"pk": {"S": "k"}})
     backup = ddb.create_backup(TableName=by_id, BackupName="encrypted")["BackupDetails"]["BackupArn"]

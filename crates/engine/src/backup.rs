@@ -148,9 +148,8 @@ impl Backup {
         self.size_bytes + self.item_count * crate::engine::STORED_ITEM_OVERHEAD_BYTES
     }
 
-    /// BackupExpiryDateTime: a SYSTEM backup's, 35 days after its creation.
-    /// It is kept until deleted here (DynamoDB drops it at that time; a
-    /// local server seldom runs that long).
+    /// BackupExpiryDateTime: a SYSTEM backup's, 35 days after its creation,
+    /// when the expirer drops it ([`Engine::drop_expired_backups`]).
     pub fn expires_at(&self) -> Option<Millis> {
         (self.kind == BackupKind::System).then(|| Millis(self.created_at.0.saturating_add(SYSTEM_BACKUP_RETENTION_MS)))
     }
@@ -482,8 +481,23 @@ impl Engine {
         self.backups.lock().backups.get(arn).cloned().ok_or_else(|| backup_not_found(arn))
     }
 
-    /// DeleteBackup: the backup as it was, now DELETED.
+    /// DeleteBackup: the backup as it was, now DELETED. A SYSTEM backup is
+    /// not the user's to delete: it expires (ack-api-quirks' catalogue of
+    /// DynamoDB's messages, DDB-TABLE-442; how DynamoDB writes the time is
+    /// not recorded there: here as Java's `Date.toString` writes it).
     pub fn delete_backup(&self, arn: &str) -> Result<Backup, EngineError> {
+        let expires = self.backups.lock().backups.get(arn).and_then(Backup::expires_at);
+        if let Some(at) = expires {
+            return Err(EngineError::validation(format!(
+                "Invalid Request: User is not allowed to delete the system backup with arn {arn}. It will automatically expire on {}",
+                dynaburst_model::time::java_date(at.0 as i64)
+            )));
+        }
+        self.remove_backup(arn)
+    }
+
+    /// Drops a backup, whatever its kind.
+    fn remove_backup(&self, arn: &str) -> Result<Backup, EngineError> {
         let mut backups = self.backups.lock();
         let Some(backup) = backups.backups.get(arn) else { return Err(backup_not_found(arn)) };
         let in_memory = self.storage.open_table(&backup.storage_name)?.holds_items_in_memory();
@@ -539,6 +553,7 @@ impl Engine {
         now: Millis,
     ) -> Result<(TableDescription, RestoreSummary), EngineError> {
         let backup = self.describe_backup(&input.backup_arn)?;
+        check_overrides(&backup, &input)?;
         let target = input.target_table_name.clone();
         if self.tables.read().contains_key(&target) {
             return Err(EngineError::TableAlreadyExists(format!("Table already exists: {target}")));
@@ -647,7 +662,7 @@ impl Engine {
             return Ok(None);
         }
         for arn in earlier {
-            self.delete_backup(&arn)?;
+            self.remove_backup(&arn)?;
         }
         let name = format!("{}{SYSTEM_BACKUP_SUFFIX}", table.name);
         self.snapshot(table, &name, BackupKind::System, now).map(Some)
@@ -655,7 +670,24 @@ impl Engine {
 
     /// Drops a backup a failed DeleteTable made (best effort).
     pub(crate) fn discard_backup(&self, backup: &Backup) {
-        let _ = self.delete_backup(&backup.arn);
+        let _ = self.remove_backup(&backup.arn);
+    }
+
+    /// Drops the SYSTEM backups whose 35 days are over (the expirer calls
+    /// it with each time-to-live sweep). Returns how many it dropped.
+    pub fn drop_expired_backups(&self, now: Millis) -> Result<usize, EngineError> {
+        let expired: Vec<String> = self
+            .backups
+            .lock()
+            .backups
+            .values()
+            .filter(|b| b.expires_at().is_some_and(|at| at <= now))
+            .map(|b| b.arn.clone())
+            .collect();
+        for arn in &expired {
+            self.remove_backup(arn)?;
+        }
+        Ok(expired.len())
     }
 
     /// The restore summary of a restored table, for DescribeTable.
@@ -716,6 +748,64 @@ impl Engine {
         }
         self.describe_continuous_backups(table_name, now)
     }
+}
+
+/// RestoreTableFromBackup's rules for its overrides, with DynamoDB's
+/// messages (ack-api-quirks' catalogue of them, DDB-TABLE-442).
+fn check_overrides(backup: &Backup, input: &RestoreInput) -> Result<(), EngineError> {
+    let refuse = |message: String| Err(EngineError::validation(format!("Invalid Request: {message}")));
+    let source_provisioned = matches!(backup.source.settings.billing, BillingMode::Provisioned { .. });
+    match (input.billing_override, input.throughput_override) {
+        (Some(BillingModeOverride::PayPerRequest), Some(_)) => {
+            return refuse(
+                "Cannot override ProvisionedThroughput if BillingMode is overridden to PAY_PER_REQUEST".into(),
+            )
+        }
+        (Some(BillingModeOverride::Provisioned), None) => {
+            return refuse("Must override ProvisionedThroughput if BillingMode is overridden to PROVISIONED".into())
+        }
+        (None, Some(_)) if !source_provisioned => {
+            return refuse("Cannot override ProvisionedThroughput unless BillingMode is PROVISIONED".into())
+        }
+        _ => {}
+    }
+    if let Some((read, write)) = input.on_demand_override {
+        if input.billing_override != Some(BillingModeOverride::PayPerRequest) {
+            let unit = if read.is_some() || write.is_none() { "MaxReadRequestUnits" } else { "MaxWriteRequestUnits" };
+            return refuse(format!(
+                "Cannot override {unit} for OnDemandThroughput unless BillingModeOverride is PAY_PER_REQUEST"
+            ));
+        }
+    }
+    let provisioned = match input.billing_override {
+        Some(o) => o == BillingModeOverride::Provisioned,
+        None => source_provisioned,
+    };
+    for (kind, over) in
+        [(IndexKind::Global, &input.global_index_override), (IndexKind::Local, &input.local_index_override)]
+    {
+        for spec in over.iter().flatten() {
+            if !backup.source.indexes.iter().any(|d| d.kind == kind && d.name == spec.name) {
+                return refuse(format!(
+                    "Index {} does not match a secondary index that existed in the source table and cannot be created during the restore operation",
+                    spec.name
+                ));
+            }
+            if kind == IndexKind::Global {
+                match (provisioned, spec.throughput) {
+                    (true, None) => return refuse(format!("Must specify provisioned throughput for index {}", spec.name)),
+                    (false, Some(_)) => {
+                        return refuse(format!(
+                            "Cannot override ProvisionedThroughput if BillingMode is overridden to PAY_PER_REQUEST for index {}",
+                            spec.name
+                        ))
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The CreateTable a restore amounts to: the backup's key, indexes (or the

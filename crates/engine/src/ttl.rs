@@ -90,7 +90,9 @@ impl Engine {
     /// One sweep of the expirer over every table with TTL on: deletes the
     /// expired items among the next [`TTL_SWEEP_ITEMS`] of each. Returns
     /// how many it deleted.
+    /// SYSTEM backups past their expiry go with the same sweep.
     pub fn expire(&self, now: Millis) -> Result<usize, EngineError> {
+        self.drop_expired_backups(now)?;
         let tables: Vec<Arc<Table>> = self.tables.read().values().cloned().collect();
         let mut deleted = 0;
         for table in tables {

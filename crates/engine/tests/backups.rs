@@ -289,6 +289,22 @@ fn deleting_a_table_with_point_in_time_recovery_keeps_one_system_backup_whatever
     assert_eq!(system.expires_at(), Some(Millis(system.created_at.0 + 35 * 24 * 60 * 60 * 1000)));
     assert_eq!(tight.used(), system.size_bytes + system.item_count * STORED_ITEM_OVERHEAD_BYTES);
     assert!(tight.used() <= table_share, "{} > {table_share}", tight.used());
+    // Not the user's to delete; the expirer drops it at its expiry.
+    let refused = engine.delete_backup(&system.arn).unwrap_err();
+    assert!(
+        refused.message().starts_with(&format!(
+            "Invalid Request: User is not allowed to delete the system backup with arn {}. It will automatically expire on ",
+            system.arn
+        )),
+        "{}",
+        refused.message()
+    );
+    let expiry = system.expires_at().unwrap();
+    engine.expire(Millis(expiry.0 - 1)).unwrap();
+    assert_eq!(engine.list_backups(&all).unwrap().backups.len(), 1, "kept until its expiry");
+    engine.expire(expiry).unwrap();
+    assert!(engine.list_backups(&all).unwrap().backups.is_empty());
+    assert_eq!(tight.used(), 0, "its share of the budget given back");
 }
 
 #[test]

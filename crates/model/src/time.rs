@@ -61,9 +61,29 @@ pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// A UTC time as Java's `java.util.Date.toString` writes it in UTC:
+/// `Thu May 21 00:44:30 UTC 2015`.
+pub fn java_date(ms: i64) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let t = UtcTime::from_unix_ms(ms);
+    // 1970-01-01 was a Thursday.
+    let weekday = DAYS[ms.div_euclid(86_400_000).rem_euclid(7) as usize];
+    let month = MONTHS[(t.month as usize).saturating_sub(1) % 12];
+    format!("{weekday} {month} {:02} {:02}:{:02}:{:02} UTC {}", t.day, t.hour, t.minute, t.second, t.year)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn java_dates_name_the_weekday_and_month() {
+        assert_eq!(java_date(0), "Thu Jan 01 00:00:00 UTC 1970");
+        assert_eq!(java_date(1_432_154_670_252), "Wed May 20 20:44:30 UTC 2015");
+        assert_eq!(java_date(951_782_400_000), "Tue Feb 29 00:00:00 UTC 2000");
+        assert_eq!(java_date(-1), "Wed Dec 31 23:59:59 UTC 1969");
+    }
 
     #[test]
     fn dates_follow_the_gregorian_calendar() {

@@ -161,6 +161,13 @@ pub fn list(engine: &Engine, body: &Value) -> Result<Value, ApiError> {
         limit: req.opt_i64("Limit")?.map_or(MAX_LIST_BACKUPS, |n| n.clamp(1, MAX_LIST_BACKUPS as i64) as usize),
         exclusive_start: req.opt_str("ExclusiveStartBackupArn")?.map(str::to_string),
     };
+    if let (Some(lower), Some(upper)) = (input.lower, input.upper) {
+        if lower > upper {
+            return Err(ApiError::validation(
+                "One or more parameter values were invalid: Time range lower bound must be less than or equal to upper bound",
+            ));
+        }
+    }
     let page = engine.list_backups(&input)?;
     let summaries: Vec<Value> = page
         .backups
@@ -257,5 +264,10 @@ pub fn update_continuous(engine: &Engine, body: &Value, now: Millis) -> Result<V
     let spec = Req::new(req.get("PointInTimeRecoverySpecification").unwrap_or(&Value::Null))?;
     let enabled = spec.opt_bool("PointInTimeRecoveryEnabled")?.unwrap_or(false);
     let days = spec.opt_i64("RecoveryPeriodInDays")?.map(|d| d.clamp(1, i64::from(MAX_RECOVERY_PERIOD_DAYS)) as u32);
+    if !enabled && days.is_some() {
+        return Err(ApiError::validation(
+            "Invalid Request: Cannot specify RecoveryPeriodInDays when disabling point-in-time recovery.",
+        ));
+    }
     Ok(continuous_json(&engine.update_continuous_backups(&table, enabled, days, now)?))
 }

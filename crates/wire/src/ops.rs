@@ -517,9 +517,10 @@ type PlainSettings = (Option<bool>, Option<TableClass>, Option<SseSpec>);
 
 /// DynamoDB's answer to a TableClass it does not know (its own check, not
 /// the model's enum constraint: ScyllaDB's Alternator suite, run against
-/// DynamoDB, test_tableclass.py).
+/// DynamoDB, test_tableclass.py; the text as ack-api-quirks' catalogue of
+/// DynamoDB's messages, DDB-TABLE-442, captured it).
 const INVALID_TABLE_CLASS: &str =
-    "Invalid table-class parameter provided. Please try again with a valid table-class value: [STANDARD, STANDARD_INFREQUENT_ACCESS]";
+    "Invalid table-class parameter provided. Please try again with a valid table-class value: [STANDARD, STANDARD_INFREQUENT_ACCESS].";
 
 pub(crate) fn parse_plain_settings(req: &Req<'_>) -> Result<PlainSettings, ApiError> {
     let protection = req.opt_bool("DeletionProtectionEnabled")?;
@@ -530,17 +531,27 @@ pub(crate) fn parse_plain_settings(req: &Req<'_>) -> Result<PlainSettings, ApiEr
     Ok((protection, class, parse_sse(req, "SSESpecification")?))
 }
 
-/// An SSESpecification member (or a restore's SSESpecificationOverride).
-/// A key named without SSEType KMS is refused, as DynamoDB does (its
-/// message as CloudFormation users quote it).
+/// An SSESpecification member (or a restore's SSESpecificationOverride),
+/// with DynamoDB's rules and messages (ack-api-quirks' catalogue of its
+/// messages, DDB-TABLE-442): SSEType and a key only when Enabled, AES256
+/// no longer, and a key only with SSEType KMS.
 pub(crate) fn parse_sse(req: &Req<'_>, member: &str) -> Result<Option<SseSpec>, ApiError> {
     let Some(v) = req.get(member) else { return Ok(None) };
     let spec = Req::new(v)?;
+    let enabled = spec.opt_bool("Enabled")?.unwrap_or(false);
+    let sse_type = spec.opt_str("SSEType")?;
     let kms_key_id = spec.opt_str("KMSMasterKeyId")?.map(str::to_string);
-    if kms_key_id.is_some() && spec.opt_str("SSEType")? != Some("KMS") {
-        return Err(ApiError::validation("SSEType KMS is required if KMSMasterKeyId is specified"));
+    let refused = match (enabled, sse_type, &kms_key_id) {
+        (false, Some(_), _) => Some("SSEType can not be specified if Enabled is false"),
+        (false, None, Some(_)) => Some("KMSMasterKeyId can not be specified if Enabled is false"),
+        (true, Some("AES256"), _) => Some("SSEType AES256 is not supported"),
+        (true, t, Some(_)) if t != Some("KMS") => Some("SSEType KMS is required if KMSMasterKeyId is specified"),
+        _ => None,
+    };
+    if let Some(message) = refused {
+        return Err(ApiError::validation(format!("One or more parameter values were invalid: {message}")));
     }
-    Ok(Some(SseSpec { enabled: spec.opt_bool("Enabled")?.unwrap_or(false), kms_key_id }))
+    Ok(Some(SseSpec { enabled, kms_key_id }))
 }
 
 /// CreateTable.
