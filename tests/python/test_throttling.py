@@ -301,5 +301,25 @@ def test_warm_throughput_pre_warms_a_table(modelled):
         "One or more parameter values were invalid: Requested WriteUnitsPerSecond for WarmThroughput for table is "
         "lower than current WarmThroughput, decreasing WarmThroughput is not supported",
     )
+    # Refused before anything else in the request is applied: no index.
+    expect_error(
+        lambda: ddb.update_table(
+            TableName=name,
+            WarmThroughput={"WriteUnitsPerSecond": 19999},
+            AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
+            GlobalSecondaryIndexUpdates=[
+                {
+                    "Create": {
+                        "IndexName": "by-g",
+                        "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                        "Projection": {"ProjectionType": "KEYS_ONLY"},
+                    }
+                }
+            ],
+        ),
+        "ValidationException",
+        startswith="One or more parameter values were invalid: Requested WriteUnitsPerSecond for WarmThroughput",
+    )
+    assert "GlobalSecondaryIndexes" not in ddb.describe_table(TableName=name)["Table"]
     ddb.update_table(TableName=name, WarmThroughput={"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 20000})
     assert ddb.describe_table(TableName=name)["Table"]["WarmThroughput"]["WriteUnitsPerSecond"] == 20000

@@ -207,6 +207,9 @@ impl Engine {
         let table = self.tables.read().get(name).cloned().ok_or_else(|| EngineError::table_not_found_named(name))?;
         // Checks that need no table state come before any change (M1).
         only_operation(&input)?;
+        let sse_key = input.sse.as_ref().map(|spec| self.sse_key_arn(spec));
+        // So do those that read the settings but change nothing.
+        check_settings_change(&table, &input, sse_key.as_ref())?;
         let stream = input.stream.map(|spec| stream_request(spec, false)).transpose()?;
         if input.billing_mode_pay_per_request == Some(true) && input.throughput.is_some() {
             return Err(EngineError::validation(
@@ -254,13 +257,6 @@ impl Engine {
         // Settings that change nothing else, saved with whatever else this
         // request changes.
         let plain = input.deletion_protection.is_some() || input.table_class.is_some() || input.sse.is_some();
-        let sse_key = input.sse.as_ref().map(|spec| self.sse_key_arn(spec));
-        // What DescribeTable shows as the warm throughput, which a request
-        // may raise but not lower.
-        let shown_warm = table.capacity.lock().as_ref().map(|m| {
-            let (read, write) = m.warm_throughput();
-            (read as u64, write as u64)
-        });
         {
             // Changed on a copy, which the catalog stores before the table
             // takes it.
@@ -273,26 +269,7 @@ impl Engine {
                 settings.table_class = Some(TableClassSetting { class, updated_at: Some(now) });
             }
             if let Some(key) = sse_key {
-                match (&key, &settings.sse_kms_key) {
-                    (None, None) => return Err(invalid("Table is already encrypted by default")),
-                    (Some(new), Some(old)) if new == old => return Err(invalid(
-                        "Table is already encrypted with given KMSMasterKeyId. Use KMSMasterKeyId parameter if you want to change Master Key",
-                    )),
-                    _ => {}
-                }
                 settings.sse_kms_key = key;
-            }
-            if let Some((read, write)) = input.warm {
-                let current = shown_warm.or(settings.warm).unwrap_or((0, 0));
-                for (unit, asked, now_at) in
-                    [("ReadUnitsPerSecond", read, current.0), ("WriteUnitsPerSecond", write, current.1)]
-                {
-                    if asked.is_some_and(|asked| asked < now_at) {
-                        return Err(invalid(format!(
-                            "Requested {unit} for WarmThroughput for table is lower than current WarmThroughput, decreasing WarmThroughput is not supported"
-                        )));
-                    }
-                }
             }
             let currently_ppr = matches!(settings.billing, BillingMode::PayPerRequest);
             let want_ppr = input.billing_mode_pay_per_request.unwrap_or(currently_ppr);
@@ -515,6 +492,43 @@ fn nothing_to_update(index_updates_given: bool) -> String {
         Some((last, rest)) => format!("At least one of {} or {last} is required", rest.join(", ")),
         None => String::new(),
     }
+}
+
+/// UpdateTable's refusals of a change to what the table's settings already
+/// are: the encryption it has, and a warm throughput below what
+/// DescribeTable shows (which a request may raise but not lower).
+fn check_settings_change(
+    table: &Table,
+    input: &UpdateTableInput,
+    sse_key: Option<&Option<String>>,
+) -> Result<(), EngineError> {
+    // The capacity model's lock is not held with the settings' one.
+    let shown_warm = table.capacity.lock().as_ref().map(|m| {
+        let (read, write) = m.warm_throughput();
+        (read as u64, write as u64)
+    });
+    let settings = table.settings.lock().clone();
+    match (sse_key, &settings.sse_kms_key) {
+        (Some(None), None) => return Err(invalid("Table is already encrypted by default")),
+        (Some(Some(new)), Some(old)) if new == old => {
+            return Err(invalid(
+                "Table is already encrypted with given KMSMasterKeyId. Use KMSMasterKeyId parameter if you want to change Master Key",
+            ))
+        }
+        _ => {}
+    }
+    if let Some((read, write)) = input.warm {
+        let current = shown_warm.or(settings.warm).unwrap_or((0, 0));
+        for (unit, asked, shown) in [("ReadUnitsPerSecond", read, current.0), ("WriteUnitsPerSecond", write, current.1)]
+        {
+            if asked.is_some_and(|asked| asked < shown) {
+                return Err(invalid(format!(
+                    "Requested {unit} for WarmThroughput for table is lower than current WarmThroughput, decreasing WarmThroughput is not supported"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// DynamoDB changes encryption, the table class and deletion protection
