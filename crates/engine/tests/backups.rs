@@ -237,12 +237,19 @@ fn a_table_whose_restore_a_crash_cut_short_is_dropped_on_reopening() {
     assert!(done.restore.is_some_and(|r| !r.in_progress && r.source_backup_arn == backup.arn));
 }
 
-#[test]
-fn in_memory_backups_take_their_share_of_the_memory_budget() {
-    let budget = Arc::new(MemoryBudget::new(u64::MAX / 2));
+/// An in-memory engine with table t filled, under a memory budget of
+/// `limit` bytes.
+fn filled_within(limit: u64) -> (Engine, Arc<MemoryBudget>) {
+    let budget = Arc::new(MemoryBudget::new(limit));
     let engine = Engine::new(EngineConfig { memory: Some(budget.clone()), ..config() });
     create(&engine, "t");
     fill(&engine);
+    (engine, budget)
+}
+
+#[test]
+fn in_memory_backups_take_their_share_of_the_memory_budget() {
+    let (engine, budget) = filled_within(u64::MAX / 2);
     let tables = budget.used();
     let backup = engine.create_backup("t", "b", Millis(5)).unwrap();
     let held = backup.size_bytes + backup.item_count * STORED_ITEM_OVERHEAD_BYTES;
@@ -250,10 +257,7 @@ fn in_memory_backups_take_their_share_of_the_memory_budget() {
     engine.delete_backup(&backup.arn).unwrap();
     assert_eq!(budget.used(), tables);
     // A snapshot past the budget is refused, and takes nothing.
-    let tight = Arc::new(MemoryBudget::new(tables + held - 1));
-    let engine = Engine::new(EngineConfig { memory: Some(tight.clone()), ..config() });
-    create(&engine, "t");
-    fill(&engine);
+    let (engine, tight) = filled_within(tables + held - 1);
     let used = tight.used();
     assert!(matches!(engine.create_backup("t", "b", Millis(5)), Err(EngineError::LimitExceeded(_))));
     assert_eq!(tight.used(), used);
@@ -266,14 +270,8 @@ fn in_memory_backups_take_their_share_of_the_memory_budget() {
 #[test]
 fn deleting_a_table_with_point_in_time_recovery_keeps_one_system_backup_whatever_the_budget() {
     // A budget the table fills: a USER backup could not be taken.
-    let probe = Arc::new(MemoryBudget::new(u64::MAX / 2));
-    let engine = Engine::new(EngineConfig { memory: Some(probe.clone()), ..config() });
-    create(&engine, "t");
-    fill(&engine);
-    let tight = Arc::new(MemoryBudget::new(probe.used() + 1));
-    let engine = Engine::new(EngineConfig { memory: Some(tight.clone()), ..config() });
-    create(&engine, "t");
-    fill(&engine);
+    let (_, probe) = filled_within(u64::MAX / 2);
+    let (engine, tight) = filled_within(probe.used() + 1);
     let table_share = tight.used();
     assert!(matches!(engine.create_backup("t", "b", Millis(5)), Err(EngineError::LimitExceeded(_))));
     engine.update_continuous_backups("t", true, None, Millis(6)).unwrap();
