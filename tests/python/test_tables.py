@@ -275,11 +275,23 @@ def test_encryption_class_and_protection_change_alone_and_nothing_is_refused(ddb
         "ValidationException",
         f"At least one of {updatable.format('GlobalSecondaryIndexUpdates, ')} is required",
     )
-    # Members the request holds are left out of the list.
+    # An empty GlobalSecondaryIndexUpdates counts as absent; with another
+    # member it is refused as empty (ack-api-quirks DDB-TABLE-015, -359).
     expect_error(
         lambda: ddb.update_table(TableName=name, GlobalSecondaryIndexUpdates=[]),
         "ValidationException",
-        f"At least one of {updatable.format('')} is required",
+        f"At least one of {updatable.format('GlobalSecondaryIndexUpdates, ')} is required",
+    )
+    expect_error(
+        lambda: ddb.update_table(TableName=name, GlobalSecondaryIndexUpdates=[], DeletionProtectionEnabled=True),
+        "ValidationException",
+        "One or more parameter values were invalid: List of GlobalSecondaryIndexUpdates is empty",
+    )
+    # The request is checked before the table is looked up.
+    expect_error(
+        lambda: ddb.update_table(TableName=unique_name("missing")),
+        "ValidationException",
+        f"At least one of {updatable.format('GlobalSecondaryIndexUpdates, ')} is required",
     )
 
 

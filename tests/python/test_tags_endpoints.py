@@ -47,41 +47,125 @@ def test_tags_are_set_overwritten_listed_in_pages_and_removed(ddb, make_table):
 
 
 def test_tag_errors(ddb, ddb_raw, make_table):
-    table = make_table()
+    """Texts as DynamoDB answers them today (ack-api-quirks DDB-TABLE-071,
+    -107, -372, live 2026-10): every tag is checked by the operation itself,
+    the whole request is refused at the first bad one, and nothing is set."""
+    table = make_table(Tags=[{"Key": "keep", "Value": "1"}])
     arn = arn_of(ddb, table)
-    expect_error(
-        lambda: ddb_raw.tag_resource(ResourceArn=arn, Tags=[]),
-        "ValidationException",
-        "Atleast one Tag needs to be provided as Input.",
-    )
-    expect_error(
+
+    def refused(call, code, message):
+        expect_error(call, code, message)
+        assert all_tags(ddb, arn) == [{"Key": "keep", "Value": "1"}], "a refused request changes nothing"
+
+    def tag(*tags):
+        return lambda: ddb_raw.tag_resource(ResourceArn=arn, Tags=list(tags))
+
+    refused(tag(), "ValidationException", "Atleast one Tag needs to be provided as Input.")
+    refused(
         lambda: ddb_raw.untag_resource(ResourceArn=arn, TagKeys=[]),
         "ValidationException",
         "Atleast one Tag Key needs to be provided as Input.",
     )
-    expect_error(
-        lambda: ddb.tag_resource(ResourceArn="abcd", Tags=[{"Key": "a", "Value": "b"}]),
-        "AccessDeniedException",
-        "User: arn:aws:iam::000000000000:root is not authorized to perform: dynamodb:TagResource on resource: abcd",
+    long_key = "k" * 129
+    refused(
+        tag({"Key": "good", "Value": "v"}, {"Key": long_key, "Value": "v"}),
+        "ValidationException",
+        f"The Tag Key provided is invalid, Key: {long_key}",
+    )
+    refused(tag({"Key": "", "Value": "v"}), "ValidationException", "The Tag Key provided is invalid, Key: ")
+    refused(tag({"Value": "v"}), "ValidationException", "The Tag Key provided is invalid, Key: null")
+    refused(tag({"Key": "a"}), "ValidationException", "The Tag Value provided is invalid, Value: null")
+    refused(
+        tag({"Key": "a", "Value": "v" * 257}),
+        "ValidationException",
+        f"The Tag Value provided is invalid, Value: {'v' * 257}",
+    )
+    refused(tag({"Key": "a", "Value": "a,b"}), "ValidationException", "The Tag Value provided is invalid, Value: a,b")
+    refused(
+        tag({"Key": "good", "Value": "v"}, {"Key": "aws:zzz", "Value": "v"}),
+        "ValidationException",
+        "Tag Key cannot be prefixed with aws:, Key: aws:zzz",
+    )
+    refused(
+        tag({"Key": "dup", "Value": "1"}, {"Key": "dup", "Value": "2"}),
+        "ValidationException",
+        "Duplicate Tag Keys provided as input: Duplicate Tag Key found dup",
+    )
+    refused(
+        tag(*[{"Key": f"k{i}", "Value": "v"} for i in range(50)]),
+        "ValidationException",
+        "Number of Tags exceed the current limit for the provided ResourceArn",
+    )
+    refused(
+        lambda: ddb_raw.untag_resource(ResourceArn=arn, TagKeys=[f"k{i}" for i in range(51)]),
+        "ValidationException",
+        "Number of Tags exceed the current limit for the provided ResourceArn",
+    )
+    refused(
+        lambda: ddb_raw.untag_resource(ResourceArn=arn, TagKeys=[long_key]),
+        "ValidationException",
+        f"The Tag Key provided is invalid, Key: {long_key}",
+    )
+    for name in ("abcd", table):
+        refused(
+            lambda: ddb.tag_resource(ResourceArn=name, Tags=[{"Key": "a", "Value": "b"}]),
+            "ValidationException",
+            f"One or more parameter values were invalid: ARNs must start with 'arn:': {name}",
+        )
+    refused(
+        lambda: ddb.list_tags_of_resource(ResourceArn=table),
+        "ValidationException",
+        f"One or more parameter values were invalid: ARNs must start with 'arn:': {table}",
+    )
+    foreign = arn.replace(":000000000000:", ":111111111111:")
+    refused(lambda: ddb.list_tags_of_resource(ResourceArn=foreign), "AccessDeniedException", "Access is denied")
+    index_arn = f"{arn}/index/by-x"
+    refused(
+        lambda: ddb.tag_resource(ResourceArn=index_arn, Tags=[{"Key": "a", "Value": "b"}]),
+        "ValidationException",
+        "One or more parameter values were invalid: Invalid resource arn provided, only table or stream is "
+        f"accepted. Provided resource arn: {index_arn}",
     )
     missing = arn.rsplit("/", 1)[0] + "/" + unique_name()
-    expect_error(
+    for call in (
         lambda: ddb.tag_resource(ResourceArn=missing, Tags=[{"Key": "a", "Value": "b"}]),
-        "ResourceNotFoundException",
-        f"Requested resource not found: ResourcArn: {missing} not found",
+        lambda: ddb.untag_resource(ResourceArn=missing, TagKeys=["a"]),
+        lambda: ddb.list_tags_of_resource(ResourceArn=missing),
+    ):
+        refused(call, "ResourceNotFoundException", f"Requested resource not found: ResourceArn: {missing} not found")
+    # The limit counts the set after the change: 49 more on top of one is 50.
+    ddb.tag_resource(ResourceArn=arn, Tags=[{"Key": f"k{i}", "Value": "v"} for i in range(49)])
+    assert len(all_tags(ddb, arn)) == 50
+    # Removing an absent key is a no-op; a NextToken DynamoDB did not issue is ignored.
+    ddb.untag_resource(ResourceArn=arn, TagKeys=["never-set"])
+    assert len(ddb.list_tags_of_resource(ResourceArn=arn, NextToken="bogus")["Tags"]) == 50
+
+
+def test_create_table_checks_its_tags(ddb_raw):
+    """CreateTable refuses bad Tags with the tag operations' texts and makes
+    no table; an empty list is fine (DDB-TABLE-110)."""
+    args = dict(
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        BillingMode="PAY_PER_REQUEST",
     )
-    expect_error(
-        lambda: ddb.tag_resource(ResourceArn=arn, Tags=[{"Key": f"k{i}", "Value": "v"} for i in range(51)]),
-        "ValidationException",
-        "One or more parameter values were invalid: The number of tags on a resource exceeds the limit of 50",
-    )
-    assert all_tags(ddb, arn) == [], "a refused TagResource sets nothing"
-    expect_error(
-        lambda: ddb_raw.tag_resource(ResourceArn=arn, Tags=[{"Key": "k" * 129, "Value": "v"}]),
-        "ValidationException",
-        f"1 validation error detected: Value '{'k' * 129}' at 'tags.1.member.key' failed to satisfy constraint: "
-        "Member must have length less than or equal to 128",
-    )
+    name = unique_name()
+    for tags, message in (
+        ([{"Key": "aws:foo", "Value": "v"}], "Tag Key cannot be prefixed with aws:, Key: aws:foo"),
+        ([{"Key": "a#b", "Value": "v"}], "The Tag Key provided is invalid, Key: a#b"),
+        (
+            [{"Key": f"k{i}", "Value": "v"} for i in range(51)],
+            "Number of Tags exceed the current limit for the provided ResourceArn",
+        ),
+    ):
+        expect_error(lambda: ddb_raw.create_table(TableName=name, Tags=tags, **args), "ValidationException", message)
+        expect_error(lambda: ddb_raw.describe_table(TableName=name), "ResourceNotFoundException")
+    ddb_raw.create_table(TableName=name, Tags=[], **args)
+    try:
+        arn = ddb_raw.describe_table(TableName=name)["Table"]["TableArn"]
+        assert ddb_raw.list_tags_of_resource(ResourceArn=arn)["Tags"] == []
+    finally:
+        ddb_raw.delete_table(TableName=name)
 
 
 def test_describe_endpoints_names_the_address_the_client_used(ddb, endpoint):
@@ -105,8 +189,10 @@ def test_a_table_arn_works_as_its_name(ddb, make_table):
     expect_error(
         lambda: ddb.describe_table(TableName=other_region),
         "ValidationException",
-        f"Invalid AWS region in '{other_region}'",
+        f"1 validation error detected: Invalid AWS region in '{other_region}'",
     )
+    foreign = arn.replace(":000000000000:", ":111111111111:")
+    expect_error(lambda: ddb.describe_table(TableName=foreign), "AccessDeniedException", "Access is denied")
 
 
 @pytest.mark.parametrize("region", ["eu-west-1", "ap-southeast-2"])

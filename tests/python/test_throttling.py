@@ -208,9 +208,14 @@ def test_describe_table_shows_partitions_and_warm_throughput(modelled):
     warm = {"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 4000, "Status": "ACTIVE"}
     assert ddb.describe_table(TableName=name)["Table"]["WarmThroughput"] == warm
     provisioned = make(ddb, provisioned=(1, 10000))
-    # ceil(1/3000 + 10000/1000) = 11 partitions.
+    # ceil(1/3000 + 10000/1000) = 11 partitions; DynamoDB shows a
+    # provisioned table's units as its warm throughput (DDB-TABLE-068).
     assert raw_describe(srv.url, provisioned)["PartitionCount"] == 11
-    assert ddb.describe_table(TableName=provisioned)["Table"]["WarmThroughput"]["WriteUnitsPerSecond"] == 11000
+    assert ddb.describe_table(TableName=provisioned)["Table"]["WarmThroughput"] == {
+        "ReadUnitsPerSecond": 1,
+        "WriteUnitsPerSecond": 10000,
+        "Status": "ACTIVE",
+    }
 
 
 def test_metrics_count_throttled_items(modelled):
@@ -251,7 +256,8 @@ def test_capacity_model_off_never_throttles(unlimited):
     assert sum(p["Count"] for p in pages) == 250
     described = raw_describe(srv.url, name)
     assert "PartitionCount" not in described
-    assert "WarmThroughput" not in described
+    # Without the model, what DynamoDB shows: a provisioned table's units.
+    assert described["WarmThroughput"] == {"ReadUnitsPerSecond": 1, "WriteUnitsPerSecond": 1, "Status": "ACTIVE"}
     text = urllib.request.urlopen(srv.url + "/metrics").read().decode()
     assert name not in text
 
@@ -259,10 +265,8 @@ def test_capacity_model_off_never_throttles(unlimited):
 def test_on_demand_throughput_caps_an_on_demand_table(modelled):
     ddb, srv = modelled
     name = make(ddb, range_key=False, OnDemandThroughput={"MaxWriteRequestUnits": 10})
-    assert ddb.describe_table(TableName=name)["Table"]["OnDemandThroughput"] == {
-        "MaxReadRequestUnits": -1,
-        "MaxWriteRequestUnits": 10,
-    }
+    # Only the maximum that is set is shown (DDB-TABLE-178, -182).
+    assert ddb.describe_table(TableName=name)["Table"]["OnDemandThroughput"] == {"MaxWriteRequestUnits": 10}
     # The first batch (25 units) finds the maximum's bucket with tokens and
     # is taken whole; the next is refused whole for the maximum (A13).
     first = ddb.batch_write_item(RequestItems={name: [{"PutRequest": {"Item": {"pk": {"S": f"a{i}"}}}} for i in range(25)]})
@@ -276,10 +280,7 @@ def test_on_demand_throughput_caps_an_on_demand_table(modelled):
     ]
     # -1 removes the maximum; reads were never capped.
     ddb.update_table(TableName=name, OnDemandThroughput={"MaxWriteRequestUnits": -1})
-    assert ddb.describe_table(TableName=name)["Table"]["OnDemandThroughput"] == {
-        "MaxReadRequestUnits": -1,
-        "MaxWriteRequestUnits": -1,
-    }
+    assert "OnDemandThroughput" not in ddb.describe_table(TableName=name)["Table"]
 
 
 def test_warm_throughput_pre_warms_a_table(modelled):
@@ -318,7 +319,8 @@ def test_warm_throughput_pre_warms_a_table(modelled):
             ],
         ),
         "ValidationException",
-        startswith="One or more parameter values were invalid: Requested WriteUnitsPerSecond for WarmThroughput",
+        "One or more parameter values were invalid: Create global secondary index cannot be specified when "
+        "updating WarmThroughput",
     )
     assert "GlobalSecondaryIndexes" not in ddb.describe_table(TableName=name)["Table"]
     ddb.update_table(TableName=name, WarmThroughput={"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 20000})

@@ -4,7 +4,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Number, Value};
 
-use crate::model::{Kind, Member, Operation, Service};
+use crate::model::{Kind, Member, Operation, Service, Shape};
 use crate::pattern::Pattern;
 use crate::{shape, Options, SHAPES};
 
@@ -585,11 +585,19 @@ fn constrained(index: u16, short_keys: bool) -> bool {
     table.get(usize::from(index)).copied().unwrap_or(true)
 }
 
+/// Shapes DynamoDB's shape validation does not look into: the tag
+/// operations check a tag's Key and Value themselves, with their own texts
+/// ("The Tag Key provided is invalid, Key: null" for a missing Key, not
+/// "Member must not be null"; ack-api-quirks DDB-TABLE-107 and -457, live
+/// 2026-10).
+const CHECKED_BY_OPERATION: [&str; 2] = ["Tag", "TagKeyString"];
+
 fn constraint_table(short_keys: bool) -> Vec<bool> {
-    let mut c: Vec<bool> = SHAPES
-        .iter()
-        .map(|s| s.min.is_some() || s.max.is_some() || s.pattern.is_some() || !s.enums.is_empty())
-        .collect();
+    let own = |s: &Shape| {
+        !CHECKED_BY_OPERATION.contains(&s.name)
+            && (s.min.is_some() || s.max.is_some() || s.pattern.is_some() || !s.enums.is_empty())
+    };
+    let mut c: Vec<bool> = SHAPES.iter().map(own).collect();
     let key_constrained = |c: &[bool], k: u16| {
         let s = shape(k);
         let harmless = short_keys
@@ -603,7 +611,7 @@ fn constraint_table(short_keys: bool) -> Vec<bool> {
     loop {
         let mut changed = false;
         for (i, s) in SHAPES.iter().enumerate() {
-            if c[i] {
+            if c[i] || CHECKED_BY_OPERATION.contains(&s.name) {
                 continue;
             }
             let inner = match s.kind {

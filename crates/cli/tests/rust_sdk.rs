@@ -1423,7 +1423,7 @@ async fn tags_and_table_arn_as_table_name() {
         TagResourceError::ResourceNotFoundException(e) => {
             assert_eq!(
                 e.message(),
-                Some(format!("Requested resource not found: ResourcArn: {missing} not found").as_str())
+                Some(format!("Requested resource not found: ResourceArn: {missing} not found").as_str())
             )
         }
         other => panic!("expected ResourceNotFoundException, got {other:?}"),
@@ -1431,8 +1431,8 @@ async fn tags_and_table_arn_as_table_name() {
     assert_refused(
         client.tag_resource().resource_arn("abcd").tags(tag("a", "b")).send().await,
         "not an ARN",
-        "AccessDeniedException",
-        "User: arn:aws:iam::000000000000:root is not authorized to perform: dynamodb:TagResource on resource: abcd",
+        "ValidationException",
+        &format!("{INVALID}ARNs must start with 'arn:': abcd"),
     );
     let mut req = client.tag_resource().resource_arn(&arn);
     for i in 0..51 {
@@ -1442,7 +1442,7 @@ async fn tags_and_table_arn_as_table_name() {
         req.send().await,
         "51 tags",
         "ValidationException",
-        &format!("{INVALID}The number of tags on a resource exceeds the limit of 50"),
+        "Number of Tags exceed the current limit for the provided ResourceArn",
     );
     assert_eq!(all_tags().await, vec![pair("cost center", "")], "a refused TagResource sets nothing");
 
@@ -1481,7 +1481,7 @@ async fn tags_and_table_arn_as_table_name() {
         client.describe_table().table_name(&other_region).send().await,
         "another region's ARN",
         "ValidationException",
-        &format!("Invalid AWS region in '{other_region}'"),
+        &format!("1 validation error detected: Invalid AWS region in '{other_region}'"),
     );
 
     // DescribeEndpoints answers the address the client used.

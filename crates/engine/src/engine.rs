@@ -354,11 +354,16 @@ impl Engine {
         let Some(table) = resource.strip_prefix("table/").filter(|t| !t.is_empty() && !t.contains('/')) else {
             return Err(malformed());
         };
+        // As DynamoDB answers today (ack-api-quirks DDB-TABLE-011 and -442,
+        // live 2026-10): another region's ARN fails the TableName member's
+        // own validation, another account's is denied.
         if *region != self.config.region {
-            return Err(EngineError::validation(format!("Invalid AWS region in '{name}'")));
+            return Err(EngineError::validation(format!(
+                "1 validation error detected: Invalid AWS region in '{name}'"
+            )));
         }
         if *account != self.config.account_id {
-            return Err(EngineError::table_not_found());
+            return Err(EngineError::AccessDenied("Access is denied".to_string()));
         }
         Ok(table)
     }

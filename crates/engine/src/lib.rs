@@ -24,8 +24,10 @@ mod tokens;
 mod transact;
 pub mod ttl;
 pub mod types;
+mod update_table;
 mod write;
 
+pub use control::{MAX_TABLE_CAPACITY_UNITS, MAX_TAGS, TOO_MANY_TAGS};
 pub use dynaburst_capacity as capacity;
 pub use engine::{
     CapacityReport, Engine, EngineConfig, MemoryBudget, IDEMPOTENT_REPLAY_READ_UNITS, ITEM_COLLECTION_LIMIT_BYTES,
@@ -34,7 +36,7 @@ pub use engine::{
 pub use error::EngineError;
 pub use table::{
     KeyAttr, KeySchema, Table, TableClass, TableClassSetting, TableData, TableSettings, TimeToLive,
-    MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES,
+    MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, ON_DEMAND_INITIAL_WARM,
 };
 pub use tokens::{IDEMPOTENCY_WINDOW_MS, MAX_REMEMBERED_TOKENS};
 pub use types::*;

@@ -191,6 +191,10 @@ pub struct TableSettings {
     pub sse_kms_key: Option<String>,
 }
 
+/// The WarmThroughput of a new PAY_PER_REQUEST table and of each of its
+/// GSIs, (read, write) units a second (A14; ack-api-quirks DDB-TABLE-032).
+pub const ON_DEMAND_INITIAL_WARM: (u64, u64) = (12_000, 4_000);
+
 /// TableClass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TableClass {
@@ -235,6 +239,31 @@ pub struct TimeToLive {
 
 impl TableSettings {
     /// The settings of a table created at `now` with `billing`.
+    /// The WarmThroughput DescribeTable shows, (read, write) units a
+    /// second: never below what it showed before or was asked for
+    /// (`warm`, which UpdateTable keeps up to date), an on-demand table's
+    /// initial throughput or a provisioned table's units; for an on-demand
+    /// table, also what the capacity model has grown to (`model`). A
+    /// provisioned table's shows the most units it ever had (ack-api-quirks
+    /// DDB-TABLE-028, -032, -061, -068, live 2026-10).
+    pub fn warm_shown(&self, model: Option<(f64, f64)>) -> (u64, u64) {
+        let floor = self.warm_floor();
+        let grown = match (self.billing, model) {
+            (BillingMode::PayPerRequest, Some((read, write))) => (read as u64, write as u64),
+            _ => (0, 0),
+        };
+        let kept = self.warm.unwrap_or((0, 0));
+        (floor.0.max(grown.0).max(kept.0), floor.1.max(grown.1).max(kept.1))
+    }
+
+    /// What the billing mode alone makes the warm throughput at least.
+    pub fn warm_floor(&self) -> (u64, u64) {
+        match self.billing {
+            BillingMode::PayPerRequest => ON_DEMAND_INITIAL_WARM,
+            BillingMode::Provisioned { read, write } => (read, write),
+        }
+    }
+
     pub fn new(billing: BillingMode, now: Millis) -> TableSettings {
         TableSettings {
             billing,
@@ -571,9 +600,14 @@ impl Table {
                 .collect();
             (data.item_count, data.size_bytes, indexes)
         };
-        // The definitions of the key attributes in use: the table's, then
-        // those of indexes added later (S40), each once.
-        let mut attribute_definitions: Vec<(String, ScalarType)> = self.attribute_definitions.clone();
+        // The definitions of the key attributes in use, the table's and its
+        // indexes' (those of a deleted index go with it), each once and
+        // sorted by name, as DynamoDB answers them (S40; ack-api-quirks
+        // DDB-TABLE-125).
+        let mut attribute_definitions: Vec<(String, ScalarType)> = std::iter::once(&self.key_schema.hash)
+            .chain(&self.key_schema.range)
+            .map(|a| (a.name.clone(), a.ty))
+            .collect();
         for ix in &indexes {
             for attr in ix.def.schema.attrs() {
                 if !attribute_definitions.iter().any(|(n, _)| *n == attr.name) {
@@ -581,6 +615,7 @@ impl Table {
                 }
             }
         }
+        attribute_definitions.sort_by(|a, b| a.0.cmp(&b.0));
         TableDescription {
             table_name: self.name.clone(),
             table_id: self.table_id.clone(),

@@ -242,6 +242,26 @@ pub struct UpdateTableInput {
     pub sse: Option<SseSpec>,
 }
 
+impl UpdateTableInput {
+    /// An UpdateTable of `table_name` that asks for nothing yet: set what it
+    /// changes with struct update syntax.
+    pub fn new(table_name: impl Into<String>) -> Self {
+        Self {
+            table_name: table_name.into(),
+            billing_mode_pay_per_request: None,
+            throughput: None,
+            attribute_definitions: Vec::new(),
+            index_updates: None,
+            stream: None,
+            on_demand: None,
+            warm: None,
+            deletion_protection: None,
+            table_class: None,
+            sse: None,
+        }
+    }
+}
+
 /// One GlobalSecondaryIndexUpdate.
 #[derive(Clone, Debug, PartialEq)]
 pub enum IndexUpdate {

@@ -381,17 +381,9 @@ fn an_engine_reopened_on_its_storage_finds_its_tables_and_items() {
     engine
         .update_table(
             UpdateTableInput {
-                table_name: "a".into(),
                 billing_mode_pay_per_request: Some(false),
                 throughput: Some((7, 9)),
-                attribute_definitions: Vec::new(),
-                index_updates: None,
-                stream: None,
-                on_demand: None,
-                warm: None,
-                deletion_protection: None,
-                table_class: None,
-                sse: None,
+                ..UpdateTableInput::new("a")
             },
             Millis(500),
         )
@@ -803,17 +795,9 @@ fn add_by_g(engine: &Engine, name: &str, write: u64, now: Millis) {
         throughput: Some((5, write)),
     };
     let input = UpdateTableInput {
-        table_name: name.into(),
-        billing_mode_pay_per_request: None,
-        throughput: None,
         attribute_definitions: vec![("g".into(), ScalarType::S)],
         index_updates: Some(vec![IndexUpdate::Create(spec)]),
-        stream: None,
-        on_demand: None,
-        warm: None,
-        deletion_protection: None,
-        table_class: None,
-        sse: None,
+        ..UpdateTableInput::new(name)
     };
     engine.update_table(input, now).unwrap();
 }

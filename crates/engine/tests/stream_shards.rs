@@ -77,22 +77,7 @@ fn create(engine: &Engine, now: Millis) {
 
 fn raise(engine: &Engine, step: u32, now: Millis) {
     engine
-        .update_table(
-            UpdateTableInput {
-                table_name: "t".into(),
-                billing_mode_pay_per_request: None,
-                throughput: Some((30, BASE_WCU << step)),
-                attribute_definitions: Vec::new(),
-                index_updates: None,
-                stream: None,
-                on_demand: None,
-                warm: None,
-                deletion_protection: None,
-                table_class: None,
-                sse: None,
-            },
-            now,
-        )
+        .update_table(UpdateTableInput { throughput: Some((30, BASE_WCU << step)), ..UpdateTableInput::new("t") }, now)
         .unwrap();
 }
 

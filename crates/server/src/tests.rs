@@ -234,7 +234,7 @@ async fn each_region_of_the_credential_scope_has_its_own_tables() {
     let (status, _, body) = send(&server, request("DescribeTable", json!({"TableName": arn}))).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     let err: Value = serde_json::from_slice(&body).unwrap();
-    assert_eq!(err["message"], format!("Invalid AWS region in '{arn}'"));
+    assert_eq!(err["message"], format!("1 validation error detected: Invalid AWS region in '{arn}'"));
     let index_arn = format!("{arn}/index/i");
     let (_, _, body) = send(&server, in_region("eu-west-1", "DescribeTable", json!({"TableName": index_arn}))).await;
     let err: Value = serde_json::from_slice(&body).unwrap();

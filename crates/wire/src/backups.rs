@@ -81,8 +81,8 @@ fn description_json(b: &Backup) -> Value {
         "ItemCount": b.item_count,
         "BillingMode": mode,
     });
-    if let (Some((r, w)), Value::Object(m)) = (s.settings.on_demand_max, &mut table) {
-        m.insert("OnDemandThroughput".into(), json!({"MaxReadRequestUnits": r, "MaxWriteRequestUnits": w}));
+    if let (Some(limits), Value::Object(m)) = (crate::ops::on_demand_json(s.settings.on_demand_max), &mut table) {
+        m.insert("OnDemandThroughput".into(), limits);
     }
     let mut features = Map::new();
     for (kind, member) in [(IndexKind::Local, "LocalSecondaryIndexes"), (IndexKind::Global, "GlobalSecondaryIndexes")] {

@@ -15,6 +15,7 @@ mod partiql;
 mod render;
 mod request;
 mod streams;
+mod tags;
 mod value;
 
 use dynaburst_apimodel::Service;
@@ -169,11 +170,11 @@ fn dispatch(
         "Scan" => ops::read(engine, request, now, false)?,
         "DescribeLimits" => ops::describe_limits(),
         "DescribeEndpoints" => ops::describe_endpoints(host.unwrap_or(DEFAULT_ENDPOINT_HOST)),
-        "TagResource" => ops::tag_resource(engine, request)?,
+        "TagResource" => tags::tag_resource(engine, request)?,
         "UpdateTimeToLive" => ops::update_time_to_live(engine, request, now)?,
         "DescribeTimeToLive" => ops::describe_time_to_live(engine, request)?,
-        "UntagResource" => ops::untag_resource(engine, request)?,
-        "ListTagsOfResource" => ops::list_tags_of_resource(engine, request)?,
+        "UntagResource" => tags::untag_resource(engine, request)?,
+        "ListTagsOfResource" => tags::list_tags_of_resource(engine, request)?,
         "UpdateContributorInsights" => insights::update(engine, request, now)?,
         "DescribeContributorInsights" => insights::describe(engine, request, now)?,
         "ListContributorInsights" => insights::list(engine, request, now)?,

@@ -101,6 +101,20 @@ pub(crate) fn sse_description_json(settings: &TableSettings) -> Option<Value> {
     settings.sse_kms_key.as_ref().map(|arn| json!({"Status": "ENABLED", "SSEType": "KMS", "KMSMasterKeyArn": arn}))
 }
 
+/// OnDemandThroughput: the maxima that are set (-1 is none), absent when
+/// neither is (ack-api-quirks DDB-TABLE-178, -182).
+pub(crate) fn on_demand_json(limits: Option<(i64, i64)>) -> Option<Value> {
+    let (read, write) = limits?;
+    let mut m = Map::new();
+    if read != -1 {
+        m.insert("MaxReadRequestUnits".into(), json!(read));
+    }
+    if write != -1 {
+        m.insert("MaxWriteRequestUnits".into(), json!(write));
+    }
+    (!m.is_empty()).then_some(Value::Object(m))
+}
+
 /// Renders a TableDescription.
 pub fn table_description_json(d: &TableDescription) -> Value {
     let settings = &d.settings;
@@ -118,11 +132,12 @@ pub fn table_description_json(d: &TableDescription) -> Value {
     if let Some(t) = settings.last_decrease {
         throughput.insert("LastDecreaseDateTime".into(), secs(t));
     }
-    let mut billing = Map::new();
-    billing.insert("BillingMode".into(), json!(mode));
-    if let (BillingMode::PayPerRequest, Some(t)) = (settings.billing, settings.last_pay_per_request_switch) {
-        billing.insert("LastUpdateToPayPerRequestDateTime".into(), secs(t));
-    }
+    // BillingModeSummary: only for a table that has been PAY_PER_REQUEST,
+    // with when it last became so, kept after a switch back
+    // (ack-api-quirks DDB-TABLE-025, -055, -183).
+    let billing = settings
+        .last_pay_per_request_switch
+        .map(|t| json!({"BillingMode": mode, "LastUpdateToPayPerRequestDateTime": secs(t)}));
     let mut out = json!({
         "TableName": d.table_name,
         "TableId": d.table_id,
@@ -132,11 +147,13 @@ pub fn table_description_json(d: &TableDescription) -> Value {
         "KeySchema": d.key_schema.iter().map(|(n, r)| json!({"AttributeName": n, "KeyType": key_role(*r)})).collect::<Vec<_>>(),
         "AttributeDefinitions": d.attribute_definitions.iter().map(|(n, t)| json!({"AttributeName": n, "AttributeType": t.descriptor()})).collect::<Vec<_>>(),
         "ProvisionedThroughput": Value::Object(throughput),
-        "BillingModeSummary": Value::Object(billing),
         "ItemCount": d.item_count,
         "TableSizeBytes": d.size_bytes,
         "DeletionProtectionEnabled": settings.deletion_protection,
     });
+    if let (Some(b), Value::Object(m)) = (billing, &mut out) {
+        m.insert("BillingModeSummary".into(), b);
+    }
     if let (Some(c), Value::Object(m)) = (settings.table_class, &mut out) {
         let mut summary = Map::new();
         summary.insert("TableClass".into(), json!(c.class.name()));
@@ -148,17 +165,15 @@ pub fn table_description_json(d: &TableDescription) -> Value {
     if let (Some(sse), Value::Object(m)) = (sse_description_json(settings), &mut out) {
         m.insert("SSEDescription".into(), sse);
     }
-    // The model's figure (at least what was asked for); without the model,
-    // what was asked for.
-    let warm = d.warm_throughput.map(|(r, w)| (r as u64, w as u64)).or(settings.warm);
-    if let (Some((read, write)), Value::Object(m)) = (warm, &mut out) {
+    let (read, write) = settings.warm_shown(d.warm_throughput);
+    if let Value::Object(m) = &mut out {
         m.insert(
             "WarmThroughput".into(),
             json!({"ReadUnitsPerSecond": read, "WriteUnitsPerSecond": write, "Status": "ACTIVE"}),
         );
     }
-    if let (Some((read, write)), Value::Object(m)) = (settings.on_demand_max, &mut out) {
-        m.insert("OnDemandThroughput".into(), json!({"MaxReadRequestUnits": read, "MaxWriteRequestUnits": write}));
+    if let (Some(limits), Value::Object(m)) = (on_demand_json(settings.on_demand_max), &mut out) {
+        m.insert("OnDemandThroughput".into(), limits);
     }
     if let (Some(n), Value::Object(m)) = (d.partition_count, &mut out) {
         // A dynaburst extension: DynamoDB does not show partitions.
@@ -200,6 +215,9 @@ pub(crate) fn index_shape_json(def: &dynaburst_engine::index::IndexDef) -> Map<S
     let mut projection = Map::new();
     projection.insert("ProjectionType".into(), json!(def.projection.type_name()));
     if let IndexProjection::Include(names) = &def.projection {
+        // DynamoDB answers them sorted (ack-api-quirks DDB-TABLE-151).
+        let mut names = names.clone();
+        names.sort_unstable();
         projection.insert("NonKeyAttributes".into(), json!(names));
     }
     let mut m = Map::new();
@@ -233,12 +251,19 @@ fn index_description_json(i: &IndexDescription) -> Value {
             "ProvisionedThroughput".into(),
             json!({"NumberOfDecreasesToday": 0, "ReadCapacityUnits": read, "WriteCapacityUnits": write}),
         );
-        if let Some((read, write)) = i.warm_throughput {
-            m.insert(
-                "WarmThroughput".into(),
-                json!({"ReadUnitsPerSecond": read as u64, "WriteUnitsPerSecond": write as u64, "Status": "ACTIVE"}),
-            );
-        }
+        // As a table's: an on-demand GSI's starts at the on-demand initial
+        // throughput, a provisioned one's is its units (DDB-TABLE-134).
+        let (read, write) = match def.throughput {
+            Some(units) => units,
+            None => {
+                let grown = i.warm_throughput.map_or((0, 0), |(r, w)| (r as u64, w as u64));
+                (ON_DEMAND_INITIAL_WARM.0.max(grown.0), ON_DEMAND_INITIAL_WARM.1.max(grown.1))
+            }
+        };
+        m.insert(
+            "WarmThroughput".into(),
+            json!({"ReadUnitsPerSecond": read, "WriteUnitsPerSecond": write, "Status": "ACTIVE"}),
+        );
     }
     Value::Object(m)
 }
@@ -247,8 +272,9 @@ pub(crate) fn parse_throughput(v: &Value, violations: &mut Violations) -> Result
     let req = Req::new(v)?;
     let read = req.opt_i64("ReadCapacityUnits")?;
     let write = req.opt_i64("WriteCapacityUnits")?;
+    // DynamoDB reports the write member first (ack-api-quirks DDB-TABLE-038).
     for (val, member) in
-        [(read, "provisionedThroughput.readCapacityUnits"), (write, "provisionedThroughput.writeCapacityUnits")]
+        [(write, "provisionedThroughput.writeCapacityUnits"), (read, "provisionedThroughput.readCapacityUnits")]
     {
         match val {
             None => violations.add("null", member, "Member must not be null"),
@@ -392,7 +418,7 @@ fn parse_index_updates(v: &Value, violations: &mut Violations) -> Result<Vec<Ind
             }
             _ => {
                 return Err(ApiError::validation(
-                    "One or more parameter values were invalid: Only one of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Delete can be specified",
+                    "One or more parameter values were invalid: Only one global secondary index action is allowed per GlobalSecondaryIndexUpdate object",
                 ))
             }
         };
@@ -538,8 +564,10 @@ pub(crate) fn parse_plain_settings(req: &Req<'_>) -> Result<PlainSettings, ApiEr
 pub(crate) fn parse_sse(req: &Req<'_>, member: &str) -> Result<Option<SseSpec>, ApiError> {
     let Some(v) = req.get(member) else { return Ok(None) };
     let spec = Req::new(v)?;
-    let enabled = spec.opt_bool("Enabled")?.unwrap_or(false);
     let sse_type = spec.opt_str("SSEType")?;
+    // SSEType KMS with no Enabled asks for KMS encryption
+    // (ack-api-quirks DDB-TABLE-036, -044).
+    let enabled = spec.opt_bool("Enabled")?.unwrap_or(sse_type == Some("KMS"));
     let kms_key_id = spec.opt_str("KMSMasterKeyId")?.map(str::to_string);
     let refused = match (enabled, sse_type, &kms_key_id) {
         (false, Some(_), _) => Some("SSEType can not be specified if Enabled is false"),
@@ -575,9 +603,9 @@ pub fn create_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value,
     };
     let global_indexes = parse_indexes(&req, "GlobalSecondaryIndexes", GSI_KEY_ELEMENTS, &mut violations)?;
     let local_indexes = parse_indexes(&req, "LocalSecondaryIndexes", TABLE_KEY_ELEMENTS, &mut violations)?;
-    let tags = parse_tags(&req, &mut violations)?.unwrap_or_default();
     let (on_demand, warm) = parse_limits(&req)?;
     violations.finish()?;
+    let tags = crate::tags::parse_tags(&req)?.unwrap_or_default();
     let (deletion_protection, table_class, sse) = parse_plain_settings(&req)?;
     let billing = match (mode, throughput) {
         (Some("PAY_PER_REQUEST"), None) => BillingMode::PayPerRequest,
@@ -1247,125 +1275,6 @@ pub fn describe_limits() -> Value {
 /// client used (host and port, no scheme, S160).
 pub fn describe_endpoints(host: &str) -> Value {
     json!({ "Endpoints": [{ "Address": host, "CachePeriodInMinutes": 1440 }] })
-}
-
-/// Longest ResourceArn of the tag operations.
-const MAX_RESOURCE_ARN: usize = 1283;
-/// Longest tag key and value, in characters (S145).
-const MAX_TAG_KEY: usize = 128;
-const MAX_TAG_VALUE: usize = 256;
-
-/// The ResourceArn member, checked.
-fn resource_arn<'a>(req: &Req<'a>, violations: &mut Violations) -> Result<&'a str, ApiError> {
-    let arn = req.opt_str("ResourceArn")?;
-    match arn {
-        None => violations.add("null", "resourceArn", "Member must not be null"),
-        Some(a) if a.is_empty() || a.len() > MAX_RESOURCE_ARN => violations.add(
-            &format!("'{a}'"),
-            "resourceArn",
-            if a.is_empty() {
-                "Member must have length greater than or equal to 1"
-            } else {
-                "Member must have length less than or equal to 1283"
-            },
-        ),
-        Some(_) => {}
-    }
-    Ok(arn.unwrap_or_default())
-}
-
-/// A Tags list (CreateTable, TagResource), checked; None when absent.
-fn parse_tags(req: &Req<'_>, violations: &mut Violations) -> Result<Option<Vec<(String, String)>>, ApiError> {
-    let Some(v) = req.get("Tags") else { return Ok(None) };
-    let list = v.as_array().ok_or_else(|| wrong_json_type(v, "List"))?;
-    let mut tags = Vec::with_capacity(list.len());
-    for (i, e) in list.iter().enumerate() {
-        let t = Req::new(e)?;
-        let path = format!("tags.{}.member", i + 1);
-        let key = t.opt_str("Key")?;
-        let value = t.opt_str("Value")?;
-        match key {
-            None => violations.add("null", &format!("{path}.key"), "Member must not be null"),
-            Some(k) if k.is_empty() || k.chars().count() > MAX_TAG_KEY => violations.add(
-                &format!("'{k}'"),
-                &format!("{path}.key"),
-                if k.is_empty() {
-                    "Member must have length greater than or equal to 1"
-                } else {
-                    "Member must have length less than or equal to 128"
-                },
-            ),
-            Some(_) => {}
-        }
-        match value {
-            None => violations.add("null", &format!("{path}.value"), "Member must not be null"),
-            Some(v) if v.chars().count() > MAX_TAG_VALUE => violations.add(
-                &format!("'{v}'"),
-                &format!("{path}.value"),
-                "Member must have length less than or equal to 256",
-            ),
-            Some(_) => {}
-        }
-        tags.push((key.unwrap_or_default().to_string(), value.unwrap_or_default().to_string()));
-    }
-    Ok(Some(tags))
-}
-
-/// TagResource.
-pub fn tag_resource(engine: &Engine, body: &Value) -> Result<Value, ApiError> {
-    let req = Req::new(body)?;
-    let mut violations = Violations::default();
-    let arn = resource_arn(&req, &mut violations)?;
-    let tags = parse_tags(&req, &mut violations)?;
-    if tags.is_none() {
-        violations.add("null", "tags", "Member must not be null");
-    }
-    violations.finish()?;
-    let tags = tags.unwrap_or_default();
-    if tags.is_empty() {
-        return Err(ApiError::validation("Atleast one Tag needs to be provided as Input."));
-    }
-    engine.tag_resource(arn, &tags)?;
-    Ok(json!({}))
-}
-
-/// UntagResource.
-pub fn untag_resource(engine: &Engine, body: &Value) -> Result<Value, ApiError> {
-    let req = Req::new(body)?;
-    let mut violations = Violations::default();
-    let arn = resource_arn(&req, &mut violations)?;
-    let keys = match req.get("TagKeys") {
-        None => {
-            violations.add("null", "tagKeys", "Member must not be null");
-            Vec::new()
-        }
-        Some(v) => v
-            .as_array()
-            .ok_or_else(|| wrong_json_type(v, "List"))?
-            .iter()
-            .map(|k| k.as_str().map(str::to_string).ok_or_else(|| wrong_json_type(k, "String")))
-            .collect::<Result<Vec<_>, _>>()?,
-    };
-    violations.finish()?;
-    if keys.is_empty() {
-        return Err(ApiError::validation("Atleast one Tag Key needs to be provided as Input."));
-    }
-    engine.untag_resource(arn, &keys)?;
-    Ok(json!({}))
-}
-
-/// ListTagsOfResource.
-pub fn list_tags_of_resource(engine: &Engine, body: &Value) -> Result<Value, ApiError> {
-    let req = Req::new(body)?;
-    let mut violations = Violations::default();
-    let arn = resource_arn(&req, &mut violations)?;
-    violations.finish()?;
-    let (tags, next) = engine.list_tags(arn, req.opt_str("NextToken")?)?;
-    let mut out = json!({ "Tags": tags.iter().map(|(k, v)| json!({"Key": k, "Value": v})).collect::<Vec<_>>() });
-    if let (Some(t), Value::Object(m)) = (next, &mut out) {
-        m.insert("NextToken".into(), json!(t));
-    }
-    Ok(out)
 }
 
 /// UpdateTimeToLive.

@@ -1,0 +1,659 @@
+//! UpdateTable: what a request may change together, each change's rules,
+//! and applying them.
+//!
+//! DynamoDB checks the request alone first (before it looks the table up),
+//! then the request against the table, and changes nothing unless every
+//! check passes. Its rules and texts here are those of the live service in
+//! October 2026 (ack-api-quirks `services/dynamodb`: the message catalogue
+//! DDB-TABLE-442, the combination matrix DDB-TABLE-382/-433, billing and
+//! throughput DDB-TABLE-038/-039/-051/-055..-061/-178/-182, indexes
+//! DDB-TABLE-137/-152/-160/-164/-169/-174/-380).
+
+use std::collections::HashMap;
+
+use dynaburst_model::ScalarType;
+
+use crate::control::{
+    check_on_demand, check_projected_total, check_provisioned_limit, index_def, index_schema, invalid, merge_limits,
+    on_demand_member, stream_request, IndexContext,
+};
+use crate::engine::Engine;
+use crate::error::EngineError;
+use crate::index::{self, IndexData, IndexDef, IndexKind, MAX_GLOBAL_INDEXES};
+use crate::table::{apply_limits, capacity_mode, index_capacity, Table, TableClass, TableClassSetting};
+use crate::types::*;
+
+/// What UpdateTable may change, as its answer to a request that changes
+/// nothing lists them (S39 as DynamoDB words it in 2026).
+const UPDATABLE: [&str; 13] = [
+    "ProvisionedThroughput",
+    "BillingMode",
+    "UpdateStreamEnabled",
+    "GlobalSecondaryIndexUpdates",
+    "SSESpecification",
+    "ReplicaUpdates",
+    "MultiAccountReplicaReady",
+    "ReplicaTransitRoleArn",
+    "MultiRegionConsistency",
+    "DeletionProtectionEnabled",
+    "OnDemandThroughput",
+    "WarmThroughput",
+    "TableClass",
+];
+
+/// The shortest a GSI stays CREATING after UpdateTable adds it, in
+/// milliseconds: long enough for a client to see the backfill.
+const BACKFILL_MIN_MS: u64 = 500;
+
+/// UpdateTable's answer when it was asked to change nothing.
+fn nothing_to_update() -> String {
+    match UPDATABLE.split_last() {
+        Some((last, rest)) => format!("At least one of {} or {last} is required", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+/// An empty OnDemandThroughput or WarmThroughput (`{}`) counts as absent
+/// (DDB-TABLE-456: DynamoDB drops it when other members come with it).
+fn given<T>(pair: Option<(Option<T>, Option<T>)>) -> Option<(Option<T>, Option<T>)> {
+    pair.filter(|(a, b)| a.is_some() || b.is_some())
+}
+
+/// Which members a request holds.
+struct Members {
+    billing: bool,
+    throughput: bool,
+    /// GlobalSecondaryIndexUpdates with at least one entry.
+    indexes: bool,
+    /// ... of which a Create or Delete.
+    index_create_or_delete: bool,
+    index_create: bool,
+    stream: bool,
+    on_demand: bool,
+    warm: bool,
+    sse: bool,
+    table_class: bool,
+    deletion_protection: bool,
+}
+
+impl Members {
+    fn of(input: &UpdateTableInput) -> Members {
+        let updates = input.index_updates.as_deref().unwrap_or_default();
+        Members {
+            billing: input.billing_mode_pay_per_request.is_some(),
+            throughput: input.throughput.is_some(),
+            indexes: !updates.is_empty(),
+            index_create_or_delete: updates.iter().any(|u| !matches!(u, IndexUpdate::Update { .. })),
+            index_create: updates.iter().any(|u| matches!(u, IndexUpdate::Create(_))),
+            stream: input.stream.is_some(),
+            on_demand: given(input.on_demand).is_some(),
+            warm: given(input.warm).is_some(),
+            sse: input.sse.is_some(),
+            table_class: input.table_class.is_some(),
+            deletion_protection: input.deletion_protection.is_some(),
+        }
+    }
+
+    fn count(&self) -> usize {
+        [
+            self.billing,
+            self.throughput,
+            self.indexes,
+            self.stream,
+            self.on_demand,
+            self.warm,
+            self.sse,
+            self.table_class,
+            self.deletion_protection,
+        ]
+        .iter()
+        .filter(|m| **m)
+        .count()
+    }
+}
+
+/// The checks of the request alone, in DynamoDB's order.
+fn check_request(input: &UpdateTableInput, region: &str) -> Result<(), EngineError> {
+    let m = Members::of(input);
+    if m.count() == 0 {
+        return Err(EngineError::validation(nothing_to_update()));
+    }
+    if input.index_updates.as_ref().is_some_and(Vec::is_empty) {
+        return Err(invalid("List of GlobalSecondaryIndexUpdates is empty"));
+    }
+    let alone = m.count() == 1;
+    for (given, what) in [
+        (m.sse, "Server-Side Encryption"),
+        (m.table_class, "TableClass"),
+        (m.deletion_protection, "DeletionProtection"),
+    ] {
+        if given && !alone {
+            return Err(invalid(format!("{what} modification must be the only operation in the request")));
+        }
+    }
+    if m.on_demand && m.count() > 1 + usize::from(m.billing) {
+        return Err(invalid("OnDemandThroughput can only be combined with BillingMode in an UpdateTable request"));
+    }
+    if m.warm && m.index_create {
+        return Err(invalid("Create global secondary index cannot be specified when updating WarmThroughput"));
+    }
+    if m.warm && !alone {
+        return Err(invalid("WarmThroughput must be the only operation in the request"));
+    }
+    if m.throughput && m.stream {
+        return Err(invalid("You cannot modify stream status while updating table IOPS"));
+    }
+    if m.throughput && m.index_create_or_delete {
+        return Err(invalid("You cannot create or delete index while updating table IOPS"));
+    }
+    if m.stream && m.index_create_or_delete {
+        return Err(invalid("You cannot create or delete index while changing stream status"));
+    }
+    if let Some(spec) = input.stream {
+        stream_request(spec, false)?;
+    }
+    if input.billing_mode_pay_per_request == Some(true) && m.throughput {
+        return Err(invalid("ProvisionedThroughput cannot be specified when BillingMode is PAY_PER_REQUEST"));
+    }
+    if let Some((read, write)) = input.throughput {
+        check_provisioned_limit(read, write, None, region)?;
+    }
+    for u in input.index_updates.iter().flatten() {
+        let (name, throughput) = match u {
+            IndexUpdate::Create(spec) => (&spec.name, spec.throughput),
+            IndexUpdate::Update { name, throughput } => (name, Some(*throughput)),
+            IndexUpdate::Delete { .. } => continue,
+        };
+        if let Some((read, write)) = throughput {
+            check_provisioned_limit(read, write, Some(name), region)?;
+        }
+    }
+    if let Some(on_demand) = given(input.on_demand) {
+        check_on_demand(on_demand, true, region)?;
+    }
+    Ok(())
+}
+
+/// The table's billing mode after the request: the one it switches to, if
+/// it switches (with the throughput it gives), else the current one.
+fn billing_after(input: &UpdateTableInput, current: BillingMode) -> Result<BillingMode, EngineError> {
+    Ok(match (input.billing_mode_pay_per_request, input.throughput) {
+        (Some(true), _) => BillingMode::PayPerRequest,
+        (Some(false), Some((read, write))) => BillingMode::Provisioned { read, write },
+        (Some(false), None) => {
+            return Err(invalid("ProvisionedThroughput must be specified when BillingMode is PROVISIONED"));
+        }
+        (None, Some((read, write))) => match current {
+            BillingMode::PayPerRequest => return Err(invalid(
+                "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST",
+            )),
+            BillingMode::Provisioned { .. } => BillingMode::Provisioned { read, write },
+        },
+        (None, None) => current,
+    })
+}
+
+/// One checked index change, ready to apply.
+enum IndexPlan {
+    Create(IndexDef),
+    Update { name: String, throughput: (u64, u64) },
+    Delete { name: String },
+}
+
+impl Engine {
+    /// UpdateTable.
+    pub fn update_table(&self, input: UpdateTableInput, now: Millis) -> Result<TableDescription, EngineError> {
+        check_request(&input, &self.config.region)?;
+        let name = self.resolve_name(&input.table_name)?;
+        let table = self.tables.read().get(name).cloned().ok_or_else(|| EngineError::table_not_found_named(name))?;
+        let m = Members::of(&input);
+        // The capacity model's lock is never held with the settings' one.
+        let model_warm = table.capacity.lock().as_ref().map(|model| model.warm_throughput());
+        let current = table.settings.lock().clone();
+
+        // The request against the table: every check before any change.
+        let sse_key = input.sse.as_ref().map(|spec| self.sse_key_arn(spec));
+        if let (Some(spec), Some(key)) = (&input.sse, &sse_key) {
+            match (key, &current.sse_kms_key) {
+                (None, None) => return Err(invalid("Table is already encrypted by default")),
+                // Only the key's own ARN, sent again, is refused: an alias,
+                // a key id or no key at all re-encrypts with the same key.
+                (Some(new), Some(old)) if new == old && spec.kms_key_id.as_deref() == Some(old.as_str()) => {
+                    return Err(invalid(
+                        "Table is already encrypted with given KMSMasterKeyId. Use KMSMasterKeyId parameter if you want to change Master Key",
+                    ))
+                }
+                _ => {}
+            }
+        }
+        let billing = billing_after(&input, current.billing)?;
+        if let Some(on_demand) = given(input.on_demand) {
+            if matches!(billing, BillingMode::Provisioned { .. }) {
+                return Err(invalid(format!(
+                    "{} for OnDemandThroughput cannot be specified when the table BillingMode is PROVISIONED",
+                    on_demand_member(on_demand)
+                )));
+            }
+        }
+        let shown_warm = current.warm_shown(model_warm);
+        if let Some((read, write)) = given(input.warm) {
+            for (unit, asked, shown) in
+                [("ReadUnitsPerSecond", read, shown_warm.0), ("WriteUnitsPerSecond", write, shown_warm.1)]
+            {
+                if asked.is_some_and(|asked| asked < shown) {
+                    return Err(invalid(format!(
+                        "Requested {unit} for WarmThroughput for table is lower than current WarmThroughput, decreasing WarmThroughput is not supported"
+                    )));
+                }
+            }
+        }
+        if let (Some((read, write)), BillingMode::Provisioned { read: r0, write: w0 }) =
+            (input.throughput, current.billing)
+        {
+            if input.billing_mode_pay_per_request != Some(true) && (r0, w0) == (read, write) {
+                return Err(EngineError::validation(format!(
+                    "The provisioned throughput for the table will not change. The requested value equals the current value. Current ReadCapacityUnits provisioned for the table: {r0}. Requested ReadCapacityUnits: {read}. Current WriteCapacityUnits provisioned for the table: {w0}. Requested WriteCapacityUnits: {write}. Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits."
+                )));
+            }
+        }
+        // A switch to PROVISIONED must give every GSI its own throughput.
+        if matches!(current.billing, BillingMode::PayPerRequest) && matches!(billing, BillingMode::Provisioned { .. }) {
+            let updated = |name: &str| {
+                input
+                    .index_updates
+                    .iter()
+                    .flatten()
+                    .any(|u| matches!(u, IndexUpdate::Update { name: n, .. } if n == name))
+            };
+            if let Some(ix) = table
+                .index_defs()
+                .iter()
+                .find(|d| d.kind == IndexKind::Global && d.throughput.is_none() && !updated(&d.name))
+            {
+                return Err(invalid(format!("ProvisionedThroughput must be specified for index: {}", ix.name)));
+            }
+        }
+        let stream = input.stream.map(|spec| stream_request(spec, false)).transpose()?;
+
+        // Then the changes.
+        let index_plans = match &input.index_updates {
+            Some(updates) if !updates.is_empty() => {
+                self.update_indexes(&table, updates, &input.attribute_definitions, billing, now)?
+            }
+            _ => Vec::new(),
+        };
+        if let Some(view) = stream {
+            self.set_stream(&table, view, now)?;
+        }
+        let index_defs = table.index_defs();
+        let mut guard = table.settings.lock();
+        let mut settings = guard.clone();
+        if let Some(on) = input.deletion_protection {
+            settings.deletion_protection = on;
+        }
+        if let Some(class) = input.table_class {
+            // Naming the class the table has changes nothing (a table that
+            // never named one is STANDARD).
+            let has = settings.table_class.map_or(TableClass::Standard, |c| c.class);
+            if has != class {
+                settings.table_class = Some(TableClassSetting { class, updated_at: Some(now) });
+            }
+        }
+        if let Some(key) = sse_key {
+            settings.sse_kms_key = key;
+        }
+        if let Some(on_demand) = given(input.on_demand) {
+            settings.on_demand_max = Some(merge_limits(settings.on_demand_max.unwrap_or((-1, -1)), on_demand));
+        }
+        // The warm throughput never goes down: what it showed is kept
+        // before the billing mode or the units change.
+        if m.warm || m.billing || m.throughput {
+            settings.warm = Some(shown_warm);
+        }
+        if let Some(warm) = given(input.warm) {
+            settings.warm = Some(merge_limits(shown_warm, warm));
+        }
+        let switching_to_ppr =
+            matches!(billing, BillingMode::PayPerRequest) && !matches!(settings.billing, BillingMode::PayPerRequest);
+        if let (BillingMode::Provisioned { read, write }, BillingMode::Provisioned { read: r0, write: w0 }) =
+            (billing, settings.billing)
+        {
+            if read > r0 || write > w0 {
+                settings.last_increase = Some(now);
+            }
+            if read < r0 || write < w0 {
+                settings.last_decrease = Some(now);
+                settings.decreases_today += 1;
+            }
+        }
+        if switching_to_ppr {
+            settings.last_pay_per_request_switch = Some(now);
+        }
+        let mode_changed = settings.billing != billing;
+        settings.billing = billing;
+        // The GSIs follow the table onto on-demand capacity.
+        let defs: Vec<IndexDef> = if switching_to_ppr {
+            index_defs.iter().cloned().map(|d| IndexDef { throughput: None, ..d }).collect()
+        } else {
+            index_defs.clone()
+        };
+        if settings != *guard {
+            self.storage.save_table_meta(&table.meta_with(settings.clone(), defs))?;
+            *guard = settings.clone();
+        }
+        drop(guard);
+        if let Some(model) = table.capacity.lock().as_mut() {
+            if mode_changed {
+                model.set_mode(capacity_mode(billing), now);
+            }
+            apply_limits(model, &settings, now);
+        }
+        if switching_to_ppr {
+            let mut data = table.data.write();
+            for ix in data.indexes.iter_mut().filter(|ix| ix.def.kind == IndexKind::Global) {
+                ix.def.throughput = None;
+                if let Some(model) = ix.capacity.lock().as_mut() {
+                    model.set_mode(dynaburst_capacity::Mode::OnDemand, now);
+                }
+            }
+        }
+        // DynamoDB answers ACTIVE for the changes it makes at once, and
+        // UPDATING while a table's capacity, class, stream or index set is
+        // being changed.
+        let slow = m.billing
+            || m.throughput
+            || m.stream
+            || m.table_class
+            || index_plans.iter().any(|p| !matches!(p, IndexPlan::Update { .. }));
+        Ok(table.describe(if slow { "UPDATING" } else { "ACTIVE" }, now))
+    }
+
+    /// UpdateTable's GlobalSecondaryIndexUpdates (S37-S42): every entry is
+    /// checked against the table before any is applied; then creates (with
+    /// a backfill), throughput updates and deletes of GSIs.
+    fn update_indexes(
+        &self,
+        table: &Table,
+        updates: &[IndexUpdate],
+        definitions: &[(String, ScalarType)],
+        billing: BillingMode,
+        now: Millis,
+    ) -> Result<Vec<IndexPlan>, EngineError> {
+        for (i, u) in updates.iter().enumerate() {
+            if updates[..i].iter().any(|v| v.index_name() == u.index_name()) {
+                return Err(invalid(format!(
+                    "Only one global secondary index update per index is allowed simultaneously. Index: {}",
+                    u.index_name()
+                )));
+            }
+        }
+        let online = updates.iter().filter(|u| !matches!(u, IndexUpdate::Update { .. })).count();
+        if online > 1 {
+            return Err(EngineError::LimitExceeded(
+                "Subscriber limit exceeded: Only 1 online index can be created or deleted simultaneously per table"
+                    .into(),
+            ));
+        }
+        let mut data = table.data.write();
+        // During a backfill the index being built may be deleted, but no
+        // other index added or removed (S42).
+        if let Some(busy) = data.indexes.iter().find(|ix| !ix.is_active(now)) {
+            let deletes_busy = updates.iter().all(|u| {
+                matches!(u, IndexUpdate::Delete { name } if *name == busy.def.name)
+                    || matches!(u, IndexUpdate::Update { .. })
+            });
+            if online > 0 && !deletes_busy {
+                return Err(EngineError::LimitExceeded(
+                    "Subscriber limit exceeded: Only 1 online index can be created or deleted simultaneously per table"
+                        .into(),
+                ));
+            }
+        }
+        let mut plans = Vec::with_capacity(updates.len());
+        for update in updates {
+            plans.push(match update {
+                IndexUpdate::Create(spec) => {
+                    if data.index_position(&spec.name).is_some() {
+                        return Err(EngineError::validation("Attempting to create an index which already exists"));
+                    }
+                    let globals = data.indexes.iter().filter(|i| i.def.kind == IndexKind::Global).count();
+                    if globals >= MAX_GLOBAL_INDEXES {
+                        return Err(EngineError::LimitExceeded(format!(
+                            "Subscriber limit exceeded: Number of global secondary indexes exceeds per-table limit of {MAX_GLOBAL_INDEXES}"
+                        )));
+                    }
+                    if definitions.is_empty() {
+                        return Err(invalid(format!("AttributeDefinitions is not specified for index: {}", spec.name)));
+                    }
+                    check_redefinitions(table, &data, definitions)?;
+                    let defs: HashMap<&str, ScalarType> = definitions.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+                    let order: Vec<&str> = definitions.iter().map(|(n, _)| n.as_str()).collect();
+                    let schema = index_schema(IndexKind::Global, spec, &table.key_schema, &defs, &order)?;
+                    let def = index_def(IndexKind::Global, spec, schema, billing, IndexContext::UpdateTable, now)?;
+                    check_projected_total(data.indexes.iter().map(|i| &i.def).chain([&def]))?;
+                    IndexPlan::Create(def)
+                }
+                IndexUpdate::Update { name, throughput } => {
+                    let position = global_position(table, &data, name, "update")?;
+                    if matches!(billing, BillingMode::PayPerRequest) {
+                        return Err(invalid(format!(
+                            "The only Updates for index: {name} when TableThroughputMode is PAY_PER_REQUEST can be to OnDemandThroughput, WarmThroughput"
+                        )));
+                    }
+                    if let Some((r0, w0)) = data.indexes[position].def.throughput {
+                        let (read, write) = *throughput;
+                        if (r0, w0) == (read, write) {
+                            return Err(EngineError::validation(format!(
+                                "The provisioned throughput for the index {name} will not change. The requested value equals the current value. Current ReadCapacityUnits provisioned for index {name}: {r0}. Requested ReadCapacityUnits: {read}. Current WriteCapacityUnits provisioned for index {name}: {w0}. Requested WriteCapacityUnits: {write}. Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits."
+                            )));
+                        }
+                    }
+                    IndexPlan::Update { name: name.clone(), throughput: *throughput }
+                }
+                IndexUpdate::Delete { name } => {
+                    global_position(table, &data, name, "delete")?;
+                    IndexPlan::Delete { name: name.clone() }
+                }
+            });
+        }
+        let mut deleted = Vec::new();
+        for plan in &plans {
+            match plan {
+                IndexPlan::Create(def) => {
+                    // The backfill: every item's entry is computed now (no
+                    // reader sees them while the index is CREATING); their
+                    // index write units are then written in the background,
+                    // charged to the index (`IndexData::is_active`), after
+                    // at least one allocation step.
+                    let allocated = Millis(now.0 + BACKFILL_MIN_MS);
+                    let def = IndexDef { backfilled_at: Some(allocated), ..def.clone() };
+                    let mut ix = IndexData::new(def.clone(), index_capacity(&def, self.config.capacity.as_ref(), now));
+                    let units = crate::write::backfill(
+                        &*self.storage,
+                        table,
+                        &mut data,
+                        &mut ix,
+                        crate::backup::SNAPSHOT_BATCH_ITEMS,
+                        now,
+                    )?;
+                    *ix.backfill.get_mut() = Some(index::Backfill { remaining: units, last: allocated });
+                    data.indexes.push(ix);
+                }
+                // By name: a delete before it may have moved positions.
+                IndexPlan::Update { name, throughput } => {
+                    let Some(position) = data.index_position(name) else { continue };
+                    let ix = &mut data.indexes[position];
+                    ix.def.throughput = Some(*throughput);
+                    if let Some(model) = ix.capacity.lock().as_mut() {
+                        model.set_mode(
+                            dynaburst_capacity::Mode::Provisioned {
+                                read: throughput.0 as f64,
+                                write: throughput.1 as f64,
+                            },
+                            now,
+                        );
+                    }
+                }
+                IndexPlan::Delete { name } => {
+                    if let Some(p) = data.index_position(name) {
+                        data.indexes.remove(p);
+                    }
+                    deleted.push(name.clone());
+                }
+            }
+        }
+        let defs: Vec<IndexDef> = data.indexes.iter().map(|i| i.def.clone()).collect();
+        let settings = table.settings.lock().clone();
+        self.storage.save_table_meta(&table.meta_with(settings, defs))?;
+        // A deleted index's stored entries go once the catalog no longer
+        // names it (a crash between leaves entries no index reads, which
+        // the next start-up drops, as it drops those of a backfill a crash
+        // cut short).
+        for name in deleted {
+            self.storage.drop_index(&table.name, &name)?;
+        }
+        Ok(plans)
+    }
+}
+
+/// An attribute keeps the type it has elsewhere in the table (S11).
+fn check_redefinitions(
+    table: &Table,
+    data: &crate::table::TableData,
+    definitions: &[(String, ScalarType)],
+) -> Result<(), EngineError> {
+    for (name, ty) in definitions {
+        let existing = table.key_schema.pairs_names().contains(&name.as_str()).then(|| {
+            if table.key_schema.hash.name == *name {
+                table.key_schema.hash.ty
+            } else {
+                table.key_schema.range.as_ref().map_or(*ty, |r| r.ty)
+            }
+        });
+        let existing = existing
+            .or_else(|| data.indexes.iter().flat_map(|i| i.def.schema.attrs()).find(|a| a.name == *name).map(|a| a.ty));
+        if existing.is_some_and(|t| t != *ty) {
+            return Err(invalid(format!(
+                "Attributes cannot be redefined. Please check that your attribute has the same type as previously defined. Existing schema: {name}:{} New schema: {name}:{}",
+                existing.map(|t| t.descriptor()).unwrap_or_default(),
+                ty.descriptor()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The position of GSI `name`, for a GlobalSecondaryIndexUpdate's Update
+/// or Delete (`action`): an LSI cannot be either (S15).
+fn global_position(
+    table: &Table,
+    data: &crate::table::TableData,
+    name: &str,
+    action: &str,
+) -> Result<usize, EngineError> {
+    match data.index_position(name) {
+        Some(p) if data.indexes[p].def.kind == IndexKind::Global => Ok(p),
+        Some(_) => {
+            Err(EngineError::validation(format!("Cannot {action} an index that is not a GlobalSecondaryIndex: {name}")))
+        }
+        None => Err(EngineError::ResourceNotFound(format!(
+            "Requested resource not found: Index {name} for table {}",
+            table.name
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request() -> UpdateTableInput {
+        UpdateTableInput::new("t")
+    }
+
+    fn refusal(input: UpdateTableInput) -> String {
+        match check_request(&input, "us-east-1") {
+            Err(EngineError::Validation(m)) => m,
+            other => panic!("expected a ValidationException, got {other:?}"),
+        }
+    }
+
+    const IV: &str = "One or more parameter values were invalid: ";
+
+    #[test]
+    fn members_that_must_come_alone_or_apart_are_refused_with_dynamodbs_texts() {
+        let stream = Some((true, Some(crate::stream::StreamViewType::NewImage)));
+        let create = IndexUpdate::Create(IndexSpec {
+            name: "g".into(),
+            key_schema: vec![("a".into(), KeyRole::Hash)],
+            projection_type: Some(ProjectionType::All),
+            non_key_attributes: None,
+            throughput: None,
+        });
+        let cases: Vec<(UpdateTableInput, &str)> = vec![
+            (request(), "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates, SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, ReplicaTransitRoleArn, MultiRegionConsistency, DeletionProtectionEnabled, OnDemandThroughput, WarmThroughput or TableClass is required"),
+            (UpdateTableInput { index_updates: Some(Vec::new()), deletion_protection: Some(true), ..request() }, "List of GlobalSecondaryIndexUpdates is empty"),
+            (UpdateTableInput { on_demand: Some((Some(5), None)), warm: Some((Some(20_000), None)), ..request() }, "OnDemandThroughput can only be combined with BillingMode in an UpdateTable request"),
+            (UpdateTableInput { on_demand: Some((Some(5), None)), stream, ..request() }, "OnDemandThroughput can only be combined with BillingMode in an UpdateTable request"),
+            (UpdateTableInput { warm: Some((Some(20_000), None)), index_updates: Some(vec![create.clone()]), ..request() }, "Create global secondary index cannot be specified when updating WarmThroughput"),
+            (UpdateTableInput { warm: Some((Some(20_000), None)), throughput: Some((5, 5)), ..request() }, "WarmThroughput must be the only operation in the request"),
+            (UpdateTableInput { throughput: Some((5, 5)), stream, ..request() }, "You cannot modify stream status while updating table IOPS"),
+            (UpdateTableInput { throughput: Some((5, 5)), index_updates: Some(vec![IndexUpdate::Delete { name: "g".into() }]), ..request() }, "You cannot create or delete index while updating table IOPS"),
+            (UpdateTableInput { stream, index_updates: Some(vec![create]), ..request() }, "You cannot create or delete index while changing stream status"),
+            (UpdateTableInput { billing_mode_pay_per_request: Some(true), throughput: Some((5, 5)), ..request() }, "ProvisionedThroughput cannot be specified when BillingMode is PAY_PER_REQUEST"),
+            (UpdateTableInput { on_demand: Some((Some(0), None)), ..request() }, "Requested MaxReadRequestUnits for OnDemandThroughput for table is outside of valid range"),
+            (UpdateTableInput { on_demand: Some((Some(-1), Some(-2))), ..request() }, "Requested MaxWriteRequestUnits for OnDemandThroughput for table is outside of valid range"),
+            (UpdateTableInput { stream: Some((true, None)), ..request() }, "If stream is being enabled then UpdateViewType is required"),
+        ];
+        for (input, want) in cases {
+            let got = refusal(input);
+            let want = if want.starts_with("At least") { want.to_string() } else { format!("{IV}{want}") };
+            assert_eq!(got, want);
+        }
+        // An empty struct counts as absent; so does an empty index list for
+        // the members a request holds.
+        assert_eq!(
+            refusal(UpdateTableInput { warm: Some((None, None)), index_updates: Some(Vec::new()), ..request() }),
+            nothing_to_update()
+        );
+        // What may go together passes: a billing switch with its on-demand
+        // maxima, throughput with GSI throughput, PAY_PER_REQUEST with a stream.
+        for ok in [
+            UpdateTableInput {
+                billing_mode_pay_per_request: Some(true),
+                on_demand: Some((Some(5), None)),
+                ..request()
+            },
+            UpdateTableInput {
+                throughput: Some((5, 5)),
+                index_updates: Some(vec![IndexUpdate::Update { name: "g".into(), throughput: (1, 1) }]),
+                ..request()
+            },
+            UpdateTableInput { billing_mode_pay_per_request: Some(true), stream, ..request() },
+            UpdateTableInput { on_demand: Some((Some(-1), Some(-1))), ..request() },
+        ] {
+            assert!(check_request(&ok, "us-east-1").is_ok());
+        }
+    }
+
+    #[test]
+    fn units_above_the_account_maximum_are_a_limit_not_a_validation() {
+        let got = check_request(&UpdateTableInput { throughput: Some((40_001, 5)), ..request() }, "us-east-1");
+        assert_eq!(
+            got.err(),
+            Some(EngineError::LimitExceeded(
+                "The requested ReadCapacityUnits, 40001, is above the per table maximum for the account in us-east-1. Per table maximum: 40000. Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.".into()
+            ))
+        );
+        let got = check_request(&UpdateTableInput { on_demand: Some((None, Some(40_001))), ..request() }, "eu-west-1");
+        assert_eq!(
+            got.err(),
+            Some(EngineError::LimitExceeded(
+                "Subscriber limit exceeded: Requested MaxWriteRequestUnits for OnDemandThroughput for table exceeds TableMaxWriteCapacityUnits of the account in region eu-west-1".into()
+            ))
+        );
+        assert!(
+            check_request(&UpdateTableInput { throughput: Some((40_000, 40_000)), ..request() }, "us-east-1").is_ok()
+        );
+    }
+}
