@@ -318,9 +318,15 @@ def test_number_trailing_zeros_do_not_count_as_digits(ddb, table):
     [
         ("1E+126", "Number overflow. Attempting to store a number with magnitude larger than supported range"),
         ("1E-131", "Number underflow. Attempting to store a number with magnitude smaller than supported range"),
-        ("abc", "A value provided cannot be converted into a number"),
+        # dynalite's tests (run against DynamoDB) and ScyllaDB's Alternator
+        # suite: "numeric value", with the text when there is one.
+        ("abc", "The parameter cannot be converted to a numeric value: abc"),
+        ("NaN", "The parameter cannot be converted to a numeric value: NaN"),
+        ("Infinity", "The parameter cannot be converted to a numeric value: Infinity"),
+        (" 1", "The parameter cannot be converted to a numeric value:  1"),
+        ("", "The parameter cannot be converted to a numeric value"),
     ],
-    ids=["overflow", "underflow", "not-numeric"],
+    ids=["overflow", "underflow", "not-numeric", "nan", "infinity", "leading-space", "empty"],
 )
 def test_number_rejected(ddb, table, number, message):
     expect_error(

@@ -32,6 +32,8 @@ pub enum Error {
     InvalidBase64,
     /// An N or NS element that is not a storable number.
     Number(NumberError),
+    /// An N or NS element that is not a number at all: its text.
+    NotANumber(String),
     /// Lists and maps nested deeper than [`crate::MAX_NESTING_DEPTH`].
     TooDeep,
     /// More than one type descriptor set.
@@ -67,7 +69,12 @@ impl fmt::Display for Error {
                 f.write_str("Base64 encoded length is expected a multiple of 4 bytes but found: invalid base64")
             }
             Error::Number(e) => write!(f, "{e}"),
-            Error::TooDeep => f.write_str("Nesting Levels have exceeded supported limits"),
+            Error::NotANumber(text) => f.write_str(&dynaburst_model::invalid_number_message(text)),
+            // DynamoDB's whole text (captured from eu-west-2, 2026-06, by a
+            // conformance suite the public index holds).
+            Error::TooDeep => f.write_str(
+                "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit",
+            ),
             Error::SeveralTypes => f.write_str(
                 "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes",
             ),

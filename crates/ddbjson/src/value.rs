@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
-use dynaburst_model::{AttributeValue, Item, Number, ValueType};
+use dynaburst_model::{AttributeValue, Item, Number, NumberError, ValueType};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, SetType};
@@ -38,7 +38,10 @@ fn as_array(v: &Value) -> Result<&Vec<Value>, Error> {
 }
 
 fn parse_number(text: &str) -> Result<Number, Error> {
-    Number::parse(text).map_err(Error::Number)
+    Number::parse(text).map_err(|e| match e {
+        NumberError::Invalid => Error::NotANumber(text.to_string()),
+        other => Error::Number(other),
+    })
 }
 
 fn parse_binary(v: &Value) -> Result<Vec<u8>, Error> {
@@ -253,12 +256,16 @@ mod tests {
             err(json!({"NULL": false})),
             "One or more parameter values were invalid: Null attribute value types must have the value of true"
         );
-        assert_eq!(err(json!({"N": "abc"})), "A value provided cannot be converted into a number");
+        assert_eq!(err(json!({"N": "abc"})), "The parameter cannot be converted to a numeric value: abc");
+        assert_eq!(err(json!({"N": ""})), "The parameter cannot be converted to a numeric value");
         let mut deep = json!({"S": "x"});
         for _ in 0..40 {
             deep = json!({"L": [deep]});
         }
-        assert_eq!(err(deep), "Nesting Levels have exceeded supported limits");
+        assert_eq!(
+            err(deep),
+            "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit"
+        );
         let wrong = parse_value(&json!({"S": 5})).unwrap_err();
         assert_eq!(wrong, Error::WrongJsonType { found: "NUMBER_VALUE", target: "String" });
         assert_eq!(wrong.class(), ErrorClass::Serialization);

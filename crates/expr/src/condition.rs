@@ -238,12 +238,14 @@ impl Parser<'_, '_, '_> {
                 }
                 match self.peek() {
                     Some(TokenKind::Keyword(Keyword::And)) => {
+                        self.count_operator()?;
                         let condition = self.require_condition(node)?;
                         level.conjuncts.push(condition);
                         self.bump();
                         break;
                     }
                     Some(TokenKind::Keyword(Keyword::Or)) => {
+                        self.count_operator()?;
                         let condition = self.require_condition(node)?;
                         level.conjuncts.push(condition);
                         let group = all_of(std::mem::take(&mut level.conjuncts));
@@ -291,6 +293,7 @@ impl Parser<'_, '_, '_> {
             match self.peek() {
                 Some(TokenKind::Keyword(Keyword::Not)) => {
                     self.bump();
+                    self.count_operator()?;
                     self.enter_nesting()?;
                     if let Some(level) = levels.last_mut() {
                         level.pending_nots += 1;
@@ -334,12 +337,14 @@ impl Parser<'_, '_, '_> {
         };
         if let TokenKind::Compare(op) = next {
             self.bump();
+            self.count_operator()?;
             let right = self.parse_operand()?;
             return Ok(Node::condition(self.build_compare(subject, op, right)));
         }
         match next {
             TokenKind::Keyword(Keyword::Between) => {
                 self.bump();
+                self.count_operator()?;
                 let low = self.parse_operand()?;
                 self.expect(TokenKind::Keyword(Keyword::And))?;
                 let high = self.parse_operand()?;
@@ -347,6 +352,7 @@ impl Parser<'_, '_, '_> {
             }
             TokenKind::Keyword(Keyword::In) => {
                 self.bump();
+                self.count_operator()?;
                 self.expect(TokenKind::LParen)?;
                 let mut candidates = vec![self.parse_operand()?];
                 while self.peek() == Some(TokenKind::Comma) {
@@ -449,6 +455,18 @@ impl Parser<'_, '_, '_> {
                 None => placeholder_condition(),
             },
             ("attribute_type", Some(type_name)) => {
+                // A constant's type is known now: the condition is constant
+                // (DynamoDB accepts `attribute_type(:v, :t)`: ScyllaDB's
+                // Alternator suite, run against it). An empty AND holds, an
+                // empty OR does not.
+                if let Term::Value(value) = &first.term {
+                    let actual = value.value_type();
+                    return match self.attribute_type_argument(type_name) {
+                        Some(asked) if asked == actual => Condition::And(Vec::new()),
+                        Some(_) => Condition::Or(Vec::new()),
+                        None => placeholder_condition(),
+                    };
+                }
                 let path = self.require_path(&name, first);
                 let value_type = self.attribute_type_argument(type_name);
                 match (path, value_type) {
@@ -536,8 +554,22 @@ impl Parser<'_, '_, '_> {
         }
     }
 
+    /// Records a constant that an ordering operator cannot order: only
+    /// strings, numbers and binaries compare with `<` and BETWEEN (a list or
+    /// a Boolean is a ValidationException, not a false condition: ScyllaDB's
+    /// Alternator suite, run against DynamoDB).
+    fn check_orderable(&mut self, operator: &str, operand: &ParsedOperand) {
+        if let Some(operand_type) = operand.constant_type().filter(|t| !matches!(*t, "S" | "N" | "B")) {
+            self.record_operand_type(operator, operand_type);
+        }
+    }
+
     /// `left op right`.
     fn build_compare(&mut self, left: ParsedOperand, op: Comparator, right: ParsedOperand) -> Condition {
+        if !matches!(op, Comparator::Eq | Comparator::Ne) {
+            self.check_orderable(op.symbol(), &left);
+            self.check_orderable(op.symbol(), &right);
+        }
         self.check_distinct(op.symbol(), &left, &right);
         let left = self.operand(left);
         let right = self.operand(right);
@@ -547,6 +579,9 @@ impl Parser<'_, '_, '_> {
     /// `subject BETWEEN low AND high`, checking constant bounds the way
     /// DynamoDB does (same type, low ≤ high) for string and number bounds.
     fn build_between(&mut self, subject: ParsedOperand, low: ParsedOperand, high: ParsedOperand) -> Condition {
+        for operand in [&subject, &low, &high] {
+            self.check_orderable("BETWEEN", operand);
+        }
         if let (Term::Value(low), Term::Value(high)) = (&low.term, &high.term) {
             if let (Some(low_text), Some(high_text)) = (render_bound(low), render_bound(high)) {
                 let bounds = format!(

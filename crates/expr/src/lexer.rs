@@ -92,7 +92,9 @@ pub(crate) fn tokenize(src: &str) -> Vec<Token> {
                 pos += 1;
                 continue;
             }
-            b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
+            // A name starts with a letter: `_x` is a syntax error at `_`
+            // (ScyllaDB's Alternator suite, run against DynamoDB).
+            b'a'..=b'z' | b'A'..=b'Z' => {
                 let end = scan_identifier_chars(bytes, pos + 1);
                 let kind = Keyword::from_word(&src[start..end]).map_or(TokenKind::Identifier, TokenKind::Keyword);
                 (kind, end)

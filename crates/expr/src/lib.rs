@@ -19,7 +19,7 @@
 //!   Each of those first calls an `enter_nesting` check that fails once the
 //!   depth would exceed the limit, so recursion depth is bounded by a small
 //!   constant times the limit whatever the input (10 000 nested parentheses
-//!   fail at depth 33). Sequences (`AND`/`OR` chains, `IN` lists, action
+//!   fail at depth 301). Sequences (`AND`/`OR` chains, `IN` lists, action
 //!   lists, path steps) are parsed with loops, and `AND`/`OR` chains are
 //!   stored flat, so the resulting trees are as shallow as the nesting and
 //!   evaluating (or dropping) them recurses no deeper than parsing did.
@@ -58,15 +58,25 @@ pub use update::{parse_update, SetValue, UpdateAction, UpdateExpr, UpdateOperand
 /// expression size: N".
 pub const MAX_EXPRESSION_BYTES: usize = 4096;
 
-/// Deepest nesting of parentheses, `NOT` and function calls accepted.
-/// Deeper ones fail with "The expression has too many nested levels;
-/// maximum nesting level: 32".
-pub const MAX_NESTING_DEPTH: usize = 32;
+/// Deepest nesting of parentheses, `NOT` and function calls accepted: a
+/// bound on recursion, not one of DynamoDB's (it accepts `a<b or (a<b or
+/// (...))` 149 levels deep, ScyllaDB's Alternator suite run against it, and
+/// limits the operators instead: [`MAX_CONDITION_OPERATORS`]). Deeper ones
+/// fail with "The expression has too many nested levels; maximum nesting
+/// level: 300".
+pub const MAX_NESTING_DEPTH: usize = 300;
 
-/// Most steps (`.name` or `[index]`) a document path may take after its
-/// top-level attribute name, matching DynamoDB's 32 levels of nested
-/// attributes. Longer paths fail with "The document path has too many
-/// nesting levels; maximum nesting level: 32".
+/// Most operators (comparisons, BETWEEN, IN, AND, OR, NOT; not parentheses
+/// or functions) in one condition: DynamoDB refuses the 301st with "The
+/// expression contains too many operators; operator count: 301"
+/// (ScyllaDB's Alternator suite, run against DynamoDB).
+pub const MAX_CONDITION_OPERATORS: usize = 300;
+
+/// Most levels (the top-level name and each `.name` or `[index]` after it)
+/// of a document path, matching DynamoDB's 32 levels of nested attributes. Longer paths fail with "The document path has too many
+/// nesting levels; maximum nesting level: 32". DynamoDB counts the first
+/// name as a level: `a.b…` with 32 names passes, 33 fail (ScyllaDB's
+/// Alternator suite, run against DynamoDB).
 pub const MAX_PATH_DEPTH: usize = 32;
 
 /// Most operands in an `IN (…)` list (DynamoDB: 100). More fail with "The

@@ -20,7 +20,7 @@ use crate::lexer::{tokenize, Token, TokenKind};
 use crate::path::{Path, PathElem};
 use crate::placeholders::Placeholders;
 use crate::reserved::is_reserved_word;
-use crate::{MAX_EXPRESSION_BYTES, MAX_NESTING_DEPTH, MAX_PATH_DEPTH};
+use crate::{MAX_CONDITION_OPERATORS, MAX_EXPRESSION_BYTES, MAX_NESTING_DEPTH, MAX_PATH_DEPTH};
 
 /// The functions condition expressions accept as conditions.
 pub(crate) const CONDITION_FUNCTIONS: [&str; 5] =
@@ -157,6 +157,9 @@ pub(crate) struct Parser<'s, 'p, 'a> {
     findings: Vec<(Category, String)>,
     /// Current nesting depth (parentheses, NOT, function arguments).
     depth: usize,
+    /// Operators (comparisons, BETWEEN, IN, AND, OR, NOT) read so far in a
+    /// condition.
+    operators: usize,
 }
 
 impl<'s, 'p, 'a> Parser<'s, 'p, 'a> {
@@ -179,7 +182,7 @@ impl<'s, 'p, 'a> Parser<'s, 'p, 'a> {
         if tokens.is_empty() {
             return Err(kind.invalid("The expression can not be empty;"));
         }
-        Ok(Parser { src, tokens, pos: 0, kind, grammar, placeholders, findings: Vec::new(), depth: 0 })
+        Ok(Parser { src, tokens, pos: 0, kind, grammar, placeholders, findings: Vec::new(), depth: 0, operators: 0 })
     }
 
     /// The expression kind, for messages.
@@ -263,6 +266,18 @@ impl<'s, 'p, 'a> Parser<'s, 'p, 'a> {
         Ok(())
     }
 
+    /// Counts one operator of a condition, failing once there are more than
+    /// [`MAX_CONDITION_OPERATORS`] (parentheses and functions do not count).
+    pub fn count_operator(&mut self) -> Result<(), ExprError> {
+        self.operators += 1;
+        if self.operators > MAX_CONDITION_OPERATORS {
+            return Err(self
+                .kind
+                .invalid(format!("The expression contains too many operators; operator count: {}", self.operators)));
+        }
+        Ok(())
+    }
+
     /// Leaves a nesting level entered with [`Parser::enter_nesting`].
     pub fn leave_nesting(&mut self) {
         self.depth = self.depth.saturating_sub(1);
@@ -342,7 +357,7 @@ impl<'s, 'p, 'a> Parser<'s, 'p, 'a> {
 
     /// Parses a document path: a name or `#name`, then any number of
     /// `.name`, `.#name` or `[index]`. Iterative; at most
-    /// [`MAX_PATH_DEPTH`] steps after the first name.
+    /// [`MAX_PATH_DEPTH`] levels, the first name included.
     pub fn parse_path(&mut self) -> Result<Path, ExprError> {
         let mut elems = vec![self.parse_path_name()?];
         loop {
@@ -362,7 +377,7 @@ impl<'s, 'p, 'a> Parser<'s, 'p, 'a> {
                 }
                 _ => break,
             }
-            if elems.len() > MAX_PATH_DEPTH + 1 {
+            if elems.len() > MAX_PATH_DEPTH {
                 return Err(self.kind.invalid(format!(
                     "The document path has too many nesting levels; maximum nesting level: {MAX_PATH_DEPTH}"
                 )));

@@ -78,7 +78,7 @@ impl Selector {
 
     /// The selected part of `value`, or `None` if nothing selected exists.
     /// Recursion depth is the selector's depth, at most the longest
-    /// projected path ([`MAX_PATH_DEPTH`] + 1 steps).
+    /// projected path ([`MAX_PATH_DEPTH`] levels).
     fn select(&self, value: &AttributeValue) -> Option<AttributeValue> {
         match (self, value) {
             (Selector::All, _) => Some(value.clone()),
@@ -100,14 +100,14 @@ impl Selector {
 /// Projection: a new item with only the given paths. Nested maps and lists
 /// keep their structure; list elements picked by index are compacted in
 /// index order, as DynamoDB does. Missing paths are skipped, as are paths
-/// longer than [`MAX_PATH_DEPTH`] + 1 steps (the parser never makes those).
+/// longer than [`MAX_PATH_DEPTH`] levels (the parser never makes those).
 pub fn project(item: &Item, paths: &[Path]) -> Item {
     let mut top: BTreeMap<String, Selector> = BTreeMap::new();
     for path in paths {
         let Some((PathElem::Name(name), rest)) = path.0.split_first() else {
             continue;
         };
-        if rest.len() > MAX_PATH_DEPTH {
+        if rest.len() >= MAX_PATH_DEPTH {
             continue;
         }
         top.entry(name.clone()).or_insert_with(|| Selector::shaped_for(rest.first())).insert(rest);

@@ -10,7 +10,7 @@ pub mod time;
 mod units;
 mod value;
 
-pub use number::{Number, NumberError, MAX_SIGNIFICANT_DIGITS};
+pub use number::{invalid_number_message, Number, NumberError, INVALID_NUMBER, MAX_SIGNIFICANT_DIGITS};
 pub use units::{
     read_units, transactional_write_units, write_units, ReadKind, MAX_ITEM_BYTES, READ_UNIT_BYTES, WRITE_UNIT_BYTES,
 };

@@ -26,10 +26,24 @@ pub enum NumberError {
     Underflow,
 }
 
+/// DynamoDB's answer to a text that is not a number; it adds ": <text>" when
+/// the text is not empty (dynalite's tests, run against DynamoDB; ScyllaDB's
+/// Alternator suite matches "numeric"). See [`invalid_number_message`].
+pub const INVALID_NUMBER: &str = "The parameter cannot be converted to a numeric value";
+
+/// DynamoDB's message for `text`, which is not a number.
+pub fn invalid_number_message(text: &str) -> String {
+    if text.is_empty() {
+        INVALID_NUMBER.to_string()
+    } else {
+        format!("{INVALID_NUMBER}: {text}")
+    }
+}
+
 impl fmt::Display for NumberError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            NumberError::Invalid => "A value provided cannot be converted into a number",
+            NumberError::Invalid => INVALID_NUMBER,
             NumberError::Precision => "Attempting to store more than 38 significant digits in a Number",
             NumberError::Overflow => {
                 "Number overflow. Attempting to store a number with magnitude larger than supported range"

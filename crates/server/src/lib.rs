@@ -236,10 +236,50 @@ fn respond(server: &Server, status: StatusCode, body: Vec<u8>) -> Response<Full<
     headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON_CONTENT_TYPE));
     headers.insert(CONTENT_LENGTH, HeaderValue::from(len));
     headers.insert("x-amz-crc32", HeaderValue::from(crc));
+    // DynamoDB names itself "Server" on every answer.
+    headers.insert(hyper::header::SERVER, HeaderValue::from_static("Server"));
     if let Ok(id) = HeaderValue::from_str(&server.request_ids.next()) {
         headers.insert("x-amzn-requestid", id);
     }
     response
+}
+
+/// Why a request body could not be decoded.
+enum BodyError {
+    /// Larger than [`MAX_REQUEST_BYTES`] once decompressed.
+    TooLarge,
+    /// An encoding this server does not know, or a body not in it.
+    Undecodable(String),
+}
+
+/// A request body as the operation reads it: as sent, or gunzipped when
+/// its Content-Encoding says gzip (the SDKs' request compression). As
+/// DynamoDB does (ScyllaDB's Alternator suite, run against it): several
+/// gzip members are read one after the other; an encoding it does not
+/// know, a broken or empty gzip body is a 500 and nothing is written.
+fn decode_body(headers: &hyper::HeaderMap, body: Bytes) -> Result<Bytes, BodyError> {
+    use std::io::Read;
+    let Some(encoding) = headers.get(hyper::header::CONTENT_ENCODING) else { return Ok(body) };
+    let encoding = encoding.to_str().unwrap_or_default().trim().to_ascii_lowercase();
+    match encoding.as_str() {
+        "" | "identity" => Ok(body),
+        "gzip" => {
+            let mut out = Vec::new();
+            let limit = MAX_REQUEST_BYTES as u64 + 1;
+            flate2::read::MultiGzDecoder::new(body.as_ref())
+                .take(limit)
+                .read_to_end(&mut out)
+                .map_err(|e| BodyError::Undecodable(format!("cannot gunzip the request body: {e}")))?;
+            if out.len() > MAX_REQUEST_BYTES {
+                return Err(BodyError::TooLarge);
+            }
+            if body.is_empty() {
+                return Err(BodyError::Undecodable("the gzip request body is empty".to_string()));
+            }
+            Ok(Bytes::from(out))
+        }
+        other => Err(BodyError::Undecodable(format!("unsupported Content-Encoding: {other}"))),
+    }
 }
 
 fn text_response(server: &Server, content_type: &'static str, body: Vec<u8>) -> Response<Full<Bytes>> {
@@ -267,7 +307,10 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     // CORS (S161): only requests that carry an Origin get the headers.
-    let cors = request.headers().contains_key(hyper::header::ORIGIN).then(|| Cors::of(request.headers()));
+    let cors = request
+        .headers()
+        .contains_key(hyper::header::ORIGIN)
+        .then(|| Cors::of(request.method() == Method::OPTIONS, request.headers()));
     let mut response = answer(server, request).await;
     if let Some(cors) = cors {
         cors.apply(response.headers_mut());
@@ -275,8 +318,12 @@ where
     response
 }
 
-/// The CORS headers a browser's request gets.
+/// The CORS headers a browser's request gets. Only a preflight (OPTIONS)
+/// gets a max age and its requested headers and method echoed, whatever
+/// headers another method carries (S161; ScyllaDB's Alternator suite, run
+/// against DynamoDB: test_cors.py).
 struct Cors {
+    preflight: bool,
     /// A preflight's Access-Control-Request-Headers and -Method, echoed.
     request_headers: Option<HeaderValue>,
     request_method: Option<HeaderValue>,
@@ -288,8 +335,9 @@ const CORS_EXPOSE_HEADERS: &str = "x-amzn-RequestId,x-amzn-ErrorType,x-amzn-Erro
 const CORS_MAX_AGE_SECS: u32 = 172_800;
 
 impl Cors {
-    fn of(headers: &hyper::HeaderMap) -> Cors {
+    fn of(preflight: bool, headers: &hyper::HeaderMap) -> Cors {
         Cors {
+            preflight,
             request_headers: headers.get("access-control-request-headers").cloned(),
             request_method: headers.get("access-control-request-method").cloned(),
         }
@@ -298,12 +346,15 @@ impl Cors {
     fn apply(self, headers: &mut hyper::HeaderMap) {
         headers.insert("access-control-allow-origin", HeaderValue::from_static("*"));
         headers.insert("access-control-expose-headers", HeaderValue::from_static(CORS_EXPOSE_HEADERS));
+        if !self.preflight {
+            return;
+        }
+        headers.insert("access-control-max-age", HeaderValue::from(CORS_MAX_AGE_SECS));
         if let Some(h) = self.request_headers {
             headers.insert("access-control-allow-headers", h);
         }
         if let Some(m) = self.request_method {
             headers.insert("access-control-allow-methods", m);
-            headers.insert("access-control-max-age", HeaderValue::from(CORS_MAX_AGE_SECS));
         }
     }
 }
@@ -394,6 +445,12 @@ where
             return error_response(server, e);
         }
     }
+    // The signature covers the body as sent; the operation reads it decoded.
+    let body = match decode_body(&parts.headers, body) {
+        Ok(body) => body,
+        Err(BodyError::TooLarge) => return too_large(server),
+        Err(BodyError::Undecodable(why)) => return error_response(server, ApiError::internal(why)),
+    };
     let engine = match server.engine_for(region.as_deref()) {
         Ok(e) => e,
         Err(e) => return error_response(server, e),

@@ -257,8 +257,29 @@ async fn browsers_get_cors_headers_and_preflights_are_answered() {
     assert_eq!(status, StatusCode::OK);
     let h = response.headers();
     assert_eq!(h["access-control-allow-origin"], "*");
+    assert_eq!(h["server"], "Server", "as DynamoDB names itself");
     assert_eq!(h["access-control-expose-headers"], "x-amzn-RequestId,x-amzn-ErrorType,x-amzn-ErrorMessage,Date");
     assert!(!h.contains_key("access-control-max-age"), "only a preflight gets a max age");
+    // A POST that carries the preflight's headers is still not a preflight.
+    let mut req = request("ListTables", json!({}));
+    req.headers_mut().insert("origin", "http://localhost:3000".parse().unwrap());
+    req.headers_mut().insert("access-control-request-method", "dog".parse().unwrap());
+    req.headers_mut().insert("access-control-request-headers", "cat".parse().unwrap());
+    let (_, response, _) = send(&server, req).await;
+    let h = response.headers();
+    for absent in ["access-control-max-age", "access-control-allow-methods", "access-control-allow-headers"] {
+        assert!(!h.contains_key(absent), "{absent} on a POST");
+    }
+    // An OPTIONS without them still gets the max age.
+    let bare = Request::builder()
+        .method("OPTIONS")
+        .uri("/")
+        .header("origin", "http://localhost:3000")
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let (_, response, _) = send(&server, bare).await;
+    assert_eq!(response.headers()["access-control-max-age"], "172800");
+    assert!(!response.headers().contains_key("access-control-allow-methods"));
     let preflight = Request::builder()
         .method("OPTIONS")
         .uri("/")
@@ -557,4 +578,49 @@ async fn signatures_are_checked_against_the_servers_clock_in_virtual_time() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     let message = serde_json::from_slice::<Value>(&body).unwrap()["message"].as_str().unwrap().to_string();
     assert!(message.starts_with("Signature expired: "), "{message}");
+}
+
+fn gzip(parts: &[&[u8]]) -> Vec<u8> {
+    use std::io::Write;
+    let mut out = Vec::new();
+    for part in parts {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        encoder.write_all(part).unwrap();
+        out.extend(encoder.finish().unwrap());
+    }
+    out
+}
+
+#[tokio::test]
+async fn gzipped_requests_are_read_and_undecodable_ones_write_nothing() {
+    let (server, _) = server(1);
+    let (status, _, _) = send(&server, create_table("zipped")).await;
+    assert_eq!(status, StatusCode::OK);
+    let put = |id: &str| json!({"TableName": "zipped", "Item": {"id": {"S": id}}}).to_string();
+    let encoded = |encoding: &str, body: Vec<u8>| {
+        post("PutItem").header("content-encoding", encoding).body(Full::new(Bytes::from(body))).unwrap()
+    };
+    // One gzip member, and a body split over two (both DynamoDB reads).
+    let (status, _, _) = send(&server, encoded("gzip", gzip(&[put("one").as_bytes()]))).await;
+    assert_eq!(status, StatusCode::OK);
+    let whole = put("two");
+    let (head, tail) = whole.as_bytes().split_at(10);
+    let (status, _, _) = send(&server, encoded("gzip", gzip(&[head, tail]))).await;
+    assert_eq!(status, StatusCode::OK);
+    // An unknown encoding, a plain body called gzip, a cut gzip body and an
+    // empty one: 500, as DynamoDB answers, and nothing written.
+    let mut cut = gzip(&[put("four").as_bytes()]);
+    cut.truncate(cut.len() - 1);
+    for (encoding, body) in [
+        ("garbage", put("three").into_bytes()),
+        ("gzip", put("three").into_bytes()),
+        ("gzip", cut),
+        ("gzip", Vec::new()),
+    ] {
+        let (status, _, body) = send(&server, encoded(encoding, body)).await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(error_type(&body), "com.amazonaws.dynamodb.v20120810#InternalServerError");
+    }
+    let count = ok(&server, "Scan", json!({"TableName": "zipped", "Select": "COUNT"})).await;
+    assert_eq!(count["Count"], 2);
 }

@@ -150,7 +150,12 @@ impl Render<'_> {
     fn constant(&self, e: &Expr) -> Result<Option<AttributeValue>, ApiError> {
         Ok(Some(match e {
             Expr::Str(s) => AttributeValue::S(s.clone()),
-            Expr::Num(n) => AttributeValue::N(Number::parse(n).map_err(|e| ApiError::validation(e.to_string()))?),
+            Expr::Num(n) => AttributeValue::N(Number::parse(n).map_err(|e| match e {
+                dynaburst_model::NumberError::Invalid => {
+                    ApiError::validation(dynaburst_model::invalid_number_message(n))
+                }
+                other => ApiError::validation(other.to_string()),
+            })?),
             Expr::Bool(b) => AttributeValue::Bool(*b),
             Expr::Null => AttributeValue::Null,
             Expr::Param(i) => self.params.get(*i).cloned().ok_or_else(unexpected)?,

@@ -79,11 +79,19 @@ fn mismatched_types_are_unequal_and_unordered() {
     for op in ["<", "<=", ">", ">="] {
         assert!(!ctx.holds(&format!("num {op} :s10"), &item), "num {op} :s10");
         assert!(!ctx.holds(&format!("str {op} :n9"), &item), "str {op} :n9");
-        // Ordering is undefined for BOOL, NULL, sets, lists and maps.
-        assert!(!ctx.holds(&format!("yes {op} :true"), &item), "yes {op} :true");
-        assert!(!ctx.holds(&format!("nul {op} :null"), &item), "nul {op} :null");
-        assert!(!ctx.holds(&format!("strs {op} :strs_swapped"), &item), "strs {op}");
-        assert!(!ctx.holds(&format!("lst {op} :lst"), &item), "lst {op}");
+        // Ordering is undefined for BOOL, NULL, sets, lists and maps: a
+        // constant of those types is refused, an attribute of them makes
+        // the comparison false.
+        for (constant, operand_type) in [(":true", "BOOL"), (":null", "NULL"), (":strs_swapped", "SS"), (":lst", "L")] {
+            assert_eq!(
+                ctx.condition_error(&format!("yes {op} {constant}")),
+                format!(
+                    "Invalid ConditionExpression: Incorrect operand type for operator or function; operator or function: {op}, operand type: {operand_type}"
+                )
+            );
+        }
+        assert!(!ctx.holds(&format!("yes {op} nul"), &item), "yes {op} nul");
+        assert!(!ctx.holds(&format!("lst {op} strs"), &item), "lst {op} strs");
     }
     assert!(!ctx.holds("yes <> :true", &item));
 }
@@ -209,8 +217,11 @@ fn attribute_type_argument_errors() {
         Ctx::new().value(":t", n("1")).condition_error("attribute_type(a, :t)"),
         "Invalid ConditionExpression: Incorrect operand type for operator or function; operator or function: attribute_type, operand type: N"
     );
+    // A constant first argument is allowed (DynamoDB, as ScyllaDB's
+    // Alternator suite found): "S" is a string.
+    assert!(Ctx::new().value(":t", s("S")).holds("attribute_type(:t, :t)", &item(&[])));
     assert_eq!(
-        Ctx::new().value(":t", s("S")).condition_error("attribute_type(:t, :t)"),
+        Ctx::new().value(":t", s("S")).condition_error("attribute_type(size(a), :t)"),
         "Invalid ConditionExpression: Operator or function requires a document path; operator or function: attribute_type"
     );
 }
@@ -550,4 +561,37 @@ fn semantic_error_priority_matches_dynamodb() {
         ctx.condition_error("((foo(name)))"),
         "Invalid ConditionExpression: The expression has redundant parentheses;"
     );
+}
+
+/// Cases ScyllaDB's Alternator suite (written against DynamoDB) found.
+#[test]
+fn constants_dynamodb_orders_or_types_as_it_does() {
+    let ctx = Ctx::new()
+        .value(":l", AttributeValue::L(vec![n("1")]))
+        .value(":b", AttributeValue::Bool(true))
+        .value(":v", n("1"))
+        .value(":t", AttributeValue::S("N".into()))
+        .value(":s", AttributeValue::S("S".into()));
+    // A list or a Boolean cannot be ordered: an error, not a false condition.
+    for (text, operator, operand_type) in [
+        ("a < :l", "<", "L"),
+        (":l >= a", ">=", "L"),
+        ("a <= :b", "<=", "BOOL"),
+        ("a BETWEEN :l AND :v", "BETWEEN", "L"),
+    ] {
+        assert_eq!(
+            ctx.condition_error(text),
+            format!(
+                "Invalid ConditionExpression: Incorrect operand type for operator or function; operator or function: {operator}, operand type: {operand_type}"
+            )
+        );
+    }
+    // Equality takes any type.
+    assert!(ctx.condition("a = :l").is_ok());
+    // attribute_type of a constant is decided by the constant.
+    let empty = item(&[]);
+    assert!(ctx.holds("attribute_type(:v, :t)", &empty));
+    assert!(!ctx.holds("attribute_type(:v, :s)", &empty));
+    // A name starts with a letter.
+    assert_eq!(ctx.condition_error("_a = :v"), "Invalid ConditionExpression: Syntax error; token: \"_\", near: \"_a\"");
 }

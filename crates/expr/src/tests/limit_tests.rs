@@ -4,11 +4,16 @@
 use std::thread;
 
 use super::*;
-use crate::{MAX_EXPRESSION_BYTES, MAX_IN_OPERANDS, MAX_NESTING_DEPTH, MAX_PATH_DEPTH, MAX_UPDATE_OPERATORS};
+use crate::{
+    MAX_CONDITION_OPERATORS, MAX_EXPRESSION_BYTES, MAX_IN_OPERANDS, MAX_NESTING_DEPTH, MAX_PATH_DEPTH,
+    MAX_UPDATE_OPERATORS,
+};
 
 /// Stack for the deep-input tests: small enough that unbounded recursion
-/// over thousands of levels would overflow it.
-const SMALL_STACK: usize = 256 * 1024;
+/// over thousands of levels would overflow it, large enough for the 300
+/// levels the parser allows in a debug build (a release build needs a
+/// quarter of it).
+const SMALL_STACK: usize = 1024 * 1024;
 
 /// Runs `f` on a thread with [`SMALL_STACK`] bytes of stack.
 fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
@@ -21,12 +26,15 @@ fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 }
 
 const NESTING_MESSAGE: &str =
-    "Invalid ConditionExpression: The expression has too many nested levels; maximum nesting level: 32";
+    "Invalid ConditionExpression: The expression has too many nested levels; maximum nesting level: 300";
+const OPERATORS_MESSAGE: &str =
+    "Invalid ConditionExpression: The expression contains too many operators; operator count: 301";
 
 #[test]
 fn limits_have_dynamodb_values() {
     assert_eq!(MAX_EXPRESSION_BYTES, 4096);
-    assert_eq!(MAX_NESTING_DEPTH, 32);
+    assert_eq!(MAX_NESTING_DEPTH, 300);
+    assert_eq!(MAX_CONDITION_OPERATORS, 300);
     assert_eq!(MAX_PATH_DEPTH, 32);
     assert_eq!(MAX_IN_OPERANDS, 100);
     assert_eq!(MAX_UPDATE_OPERATORS, 300);
@@ -77,17 +85,20 @@ fn deep_nesting_within_the_size_limit_fails_cleanly() {
         let ctx = Ctx::new().value(":v", n("1"));
         let parens = format!("{}a = :v{}", "(".repeat(2_000), ")".repeat(2_000));
         let operand_parens = format!("a = {}:v{}", "(".repeat(2_000), ")".repeat(2_000));
-        let nots = format!("{}a = :v", "NOT ".repeat(1_000));
         let sizes = format!("{}a{} = :v", "size(".repeat(600), ")".repeat(600));
         let unclosed = "(".repeat(4_000);
-        [parens, operand_parens, nots, sizes, unclosed]
+        let nots = format!("{}a = :v", "NOT ".repeat(1_000));
+        [parens, operand_parens, sizes, unclosed, nots]
             .iter()
             .map(|text| ctx.condition(text).map(|_| ()))
             .collect::<Vec<_>>()
     });
-    for outcome in outcomes {
-        assert_eq!(outcome, Err(NESTING_MESSAGE.to_string()));
+    let [parens @ .., nots] = outcomes.as_slice() else { panic!("five outcomes") };
+    for outcome in parens {
+        assert_eq!(outcome, &Err(NESTING_MESSAGE.to_string()));
     }
+    // A thousand NOTs are a thousand operators: refused at the 301st.
+    assert_eq!(nots, &Err(OPERATORS_MESSAGE.to_string()));
 }
 
 #[test]
@@ -98,29 +109,35 @@ fn deep_update_nesting_fails_cleanly() {
         let parens = format!("SET a = {}b{}", "(".repeat(2_000), ")".repeat(2_000));
         [functions, parens].iter().map(|text| ctx.update(text).map(|_| ())).collect::<Vec<_>>()
     });
-    let message = "Invalid UpdateExpression: The expression has too many nested levels; maximum nesting level: 32";
-    for outcome in outcomes {
-        assert_eq!(outcome, Err(message.to_string()));
-    }
+    // 200 nested calls are within both limits; 2,000 parentheses are not.
+    assert_eq!(outcomes[0], Ok(()));
+    let message = "Invalid UpdateExpression: The expression has too many nested levels; maximum nesting level: 300";
+    assert_eq!(outcomes[1], Err(message.to_string()));
 }
 
 #[test]
-fn nesting_limit_boundary() {
+fn nesting_and_operator_limit_boundaries() {
     let ctx = Ctx::new().value(":v", n("1"));
     let item = item(&[("a", n("2"))]);
-    // 32 NOTs are accepted (an even number: the comparison's value).
-    let at_limit = format!("{}a = :v", "NOT ".repeat(MAX_NESTING_DEPTH));
-    assert!(!ctx.holds(&at_limit, &item));
-    assert_eq!(ctx.condition_error(&format!("NOT {at_limit}")), NESTING_MESSAGE);
-    // Alternating parentheses and NOT: 16 of each is 32 levels.
-    let alternating = format!("{}a = :v{}", "(NOT ".repeat(16), ")".repeat(16));
+    // 300 operators pass (`a = :v` and 149 `OR a = :v`: 150 comparisons,
+    // 149 ORs, 299; one more comparison makes 300); the 301st is refused.
+    let ors = |count: usize| format!("a = :v{}", " OR a = :v".repeat(count));
+    assert!(ctx.condition(&ors(149)).is_ok());
+    assert_eq!(ctx.condition_error(&ors(150)), OPERATORS_MESSAGE);
+    // DynamoDB's own case: `a<b or (a<b or (…))` 149 deep has 299
+    // operators and passes; parentheses are not operators.
+    let nested = format!("a < :v{}{}", " OR (a < :v".repeat(149), ")".repeat(149));
+    assert!(ctx.condition(&nested).is_ok());
+    // Alternating parentheses and NOT: 150 of each is 300 levels and 151
+    // operators.
+    let alternating = format!("{}a = :v{}", "(NOT ".repeat(150), ")".repeat(150));
     assert!(!ctx.holds(&alternating, &item));
-    assert!(ctx.holds(&format!("{}a = :v{}", "(NOT ".repeat(15), ")".repeat(15)), &item));
+    assert!(ctx.holds(&format!("{}a = :v{}", "(NOT ".repeat(149), ")".repeat(149)), &item));
     assert_eq!(ctx.condition_error(&format!("NOT {alternating}")), NESTING_MESSAGE);
     // Evaluation of the deepest accepted tree is fine on a small stack.
     let evaluated = on_small_stack(move || {
         let ctx = Ctx::new().value(":v", n("1"));
-        ctx.holds(&at_limit, &item)
+        ctx.holds(&alternating, &item)
     });
     assert!(!evaluated);
 }
@@ -171,7 +188,8 @@ fn update_operator_limit() {
 #[test]
 fn document_path_depth_limit() {
     let ctx = Ctx::new().value(":v", n("1"));
-    let deepest = format!("a{}", ".b".repeat(MAX_PATH_DEPTH));
+    // 32 levels, the first name included (`a` and 31 `.b`).
+    let deepest = format!("a{}", ".b".repeat(MAX_PATH_DEPTH - 1));
     assert!(ctx.condition(&format!("{deepest} = :v")).is_ok());
     assert!(ctx.update(&format!("SET {deepest} = :v")).is_ok());
     assert_eq!(
