@@ -244,13 +244,21 @@ def test_time_to_live_settings(ddb, ddb_raw, make_table):
         "Time to live has been modified multiple times within a fixed interval",
     )
     # A change that could never apply is refused for that, even within the
-    # hour (ScyllaDB's Alternator suite, run against DynamoDB: test_ttl_enable).
+    # hour (ScyllaDB's Alternator suite, run against DynamoDB: test_ttl_enable;
+    # another attribute while on: ack-api-quirks DDB-TABLE-147, live 2026-10).
+    expect_error(
+        lambda: ddb.update_time_to_live(
+            TableName=table, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires"}
+        ),
+        "ValidationException",
+        "TimeToLive is already enabled",
+    )
     expect_error(
         lambda: ddb.update_time_to_live(
             TableName=table, TimeToLiveSpecification={"Enabled": True, "AttributeName": "other"}
         ),
         "ValidationException",
-        "TimeToLive is already enabled",
+        "TimeToLive is active on a different AttributeName: current AttributeName is expires",
     )
     expect_error(
         lambda: ddb.update_time_to_live(TableName=table, TimeToLiveSpecification={"Enabled": False, "AttributeName": "dog"}),

@@ -370,6 +370,28 @@ fn backup_not_found(arn: &str) -> EngineError {
     EngineError::BackupNotFound(format!("Backup not found: {arn}"))
 }
 
+/// A BackupArn's form, checked before it is looked up, with DynamoDB's
+/// texts (ack-api-quirks DDB-BACKUP-012 and the DDB-TABLE-442 catalogue):
+/// not a backup's ARN at all (a table's, or no ARN) is "Invalid Backup ARN";
+/// one of another partition or service "BackupArn is not valid".
+fn check_backup_arn(arn: &str) -> Result<(), EngineError> {
+    let parts: Vec<&str> = arn.splitn(6, ':').collect();
+    let [_, partition, service, _region, _account, resource] = parts.as_slice() else {
+        return Err(EngineError::validation("Invalid Backup ARN"));
+    };
+    let is_backup = resource
+        .strip_prefix("table/")
+        .and_then(|rest| rest.split_once("/backup/"))
+        .is_some_and(|(table, id)| !table.is_empty() && !id.is_empty() && !id.contains('/'));
+    if !arn.starts_with("arn:") || !is_backup {
+        return Err(EngineError::validation("Invalid Backup ARN"));
+    }
+    if *partition != "aws" || *service != "dynamodb" {
+        return Err(EngineError::validation("Invalid Request: BackupArn is not valid"));
+    }
+    Ok(())
+}
+
 fn table_not_found(name: &str) -> EngineError {
     EngineError::TableNotFound(format!("Table not found: {name}"))
 }
@@ -391,6 +413,20 @@ fn index_spec(def: &IndexDef) -> IndexSpec {
         non_key_attributes,
         throughput: def.throughput,
     }
+}
+
+/// Whether two index specs have the same key schema and projection (the
+/// projected names in any order).
+fn same_shape(a: &IndexSpec, b: &IndexSpec) -> bool {
+    let sorted = |names: &Option<Vec<String>>| {
+        names.clone().map(|mut n| {
+            n.sort_unstable();
+            n
+        })
+    };
+    a.key_schema == b.key_schema
+        && a.projection_type == b.projection_type
+        && sorted(&a.non_key_attributes) == sorted(&b.non_key_attributes)
 }
 
 impl Engine {
@@ -478,6 +514,7 @@ impl Engine {
 
     /// DescribeBackup.
     pub fn describe_backup(&self, arn: &str) -> Result<Backup, EngineError> {
+        check_backup_arn(arn)?;
         self.backups.lock().backups.get(arn).cloned().ok_or_else(|| backup_not_found(arn))
     }
 
@@ -486,6 +523,7 @@ impl Engine {
     /// DynamoDB's messages, DDB-TABLE-442; how DynamoDB writes the time is
     /// not recorded there: here as Java's `Date.toString` writes it).
     pub fn delete_backup(&self, arn: &str) -> Result<Backup, EngineError> {
+        check_backup_arn(arn)?;
         let expires = self.backups.lock().backups.get(arn).and_then(Backup::expires_at);
         if let Some(at) = expires {
             return Err(EngineError::validation(format!(
@@ -690,7 +728,9 @@ impl Engine {
         Ok(expired.len())
     }
 
-    /// The restore summary of a restored table, for DescribeTable.
+    /// The restore summary of a restored table (kept in the catalog; since
+    /// DynamoDB shows it only while the table is CREATING, DescribeTable no
+    /// longer does, but a restart keeps what a restore recorded).
     pub fn restore_summary(&self, table: &Table) -> Option<RestoreSummary> {
         let backups = self.backups.lock();
         backups.restored.get(&table.name).filter(|(id, _)| *id == table.table_id).map(|(_, s)| s.clone())
@@ -785,7 +825,10 @@ fn check_overrides(backup: &Backup, input: &RestoreInput) -> Result<(), EngineEr
         [(IndexKind::Global, &input.global_index_override), (IndexKind::Local, &input.local_index_override)]
     {
         for spec in over.iter().flatten() {
-            if !backup.source.indexes.iter().any(|d| d.kind == kind && d.name == spec.name) {
+            // An override matches a source index by its keys and projection,
+            // not its name: it may rename it, not reshape it (ack-api-quirks
+            // DDB-TABLE-280, live 2026-10).
+            if !backup.source.indexes.iter().any(|d| d.kind == kind && same_shape(&index_spec(d), spec)) {
                 return refuse(format!(
                     "Index {} does not match a secondary index that existed in the source table and cannot be created during the restore operation",
                     spec.name

@@ -261,7 +261,12 @@ fn describe(table: &Table, index: Option<&str>, setting: Option<&InsightsSetting
             None => table.name.clone(),
         };
         let accessed = s.mode == InsightsMode::AccessedAndThrottledKeys;
-        let sorted = table.key_schema.range.is_some();
+        // The sort-key rules follow the resource's own key: a hash-only GSI
+        // of a table with a sort key has none (ack-api-quirks DDB-TABLE-093).
+        let sorted = match index {
+            None => table.key_schema.range.is_some(),
+            Some(name) => table.index_defs().iter().any(|d| d.name == name && !d.schema.range.is_empty()),
+        };
         for (kind, on) in [("PKC", accessed), ("PKT", true), ("SKC", accessed && sorted), ("SKT", sorted)] {
             if on {
                 rules.push(format!("DynamoDBContributorInsights-{kind}-{resource}-{}", s.created_at.0));
@@ -278,12 +283,16 @@ fn describe(table: &Table, index: Option<&str>, setting: Option<&InsightsSetting
     }
 }
 
-/// Contributor Insights covers a table and its GSIs, not its LSIs (S158).
+/// Contributor Insights covers a table and its GSIs, not its LSIs (S158);
+/// DynamoDB names what it did not find (ack-api-quirks DDB-TABLE-094).
 fn check_index(table: &Table, index: Option<&str>) -> Result<(), EngineError> {
     match index {
         None => Ok(()),
         Some(i) if table.index_defs().iter().any(|d| d.name == i && d.kind == IndexKind::Global) => Ok(()),
-        Some(_) => Err(EngineError::table_not_found()),
+        Some(i) => Err(EngineError::ResourceNotFound(format!(
+            "Requested resource not found: Index: {i} not found for table: {}",
+            table.name
+        ))),
     }
 }
 
@@ -298,11 +307,27 @@ impl Engine {
         mode: Option<InsightsMode>,
         now: Millis,
     ) -> Result<InsightsDescription, EngineError> {
-        let table = self.table(table_name)?;
+        let table = self.table_named(table_name)?;
         check_index(&table, index)?;
         let mut insights = table.insights.lock();
         let previous = insights.setting(index).copied();
-        let mode = mode.or(previous.map(|p| p.mode)).unwrap_or(InsightsMode::AccessedAndThrottledKeys);
+        // ENABLE without a mode means the default mode again; DISABLE keeps
+        // the mode it had (ack-api-quirks DDB-TABLE-341).
+        let mode = match (enable, mode) {
+            (_, Some(m)) => m,
+            (true, None) => InsightsMode::AccessedAndThrottledKeys,
+            (false, None) => previous.map_or(InsightsMode::AccessedAndThrottledKeys, |p| p.mode),
+        };
+        // Asking for what is already so changes nothing: ENABLE in the mode
+        // it has, DISABLE of a disabled or never enabled resource
+        // (DDB-TABLE-089, -091).
+        let unchanged = match previous {
+            Some(p) => p.enabled == enable && (!enable || p.mode == mode),
+            None => !enable,
+        };
+        if unchanged {
+            return Ok(describe(&table, index, previous.as_ref(), now));
+        }
         let created_at = match previous {
             Some(p) if p.enabled || !enable => p.created_at,
             _ => now,
@@ -322,22 +347,22 @@ impl Engine {
         index: Option<&str>,
         now: Millis,
     ) -> Result<InsightsDescription, EngineError> {
-        let table = self.table(table_name)?;
+        let table = self.table_named(table_name)?;
         check_index(&table, index)?;
         let setting = table.insights.lock().setting(index).copied();
         Ok(describe(&table, index, setting.as_ref(), now))
     }
 
     /// ListContributorInsights: a table's and its GSIs' settings, or every
-    /// table's that has Contributor Insights on (or turning off), by table
-    /// name then index.
+    /// table's, that have Contributor Insights on (or turning off), by
+    /// table name then index.
     pub fn list_contributor_insights(
         &self,
         table_name: Option<&str>,
         now: Millis,
     ) -> Result<Vec<InsightsDescription>, EngineError> {
         let tables: Vec<Arc<Table>> = match table_name {
-            Some(name) => vec![self.table(name)?],
+            Some(name) => vec![self.table_named(name)?],
             None => self.tables.read().values().cloned().collect(),
         };
         let mut out = Vec::new();
@@ -349,7 +374,9 @@ impl Engine {
             for index in resources {
                 let setting = settings.iter().find(|(i, _)| i.as_deref() == index).map(|(_, s)| s);
                 let d = describe(&table, index, setting, now);
-                if table_name.is_some() || d.status != "DISABLED" {
+                // DISABLED entries are never listed, a table named or not
+                // (ack-api-quirks DDB-TABLE-095, -343).
+                if d.status != "DISABLED" {
                     out.push(d);
                 }
             }

@@ -54,8 +54,12 @@ impl Engine {
         // the cool-down (ScyllaDB's Alternator suite, run against DynamoDB:
         // test_ttl_enable and test_ttl_disable_errors ask again at once).
         match (&settings.ttl, enabled) {
-            (Some(t), true) if t.enabled => return Err(EngineError::validation("TimeToLive is already enabled")),
-            (Some(t), false) if t.enabled && t.attribute != attribute => {
+            (Some(t), true) if t.enabled && t.attribute == attribute => {
+                return Err(EngineError::validation("TimeToLive is already enabled"))
+            }
+            // Enabling on another attribute, or disabling naming another,
+            // while it is on (ack-api-quirks DDB-TABLE-147, live 2026-10).
+            (Some(t), _) if t.enabled && t.attribute != attribute => {
                 return Err(EngineError::validation(format!(
                     "TimeToLive is active on a different AttributeName: current AttributeName is {}",
                     t.attribute
