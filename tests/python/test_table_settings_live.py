@@ -374,3 +374,40 @@ def test_index_updates_are_checked_whole_before_any_is_applied(ddb_raw, table_of
     # Deleting an index drops the definitions only it used.
     ddb_raw.update_table(TableName=name, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "by-a"}}])
     assert [d["AttributeName"] for d in describe(ddb_raw, name)["AttributeDefinitions"]] == ["pk", "z"]
+
+
+def test_degenerate_inputs_get_dynamodbs_own_texts(ddb_raw, table_of):
+    """DDB-TABLE-013, -035, -457."""
+    name = table_of()
+    table = describe(ddb_raw, name)
+    # TableId: a version 4 UUID.
+    assert table["TableId"][14] == "4" and table["TableId"][19] in "89ab"
+    expect_error(
+        lambda: ddb_raw.update_table(
+            TableName=name, SSESpecification={"Enabled": True, "SSEType": "KMS", "KMSMasterKeyId": ""}
+        ),
+        "ValidationException",
+        "1 validation error detected: Value '' at 'sSESpecification.kMSMasterKeyId' failed to satisfy constraint: "
+        "Member must have length greater than or equal to 1",
+    )
+    for call in (ddb_raw.describe_backup, ddb_raw.delete_backup):
+        expect_error(lambda: call(BackupArn=""), "ValidationException", "Invalid Backup ARN")
+    expect_error(
+        lambda: ddb_raw.describe_contributor_insights(TableName=name, IndexName=""),
+        "ValidationException",
+        "IndexName must be at least 3 characters long and at most 255 characters long",
+    )
+    expect_error(
+        lambda: ddb_raw.update_table(TableName=name, StreamSpecification={"StreamEnabled": True, "StreamViewType": ""}),
+        "ValidationException",
+        "1 validation error detected: Value '' at 'streamSpecification.streamViewType' failed to satisfy constraint: "
+        "Member must satisfy enum value set: [OLD_IMAGE, KEYS_ONLY, NEW_AND_OLD_IMAGES, NEW_IMAGE]",
+    )
+    expect_error(
+        lambda: ddb_raw.update_contributor_insights(
+            TableName=name, ContributorInsightsAction="ENABLE", ContributorInsightsMode=""
+        ),
+        "ValidationException",
+        "1 validation error detected: Value '' at 'contributorInsightsMode' failed to satisfy constraint: "
+        "Member must satisfy enum value set: [THROTTLED_KEYS, ACCESSED_AND_THROTTLED_KEYS]",
+    )

@@ -585,12 +585,19 @@ fn constrained(index: u16, short_keys: bool) -> bool {
     table.get(usize::from(index)).copied().unwrap_or(true)
 }
 
-/// Shapes DynamoDB's shape validation does not look into: the tag
-/// operations check a tag's Key and Value themselves, with their own texts
+/// Shapes DynamoDB's shape validation does not look into, and the
+/// operations check with texts of their own (ack-api-quirks DDB-TABLE-107,
+/// DDB-BACKUP-012 and DDB-TABLE-457, live 2026-10): a tag's Key and Value
 /// ("The Tag Key provided is invalid, Key: null" for a missing Key, not
-/// "Member must not be null"; ack-api-quirks DDB-TABLE-107 and -457, live
-/// 2026-10).
-const CHECKED_BY_OPERATION: [&str; 2] = ["Tag", "TagKeyString"];
+/// "Member must not be null"), a BackupArn ("Invalid Backup ARN" for an
+/// empty one, not its 37-character minimum).
+const CHECKED_BY_OPERATION: [&str; 3] = ["Tag", "TagKeyString", "BackupArn"];
+
+/// Members of one operation its own checks cover instead of the shape's:
+/// Contributor Insights' IndexName ("IndexName must be at least 3
+/// characters long and at most 255 characters long", DDB-TABLE-457).
+const MEMBERS_CHECKED_BY_OPERATION: [(&str, &str); 2] =
+    [("DescribeContributorInsights", "IndexName"), ("UpdateContributorInsights", "IndexName")];
 
 fn constraint_table(short_keys: bool) -> Vec<bool> {
     let own = |s: &Shape| {
@@ -780,7 +787,8 @@ pub(crate) fn constraints(op: &Operation, body: &Value, options: Options, longes
             return Err(aggregate(&walk.out));
         }
     }
-    for m in members.iter().filter(|m| m.name != "TableName") {
+    let own_check = |m: &Member| MEMBERS_CHECKED_BY_OPERATION.contains(&(op.name, m.name));
+    for m in members.iter().filter(|m| m.name != "TableName" && !own_check(m)) {
         walk.member(m, map, &Path::Root);
     }
     if walk.out.is_empty() {

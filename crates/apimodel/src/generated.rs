@@ -5,9 +5,9 @@
 /// The botocore release the tables were generated from.
 pub const BOTOCORE_VERSION: &str = "1.43.11";
 /// FNV-1a 64 of the generator script that wrote this file.
-pub const GENERATOR_FNV1A64: u64 = 0xc9a19b109af5abe2;
+pub const GENERATOR_FNV1A64: u64 = 0xf2c6f9d6155ef243;
 /// FNV-1a 64 of everything below the `// --- tables ---` line.
-pub const TABLES_FNV1A64: u64 = 0xbc65bbd358b41175;
+pub const TABLES_FNV1A64: u64 = 0x6f99d261566d632f;
 
 // --- tables ---
 use crate::model::{Kind::*, Member as M, Operation, Service, Shape as S};
@@ -54,7 +54,7 @@ pub static SHAPES: &[S] = &[
     S { name: "ConfirmRemoveSelfResourceAccess", kind: Boolean, min: None, max: None, pattern: None, enums: &[] },
     S { name: "ConsistentRead", kind: Boolean, min: None, max: None, pattern: None, enums: &[] },
     S { name: "ContributorInsightsAction", kind: String, min: None, max: None, pattern: None, enums: &["ENABLE", "DISABLE"] },
-    S { name: "ContributorInsightsMode", kind: String, min: None, max: None, pattern: None, enums: &["ACCESSED_AND_THROTTLED_KEYS", "THROTTLED_KEYS"] },
+    S { name: "ContributorInsightsMode", kind: String, min: None, max: None, pattern: None, enums: &["THROTTLED_KEYS", "ACCESSED_AND_THROTTLED_KEYS"] },
     S { name: "CreateBackupInput", kind: Structure(&[M { name: "TableName", shape: 223, required: true }, M { name: "BackupName", shape: 16, required: true }]), min: None, max: None, pattern: None, enums: &[] },
     S { name: "CreateGlobalSecondaryIndexAction", kind: Structure(&[M { name: "IndexName", shape: 115, required: true }, M { name: "KeySchema", shape: 125, required: true }, M { name: "Projection", shape: 166, required: true }, M { name: "ProvisionedThroughput", shape: 169, required: false }, M { name: "OnDemandThroughput", shape: 154, required: false }, M { name: "WarmThroughput", shape: 259, required: false }]), min: None, max: None, pattern: None, enums: &[] },
     S { name: "CreateGlobalTableInput", kind: Structure(&[M { name: "GlobalTableName", shape: 226, required: true }, M { name: "ReplicationGroup", shape: 188, required: true }]), min: None, max: None, pattern: None, enums: &[] },
@@ -234,7 +234,7 @@ pub static SHAPES: &[S] = &[
     S { name: "StreamArn", kind: String, min: Some(37), max: Some(1024), pattern: None, enums: &[] },
     S { name: "StreamEnabled", kind: Boolean, min: None, max: None, pattern: None, enums: &[] },
     S { name: "StreamSpecification", kind: Structure(&[M { name: "StreamEnabled", shape: 218, required: true }, M { name: "StreamViewType", shape: 220, required: false }]), min: None, max: None, pattern: None, enums: &[] },
-    S { name: "StreamViewType", kind: String, min: None, max: None, pattern: None, enums: &["NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY"] },
+    S { name: "StreamViewType", kind: String, min: None, max: None, pattern: None, enums: &["OLD_IMAGE", "KEYS_ONLY", "NEW_AND_OLD_IMAGES", "NEW_IMAGE"] },
     S { name: "StringAttributeValue", kind: String, min: None, max: None, pattern: None, enums: &[] },
     S { name: "StringSetAttributeValue", kind: List(221), min: None, max: None, pattern: None, enums: &[] },
     S { name: "TableArn", kind: String, min: Some(1), max: Some(1024), pattern: None, enums: &[] },

@@ -738,7 +738,11 @@ fn table_id(name: &str, now: Millis, counter: u64) -> String {
     bytes.extend_from_slice(name.as_bytes());
     bytes.extend_from_slice(&now.0.to_le_bytes());
     bytes.extend_from_slice(&counter.to_le_bytes());
-    let s = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes));
+    // Shaped as a random (version 4, RFC 4122 variant) UUID, as DynamoDB's
+    // TableIds are (ack-api-quirks DDB-TABLE-013): a client may check.
+    let h = xxhash_rust::xxh3::xxh3_128(&bytes);
+    let h = (h & !(0xf << 76) & !(0x3 << 62)) | (0x4 << 76) | (0x2 << 62);
+    let s = format!("{h:032x}");
     format!("{}-{}-{}-{}-{}", &s[0..8], &s[8..12], &s[12..16], &s[16..20], &s[20..32])
 }
 
@@ -752,6 +756,9 @@ mod tests {
         let parts: Vec<usize> = id.split('-').map(str::len).collect();
         assert_eq!(parts, [8, 4, 4, 4, 12]);
         assert!(id.chars().all(|c| c == '-' || c.is_ascii_hexdigit()));
+        // Version 4, variant 10xx.
+        assert_eq!(&id[14..15], "4");
+        assert!("89ab".contains(&id[19..20]), "{id}");
         assert_eq!(id, table_id("t", Millis(1), 0));
         assert_ne!(id, table_id("u", Millis(1), 0));
         assert_ne!(id, table_id("t", Millis(2), 0));

@@ -240,6 +240,11 @@ pub struct UpdateTableInput {
     pub deletion_protection: Option<bool>,
     pub table_class: Option<crate::table::TableClass>,
     pub sse: Option<SseSpec>,
+    /// Members of the request this server does not model (global tables'
+    /// ReplicaUpdates, MultiRegionConsistency, ...): a request with only
+    /// those changes nothing, and its refusal leaves them out of the list
+    /// of what it could change, as DynamoDB's does.
+    pub unmodelled: Vec<&'static str>,
 }
 
 impl UpdateTableInput {
@@ -258,6 +263,7 @@ impl UpdateTableInput {
             deletion_protection: None,
             table_class: None,
             sse: None,
+            unmodelled: Vec::new(),
         }
     }
 }

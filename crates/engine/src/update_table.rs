@@ -45,9 +45,12 @@ const UPDATABLE: [&str; 13] = [
 /// milliseconds: long enough for a client to see the backfill.
 const BACKFILL_MIN_MS: u64 = 500;
 
-/// UpdateTable's answer when it was asked to change nothing.
-fn nothing_to_update() -> String {
-    match UPDATABLE.split_last() {
+/// UpdateTable's answer when it was asked to change nothing: the members
+/// it could have changed, but those the request holds (ack-api-quirks
+/// DDB-TABLE-442: MultiRegionConsistency alone is left out of the list).
+fn nothing_to_update(held: &[&str]) -> String {
+    let names: Vec<&str> = UPDATABLE.into_iter().filter(|n| !held.contains(n)).collect();
+    match names.split_last() {
         Some((last, rest)) => format!("At least one of {} or {last} is required", rest.join(", ")),
         None => String::new(),
     }
@@ -116,7 +119,7 @@ impl Members {
 fn check_request(input: &UpdateTableInput, region: &str) -> Result<(), EngineError> {
     let m = Members::of(input);
     if m.count() == 0 {
-        return Err(EngineError::validation(nothing_to_update()));
+        return Err(EngineError::validation(nothing_to_update(&input.unmodelled)));
     }
     if input.index_updates.as_ref().is_some_and(Vec::is_empty) {
         return Err(invalid("List of GlobalSecondaryIndexUpdates is empty"));
@@ -614,7 +617,12 @@ mod tests {
         // the members a request holds.
         assert_eq!(
             refusal(UpdateTableInput { warm: Some((None, None)), index_updates: Some(Vec::new()), ..request() }),
-            nothing_to_update()
+            nothing_to_update(&[])
+        );
+        // A member this server does not model is left out of the list.
+        assert_eq!(
+            refusal(UpdateTableInput { unmodelled: vec!["MultiRegionConsistency"], ..request() }),
+            "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates, SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, ReplicaTransitRoleArn, DeletionProtectionEnabled, OnDemandThroughput, WarmThroughput or TableClass is required"
         );
         // What may go together passes: a billing switch with its on-demand
         // maxima, throughput with GSI throughput, PAY_PER_REQUEST with a stream.

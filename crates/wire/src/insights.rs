@@ -36,11 +36,28 @@ fn summary(d: &InsightsDescription) -> Map<String, Value> {
     out
 }
 
+/// The IndexName of a Contributor Insights request: DynamoDB checks its
+/// length with a text of its own, not the shape's (ack-api-quirks
+/// DDB-TABLE-457, live 2026-10).
+fn index_name<'a>(req: &Req<'a>) -> Result<Option<&'a str>, ApiError> {
+    let index = req.opt_str("IndexName")?;
+    if index.is_some_and(|i| !(MIN_INDEX_NAME..=MAX_INDEX_NAME).contains(&i.len())) {
+        return Err(ApiError::validation(format!(
+            "IndexName must be at least {MIN_INDEX_NAME} characters long and at most {MAX_INDEX_NAME} characters long"
+        )));
+    }
+    Ok(index)
+}
+
+/// Shortest and longest index name (the model's IndexName).
+const MIN_INDEX_NAME: usize = 3;
+const MAX_INDEX_NAME: usize = 255;
+
 /// UpdateContributorInsights.
 pub fn update(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
     let req = Req::new(body)?;
     let table_name = req.table_name()?;
-    let index = req.opt_str("IndexName")?;
+    let index = index_name(&req)?;
     // The service model has checked the action and the mode are among
     // their enums.
     let enable = req.opt_str("ContributorInsightsAction")? == Some("ENABLE");
@@ -53,7 +70,7 @@ pub fn update(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiEr
 pub fn describe(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
     let req = Req::new(body)?;
     let table_name = req.table_name()?;
-    let d = engine.describe_contributor_insights(&table_name, req.opt_str("IndexName")?, now)?;
+    let d = engine.describe_contributor_insights(&table_name, index_name(&req)?, now)?;
     let mut out = summary(&d);
     if !d.rules.is_empty() {
         out.insert("ContributorInsightsRuleList".into(), json!(d.rules));

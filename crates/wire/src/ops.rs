@@ -569,6 +569,17 @@ pub(crate) fn parse_sse(req: &Req<'_>, member: &str) -> Result<Option<SseSpec>, 
     // (ack-api-quirks DDB-TABLE-036, -044).
     let enabled = spec.opt_bool("Enabled")?.unwrap_or(sse_type == Some("KMS"));
     let kms_key_id = spec.opt_str("KMSMasterKeyId")?.map(str::to_string);
+    // An empty key id fails a length rule the model does not carry, at a
+    // path written as Java's bean names are (DDB-TABLE-457, live 2026-10).
+    if kms_key_id.as_deref() == Some("") {
+        let mut path = member.to_string();
+        if let Some(first) = path.get(..1).map(str::to_ascii_lowercase) {
+            path.replace_range(..1, &first);
+        }
+        return Err(ApiError::validation(format!(
+            "1 validation error detected: Value '' at '{path}.kMSMasterKeyId' failed to satisfy constraint: Member must have length greater than or equal to 1"
+        )));
+    }
     let refused = match (enabled, sse_type, &kms_key_id) {
         (false, Some(_), _) => Some("SSEType can not be specified if Enabled is false"),
         (false, None, Some(_)) => Some("KMSMasterKeyId can not be specified if Enabled is false"),
@@ -698,6 +709,10 @@ pub fn list_tables(engine: &Engine, body: &Value) -> Result<Value, ApiError> {
     Ok(Value::Object(m))
 }
 
+/// UpdateTable members of global tables, which this server does not model.
+const UNMODELLED_UPDATE_MEMBERS: [&str; 4] =
+    ["ReplicaUpdates", "MultiAccountReplicaReady", "ReplicaTransitRoleArn", "MultiRegionConsistency"];
+
 /// UpdateTable.
 pub fn update_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
     let req = Req::new(body)?;
@@ -744,6 +759,7 @@ pub fn update_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value,
             deletion_protection,
             table_class,
             sse,
+            unmodelled: UNMODELLED_UPDATE_MEMBERS.into_iter().filter(|m| req.get(m).is_some()).collect(),
         },
         now,
     )?;
