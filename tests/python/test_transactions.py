@@ -193,6 +193,29 @@ def test_transaction_100_actions_allowed(ddb, table):
     assert ddb.scan(TableName=table, Select="COUNT")["Count"] == 100
 
 
+def test_transaction_items_may_not_pass_4_mb(ddb, table):
+    """Alternator's test_transact_write_items_put_5MB / _put_3MB (run against
+    DynamoDB): 50 puts of 100 KB are refused, 30 pass; deletes of such
+    items pass (the items sent count). The exact text is not recorded; it
+    says "size cannot exceed"."""
+    blob = "x" * 100_000
+    items = lambda n, tag: [  # noqa: E731
+        {"Put": {"TableName": table, "Item": {**k(f"{tag}{i:02d}"), "x": {"S": blob}}}} for i in range(n)
+    ]
+    # 42 items of about 100,010 bytes pass 4 MiB (4,194,304 bytes); 41 do not.
+    for n in (42, 50):
+        expect_error(
+            lambda: ddb.transact_write_items(TransactItems=items(n, "big")),
+            "ValidationException",
+            "The aggregate size of the items in the transaction cannot exceed 4 MB",
+        )
+    assert ddb.scan(TableName=table, Select="COUNT")["Count"] == 0
+    # Fewer pass (this table's on-demand capacity takes ten such puts).
+    ddb.transact_write_items(TransactItems=items(10, "a"))
+    ddb.transact_write_items(TransactItems=[{"Delete": {"TableName": table, "Key": k(f"a{i:02d}")}} for i in range(10)])
+    assert ddb.scan(TableName=table, Select="COUNT")["Count"] == 0
+
+
 def test_transaction_more_than_100_actions(ddb, table):
     # Exact live wording is uncertain (reference gap 9); the constraint text is stable.
     expect_error(
