@@ -55,7 +55,11 @@ def test_billing_mode_summary_and_warm_throughput_follow_the_billing_history(ddb
     assert describe(ddb_raw, prov)["WarmThroughput"]["ReadUnitsPerSecond"] == 3
     # Switched to on demand: the summary appears, with the switch's time,
     # and stays after a switch back.
-    ddb_raw.update_table(TableName=prov, BillingMode="PAY_PER_REQUEST", OnDemandThroughput={"MaxReadRequestUnits": 100})
+    out = ddb_raw.update_table(
+        TableName=prov, BillingMode="PAY_PER_REQUEST", OnDemandThroughput={"MaxReadRequestUnits": 100}
+    )
+    # The switch's time shows in DescribeTable, not in the answer (DDB-TABLE-060).
+    assert out["TableDescription"]["BillingModeSummary"] == {"BillingMode": "PAY_PER_REQUEST"}
     t = describe(ddb_raw, prov)
     assert t["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
     switched = t["BillingModeSummary"]["LastUpdateToPayPerRequestDateTime"]
@@ -410,4 +414,26 @@ def test_degenerate_inputs_get_dynamodbs_own_texts(ddb_raw, table_of):
         "ValidationException",
         "1 validation error detected: Value '' at 'contributorInsightsMode' failed to satisfy constraint: "
         "Member must satisfy enum value set: [THROTTLED_KEYS, ACCESSED_AND_THROTTLED_KEYS]",
+    )
+
+
+def test_violations_of_one_structure_in_dynamodbs_order(ddb_raw, table_of):
+    """DDB-TABLE-038 and -457: the order DynamoDB lists them in."""
+    expect_error(
+        lambda: ddb_raw.create_table(
+            TableName=unique_name(), ProvisionedThroughput={"ReadCapacityUnits": 0, "WriteCapacityUnits": 0}, **KEY
+        ),
+        "ValidationException",
+        "2 validation errors detected: Value '0' at 'provisionedThroughput.writeCapacityUnits' failed to satisfy "
+        "constraint: Member must have value greater than or equal to 1; Value '0' at "
+        "'provisionedThroughput.readCapacityUnits' failed to satisfy constraint: Member must have value greater "
+        "than or equal to 1",
+    )
+    name = table_of()
+    expect_error(
+        lambda: ddb_raw.update_time_to_live(TableName=name, TimeToLiveSpecification={}),
+        "ValidationException",
+        "2 validation errors detected: Value null at 'timeToLiveSpecification.attributeName' failed to satisfy "
+        "constraint: Member must not be null; Value null at 'timeToLiveSpecification.enabled' failed to satisfy "
+        "constraint: Member must not be null",
     )

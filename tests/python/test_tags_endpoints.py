@@ -119,6 +119,17 @@ def test_tag_errors(ddb, ddb_raw, make_table):
     )
     foreign = arn.replace(":000000000000:", ":111111111111:")
     refused(lambda: ddb.list_tags_of_resource(ResourceArn=foreign), "AccessDeniedException", "Access is denied")
+    for not_ours in (f"{arn}/backup/01489173575360-b308cd7d", "arn:aws:s3:::bucket"):
+        refused(
+            lambda: ddb.list_tags_of_resource(ResourceArn=not_ours),
+            "ValidationException",
+            f"One or more parameter values were invalid: Provided Arn is not a DynamoDB resource arn: {not_ours}",
+        )
+    refused(
+        lambda: ddb_raw.untag_resource(ResourceArn=arn, TagKeys=["AWS:Name"]),
+        "ValidationException",
+        "Tag Key cannot be prefixed with aws:, Key: AWS:Name",
+    )
     index_arn = f"{arn}/index/by-x"
     refused(
         lambda: ddb.tag_resource(ResourceArn=index_arn, Tags=[{"Key": "a", "Value": "b"}]),

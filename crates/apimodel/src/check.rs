@@ -593,6 +593,26 @@ fn constrained(index: u16, short_keys: bool) -> bool {
 /// empty one, not its 37-character minimum).
 const CHECKED_BY_OPERATION: [&str; 3] = ["Tag", "TagKeyString", "BackupArn"];
 
+/// Structures whose members' violations DynamoDB lists in an order other
+/// than the model's, as observed (its order is its own Java one, which the
+/// model does not carry): ack-api-quirks DDB-TABLE-038 (ProvisionedThroughput
+/// 0/0: the write units first) and DDB-TABLE-457 (TimeToLiveSpecification
+/// {}: the attribute name first; AttributeDefinitions [{}]: the type first).
+const MEMBER_DISPLAY_ORDER: [(&str, [&str; 2]); 3] = [
+    ("ProvisionedThroughput", ["WriteCapacityUnits", "ReadCapacityUnits"]),
+    ("TimeToLiveSpecification", ["AttributeName", "Enabled"]),
+    ("AttributeDefinition", ["AttributeType", "AttributeName"]),
+];
+
+/// `members` in the order DynamoDB reports them for structure `shape`.
+fn in_display_order<'m>(shape: &str, members: &'m [Member]) -> Vec<&'m Member> {
+    let mut ordered: Vec<&Member> = members.iter().collect();
+    if let Some((_, order)) = MEMBER_DISPLAY_ORDER.iter().find(|(name, _)| *name == shape) {
+        ordered.sort_by_key(|m| order.iter().position(|n| *n == m.name).unwrap_or(order.len()));
+    }
+    ordered
+}
+
 /// Members of one operation its own checks cover instead of the shape's:
 /// Contributor Insights' IndexName ("IndexName must be at least 3
 /// characters long and at most 255 characters long", DDB-TABLE-457).
@@ -666,7 +686,7 @@ impl Walk {
         match (s.kind, v) {
             (Kind::Structure(members), Value::Object(map)) => {
                 if members.iter().any(|m| m.required) {
-                    for m in members {
+                    for m in in_display_order(s.name, members) {
                         self.member(m, map, path);
                     }
                 } else {

@@ -325,11 +325,13 @@ fn nested_paths_are_lower_camel_with_one_based_members() {
          Value '' at 'scanFilter.b.member.comparisonOperator' failed to satisfy constraint: Member must satisfy enum value set: \
          [IN, NULL, BETWEEN, LT, NOT_CONTAINS, EQ, GT, NOT_NULL, NE, LE, BEGINS_WITH, GE, CONTAINS]"
     );
+    // The write units first, as DynamoDB lists them (ack-api-quirks
+    // DDB-TABLE-038: 0/0, -1/-1 and {} all answered so, live 2026-10).
     assert_eq!(
         validation("CreateTable", json!({"TableName": "abc", "ProvisionedThroughput": {"ReadCapacityUnits": 0}})),
         "2 validation errors detected: \
-         Value '0' at 'provisionedThroughput.readCapacityUnits' failed to satisfy constraint: Member must have value greater than or equal to 1; \
-         Value null at 'provisionedThroughput.writeCapacityUnits' failed to satisfy constraint: Member must not be null"
+         Value null at 'provisionedThroughput.writeCapacityUnits' failed to satisfy constraint: Member must not be null; \
+         Value '0' at 'provisionedThroughput.readCapacityUnits' failed to satisfy constraint: Member must have value greater than or equal to 1"
     );
 }
 

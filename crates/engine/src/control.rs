@@ -252,8 +252,12 @@ impl Engine {
         };
         let wrong =
             || EngineError::validation(format!("Invalid TableArn: Invalid ResourceArn provided as input {arn}"));
+        let foreign = || invalid(format!("Provided Arn is not a DynamoDB resource arn: {arn}"));
         let parts: Vec<&str> = rest.splitn(5, ':').collect();
-        let [_partition, "dynamodb", region, account, resource] = parts.as_slice() else { return Err(wrong()) };
+        let [_partition, service, region, account, resource] = parts.as_slice() else { return Err(wrong()) };
+        if *service != "dynamodb" {
+            return Err(foreign());
+        }
         if *account != self.config.account_id {
             return Err(EngineError::AccessDenied("Access is denied".to_string()));
         }
@@ -269,6 +273,8 @@ impl Engine {
             (None, _) => {}
             // A stream's ARN names its table's tags.
             (Some("stream"), Some(_)) => {}
+            // A backup is not a resource the tag operations know.
+            (Some("backup"), Some(_)) => return Err(foreign()),
             _ => {
                 return Err(invalid(format!(
                     "Invalid resource arn provided, only table or stream is accepted. Provided resource arn: {arn}"

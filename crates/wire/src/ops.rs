@@ -117,6 +117,18 @@ pub(crate) fn on_demand_json(limits: Option<(i64, i64)>) -> Option<Value> {
     (!m.is_empty()).then_some(Value::Object(m))
 }
 
+/// The TableDescription CreateTable and UpdateTable answer with: as
+/// DescribeTable's, but the switch to PAY_PER_REQUEST not yet timed
+/// (DynamoDB adds LastUpdateToPayPerRequestDateTime to DescribeTable later:
+/// ack-api-quirks DDB-TABLE-033, -060, -183).
+fn changed_table_json(d: &TableDescription) -> Value {
+    let mut out = table_description_json(d);
+    if let Some(Value::Object(summary)) = out.get_mut("BillingModeSummary") {
+        summary.remove("LastUpdateToPayPerRequestDateTime");
+    }
+    out
+}
+
 /// Renders a TableDescription.
 pub fn table_description_json(d: &TableDescription) -> Value {
     let settings = &d.settings;
@@ -658,7 +670,7 @@ pub fn create_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value,
         },
         now,
     )?;
-    Ok(json!({ "TableDescription": table_description_json(&d) }))
+    Ok(json!({ "TableDescription": changed_table_json(&d) }))
 }
 
 /// DescribeTable.
@@ -765,7 +777,7 @@ pub fn update_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value,
         },
         now,
     )?;
-    Ok(json!({ "TableDescription": table_description_json(&d) }))
+    Ok(json!({ "TableDescription": changed_table_json(&d) }))
 }
 
 fn write_output(out: WriteOutput) -> Value {

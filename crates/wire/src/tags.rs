@@ -44,6 +44,14 @@ fn key_error(key: Option<&str>) -> Option<ApiError> {
     bad.then(|| ApiError::validation(format!("The Tag Key provided is invalid, Key: {}", shown(key))))
 }
 
+/// Keys AWS keeps for itself, in any letter case, are not the user's to
+/// set or remove (ack-api-quirks DDB-TABLE-107, -110).
+fn aws_prefix_error(key: &str) -> Option<ApiError> {
+    key.get(..AWS_PREFIX.len())
+        .is_some_and(|p| p.eq_ignore_ascii_case(AWS_PREFIX))
+        .then(|| ApiError::validation(format!("Tag Key cannot be prefixed with aws:, Key: {key}")))
+}
+
 /// A Tags list (CreateTable, TagResource), checked tag by tag; None when
 /// the member is absent.
 pub(crate) fn parse_tags(req: &Req<'_>) -> Result<Option<Vec<(String, String)>>, ApiError> {
@@ -58,8 +66,8 @@ pub(crate) fn parse_tags(req: &Req<'_>) -> Result<Option<Vec<(String, String)>>,
             return Err(error);
         }
         let key = key.unwrap_or_default();
-        if key.starts_with(AWS_PREFIX) {
-            return Err(ApiError::validation(format!("Tag Key cannot be prefixed with aws:, Key: {key}")));
+        if let Some(error) = aws_prefix_error(key) {
+            return Err(error);
         }
         match value {
             Some(v) if v.chars().count() <= MAX_TAG_VALUE && legal(v) => {}
@@ -111,7 +119,7 @@ pub fn untag_resource(engine: &Engine, body: &Value) -> Result<Value, ApiError> 
     if keys.len() > dynaburst_engine::MAX_TAGS {
         return Err(ApiError::validation(dynaburst_engine::TOO_MANY_TAGS));
     }
-    if let Some(error) = keys.iter().find_map(|k| key_error(Some(k))) {
+    if let Some(error) = keys.iter().find_map(|k| key_error(Some(k)).or_else(|| aws_prefix_error(k))) {
         return Err(error);
     }
     engine.untag_resource(arn, &keys)?;
@@ -162,6 +170,10 @@ mod tests {
         assert_eq!(
             message(tags(json!({"Tags": [{"Key": "ok", "Value": "1"}, {"Key": "aws:zzz", "Value": "1"}]}))),
             "Tag Key cannot be prefixed with aws:, Key: aws:zzz"
+        );
+        assert_eq!(
+            message(tags(json!({"Tags": [{"Key": "AWS:Name", "Value": "1"}]}))),
+            "Tag Key cannot be prefixed with aws:, Key: AWS:Name"
         );
         assert_eq!(
             message(tags(json!({"Tags": [{"Key": "dup", "Value": "1"}, {"Key": "dup", "Value": "2"}]}))),
