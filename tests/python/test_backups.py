@@ -325,15 +325,44 @@ def test_restore_overrides_on_demand_throughput(ddb, make_table, restored):
         "MaxReadRequestUnits": 200,
         "MaxWriteRequestUnits": 100,
     }
-    # Only with BillingModeOverride PAY_PER_REQUEST.
+    # An on-demand backup takes maxima without a billing override
+    # (ack-api-quirks DDB-TABLE-405, -463); 0 is out of range (-273).
+    plain = unique_name("restored")
+    restored.append(plain)
+    restore(ddb, arn, plain, OnDemandThroughputOverride={"MaxReadRequestUnits": 50})
+    assert ddb.describe_table(TableName=plain)["Table"]["OnDemandThroughput"] == {
+        "MaxReadRequestUnits": 50,
+        "MaxWriteRequestUnits": 100,
+    }
     expect_error(
         lambda: ddb.restore_table_from_backup(
-            TargetTableName=unique_name("restored"), BackupArn=arn, OnDemandThroughputOverride={"MaxReadRequestUnits": 50}
+            TargetTableName=unique_name("restored"),
+            BackupArn=arn,
+            BillingModeOverride="PAY_PER_REQUEST",
+            OnDemandThroughputOverride={"MaxReadRequestUnits": 0, "MaxWriteRequestUnits": 0},
         ),
         "ValidationException",
-        "Invalid Request: Cannot override MaxReadRequestUnits for OnDemandThroughput unless BillingModeOverride is "
-        "PAY_PER_REQUEST",
+        "Invalid Request: Requested MaxReadRequestUnits for OnDemandThroughput is outside of valid range",
     )
+    # A table with one maximum set (the other stored as none) restores, and
+    # restored as provisioned it shows none.
+    one = make_table()
+    ddb.update_table(TableName=one, OnDemandThroughput={"MaxReadRequestUnits": 300})
+    one_arn = ddb.create_backup(TableName=one, BackupName="one-max")["BackupDetails"]["BackupArn"]
+    again = unique_name("restored")
+    restored.append(again)
+    restore(ddb, one_arn, again)
+    assert ddb.describe_table(TableName=again)["Table"]["OnDemandThroughput"] == {"MaxReadRequestUnits": 300}
+    as_provisioned = unique_name("restored")
+    restored.append(as_provisioned)
+    restore(
+        ddb,
+        one_arn,
+        as_provisioned,
+        BillingModeOverride="PROVISIONED",
+        ProvisionedThroughputOverride={"ReadCapacityUnits": 2, "WriteCapacityUnits": 2},
+    )
+    assert "OnDemandThroughput" not in ddb.describe_table(TableName=as_provisioned)["Table"]
     # The maxima the override names replace the backup's; the other stays.
     lower = unique_name("restored")
     restored.append(lower)

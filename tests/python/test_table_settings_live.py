@@ -437,3 +437,33 @@ def test_violations_of_one_structure_in_dynamodbs_order(ddb_raw, table_of):
         "constraint: Member must not be null; Value null at 'timeToLiveSpecification.enabled' failed to satisfy "
         "constraint: Member must not be null",
     )
+
+
+def test_a_refused_stream_change_leaves_the_index_updates_of_its_request_unapplied(ddb_raw, table_of):
+    """Nothing changes unless every check passes (a review found the GSI
+    update applied before the stream's no-op refusal)."""
+    name = table_of(
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "S"}],
+        ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1},
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "by-g",
+                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+                "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1},
+            }
+        ],
+    )
+    expect_error(
+        lambda: ddb_raw.update_table(
+            TableName=name,
+            StreamSpecification={"StreamEnabled": False},
+            GlobalSecondaryIndexUpdates=[
+                {"Update": {"IndexName": "by-g", "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}}}
+            ],
+        ),
+        "ValidationException",
+        f"Table has no stream to disable: TableName: {name}",
+    )
+    [gsi] = describe(ddb_raw, name)["GlobalSecondaryIndexes"]
+    assert gsi["ProvisionedThroughput"]["ReadCapacityUnits"] == 1

@@ -218,6 +218,19 @@ def test_describe_table_shows_partitions_and_warm_throughput(modelled):
     }
 
 
+def test_switching_to_provisioned_keeps_the_partitions(modelled):
+    """An on-demand table's 4 partitions stay 4 when it turns provisioned:
+    its warm throughput of 12000/4000 is not a reason to split them (a
+    review found the switch doubling them)."""
+    ddb, srv = modelled
+    name = make(ddb)
+    assert raw_describe(srv.url, name)["PartitionCount"] == 4
+    ddb.update_table(
+        TableName=name, BillingMode="PROVISIONED", ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}
+    )
+    assert raw_describe(srv.url, name)["PartitionCount"] == 4
+
+
 def test_metrics_count_throttled_items(modelled):
     ddb, srv = modelled
     name = make(ddb, provisioned=(1, 1), range_key=False)

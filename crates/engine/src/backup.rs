@@ -27,7 +27,7 @@ use std::ops::{Bound, ControlFlow};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use dynaburst_model::{item_size, Item, Millis};
+use dynaburst_model::{item_size, Item, Millis, ScalarType};
 
 use crate::engine::Engine;
 use crate::error::EngineError;
@@ -810,7 +810,19 @@ fn check_overrides(backup: &Backup, input: &RestoreInput) -> Result<(), EngineEr
         _ => {}
     }
     if let Some((read, write)) = input.on_demand_override {
-        if input.billing_override != Some(BillingModeOverride::PayPerRequest) {
+        // Refused only where the restored table is provisioned: a backup of
+        // an on-demand table takes maxima without a billing override
+        // (ack-api-quirks DDB-TABLE-405, -463).
+        let restored_provisioned = match input.billing_override {
+            Some(o) => o == BillingModeOverride::Provisioned,
+            None => source_provisioned,
+        };
+        for (unit, asked) in [("MaxReadRequestUnits", read), ("MaxWriteRequestUnits", write)] {
+            if asked.is_some_and(|v| v < 1 && v != -1) {
+                return refuse(format!("Requested {unit} for OnDemandThroughput is outside of valid range"));
+            }
+        }
+        if restored_provisioned {
             let unit = if read.is_some() || write.is_none() { "MaxReadRequestUnits" } else { "MaxWriteRequestUnits" };
             return refuse(format!(
                 "Cannot override {unit} for OnDemandThroughput unless BillingModeOverride is PAY_PER_REQUEST"
@@ -896,8 +908,15 @@ fn restore_input(backup: &Backup, input: &RestoreInput) -> CreateTableInput {
                 .flat_map(|s| s.key_schema.iter().map(|(n, _)| n.as_str())),
         )
         .collect();
-    let attribute_definitions =
-        source.attribute_definitions.iter().filter(|(n, _)| used.contains(&n.as_str())).cloned().collect();
+    // The types come from the table's and its indexes' key schemas: a GSI
+    // UpdateTable added has its definitions there, not in the table's.
+    let mut known: Vec<(String, ScalarType)> = source.attribute_definitions.clone();
+    for attr in source.indexes.iter().flat_map(|d| d.schema.attrs()) {
+        if !known.iter().any(|(n, _)| *n == attr.name) {
+            known.push((attr.name.clone(), attr.ty));
+        }
+    }
+    let attribute_definitions = known.into_iter().filter(|(n, _)| used.contains(&n.as_str())).collect();
     let sse = match (&input.sse_override, &source.settings.sse_kms_key) {
         (Some(spec), _) => Some(spec.clone()),
         (None, Some(arn)) => Some(crate::types::SseSpec { enabled: true, kms_key_id: Some(arn.clone()) }),
@@ -907,12 +926,16 @@ fn restore_input(backup: &Backup, input: &RestoreInput) -> CreateTableInput {
         sse,
         global_indexes,
         local_indexes,
-        on_demand: match (source.settings.on_demand_max, input.on_demand_override) {
-            (None, None) => None,
-            (Some((r, w)), None) => Some((Some(r), Some(w))),
-            (from, Some((r, w))) => {
+        // The maxima that are set (-1 is none, which CreateTable does not
+        // take), and none for a table restored as provisioned.
+        on_demand: match (billing, source.settings.on_demand_max, input.on_demand_override) {
+            (BillingMode::Provisioned { .. }, _, _) | (_, None, None) => None,
+            (_, from, over) => {
                 let (from_r, from_w) = from.unwrap_or((-1, -1));
-                Some((r.or(Some(from_r)), w.or(Some(from_w))))
+                let (over_r, over_w) = over.unwrap_or((None, None));
+                let set = |v: i64| (v != -1).then_some(v);
+                let limits = (over_r.or(set(from_r)), over_w.or(set(from_w)));
+                (limits.0.is_some() || limits.1.is_some()).then_some(limits)
             }
         },
         ..CreateTableInput::new(&input.target_table_name, key_schema, attribute_definitions, billing)

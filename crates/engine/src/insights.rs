@@ -240,7 +240,25 @@ pub struct InsightsDescription {
     pub last_update: Option<Millis>,
 }
 
-fn describe(table: &Table, index: Option<&str>, setting: Option<&InsightsSetting>, now: Millis) -> InsightsDescription {
+/// Whether the resource (the table, or its GSI `index`) has a sort key: its
+/// Contributor Insights has the sort-key rules. A hash-only GSI of a table
+/// with a sort key has none (ack-api-quirks DDB-TABLE-093). Takes the
+/// table's data lock: never called with the insights lock held (the write
+/// path takes them the other way round).
+fn has_sort_key(table: &Table, index: Option<&str>) -> bool {
+    match index {
+        None => table.key_schema.range.is_some(),
+        Some(name) => table.index_defs().iter().any(|d| d.name == name && !d.schema.range.is_empty()),
+    }
+}
+
+fn describe(
+    table: &Table,
+    index: Option<&str>,
+    setting: Option<&InsightsSetting>,
+    sorted: bool,
+    now: Millis,
+) -> InsightsDescription {
     let Some(s) = setting else {
         return InsightsDescription {
             table_name: table.name.clone(),
@@ -261,12 +279,6 @@ fn describe(table: &Table, index: Option<&str>, setting: Option<&InsightsSetting
             None => table.name.clone(),
         };
         let accessed = s.mode == InsightsMode::AccessedAndThrottledKeys;
-        // The sort-key rules follow the resource's own key: a hash-only GSI
-        // of a table with a sort key has none (ack-api-quirks DDB-TABLE-093).
-        let sorted = match index {
-            None => table.key_schema.range.is_some(),
-            Some(name) => table.index_defs().iter().any(|d| d.name == name && !d.schema.range.is_empty()),
-        };
         for (kind, on) in [("PKC", accessed), ("PKT", true), ("SKC", accessed && sorted), ("SKT", sorted)] {
             if on {
                 rules.push(format!("DynamoDBContributorInsights-{kind}-{resource}-{}", s.created_at.0));
@@ -309,6 +321,7 @@ impl Engine {
     ) -> Result<InsightsDescription, EngineError> {
         let table = self.table_named(table_name)?;
         check_index(&table, index)?;
+        let sorted = has_sort_key(&table, index);
         let mut insights = table.insights.lock();
         let previous = insights.setting(index).copied();
         // ENABLE without a mode means the default mode again; DISABLE keeps
@@ -326,7 +339,7 @@ impl Engine {
             None => !enable,
         };
         if unchanged {
-            return Ok(describe(&table, index, previous.as_ref(), now));
+            return Ok(describe(&table, index, previous.as_ref(), sorted, now));
         }
         let created_at = match previous {
             Some(p) if p.enabled || !enable => p.created_at,
@@ -337,7 +350,7 @@ impl Engine {
             Some((_, s)) => *s = setting,
             None => insights.settings.push((index.map(str::to_string), setting)),
         }
-        Ok(describe(&table, index, Some(&setting), now))
+        Ok(describe(&table, index, Some(&setting), sorted, now))
     }
 
     /// DescribeContributorInsights.
@@ -350,7 +363,7 @@ impl Engine {
         let table = self.table_named(table_name)?;
         check_index(&table, index)?;
         let setting = table.insights.lock().setting(index).copied();
-        Ok(describe(&table, index, setting.as_ref(), now))
+        Ok(describe(&table, index, setting.as_ref(), has_sort_key(&table, index), now))
     }
 
     /// ListContributorInsights: a table's and its GSIs' settings, or every
@@ -373,7 +386,7 @@ impl Engine {
             let resources = std::iter::once(None).chain(gsis.iter().map(|g| Some(g.as_str())));
             for index in resources {
                 let setting = settings.iter().find(|(i, _)| i.as_deref() == index).map(|(_, s)| s);
-                let d = describe(&table, index, setting, now);
+                let d = describe(&table, index, setting, has_sort_key(&table, index), now);
                 // DISABLED entries are never listed, a table named or not
                 // (ack-api-quirks DDB-TABLE-095, -343).
                 if d.status != "DISABLED" {

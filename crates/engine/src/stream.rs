@@ -645,13 +645,8 @@ impl Engine {
         let defs: Vec<_> = data.indexes.iter().map(|i| i.def.clone()).collect();
         let mut settings = table.settings.lock();
         let current = settings.stream.clone();
+        check_stream_change(&table.name, current.as_ref(), enable)?;
         let setting = match (enable, &current) {
-            (Some(_), Some(s)) if s.enabled => {
-                return Err(EngineError::validation(format!(
-                    "Table already has an enabled stream: TableName: {}",
-                    table.name
-                )))
-            }
             (Some(view), _) => {
                 let label = label_of(now);
                 data.streams.retain(|l| l.closed_at.is_none_or(|c| c.0 + STREAM_RETENTION_MS >= now.0));
@@ -667,12 +662,7 @@ impl Engine {
                 }
                 StreamSetting { enabled: false, ..s.clone() }
             }
-            (None, _) => {
-                return Err(EngineError::validation(format!(
-                    "Table has no stream to disable: TableName: {}",
-                    table.name
-                )))
-            }
+            (None, _) => return Err(EngineError::validation(no_stream_to_disable(&table.name))),
         };
         let mut changed = settings.clone();
         changed.stream = Some(setting);
@@ -680,6 +670,28 @@ impl Engine {
         *settings = changed;
         Ok(())
     }
+}
+
+/// Refuses a stream change that changes nothing: enabling an enabled
+/// stream, disabling none (DynamoDB's no-op texts, ack-api-quirks
+/// DDB-TABLE-442).
+pub(crate) fn check_stream_change(
+    table_name: &str,
+    current: Option<&StreamSetting>,
+    enable: Option<StreamViewType>,
+) -> Result<(), EngineError> {
+    let on = current.is_some_and(|s| s.enabled);
+    match (enable, on) {
+        (Some(_), true) => {
+            Err(EngineError::validation(format!("Table already has an enabled stream: TableName: {table_name}")))
+        }
+        (None, false) => Err(EngineError::validation(no_stream_to_disable(table_name))),
+        _ => Ok(()),
+    }
+}
+
+fn no_stream_to_disable(table_name: &str) -> String {
+    format!("Table has no stream to disable: TableName: {table_name}")
 }
 
 /// Makes `log`'s shards follow `table`'s partitions (the caller holds

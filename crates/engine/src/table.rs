@@ -238,10 +238,9 @@ pub struct TimeToLive {
 }
 
 impl TableSettings {
-    /// The settings of a table created at `now` with `billing`.
     /// The WarmThroughput DescribeTable shows, (read, write) units a
-    /// second: never below what it showed before or was asked for
-    /// (`warm`, which UpdateTable keeps up to date), an on-demand table's
+    /// second: never below what was asked for or the units a provisioned
+    /// table had (`warm`, which UpdateTable keeps), an on-demand table's
     /// initial throughput or a provisioned table's units; for an on-demand
     /// table, also what the capacity model has grown to (`model`). A
     /// provisioned table's shows the most units it ever had (ack-api-quirks
@@ -264,6 +263,7 @@ impl TableSettings {
         }
     }
 
+    /// The settings of a table created at `now` with `billing`.
     pub fn new(billing: BillingMode, now: Millis) -> TableSettings {
         TableSettings {
             billing,

@@ -277,6 +277,9 @@ impl Engine {
             }
         }
         let stream = input.stream.map(|spec| stream_request(spec, false)).transpose()?;
+        if let Some(view) = stream {
+            crate::stream::check_stream_change(&table.name, current.stream.as_ref(), view)?;
+        }
 
         // Then the changes.
         let index_plans = match &input.index_updates {
@@ -308,10 +311,15 @@ impl Engine {
         if let Some(on_demand) = given(input.on_demand) {
             settings.on_demand_max = Some(merge_limits(settings.on_demand_max.unwrap_or((-1, -1)), on_demand));
         }
-        // The warm throughput never goes down: what it showed is kept
-        // before the billing mode or the units change.
-        if m.warm || m.billing || m.throughput {
-            settings.warm = Some(shown_warm);
+        // A provisioned table's warm throughput is the most units it ever
+        // had: those it leaves are kept. (Not an on-demand table's initial
+        // throughput: the capacity model pre-warms to what is kept, and an
+        // on-demand table's partitions already serve it.)
+        if m.billing || m.throughput {
+            if let BillingMode::Provisioned { read, write } = current.billing {
+                let kept = current.warm.unwrap_or((0, 0));
+                settings.warm = Some((kept.0.max(read), kept.1.max(write)));
+            }
         }
         if let Some(warm) = given(input.warm) {
             settings.warm = Some(merge_limits(shown_warm, warm));
@@ -363,10 +371,13 @@ impl Engine {
         // DynamoDB answers ACTIVE for the changes it makes at once, and
         // UPDATING while a table's capacity, class, stream or index set is
         // being changed.
+        let class_changed = input
+            .table_class
+            .is_some_and(|c| current.table_class.map_or(crate::table::TableClass::Standard, |s| s.class) != c);
         let slow = m.billing
             || m.throughput
             || m.stream
-            || m.table_class
+            || class_changed
             || index_plans.iter().any(|p| !matches!(p, IndexPlan::Update { .. }));
         Ok(table.describe(if slow { "UPDATING" } else { "ACTIVE" }, now))
     }
@@ -459,61 +470,75 @@ impl Engine {
                 }
             });
         }
-        let mut deleted = Vec::new();
+        // First the backfills (storage writes, which may fail: no index is
+        // listed yet), then the catalog with every change, then memory,
+        // which cannot fail: a failure leaves the table as it was.
+        let mut created = Vec::new();
         for plan in &plans {
-            match plan {
-                IndexPlan::Create(def) => {
-                    // The backfill: every item's entry is computed now (no
-                    // reader sees them while the index is CREATING); their
-                    // index write units are then written in the background,
-                    // charged to the index (`IndexData::is_active`), after
-                    // at least one allocation step.
-                    let allocated = Millis(now.0 + BACKFILL_MIN_MS);
-                    let def = IndexDef { backfilled_at: Some(allocated), ..def.clone() };
-                    let mut ix = IndexData::new(def.clone(), index_capacity(&def, self.config.capacity.as_ref(), now));
-                    let units = crate::write::backfill(
-                        &*self.storage,
-                        table,
-                        &mut data,
-                        &mut ix,
-                        crate::backup::SNAPSHOT_BATCH_ITEMS,
-                        now,
-                    )?;
-                    *ix.backfill.get_mut() = Some(index::Backfill { remaining: units, last: allocated });
-                    data.indexes.push(ix);
-                }
-                // By name: a delete before it may have moved positions.
-                IndexPlan::Update { name, throughput } => {
-                    let Some(position) = data.index_position(name) else { continue };
-                    let ix = &mut data.indexes[position];
-                    ix.def.throughput = Some(*throughput);
-                    if let Some(model) = ix.capacity.lock().as_mut() {
-                        model.set_mode(
-                            dynaburst_capacity::Mode::Provisioned {
-                                read: throughput.0 as f64,
-                                write: throughput.1 as f64,
-                            },
-                            now,
-                        );
-                    }
-                }
-                IndexPlan::Delete { name } => {
-                    if let Some(p) = data.index_position(name) {
-                        data.indexes.remove(p);
-                    }
-                    deleted.push(name.clone());
-                }
+            if let IndexPlan::Create(def) = plan {
+                // The backfill: every item's entry is computed now (no
+                // reader sees them while the index is CREATING); their
+                // index write units are then written in the background,
+                // charged to the index (`IndexData::is_active`), after at
+                // least one allocation step.
+                let allocated = Millis(now.0 + BACKFILL_MIN_MS);
+                let def = IndexDef { backfilled_at: Some(allocated), ..def.clone() };
+                let mut ix = IndexData::new(def.clone(), index_capacity(&def, self.config.capacity.as_ref(), now));
+                let units = crate::write::backfill(
+                    &*self.storage,
+                    table,
+                    &mut data,
+                    &mut ix,
+                    crate::backup::SNAPSHOT_BATCH_ITEMS,
+                    now,
+                )?;
+                *ix.backfill.get_mut() = Some(index::Backfill { remaining: units, last: allocated });
+                created.push(ix);
             }
         }
-        let defs: Vec<IndexDef> = data.indexes.iter().map(|i| i.def.clone()).collect();
+        let deleted: Vec<&str> = plans
+            .iter()
+            .filter_map(|p| match p {
+                IndexPlan::Delete { name } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        let updated = |name: &str| {
+            plans.iter().find_map(|p| match p {
+                IndexPlan::Update { name: n, throughput } if n == name => Some(*throughput),
+                _ => None,
+            })
+        };
+        let defs: Vec<IndexDef> = data
+            .indexes
+            .iter()
+            .filter(|i| !deleted.contains(&i.def.name.as_str()))
+            .map(|i| match updated(&i.def.name) {
+                Some(throughput) => IndexDef { throughput: Some(throughput), ..i.def.clone() },
+                None => i.def.clone(),
+            })
+            .chain(created.iter().map(|ix| ix.def.clone()))
+            .collect();
         let settings = table.settings.lock().clone();
         self.storage.save_table_meta(&table.meta_with(settings, defs))?;
+        data.indexes.retain(|i| !deleted.contains(&i.def.name.as_str()));
+        for ix in data.indexes.iter_mut() {
+            let Some(throughput) = updated(&ix.def.name) else { continue };
+            ix.def.throughput = Some(throughput);
+            if let Some(model) = ix.capacity.lock().as_mut() {
+                model.set_mode(
+                    dynaburst_capacity::Mode::Provisioned { read: throughput.0 as f64, write: throughput.1 as f64 },
+                    now,
+                );
+            }
+        }
+        data.indexes.extend(created);
         // A deleted index's stored entries go once the catalog no longer
         // names it (a crash between leaves entries no index reads, which
         // the next start-up drops, as it drops those of a backfill a crash
         // cut short).
         for name in deleted {
-            self.storage.drop_index(&table.name, &name)?;
+            self.storage.drop_index(&table.name, name)?;
         }
         Ok(plans)
     }

@@ -459,7 +459,9 @@ impl Parser<'_, '_, '_> {
                 // (DynamoDB accepts `attribute_type(:v, :t)`: ScyllaDB's
                 // Alternator suite, run against it). An empty AND holds, an
                 // empty OR does not.
-                if let Term::Value(value) = &first.term {
+                // A key condition keeps its own rule for attribute_type (its
+                // path is refused there as an operator).
+                if let (Term::Value(value), false) = (&first.term, self.kind() == ExprKind::KeyCondition) {
                     let actual = value.value_type();
                     return match self.attribute_type_argument(type_name) {
                         Some(asked) if asked == actual => Condition::And(Vec::new()),

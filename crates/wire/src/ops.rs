@@ -186,7 +186,13 @@ pub fn table_description_json(d: &TableDescription) -> Value {
             json!({"ReadUnitsPerSecond": read, "WriteUnitsPerSecond": write, "Status": "ACTIVE"}),
         );
     }
-    if let (Some(limits), Value::Object(m)) = (on_demand_json(settings.on_demand_max), &mut out) {
+    // On-demand maxima belong to on-demand billing: kept through a switch
+    // to PROVISIONED (and back), shown only while on demand.
+    let on_demand = match settings.billing {
+        BillingMode::PayPerRequest => on_demand_json(settings.on_demand_max),
+        BillingMode::Provisioned { .. } => None,
+    };
+    if let (Some(limits), Value::Object(m)) = (on_demand, &mut out) {
         m.insert("OnDemandThroughput".into(), limits);
     }
     if let (Some(n), Value::Object(m)) = (d.partition_count, &mut out) {

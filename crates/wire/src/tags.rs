@@ -77,12 +77,11 @@ pub(crate) fn parse_tags(req: &Req<'_>) -> Result<Option<Vec<(String, String)>>,
         }
         tags.push((key.to_string(), value.unwrap_or_default().to_string()));
     }
-    for (i, (key, _)) in tags.iter().enumerate() {
-        if tags[..i].iter().any(|(k, _)| k == key) {
-            return Err(ApiError::validation(format!(
-                "Duplicate Tag Keys provided as input: Duplicate Tag Key found {key}"
-            )));
-        }
+    let mut seen = std::collections::HashSet::with_capacity(tags.len());
+    if let Some((key, _)) = tags.iter().find(|(k, _)| !seen.insert(k.as_str())) {
+        return Err(ApiError::validation(format!(
+            "Duplicate Tag Keys provided as input: Duplicate Tag Key found {key}"
+        )));
     }
     Ok(Some(tags))
 }

@@ -594,4 +594,10 @@ fn constants_dynamodb_orders_or_types_as_it_does() {
     assert!(!ctx.holds("attribute_type(:v, :s)", &empty));
     // A name starts with a letter.
     assert_eq!(ctx.condition_error("_a = :v"), "Invalid ConditionExpression: Syntax error; token: \"_\", near: \"_a\"");
+    // In a key condition, attribute_type keeps its path rule (a constant is
+    // not folded away there).
+    assert_eq!(
+        ctx.key_condition("pk = :v AND attribute_type(:v, :t)").expect_err("refused"),
+        "Invalid KeyConditionExpression: Operator or function requires a document path; operator or function: attribute_type"
+    );
 }
