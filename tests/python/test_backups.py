@@ -829,3 +829,29 @@ def test_backups_and_point_in_time_settings_survive_a_restart(tmp_path, how):
         assert ddb.list_tables()["TableNames"] == ["people", "people-again", "people-restored", "pitr-on"]
     finally:
         srv.stop()
+
+
+def test_a_gsi_added_by_update_table_restores(ddb, make_table, restored):
+    """Its key's definition lives in the index's schema, not the table's
+    definitions (a review found such a restore refused)."""
+    name = make_table()
+    ddb.update_table(
+        TableName=name,
+        AttributeDefinitions=[{"AttributeName": "added", "AttributeType": "S"}],
+        GlobalSecondaryIndexUpdates=[
+            {
+                "Create": {
+                    "IndexName": "by-added",
+                    "KeySchema": [{"AttributeName": "added", "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "KEYS_ONLY"},
+                }
+            }
+        ],
+    )
+    arn = ddb.create_backup(TableName=name, BackupName="added")["BackupDetails"]["BackupArn"]
+    target = unique_name("restored")
+    restored.append(target)
+    restore(ddb, arn, target)
+    t = ddb.describe_table(TableName=target)["Table"]
+    assert [g["IndexName"] for g in t["GlobalSecondaryIndexes"]] == ["by-added"]
+    assert {"AttributeName": "added", "AttributeType": "S"} in t["AttributeDefinitions"]
