@@ -624,3 +624,34 @@ async fn gzipped_requests_are_read_and_undecodable_ones_write_nothing() {
     let count = ok(&server, "Scan", json!({"TableName": "zipped", "Select": "COUNT"})).await;
     assert_eq!(count["Count"], 2);
 }
+
+#[tokio::test]
+async fn a_large_answer_is_gzipped_for_a_client_that_accepts_gzip() {
+    use std::io::Read;
+    let (server, _) = server(1);
+    let (status, _, _) = send(&server, create_table("zipped")).await;
+    assert_eq!(status, StatusCode::OK);
+    let big = "x".repeat(5_000);
+    ok(&server, "PutItem", json!({"TableName": "zipped", "Item": {"id": {"S": "a"}, "data": {"S": big}}})).await;
+    let get = || json!({"TableName": "zipped", "Key": {"id": {"S": "a"}}}).to_string();
+    let asking = |encoding: &str| {
+        post("GetItem").header("accept-encoding", encoding).body(Full::new(Bytes::from(get()))).unwrap()
+    };
+    // Gzipped, its CRC32 over the bytes sent.
+    let (status, response, body) = send(&server, asking("gzip, deflate")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(response.headers()["content-encoding"], "gzip");
+    assert_eq!(&body[..2], b"\x1f\x8b");
+    assert_eq!(response.headers()["x-amz-crc32"], crc32fast::hash(&body).to_string().as_str());
+    let mut plain = String::new();
+    flate2::read::GzDecoder::new(&body[..]).read_to_string(&mut plain).unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&plain).unwrap()["Item"]["data"]["S"], big.as_str());
+    // Not asked for, refused (q=0), or a small answer: plain.
+    for encoding in ["identity", "gzip;q=0"] {
+        let (_, response, _) = send(&server, asking(encoding)).await;
+        assert!(!response.headers().contains_key("content-encoding"), "{encoding}");
+    }
+    let small = post("ListTables").header("accept-encoding", "gzip").body(Full::new(Bytes::from("{}"))).unwrap();
+    let (_, response, _) = send(&server, small).await;
+    assert!(!response.headers().contains_key("content-encoding"));
+}
