@@ -196,7 +196,7 @@ fn dispatch(
 }
 
 /// Operations whose success has no body at all.
-const EMPTY_BODY: [&str; 2] = ["TagResource", "UntagResource"];
+pub const EMPTY_BODY: [&str; 2] = ["TagResource", "UntagResource"];
 
 /// The items of a batch or transaction request (already parsed), at least 1.
 fn item_count(operation: &str, v: &Value) -> usize {
