@@ -15,7 +15,7 @@ use crate::index::{
     MAX_PROJECTED_ATTRIBUTES,
 };
 use crate::store::TableMeta;
-use crate::table::{KeyAttr, KeySchema, Table, TableClassSetting, TableData, TableSettings, ON_DEMAND_INITIAL_WARM};
+use crate::table::{warm_floor, KeyAttr, KeySchema, Table, TableClassSetting, TableData, TableSettings};
 use crate::types::*;
 
 impl Engine {
@@ -112,7 +112,7 @@ impl Engine {
             settings: TableSettings {
                 on_demand_max: input.on_demand.map(|m| merge_limits((-1, -1), m)),
                 // A member not given starts where the table would anyway.
-                warm: input.warm.map(|w| merge_limits(TableSettings::new(input.billing, now).warm_floor(), w)),
+                warm: input.warm.map(|w| merge_limits(warm_floor(input.billing), w)),
                 deletion_protection: input.deletion_protection.unwrap_or(false),
                 table_class: input.table_class.map(|class| TableClassSetting { class, updated_at: None }),
                 sse_kms_key: input.sse.as_ref().and_then(|spec| self.sse_key_arn(spec)),
@@ -685,28 +685,22 @@ pub(crate) fn on_demand_member(on_demand: (Option<i64>, Option<i64>)) -> &'stati
 /// with: an on-demand table's initial throughput, a provisioned table's
 /// units (ack-api-quirks DDB-TABLE-039).
 fn check_initial_warm(warm: (Option<u64>, Option<u64>), billing: BillingMode) -> Result<(), EngineError> {
-    for (i, (unit, asked)) in [("ReadUnitsPerSecond", warm.0), ("WriteUnitsPerSecond", warm.1)].into_iter().enumerate()
-    {
-        let Some(asked) = asked else { continue };
-        let message = match billing {
-            BillingMode::PayPerRequest => {
-                let floor = if i == 0 { ON_DEMAND_INITIAL_WARM.0 } else { ON_DEMAND_INITIAL_WARM.1 };
-                (asked < floor).then(|| format!(
-                    "Requested {unit} for WarmThroughput for table is lower than initial throughput for OnDemand. See: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/on-demand-capacity-mode.html#on-demand-capacity-mode-initial"
-                ))
-            }
-            BillingMode::Provisioned { read, write } => {
-                let (floor, units) = if i == 0 { (read, "ReadCapacityUnits") } else { (write, "WriteCapacityUnits") };
-                (asked < floor).then(|| {
-                    format!(
-                        "Requested {unit} for WarmThroughput for table is lower than {units} of ProvisionedThroughput"
-                    )
-                })
-            }
-        };
-        if let Some(m) = message {
-            return Err(invalid(m));
+    let floor = warm_floor(billing);
+    for (unit, asked, floor, units) in [
+        ("ReadUnitsPerSecond", warm.0, floor.0, "ReadCapacityUnits"),
+        ("WriteUnitsPerSecond", warm.1, floor.1, "WriteCapacityUnits"),
+    ] {
+        if asked.is_none_or(|asked| asked >= floor) {
+            continue;
         }
+        return Err(invalid(match billing {
+            BillingMode::PayPerRequest => format!(
+                "Requested {unit} for WarmThroughput for table is lower than initial throughput for OnDemand. See: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/on-demand-capacity-mode.html#on-demand-capacity-mode-initial"
+            ),
+            BillingMode::Provisioned { .. } => {
+                format!("Requested {unit} for WarmThroughput for table is lower than {units} of ProvisionedThroughput")
+            }
+        }));
     }
     Ok(())
 }

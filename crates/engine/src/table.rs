@@ -195,6 +195,15 @@ pub struct TableSettings {
 /// GSIs, (read, write) units a second (A14; ack-api-quirks DDB-TABLE-032).
 pub const ON_DEMAND_INITIAL_WARM: (u64, u64) = (12_000, 4_000);
 
+/// What a billing mode alone makes a table's warm throughput at least:
+/// the on-demand initial throughput, or the provisioned units.
+pub fn warm_floor(billing: BillingMode) -> (u64, u64) {
+    match billing {
+        BillingMode::PayPerRequest => ON_DEMAND_INITIAL_WARM,
+        BillingMode::Provisioned { read, write } => (read, write),
+    }
+}
+
 /// TableClass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TableClass {
@@ -257,10 +266,7 @@ impl TableSettings {
 
     /// What the billing mode alone makes the warm throughput at least.
     pub fn warm_floor(&self) -> (u64, u64) {
-        match self.billing {
-            BillingMode::PayPerRequest => ON_DEMAND_INITIAL_WARM,
-            BillingMode::Provisioned { read, write } => (read, write),
-        }
+        warm_floor(self.billing)
     }
 
     /// The settings of a table created at `now` with `billing`.
