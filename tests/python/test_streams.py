@@ -215,6 +215,44 @@ def test_list_describe_disable_and_errors(ddb, streams, make_table):
     expect_error(lambda: streams.describe_stream(StreamArn=arn + "x"), "ResourceNotFoundException")
 
 
+def test_a_deleted_tables_stream_stays_readable_and_listed_under_its_name(ddb, streams, make_table):
+    """As on AWS (ack-api-quirks DDB-TABLE-378, DDB-TABLE-386): after
+    DeleteTable the table's stream is DISABLED with every shard closed, its
+    records still readable, and ListStreams(TableName) lists it, before the
+    stream of a table re-created under the same name."""
+    from conftest import unique_name
+
+    name = unique_name()
+    make_table(name=name, StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"})
+    old = ddb.describe_table(TableName=name)["Table"]["LatestStreamArn"]
+    ddb.put_item(TableName=name, Item={"pk": S("a"), "v": N(1)})
+    ddb.delete_table(TableName=name)
+    expect_error(lambda: ddb.describe_table(TableName=name), "ResourceNotFoundException")
+    label = old.rsplit("/", 1)[1]
+    assert streams.list_streams(TableName=name)["Streams"] == [
+        {"StreamArn": old, "TableName": name, "StreamLabel": label}
+    ]
+    d = streams.describe_stream(StreamArn=old)["StreamDescription"]
+    assert (d["StreamStatus"], d["TableName"], d["StreamViewType"]) == ("DISABLED", name, "NEW_IMAGE")
+    assert d["Shards"] and all("EndingSequenceNumber" in s["SequenceNumberRange"] for s in d["Shards"])
+    records, it = read_all(streams, old)
+    assert summary(records) == [("INSERT", "a", None, N(1))]
+    assert it is None
+
+    make_table(name=name, StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"})
+    new = ddb.describe_table(TableName=name)["Table"]["LatestStreamArn"]
+    assert new != old
+    ddb.put_item(TableName=name, Item={"pk": S("b")})
+    assert [s["StreamArn"] for s in streams.list_streams(TableName=name)["Streams"]] == [old, new]
+    every = [s["StreamArn"] for s in streams.list_streams()["Streams"]]
+    assert every.index(old) + 1 == every.index(new)
+    assert streams.describe_stream(StreamArn=new)["StreamDescription"]["StreamStatus"] == "ENABLED"
+    records, _ = read_all(streams, old)
+    assert summary(records) == [("INSERT", "a", None, N(1))], "the new table's writes stay out of the old stream"
+    records, _ = read_all(streams, new)
+    assert [(r["eventName"], r["dynamodb"]["Keys"]) for r in records] == [("INSERT", {"pk": S("b")})]
+
+
 def test_a_refused_stream_specification_creates_nothing(ddb, ddb_raw, make_table):
     from conftest import unique_name
 

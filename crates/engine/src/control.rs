@@ -184,6 +184,7 @@ impl Engine {
             memory.adjust(-(crate::engine::memory_held(&table.data.read()) as i64));
         }
         self.forget_table_notes(&table.name);
+        self.retire_streams(&table, now);
         Ok(table.describe("DELETING", now))
     }
 

@@ -185,6 +185,9 @@ pub struct Engine {
     /// On-demand backups, point-in-time settings and restore summaries
     /// (`backup.rs`); locked after a table's data when both are held.
     pub(crate) backups: Mutex<crate::backup::Backups>,
+    /// The streams of deleted tables, readable until their retention
+    /// passes (`stream.rs`); locked alone.
+    pub(crate) retired_streams: Mutex<crate::stream::RetiredStreams>,
 }
 
 impl Engine {
@@ -197,6 +200,7 @@ impl Engine {
             tokens: Mutex::new(TokenCache::default()),
             table_counter: AtomicU64::new(0),
             backups: Mutex::new(crate::backup::Backups::default()),
+            retired_streams: Mutex::new(crate::stream::RetiredStreams::default()),
         }
     }
 
@@ -312,6 +316,7 @@ impl Engine {
             tokens: Mutex::new(TokenCache::default()),
             table_counter: AtomicU64::new(counter),
             backups: Mutex::new(backups),
+            retired_streams: Mutex::new(crate::stream::RetiredStreams::default()),
         })
     }
 

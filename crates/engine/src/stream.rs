@@ -41,6 +41,11 @@ pub const MAX_GET_RECORDS_BYTES: usize = 1024 * 1024;
 pub const MAX_DESCRIBE_SHARDS: usize = 100;
 /// Streams ListStreams returns per page at most (S103).
 pub const MAX_LIST_STREAMS: usize = 100;
+/// Streams of deleted tables kept at most (the oldest go first).
+pub const MAX_RETIRED_STREAMS: usize = 256;
+/// Bytes of records the streams of deleted tables keep at most, together
+/// (the oldest streams go first).
+pub const MAX_RETIRED_STREAM_BYTES: usize = MAX_STREAM_BYTES;
 /// Sequence numbers are decimal strings of 21 digits (S108): this plus
 /// a stream's counter.
 const SEQUENCE_BASE: u128 = 100_000_000_000_000_000_000;
@@ -379,6 +384,52 @@ impl StreamLog {
     }
 }
 
+/// A deleted table's stream: DynamoDB keeps it, DISABLED with every shard
+/// closed, readable for 24 hours after the DeleteTable, listed by
+/// ListStreams under the table's name beside a re-created table's streams
+/// (S102; ack-api-quirks DDB-TABLE-378 and DDB-TABLE-386).
+#[derive(Debug)]
+pub struct RetiredStream {
+    pub table_name: String,
+    pub table_arn: String,
+    pub key_schema: KeySchema,
+    pub log: StreamLog,
+}
+
+impl RetiredStream {
+    fn arn(&self) -> String {
+        format!("{}/stream/{}", self.table_arn, self.log.label)
+    }
+}
+
+/// The streams of deleted tables, oldest deletion first, bounded by
+/// [`MAX_RETIRED_STREAMS`] and [`MAX_RETIRED_STREAM_BYTES`].
+#[derive(Debug, Default)]
+pub struct RetiredStreams {
+    streams: VecDeque<RetiredStream>,
+}
+
+impl RetiredStreams {
+    /// Keeps `stream`, dropping those past their retention and the oldest
+    /// beyond the bounds.
+    fn keep(&mut self, stream: RetiredStream, now: Millis) {
+        self.streams.push_back(stream);
+        self.expire(now);
+        while self.streams.len() > MAX_RETIRED_STREAMS
+            || self.streams.iter().map(|s| s.log.bytes).sum::<usize>() > MAX_RETIRED_STREAM_BYTES
+        {
+            if self.streams.pop_front().is_none() {
+                break;
+            }
+        }
+    }
+
+    /// Drops the streams whose retention passed (their records are gone).
+    fn expire(&mut self, now: Millis) {
+        self.streams.retain(|s| s.log.closed_at.is_none_or(|c| c.0 + STREAM_RETENTION_MS >= now.0));
+    }
+}
+
 /// The 21-digit decimal form of a stream's sequence number.
 pub fn sequence_text(sequence: u64) -> String {
     (SEQUENCE_BASE + u128::from(sequence)).to_string()
@@ -460,40 +511,111 @@ fn stream_not_found(arn: &str) -> EngineError {
 }
 
 impl Engine {
-    /// The table and the position of its stream `arn` names.
-    fn stream_of(&self, arn: &str) -> Result<(Arc<Table>, String), EngineError> {
+    /// Runs `f` on the stream `arn` names (trimmed to `now`, its shards
+    /// following the table's partitions) with its table's name and key
+    /// schema: a live table's stream, else a deleted table's.
+    fn with_stream<R>(
+        &self,
+        arn: &str,
+        now: Millis,
+        f: impl FnOnce(&mut StreamLog, &str, &KeySchema) -> Result<R, EngineError>,
+    ) -> Result<R, EngineError> {
         let (name, label) =
             parse_stream_arn(arn).ok_or_else(|| EngineError::validation(format!("Invalid StreamArn: {arn}")))?;
-        let table = self.tables.read().get(name).cloned().ok_or_else(|| stream_not_found(arn))?;
-        if format!("{}/stream/{label}", table.arn) != arn {
-            return Err(stream_not_found(arn));
+        let live = self.tables.read().get(name).cloned();
+        if let Some(table) = live.filter(|t| format!("{}/stream/{label}", t.arn) == arn) {
+            let mut data = table.data.write();
+            if let Some(log) = data.streams.iter_mut().find(|l| l.label == label) {
+                log.trim(now);
+                follow_partitions(log, &table, now);
+                return f(log, &table.name, &table.key_schema);
+            }
         }
-        Ok((table, label.to_string()))
+        let mut retired = self.retired_streams.lock();
+        retired.expire(now);
+        let stream = retired.streams.iter_mut().find(|s| s.arn() == arn).ok_or_else(|| stream_not_found(arn))?;
+        stream.log.trim(now);
+        f(&mut stream.log, &stream.table_name, &stream.key_schema)
+    }
+
+    /// Keeps the streams of `table`, just deleted, readable (each closed:
+    /// DISABLED) until their retention passes.
+    pub(crate) fn retire_streams(&self, table: &Table, now: Millis) {
+        let logs = {
+            let mut data = table.data.write();
+            let mut logs = std::mem::take(&mut data.streams);
+            for log in &mut logs {
+                if log.closed_at.is_none() {
+                    follow_partitions(log, table, now);
+                    log.close(now);
+                }
+            }
+            logs
+        };
+        let mut retired = self.retired_streams.lock();
+        for log in logs {
+            let stream = RetiredStream {
+                table_name: table.name.clone(),
+                table_arn: table.arn.clone(),
+                key_schema: table.key_schema.clone(),
+                log,
+            };
+            retired.keep(stream, now);
+        }
     }
 
     /// ListStreams: the streams of `table_name` (or of every table), in
-    /// table then creation order, after `start`.
+    /// table name then creation order after `start`: a deleted table's
+    /// streams (until their retention passes) before those of the table
+    /// now of that name. A name with neither is ResourceNotFound.
     pub fn list_streams(
         &self,
         table_name: Option<&str>,
         limit: usize,
         start: Option<&str>,
+        now: Millis,
     ) -> Result<(Vec<StreamSummary>, Option<String>), EngineError> {
-        let tables: Vec<Arc<Table>> = match table_name {
-            Some(n) => vec![self.table_named(n)?],
-            None => self.tables.read().values().cloned().collect(),
+        let summary = |table_name: &str, table_arn: &str, label: &str| StreamSummary {
+            arn: format!("{table_arn}/stream/{label}"),
+            table_name: table_name.to_string(),
+            label: label.to_string(),
         };
-        let mut all = Vec::new();
-        for table in tables {
-            let data = table.data.read();
-            for log in &data.streams {
-                all.push(StreamSummary {
-                    arn: format!("{}/stream/{}", table.arn, log.label),
-                    table_name: table.name.clone(),
-                    label: log.label.clone(),
-                });
+        // By table name: its deleted incarnations' streams, then its own.
+        let mut by_name: std::collections::BTreeMap<String, Vec<StreamSummary>> = std::collections::BTreeMap::new();
+        {
+            let mut retired = self.retired_streams.lock();
+            retired.expire(now);
+            for s in &retired.streams {
+                by_name.entry(s.table_name.clone()).or_default().push(summary(
+                    &s.table_name,
+                    &s.table_arn,
+                    &s.log.label,
+                ));
             }
         }
+        let tables: Vec<Arc<Table>> = match table_name {
+            Some(n) => match self.table_named(n) {
+                Ok(t) => vec![t],
+                Err(e) => {
+                    let name = self.resolve_name(n)?;
+                    if !by_name.contains_key(name) {
+                        return Err(e);
+                    }
+                    Vec::new()
+                }
+            },
+            None => self.tables.read().values().cloned().collect(),
+        };
+        for table in tables {
+            let data = table.data.read();
+            let listed = by_name.entry(table.name.clone()).or_default();
+            listed.extend(data.streams.iter().map(|log| summary(&table.name, &table.arn, &log.label)));
+        }
+        if let Some(n) = table_name {
+            let name = self.resolve_name(n)?.to_string();
+            by_name.retain(|k, _| *k == name);
+        }
+        let all: Vec<StreamSummary> = by_name.into_values().flatten().collect();
         let skip = match start {
             Some(s) => all.iter().position(|x| x.arn == s).map_or(all.len(), |p| p + 1),
             None => 0,
@@ -514,42 +636,43 @@ impl Engine {
         children_of: Option<&str>,
         now: Millis,
     ) -> Result<StreamDescription, EngineError> {
-        let (table, label) = self.stream_of(arn)?;
-        let mut data = table.data.write();
-        let log = data.streams.iter_mut().find(|l| l.label == label).ok_or_else(|| stream_not_found(arn))?;
-        log.trim(now);
-        follow_partitions(log, &table, now);
-        let listed: Vec<&Shard> =
-            log.shards.iter().filter(|s| children_of.is_none_or(|p| s.parent.as_deref() == Some(p))).collect();
-        let skip = match start {
-            Some(id) => listed.iter().position(|s| s.id == id).map_or(listed.len(), |p| p + 1),
-            None => 0,
-        };
-        let take = limit.clamp(1, MAX_DESCRIBE_SHARDS);
-        let shards: Vec<ShardDescription> = listed
-            .iter()
-            .skip(skip)
-            .take(take)
-            .map(|s| {
-                let (from, to) = s.range();
-                ShardDescription {
-                    shard_id: s.id.clone(),
-                    parent: s.parent.clone(),
-                    starting_sequence: sequence_text(from),
-                    ending_sequence: to.map(sequence_text),
-                }
+        self.with_stream(arn, now, |log, table_name, key_schema| {
+            let listed: Vec<&Shard> =
+                log.shards.iter().filter(|s| children_of.is_none_or(|p| s.parent.as_deref() == Some(p))).collect();
+            let skip = match start {
+                Some(id) => listed.iter().position(|s| s.id == id).map_or(listed.len(), |p| p + 1),
+                None => 0,
+            };
+            let take = limit.clamp(1, MAX_DESCRIBE_SHARDS);
+            let shards: Vec<ShardDescription> = listed
+                .iter()
+                .skip(skip)
+                .take(take)
+                .map(|s| {
+                    let (from, to) = s.range();
+                    ShardDescription {
+                        shard_id: s.id.clone(),
+                        parent: s.parent.clone(),
+                        starting_sequence: sequence_text(from),
+                        ending_sequence: to.map(sequence_text),
+                    }
+                })
+                .collect();
+            let last_evaluated_shard =
+                (skip + shards.len() < listed.len()).then(|| shards.last().map(|s| s.shard_id.clone())).flatten();
+            Ok(StreamDescription {
+                summary: StreamSummary {
+                    arn: arn.to_string(),
+                    table_name: table_name.to_string(),
+                    label: log.label.clone(),
+                },
+                status: if log.closed_at.is_some() { "DISABLED" } else { "ENABLED" },
+                view: log.view,
+                created_at: log.created_at,
+                key_schema: key_schema.clone(),
+                shards,
+                last_evaluated_shard,
             })
-            .collect();
-        let last_evaluated_shard =
-            (skip + shards.len() < listed.len()).then(|| shards.last().map(|s| s.shard_id.clone())).flatten();
-        Ok(StreamDescription {
-            summary: StreamSummary { arn: arn.to_string(), table_name: table.name.clone(), label: label.clone() },
-            status: if log.closed_at.is_some() { "DISABLED" } else { "ENABLED" },
-            view: log.view,
-            created_at: log.created_at,
-            key_schema: table.key_schema.clone(),
-            shards,
-            last_evaluated_shard,
         })
     }
 
@@ -562,37 +685,34 @@ impl Engine {
         sequence: Option<&str>,
         now: Millis,
     ) -> Result<String, EngineError> {
-        let (table, label) = self.stream_of(arn)?;
-        let mut data = table.data.write();
-        let log = data.streams.iter_mut().find(|l| l.label == label).ok_or_else(|| stream_not_found(arn))?;
-        log.trim(now);
-        follow_partitions(log, &table, now);
-        let next_sequence = log.next_sequence;
-        let shard = log.shard(shard_id).ok_or_else(|| {
-            EngineError::ResourceNotFound(format!(
-                "Requested resource not found: Shard: {shard_id} in Stream: {arn} not found"
-            ))
-        })?;
-        let at = |s: Option<&str>| {
-            s.and_then(parse_sequence)
-                .ok_or_else(|| EngineError::validation(format!("Invalid SequenceNumber: {}", s.unwrap_or(""))))
-        };
-        let position = match kind {
-            IteratorType::TrimHorizon => shard.horizon(),
-            // An open shard's next record; a closed shard's end.
-            IteratorType::Latest => match shard.closed_at {
-                None => next_sequence,
-                Some(_) => shard.last_sequence.map_or(shard.first_sequence, |l| l + 1),
-            },
-            IteratorType::AtSequenceNumber => at(sequence)?,
-            IteratorType::AfterSequenceNumber => at(sequence)?.checked_add(1).ok_or_else(|| {
-                EngineError::validation(format!("Invalid SequenceNumber: {}", sequence.unwrap_or("")))
-            })?,
-        };
-        if position <= shard.trimmed_through {
-            return Err(EngineError::TrimmedDataAccess);
-        }
-        Ok(iterator_text(arn, shard_id, position, now))
+        self.with_stream(arn, now, |log, _, _| {
+            let next_sequence = log.next_sequence;
+            let shard = log.shard(shard_id).ok_or_else(|| {
+                EngineError::ResourceNotFound(format!(
+                    "Requested resource not found: Shard: {shard_id} in Stream: {arn} not found"
+                ))
+            })?;
+            let at = |s: Option<&str>| {
+                s.and_then(parse_sequence)
+                    .ok_or_else(|| EngineError::validation(format!("Invalid SequenceNumber: {}", s.unwrap_or(""))))
+            };
+            let position = match kind {
+                IteratorType::TrimHorizon => shard.horizon(),
+                // An open shard's next record; a closed shard's end.
+                IteratorType::Latest => match shard.closed_at {
+                    None => next_sequence,
+                    Some(_) => shard.last_sequence.map_or(shard.first_sequence, |l| l + 1),
+                },
+                IteratorType::AtSequenceNumber => at(sequence)?,
+                IteratorType::AfterSequenceNumber => at(sequence)?.checked_add(1).ok_or_else(|| {
+                    EngineError::validation(format!("Invalid SequenceNumber: {}", sequence.unwrap_or("")))
+                })?,
+            };
+            if position <= shard.trimmed_through {
+                return Err(EngineError::TrimmedDataAccess);
+            }
+            Ok(iterator_text(arn, shard_id, position, now))
+        })
     }
 
     /// GetRecords.
@@ -602,33 +722,34 @@ impl Engine {
         if now.0 > issued.saturating_add(ITERATOR_LIFETIME_MS) {
             return Err(EngineError::ExpiredIterator);
         }
-        let (table, label) = self.stream_of(arn)?;
-        let mut data = table.data.write();
-        let log = data.streams.iter_mut().find(|l| l.label == label).ok_or_else(|| stream_not_found(arn))?;
-        log.trim(now);
-        follow_partitions(log, &table, now);
-        let view = log.view;
-        let shard = log.shard(shard_id).ok_or(EngineError::TrimmedDataAccess)?;
-        if position <= shard.trimmed_through {
-            return Err(EngineError::TrimmedDataAccess);
-        }
-        let mut records = Vec::new();
-        let mut bytes = 0;
-        let first = shard.records.partition_point(|r| r.sequence < position);
-        for r in shard.records.iter().skip(first) {
-            let size = r.size_bytes(view);
-            // At most the limit and 1 MB (a page always takes one record).
-            if records.len() >= limit.clamp(1, MAX_GET_RECORDS)
-                || (!records.is_empty() && bytes + size > MAX_GET_RECORDS_BYTES)
-            {
-                break;
+        self.with_stream(arn, now, |log, _, _| {
+            let view = log.view;
+            let shard = log.shard(shard_id).ok_or(EngineError::TrimmedDataAccess)?;
+            if position <= shard.trimmed_through {
+                return Err(EngineError::TrimmedDataAccess);
             }
-            bytes += size;
-            records.push(r.clone());
-        }
-        let next = records.last().map_or(position, |r| r.sequence.saturating_add(1));
-        let finished = shard.closed_at.is_some() && first + records.len() >= shard.records.len();
-        Ok(RecordsPage { records, view, next_iterator: (!finished).then(|| iterator_text(arn, shard_id, next, now)) })
+            let mut records = Vec::new();
+            let mut bytes = 0;
+            let first = shard.records.partition_point(|r| r.sequence < position);
+            for r in shard.records.iter().skip(first) {
+                let size = r.size_bytes(view);
+                // At most the limit and 1 MB (a page always takes one record).
+                if records.len() >= limit.clamp(1, MAX_GET_RECORDS)
+                    || (!records.is_empty() && bytes + size > MAX_GET_RECORDS_BYTES)
+                {
+                    break;
+                }
+                bytes += size;
+                records.push(r.clone());
+            }
+            let next = records.last().map_or(position, |r| r.sequence.saturating_add(1));
+            let finished = shard.closed_at.is_some() && first + records.len() >= shard.records.len();
+            Ok(RecordsPage {
+                records,
+                view,
+                next_iterator: (!finished).then(|| iterator_text(arn, shard_id, next, now)),
+            })
+        })
     }
 
     /// Turns the table's stream on or off (CreateTable and UpdateTable's

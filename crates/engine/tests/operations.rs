@@ -759,7 +759,7 @@ fn a_reopened_table_keeps_its_stream_on_and_skips_empty_index_keys() {
     let reopened = Engine::open(EngineConfig::local(), storage, Millis(0)).unwrap();
     put(&reopened, "s", key("a"), WriteOptions::default()).unwrap();
     let arn = reopened.describe_table("s", T0).unwrap().arn;
-    let (streams, _) = reopened.list_streams(Some("s"), 10, None).unwrap();
+    let (streams, _) = reopened.list_streams(Some("s"), 10, None, Millis(0)).unwrap();
     assert_eq!(streams.len(), 1, "the stream goes on after a reopen");
     let d = reopened.describe_stream(&streams[0].arn, 100, None, None, T0).unwrap();
     assert_eq!((d.status, d.summary.arn.starts_with(&arn)), ("ENABLED", true));
@@ -911,7 +911,7 @@ fn time_to_live_changes_and_expiry_in_modelled_time() {
     assert_eq!(engine.expire(after).unwrap(), 1);
     assert_eq!(total_write_units(&engine, "ttl"), units, "a TTL delete consumes no write capacity");
     assert_eq!(get(&engine, "ttl", "gone"), None);
-    let arn = engine.list_streams(Some("ttl"), 10, None).unwrap().0[0].arn.clone();
+    let arn = engine.list_streams(Some("ttl"), 10, None, Millis(0)).unwrap().0[0].arn.clone();
     let mut removes = Vec::new();
     for shard in engine.describe_stream(&arn, 100, None, None, after).unwrap().shards {
         let it = engine
@@ -956,4 +956,82 @@ fn the_memory_budget_refuses_growth_past_it_and_frees_what_deletes_free() {
     put(&engine, "t", item("d"), WriteOptions::default()).unwrap();
     engine.delete_table("t", T0).unwrap();
     assert_eq!(budget.used(), 0, "a dropped table gives back all it held");
+}
+
+/// A deleted table's stream stays readable, DISABLED with its shards
+/// closed, for 24 hours, and ListStreams lists it under the table's name
+/// before the streams of a table re-created with that name (S102;
+/// ack-api-quirks DDB-TABLE-378 and DDB-TABLE-386, live AWS).
+#[test]
+fn a_deleted_tables_stream_stays_readable_for_its_retention() {
+    use dynaburst_engine::stream::{EventName, IteratorType, StreamViewType, STREAM_RETENTION_MS};
+    let engine = Engine::new(EngineConfig::local());
+    let create = |now: Millis| {
+        let input = CreateTableInput {
+            stream: Some((true, Some(StreamViewType::NewImage))),
+            ..CreateTableInput::new(
+                "s",
+                vec![("pk".into(), KeyRole::Hash)],
+                vec![("pk".into(), ScalarType::S)],
+                BillingMode::PayPerRequest,
+            )
+        };
+        engine.create_table(input, now).unwrap();
+        engine.list_streams(Some("s"), 10, None, now).unwrap().0.last().unwrap().arn.clone()
+    };
+    let old = create(Millis(1_000));
+    put(&engine, "s", key("a"), WriteOptions::default()).unwrap();
+    let deleted_at = Millis(2_000);
+    engine.delete_table("s", deleted_at).unwrap();
+
+    let listed = engine.list_streams(Some("s"), 10, None, deleted_at).unwrap().0;
+    assert_eq!(
+        listed.iter().map(|s| (s.arn.as_str(), s.table_name.as_str())).collect::<Vec<_>>(),
+        [(old.as_str(), "s")]
+    );
+    let d = engine.describe_stream(&old, 100, None, None, deleted_at).unwrap();
+    assert_eq!((d.status, d.summary.table_name.as_str(), d.view), ("DISABLED", "s", StreamViewType::NewImage));
+    assert_eq!(d.key_schema.hash.name, "pk");
+    assert!(!d.shards.is_empty() && d.shards.iter().all(|s| s.ending_sequence.is_some()), "{:?}", d.shards);
+    let read = |arn: &str, now: Millis| -> Result<Vec<EventName>, EngineError> {
+        let mut events = Vec::new();
+        for shard in engine.describe_stream(arn, 100, None, None, now)?.shards {
+            let it = engine.get_shard_iterator(arn, &shard.shard_id, IteratorType::TrimHorizon, None, now)?;
+            let page = engine.get_records(&it, 100, now)?;
+            assert!(page.next_iterator.is_none(), "a closed shard read to its end has no next iterator");
+            events.extend(page.records.into_iter().map(|r| r.event));
+        }
+        Ok(events)
+    };
+    assert_eq!(read(&old, deleted_at).unwrap(), [EventName::Insert]);
+
+    // Re-created under the same name: a new stream, listed after the old.
+    let new = create(Millis(3_000));
+    assert_ne!(new, old);
+    put(&engine, "s", key("b"), WriteOptions::default()).unwrap();
+    let arns = |name: Option<&str>, now: Millis| -> Vec<String> {
+        engine.list_streams(name, 10, None, now).unwrap().0.into_iter().map(|s| s.arn).collect()
+    };
+    assert_eq!(arns(Some("s"), Millis(3_000)), [old.clone(), new.clone()]);
+    assert_eq!(arns(None, Millis(3_000)), [old.clone(), new.clone()]);
+    let page = engine.list_streams(None, 1, None, Millis(3_000)).unwrap();
+    assert_eq!((page.0.len(), page.1.as_deref()), (1, Some(old.as_str())), "paged one at a time");
+    let live = engine.describe_stream(&new, 100, None, None, Millis(3_000)).unwrap();
+    assert_eq!((live.status, live.view), ("ENABLED", StreamViewType::NewImage));
+    assert_eq!(
+        read(&old, Millis(3_000)).unwrap(),
+        [EventName::Insert],
+        "the live table's writes are not in the old stream"
+    );
+
+    // Gone once its retention has passed since the deletion.
+    let last_day = Millis(deleted_at.0 + STREAM_RETENTION_MS);
+    assert_eq!(engine.describe_stream(&old, 100, None, None, last_day).unwrap().status, "DISABLED");
+    let after = Millis(last_day.0 + 1);
+    assert!(matches!(engine.describe_stream(&old, 100, None, None, after), Err(EngineError::ResourceNotFound(_))));
+    assert_eq!(arns(Some("s"), after), std::slice::from_ref(&new));
+    engine.delete_table("s", after).unwrap();
+    assert_eq!(arns(Some("s"), after), [new]);
+    // A name with no table and no kept stream is not found, as before.
+    assert!(matches!(engine.list_streams(Some("never"), 10, None, after), Err(EngineError::ResourceNotFound(_))));
 }

@@ -137,7 +137,7 @@ fn run(engine: &Engine, ops: &[Op], start: Millis) -> (Changes, Millis) {
 /// (closed) or to an empty page (open), a parent before its children.
 /// Returns the records per key and the shards (id, parent, closed).
 fn consume(engine: &Engine, page: usize, now: Millis) -> (Changes, Vec<(String, Option<String>, bool)>) {
-    let arn = engine.list_streams(Some("t"), 10, None).unwrap().0[0].arn.clone();
+    let arn = engine.list_streams(Some("t"), 10, None, Millis(0)).unwrap().0[0].arn.clone();
     let mut shards = Vec::new();
     let mut start: Option<String> = None;
     for _ in 0..10_000 {
@@ -237,7 +237,7 @@ fn a_raise_in_throughput_closes_the_shard_and_opens_two_children() {
 
 /// The one shard of a new 900-WCU table "t" (one partition).
 fn only_shard(engine: &Engine, now: Millis) -> (String, String) {
-    let arn = engine.list_streams(Some("t"), 10, None).unwrap().0[0].arn.clone();
+    let arn = engine.list_streams(Some("t"), 10, None, Millis(0)).unwrap().0[0].arn.clone();
     let d = engine.describe_stream(&arn, 100, None, None, now).unwrap();
     assert_eq!(d.shards.len(), 1);
     (arn, d.shards[0].shard_id.clone())

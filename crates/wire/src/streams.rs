@@ -24,7 +24,7 @@ pub(crate) fn dispatch(engine: &Engine, operation: &str, request: &Value, now: M
         "ListStreams" => {
             let limit = req.opt_i64("Limit")?.map_or(100, |l| l.max(1) as usize);
             let (streams, last) =
-                engine.list_streams(req.opt_str("TableName")?, limit, req.opt_str("ExclusiveStartStreamArn")?)?;
+                engine.list_streams(req.opt_str("TableName")?, limit, req.opt_str("ExclusiveStartStreamArn")?, now)?;
             let mut out = json!({ "Streams": streams.iter().map(|s| json!({
                 "StreamArn": s.arn, "TableName": s.table_name, "StreamLabel": s.label
             })).collect::<Vec<_>>() });
