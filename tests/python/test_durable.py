@@ -28,13 +28,14 @@ def wait_active(ddb, name):
     raise AssertionError(f"{name} never became ACTIVE")
 
 
-def on_demand_table(ddb, name):
-    """An on-demand table with a string hash key `id`, ACTIVE."""
+def on_demand_table(ddb, name, defs=(), **extra):
+    """An on-demand table with a string hash key `id` (and `defs`), ACTIVE."""
     ddb.create_table(
         TableName=name,
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}, *defs],
         KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
         BillingMode="PAY_PER_REQUEST",
+        **extra,
     )
     wait_active(ddb, name)
 
@@ -58,6 +59,7 @@ def build(ddb):
                 "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
                 "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["x", "y"]},
                 "ProvisionedThroughput": {"ReadCapacityUnits": 300, "WriteCapacityUnits": 400},
+                "WarmThroughput": {"ReadUnitsPerSecond": 5000, "WriteUnitsPerSecond": 6000},
             }
         ],
         LocalSecondaryIndexes=[
@@ -100,7 +102,20 @@ def build(ddb):
         )
     # An on-demand, hash-only table with items of every type, some
     # overwritten, updated and deleted.
-    on_demand_table(ddb, ITEMS_TABLE)
+    on_demand_table(
+        ddb,
+        ITEMS_TABLE,
+        defs=[{"AttributeName": "v", "AttributeType": "N"}],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "by-v",
+                "KeySchema": [{"AttributeName": "v", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+                "OnDemandThroughput": {"MaxReadRequestUnits": 900},
+                "WarmThroughput": {"ReadUnitsPerSecond": 15000},
+            }
+        ],
+    )
     every = {
         "s": {"S": "héllo"},
         "n": {"N": "-1.5E-100"},
@@ -202,6 +217,7 @@ def test_settings_and_items_survive_a_restart(tmp_path, how):
         assert desc["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
         assert [i["IndexName"] for i in desc["GlobalSecondaryIndexes"]] == ["by-g"]
         assert desc["GlobalSecondaryIndexes"][0]["ProvisionedThroughput"]["WriteCapacityUnits"] == 400
+        assert desc["GlobalSecondaryIndexes"][0]["WarmThroughput"]["WriteUnitsPerSecond"] == 6000
         assert [i["IndexName"] for i in desc["LocalSecondaryIndexes"]] == ["by-l"]
         assert desc["TableClassSummary"] == {"TableClass": "STANDARD_INFREQUENT_ACCESS"}
         assert desc["SSEDescription"]["KMSMasterKeyArn"].startswith("arn:aws:kms:us-east-1:000000000000:key/")
@@ -215,6 +231,9 @@ def test_settings_and_items_survive_a_restart(tmp_path, how):
         assert desc["ItemCount"] == 21 and desc["TableSizeBytes"] > 0
         items = after[ITEMS_TABLE]
         assert items["describe"]["ItemCount"] == len(items["items"]) == 200 - 29 + 1
+        by_v = items["describe"]["GlobalSecondaryIndexes"][0]
+        assert by_v["OnDemandThroughput"] == {"MaxReadRequestUnits": 900}
+        assert by_v["WarmThroughput"] == {"ReadUnitsPerSecond": 15000, "WriteUnitsPerSecond": 4000, "Status": "ACTIVE"}
         by_id = {i["id"]["S"]: i for i in items["items"]}
         assert by_id["i003"]["v"] == {"N": "4"} and "ss" not in by_id["i003"]
         assert by_id["i001"]["l"] == {"L": [{"S": "x"}, {"M": {"deep": {"L": [{"N": "7"}]}}}]}

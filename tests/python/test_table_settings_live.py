@@ -467,3 +467,129 @@ def test_a_refused_stream_change_leaves_the_index_updates_of_its_request_unappli
     )
     [gsi] = describe(ddb_raw, name)["GlobalSecondaryIndexes"]
     assert gsi["ProvisionedThroughput"]["ReadCapacityUnits"] == 1
+
+
+def gsi_spec(name="gsi1", **extra):
+    return {
+        "IndexName": name,
+        "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+        "Projection": {"ProjectionType": "ALL"},
+        **extra,
+    }
+
+
+GSI_DEFS = [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "S"}]
+GSI_KEY = dict(AttributeDefinitions=GSI_DEFS, KeySchema=KEY["KeySchema"])
+
+
+def gsi_of(ddb, name, index="gsi1"):
+    return next(g for g in describe(ddb, name)["GlobalSecondaryIndexes"] if g["IndexName"] == index)
+
+
+def test_gsi_on_demand_and_warm_throughput_at_create(ddb_raw, table_of):
+    """A GSI's own OnDemandThroughput and WarmThroughput: kept and shown
+    (they were dropped before), with the table's rules and the index's
+    texts (DDB-TABLE-128, -134, -135, -138, -456)."""
+    ppr = table_of(
+        **GSI_KEY,
+        GlobalSecondaryIndexes=[
+            gsi_spec(
+                OnDemandThroughput={"MaxReadRequestUnits": 100, "MaxWriteRequestUnits": 50},
+                WarmThroughput={"ReadUnitsPerSecond": 13000, "WriteUnitsPerSecond": 5000},
+            ),
+            gsi_spec("gsi2", OnDemandThroughput={}, WarmThroughput={}),
+        ],
+    )
+    assert "OnDemandThroughput" not in describe(ddb_raw, ppr)
+    one = gsi_of(ddb_raw, ppr)
+    assert one["OnDemandThroughput"] == {"MaxReadRequestUnits": 100, "MaxWriteRequestUnits": 50}
+    assert one["WarmThroughput"] == {"ReadUnitsPerSecond": 13000, "WriteUnitsPerSecond": 5000, "Status": "ACTIVE"}
+    # Empty structures set nothing: no maxima, the on-demand initial warm throughput.
+    two = gsi_of(ddb_raw, ppr, "gsi2")
+    assert "OnDemandThroughput" not in two
+    assert two["WarmThroughput"] == {"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 4000, "Status": "ACTIVE"}
+
+    def create(billing, index):
+        return lambda: ddb_raw.create_table(TableName=unique_name(), **GSI_KEY, **billing, GlobalSecondaryIndexes=[index])
+
+    ppr_billing = {"BillingMode": "PAY_PER_REQUEST"}
+    for bad in ({"MaxReadRequestUnits": 0}, {"MaxReadRequestUnits": -1}):
+        expect_error(
+            create(ppr_billing, gsi_spec(OnDemandThroughput=bad)),
+            "ValidationException",
+            IV + "Requested MaxReadRequestUnits for OnDemandThroughput for index : gsi1 is outside of valid range",
+        )
+    expect_error(
+        create(ppr_billing, gsi_spec(WarmThroughput={"ReadUnitsPerSecond": 100})),
+        "ValidationException",
+        IV
+        + "Requested ReadUnitsPerSecond for WarmThroughput for index gsi1 is lower than initial throughput for OnDemand. "
+        "See: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/on-demand-capacity-mode.html"
+        "#on-demand-capacity-mode-initial",
+    )
+    units = {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}
+    provisioned = {"ProvisionedThroughput": units}
+    expect_error(
+        create(provisioned, gsi_spec(ProvisionedThroughput=units, OnDemandThroughput={"MaxWriteRequestUnits": 10})),
+        "ValidationException",
+        IV + "MaxWriteRequestUnits for OnDemandThroughput for index: gsi1 cannot be specified when table BillingMode is PROVISIONED.",
+    )
+    # A provisioned GSI's warm throughput is at least its units.
+    prov = table_of(**GSI_KEY, **provisioned, GlobalSecondaryIndexes=[gsi_spec(ProvisionedThroughput=units)])
+    assert gsi_of(ddb_raw, prov)["WarmThroughput"] == {"ReadUnitsPerSecond": 5, "WriteUnitsPerSecond": 5, "Status": "ACTIVE"}
+
+
+def test_gsi_on_demand_and_warm_throughput_updates(ddb_raw, table_of):
+    """GlobalSecondaryIndexUpdates Update with OnDemandThroughput and
+    WarmThroughput (DDB-TABLE-134, -135, -152, -153, -154, -155, -456)."""
+    name = table_of(**GSI_KEY, GlobalSecondaryIndexes=[gsi_spec(OnDemandThroughput={"MaxReadRequestUnits": 100, "MaxWriteRequestUnits": 50})])
+
+    def update(table=name, **action):
+        return ddb_raw.update_table(TableName=table, GlobalSecondaryIndexUpdates=[{"Update": {"IndexName": "gsi1", **action}}])
+
+    # Members merge one by one; sending the same maxima again is no error.
+    update(OnDemandThroughput={"MaxReadRequestUnits": 6000})
+    assert gsi_of(ddb_raw, name)["OnDemandThroughput"] == {"MaxReadRequestUnits": 6000, "MaxWriteRequestUnits": 50}
+    update(OnDemandThroughput={"MaxReadRequestUnits": 6000})
+    update(OnDemandThroughput={"MaxReadRequestUnits": -1, "MaxWriteRequestUnits": -1})
+    assert "OnDemandThroughput" not in gsi_of(ddb_raw, name)
+    expect_error(
+        lambda: update(OnDemandThroughput={"MaxWriteRequestUnits": 0}),
+        "ValidationException",
+        IV + "Requested MaxWriteRequestUnits for OnDemandThroughput for index : gsi1 is outside of valid range",
+    )
+    # Warm throughput only rises.
+    update(WarmThroughput={"ReadUnitsPerSecond": 12002})
+    assert gsi_of(ddb_raw, name)["WarmThroughput"] == {"ReadUnitsPerSecond": 12002, "WriteUnitsPerSecond": 4000, "Status": "ACTIVE"}
+    update(WarmThroughput={"ReadUnitsPerSecond": 12002, "WriteUnitsPerSecond": 4000})
+    expect_error(
+        lambda: update(WarmThroughput={"WriteUnitsPerSecond": 100}),
+        "ValidationException",
+        IV
+        + "Requested WriteUnitsPerSecond for WarmThroughput for index gsi1 is lower than current WarmThroughput, "
+        "decreasing WarmThroughput is not supported",
+    )
+    # An empty WarmThroughput is refused before the table is looked up.
+    for table in (name, "no-such-table-" + unique_name()):
+        expect_error(
+            lambda: update(table=table, WarmThroughput={}),
+            "ValidationException",
+            IV + "WarmThroughput must have at least one of ReadUnitsPerSecond or WriteUnitsPerSecond specified for index: gsi1",
+        )
+    # On demand, nothing else may change, and an Update must change something.
+    only = IV + "The only Updates for index: gsi1 when TableThroughputMode is PAY_PER_REQUEST can be to OnDemandThroughput, WarmThroughput"
+    expect_error(lambda: update(ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}), "ValidationException", only)
+    expect_error(lambda: update(), "ValidationException", only)
+    expect_error(lambda: update(OnDemandThroughput={}), "ValidationException", only)
+    # A provisioned table's GSIs take no maxima.
+    units = {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}
+    prov = table_of(**GSI_KEY, ProvisionedThroughput=units, GlobalSecondaryIndexes=[gsi_spec(ProvisionedThroughput=units)])
+    expect_error(
+        lambda: update(table=prov, OnDemandThroughput={"MaxReadRequestUnits": 10}),
+        "ValidationException",
+        IV + "MaxReadRequestUnits for OnDemandThroughput for index : gsi1 cannot be specified when the table BillingMode is PROVISIONED",
+    )
+    # Lowering a provisioned GSI's units keeps its warm throughput at the most it had.
+    update(table=prov, ProvisionedThroughput={"ReadCapacityUnits": 9, "WriteCapacityUnits": 7})
+    update(table=prov, ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1})
+    assert gsi_of(ddb_raw, prov)["WarmThroughput"] == {"ReadUnitsPerSecond": 9, "WriteUnitsPerSecond": 7, "Status": "ACTIVE"}

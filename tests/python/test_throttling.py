@@ -338,3 +338,50 @@ def test_warm_throughput_pre_warms_a_table(modelled):
     assert "GlobalSecondaryIndexes" not in ddb.describe_table(TableName=name)["Table"]
     ddb.update_table(TableName=name, WarmThroughput={"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 20000})
     assert ddb.describe_table(TableName=name)["Table"]["WarmThroughput"]["WriteUnitsPerSecond"] == 20000
+
+
+def test_a_gsis_on_demand_maximum_throttles_the_base_tables_writes(modelled):
+    """A GSI's own OnDemandThroughput caps the writes it takes; a base-table
+    write its maximum refuses is throttled, naming the index (A13, A28)."""
+    ddb, srv = modelled
+    gsi = {
+        "IndexName": "by_g",
+        "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+        "Projection": {"ProjectionType": "KEYS_ONLY"},
+        "OnDemandThroughput": {"MaxWriteRequestUnits": 10},
+    }
+    name = "thr-" + uuid.uuid4().hex[:12]
+    ddb.create_table(
+        TableName=name,
+        BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexes=[gsi],
+    )
+    described = ddb.describe_table(TableName=name)["Table"]
+    assert "OnDemandThroughput" not in described, "the index's maximum is not the table's"
+    assert described["GlobalSecondaryIndexes"][0]["OnDemandThroughput"] == {"MaxWriteRequestUnits": 10}
+    # Items without the index key write no entry: the index's maximum does
+    # not touch them.
+    for batch in range(3):
+        plain = [{"PutRequest": {"Item": {"pk": {"S": f"p{batch}-{i}"}}}} for i in range(25)]
+        assert ddb.batch_write_item(RequestItems={name: plain})["UnprocessedItems"] == {}
+    # Items with it: the first batch finds the maximum's bucket with tokens
+    # and is taken whole; the next is refused whole, for the index.
+    indexed = lambda prefix: [  # noqa: E731
+        {"PutRequest": {"Item": {"pk": {"S": f"{prefix}{i}"}, "g": {"S": "x"}}}} for i in range(25)
+    ]
+    assert ddb.batch_write_item(RequestItems={name: indexed("a")})["UnprocessedItems"] == {}
+    with pytest.raises(ClientError) as err:
+        ddb.batch_write_item(RequestItems={name: indexed("b")})
+    e = err.value.response
+    assert e["Error"]["Code"] == "ThrottlingException"
+    assert e["throttlingReasons"] == [
+        {"reason": "IndexWriteMaxOnDemandThroughputExceeded", "resource": ARN_PREFIX + name + "/index/by_g"}
+    ]
+    # -1 removes the index's maximum.
+    ddb.update_table(TableName=name, GlobalSecondaryIndexUpdates=[
+        {"Update": {"IndexName": "by_g", "OnDemandThroughput": {"MaxWriteRequestUnits": -1}}}
+    ])
+    assert "OnDemandThroughput" not in ddb.describe_table(TableName=name)["Table"]["GlobalSecondaryIndexes"][0]
+    assert ddb.batch_write_item(RequestItems={name: indexed("c")})["UnprocessedItems"] == {}

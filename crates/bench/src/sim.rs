@@ -80,6 +80,8 @@ pub fn create_indexed_at(
             projection_type: Some(ProjectionType::All),
             non_key_attributes: None,
             throughput: g.throughput,
+            on_demand: None,
+            warm: None,
         })
         .collect::<Vec<_>>();
     let key_schema = keys

@@ -50,6 +50,10 @@ fn index_spec(ix: &IndexInfo) -> IndexSpec {
         projection_type: Some(projection_type),
         non_key_attributes,
         throughput: ix.provisioned_wcu.map(|w| (w, w)),
+        // A GSI's own on-demand maximum and warm throughput limit a load
+        // as the table's do (an LSI has neither).
+        on_demand: ix.max_write_request_units.filter(|_| ix.global).map(|w| (None, Some(w as i64))),
+        warm: ix.warm_write_units.filter(|_| ix.global).map(|w| (None, Some(w))),
     }
 }
 
@@ -71,7 +75,10 @@ fn design_of_table(name: &str, info: &TableInfo, warm: Option<u64>) -> TableDesi
         range: info.schema.range.clone(),
         billing,
         warm: warm.or(info.warm_write_units).map(|w| (None, Some(w))),
-        on_demand_max: None,
+        on_demand_max: info
+            .max_write_request_units
+            .filter(|_| info.provisioned_wcu.is_none())
+            .map(|w| (None, Some(w as i64))),
         global_indexes: info.indexes.iter().filter(|i| i.global).map(index_spec).collect(),
         local_indexes: info.indexes.iter().filter(|i| !i.global).map(index_spec).collect(),
         index_attributes,
@@ -180,4 +187,45 @@ pub async fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         Ending::Complete => ExitCode::SUCCESS,
         _ => ExitCode::from(crate::load_cmd::EXIT_INCOMPLETE),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dynaburst_model::ScalarType;
+
+    /// What DescribeTable told of the table's and its indexes' on-demand
+    /// maxima and warm throughput reaches the simulated table (a GSI's
+    /// only: an LSI has none).
+    #[test]
+    fn the_simulated_table_takes_the_limits_describe_table_told_of() {
+        let index = |name: &str, global: bool| IndexInfo {
+            name: name.into(),
+            global,
+            hash: vec![("g".into(), ScalarType::S)],
+            range: Vec::new(),
+            projected: Some(Vec::new()),
+            provisioned_wcu: None,
+            warm_write_units: Some(5_000),
+            max_write_request_units: Some(300),
+        };
+        let info = TableInfo {
+            schema: KeySchema { hash: ("pk".into(), ScalarType::S), range: None },
+            provisioned_wcu: None,
+            warm_write_units: Some(4_500),
+            max_write_request_units: Some(1_000),
+            indexes: vec![index("gsi", true), index("lsi", false)],
+        };
+        let design = design_of_table("t", &info, None);
+        assert_eq!(design.on_demand_max, Some((None, Some(1_000))));
+        assert_eq!(design.warm, Some((None, Some(4_500))));
+        let gsi = &design.global_indexes[0];
+        assert_eq!((gsi.on_demand, gsi.warm), (Some((None, Some(300))), Some((None, Some(5_000)))));
+        let lsi = &design.local_indexes[0];
+        assert_eq!((lsi.on_demand, lsi.warm), (None, None));
+        // A provisioned table shows no maxima (DynamoDB keeps them for a
+        // switch back): none are simulated.
+        let provisioned = TableInfo { provisioned_wcu: Some(50), ..info };
+        assert_eq!(design_of_table("t", &provisioned, None).on_demand_max, None);
+    }
 }

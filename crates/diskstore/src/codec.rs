@@ -12,10 +12,13 @@ use dynaburst_model::{AttributeValue, Item, Millis, Number, ScalarType};
 
 /// Version of the metadata encoding (the first byte of every catalog value).
 /// The catalog entry's format. 2 added, at the end, deletion protection,
-/// the table class and the encryption key; entries of version 1 read with
-/// none of them, and an entry without them is still written as version 1,
-/// so that a build from before reads it.
-const META_VERSION: u8 = 2;
+/// the table class and the encryption key; 3 added, after them, each GSI's
+/// on-demand maxima and warm throughput. An entry of an older version reads
+/// with none of what later ones added, and an entry without any of it is
+/// still written in the oldest version that holds it all, so that a build
+/// from before reads it.
+const META_VERSION: u8 = 3;
+const META_VERSION_2: u8 = 2;
 const META_VERSION_1: u8 = 1;
 /// Deepest nesting of lists and maps decoded (DynamoDB allows 32).
 const MAX_DEPTH: usize = 64;
@@ -481,7 +484,9 @@ fn read_tail(r: &mut Reader<'_>, s: &mut TableSettings) -> Result<(), StoreError
 }
 
 fn write_index(w: &mut Writer, ix: &IndexDef) {
-    let IndexDef { name, kind, schema, projection, throughput, created_at, backfilled_at } = ix;
+    // The on-demand maxima and warm throughput go in the version 3 tail.
+    let IndexDef { name, kind, schema, projection, throughput, created_at, backfilled_at, on_demand_max: _, warm: _ } =
+        ix;
     w.str(name);
     w.u8(match kind {
         IndexKind::Global => 0,
@@ -525,6 +530,8 @@ fn read_index(r: &mut Reader<'_>) -> Result<IndexDef, StoreError> {
         throughput: read_pair(r)?,
         created_at: r.millis()?,
         backfilled_at: r.opt_millis()?,
+        on_demand_max: None,
+        warm: None,
     })
 }
 
@@ -543,9 +550,17 @@ pub fn encode_meta(id: u64, meta: &TableMeta) -> Vec<u8> {
         indexes,
         tags,
     } = meta;
-    let tail = settings.deletion_protection || settings.table_class.is_some() || settings.sse_kms_key.is_some();
+    let index_limits = indexes.iter().any(|ix| ix.on_demand_max.is_some() || ix.warm.is_some());
+    let tail = index_limits
+        || settings.deletion_protection
+        || settings.table_class.is_some()
+        || settings.sse_kms_key.is_some();
     let mut w = Writer::default();
-    w.u8(if tail { META_VERSION } else { META_VERSION_1 });
+    w.u8(match (index_limits, tail) {
+        (true, _) => META_VERSION,
+        (false, true) => META_VERSION_2,
+        (false, false) => META_VERSION_1,
+    });
     w.uint(id);
     w.str(name);
     w.str(table_id);
@@ -569,6 +584,12 @@ pub fn encode_meta(id: u64, meta: &TableMeta) -> Vec<u8> {
     }
     if tail {
         write_tail(&mut w, settings);
+    }
+    if index_limits {
+        for ix in indexes {
+            write_pair(&mut w, ix.on_demand_max.map(|(r, wr)| (r as u64, wr as u64)));
+            write_pair(&mut w, ix.warm);
+        }
     }
     w.buf
 }
@@ -595,10 +616,16 @@ pub fn decode_meta(bytes: &[u8]) -> Result<(u64, TableMeta), StoreError> {
         (0..count(&mut r)?).map(|_| Ok((r.string()?, read_scalar(&mut r)?))).collect::<Result<_, StoreError>>()?;
     let mut settings = read_settings(&mut r)?;
     let created_at = r.millis()?;
-    let indexes = (0..count(&mut r)?).map(|_| read_index(&mut r)).collect::<Result<_, _>>()?;
+    let mut indexes: Vec<IndexDef> = (0..count(&mut r)?).map(|_| read_index(&mut r)).collect::<Result<_, _>>()?;
     let tags = (0..count(&mut r)?).map(|_| Ok((r.string()?, r.string()?))).collect::<Result<_, StoreError>>()?;
-    if version >= 2 {
+    if version >= META_VERSION_2 {
         read_tail(&mut r, &mut settings)?;
+    }
+    if version >= META_VERSION {
+        for ix in &mut indexes {
+            ix.on_demand_max = read_pair(&mut r)?.map(|(read, write)| (read as i64, write as i64));
+            ix.warm = read_pair(&mut r)?;
+        }
     }
     r.end()?;
     let meta = TableMeta {
@@ -694,6 +721,8 @@ mod tests {
                     },
                     projection: IndexProjection::Include(vec!["x".into(), "y".into()]),
                     throughput: Some((5, 6)),
+                    on_demand_max: Some((-1, 70)),
+                    warm: Some((20_000, 8_000)),
                     created_at: Millis(19),
                     backfilled_at: Some(Millis(23)),
                 },
@@ -706,6 +735,8 @@ mod tests {
                     },
                     projection: IndexProjection::KeysOnly,
                     throughput: None,
+                    on_demand_max: None,
+                    warm: None,
                     created_at: Millis(29),
                     backfilled_at: None,
                 },
@@ -728,21 +759,38 @@ mod tests {
         (0..V1_ENTRY.len()).step_by(2).map(|i| u8::from_str_radix(&V1_ENTRY[i..i + 2], 16).unwrap()).collect()
     }
 
-    #[test]
-    fn an_entry_of_version_1_reads_and_one_without_the_new_settings_is_still_written_so() {
-        let mut meta = full_meta();
+    /// `full_meta()` without what versions 2 and 3 added.
+    fn version_1_meta() -> TableMeta {
+        let mut meta = version_2_meta();
         meta.settings.deletion_protection = false;
         meta.settings.table_class = None;
         meta.settings.sse_kms_key = None;
-        assert_eq!(decode_meta(&v1_entry()).unwrap(), (7, meta.clone()));
-        assert_eq!(encode_meta(7, &meta), v1_entry(), "an older build reads what this one writes");
-        // With any of them, version 2.
-        let v2 = encode_meta(7, &full_meta());
+        meta
+    }
+
+    /// `full_meta()` without what version 3 added.
+    fn version_2_meta() -> TableMeta {
+        let mut meta = full_meta();
+        for ix in &mut meta.indexes {
+            (ix.on_demand_max, ix.warm) = (None, None);
+        }
+        meta
+    }
+
+    #[test]
+    fn each_version_reads_and_an_entry_is_written_in_the_oldest_version_that_holds_it() {
+        assert_eq!(decode_meta(&v1_entry()).unwrap(), (7, version_1_meta()));
+        assert_eq!(encode_meta(7, &version_1_meta()), v1_entry(), "an older build reads what this one writes");
+        let v2 = encode_meta(7, &version_2_meta());
         assert_eq!(v2[0], 2);
-        assert_eq!(decode_meta(&v2).unwrap(), (7, full_meta()));
+        assert_eq!(decode_meta(&v2).unwrap(), (7, version_2_meta()));
+        // Version 2's bytes and then each index's maxima and warm throughput.
+        let v3 = encode_meta(7, &full_meta());
+        assert_eq!((v3[0], &v3[1..v2.len()]), (3, &v2[1..]));
+        assert_eq!(decode_meta(&v3).unwrap(), (7, full_meta()));
         // A version this build does not know is refused, not misread.
-        for unknown in [0, 3] {
-            let mut bytes = v2.clone();
+        for unknown in [0, 4] {
+            let mut bytes = v3.clone();
             bytes[0] = unknown;
             assert_eq!(decode_meta(&bytes).unwrap_err(), StoreError::Corrupt { what: "table metadata" });
         }

@@ -453,6 +453,9 @@ pub struct TableInfo {
     pub provisioned_wcu: Option<u64>,
     /// What the table can take at once (WarmThroughput), if reported.
     pub warm_write_units: Option<u64>,
+    /// The most write request units a second the table may take on demand
+    /// (OnDemandThroughput), if set.
+    pub max_write_request_units: Option<u64>,
     /// The table's secondary indexes: every write pays for its entries.
     pub indexes: Vec<IndexInfo>,
 }
@@ -472,6 +475,8 @@ pub struct IndexInfo {
     pub provisioned_wcu: Option<u64>,
     /// A GSI's warm write throughput, if reported.
     pub warm_write_units: Option<u64>,
+    /// A GSI's own on-demand write maximum (OnDemandThroughput), if set.
+    pub max_write_request_units: Option<u64>,
 }
 
 fn scalar(t: &ScalarAttributeType) -> Option<ScalarType> {
@@ -545,16 +550,31 @@ pub async fn describe(client: &Client, table: &str) -> Result<TableInfo, DynamoE
         Some(ProjectionType::All) | None => None,
         Some(_) => p.map(|p| p.non_key_attributes().to_vec()).or(Some(Vec::new())),
     };
-    // (name, key schema, projection, global, provisioned WCU, warm WCU).
+    // A maximum of -1 (or none) is no maximum.
+    let max_write = |o: Option<&aws_sdk_dynamodb::types::OnDemandThroughput>| {
+        o.and_then(|o| o.max_write_request_units()).filter(|w| *w > 0).map(|w| w as u64)
+    };
+    // (name, key schema, projection, global, provisioned WCU, warm WCU, on-demand maximum WCU).
     let gsis = t.global_secondary_indexes().iter().map(|g| {
         let wcu = g.provisioned_throughput().and_then(|p| p.write_capacity_units()).map(|w| w as u64);
         let warm = g.warm_throughput().and_then(|w| w.write_units_per_second()).map(|w| w as u64);
-        (g.index_name(), g.key_schema(), g.projection(), true, wcu.filter(|w| *w > 0), warm)
+        (
+            g.index_name(),
+            g.key_schema(),
+            g.projection(),
+            true,
+            wcu.filter(|w| *w > 0),
+            warm,
+            max_write(g.on_demand_throughput()),
+        )
     });
-    let lsis =
-        t.local_secondary_indexes().iter().map(|l| (l.index_name(), l.key_schema(), l.projection(), false, None, None));
+    let lsis = t
+        .local_secondary_indexes()
+        .iter()
+        .map(|l| (l.index_name(), l.key_schema(), l.projection(), false, None, None, None));
     let mut indexes = Vec::new();
-    for (name, keys, projection, global, provisioned_wcu, warm_write_units) in gsis.chain(lsis) {
+    for (name, keys, projection, global, provisioned_wcu, warm_write_units, max_write_request_units) in gsis.chain(lsis)
+    {
         indexes.push(IndexInfo {
             name: name.unwrap_or_default().to_string(),
             global,
@@ -563,12 +583,14 @@ pub async fn describe(client: &Client, table: &str) -> Result<TableInfo, DynamoE
             projected: projected(projection),
             provisioned_wcu,
             warm_write_units,
+            max_write_request_units,
         });
     }
     Ok(TableInfo {
         schema: KeySchema { hash, range },
         provisioned_wcu,
         warm_write_units: t.warm_throughput().and_then(|w| w.write_units_per_second()).map(|w| w as u64),
+        max_write_request_units: max_write(t.on_demand_throughput()),
         indexes,
     })
 }

@@ -412,6 +412,9 @@ fn index_spec(def: &IndexDef) -> IndexSpec {
         projection_type: Some(projection_type),
         non_key_attributes,
         throughput: def.throughput,
+        // A backup records neither of a GSI's (ack-api-quirks DDB-BACKUP-021).
+        on_demand: None,
+        warm: None,
     }
 }
 

@@ -85,7 +85,7 @@ impl Engine {
                 "Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions".to_string()
             }));
         }
-        let indexes = index_defs(&input, &key_schema, &defs, &def_names, now)?;
+        let indexes = index_defs(&input, &key_schema, &defs, &def_names, &self.config.region, now)?;
         check_create_limits(&input, &self.config.region)?;
         // Every check that can fail comes before the catalog is touched.
         let stream_view = match input.stream {
@@ -425,6 +425,7 @@ fn index_defs(
     table: &KeySchema,
     defs: &HashMap<&str, ScalarType>,
     def_order: &[&str],
+    region: &str,
     now: Millis,
 ) -> Result<Vec<IndexDef>, EngineError> {
     let mut out: Vec<IndexDef> = Vec::new();
@@ -434,7 +435,7 @@ fn index_defs(
                 return Err(invalid(format!("Duplicate index name: {}", spec.name)));
             }
             let schema = index_schema(kind, spec, table, defs, def_order)?;
-            out.push(index_def(kind, spec, schema, input.billing, IndexContext::CreateTable, now)?);
+            out.push(index_def(kind, spec, schema, input.billing, IndexContext::CreateTable, region, now)?);
         }
     }
     check_projected_total(&out)?;
@@ -468,6 +469,7 @@ pub(crate) fn index_def(
     schema: IndexSchema,
     billing: BillingMode,
     context: IndexContext,
+    region: &str,
     now: Millis,
 ) -> Result<IndexDef, EngineError> {
     let projection = match (spec.projection_type, &spec.non_key_attributes) {
@@ -516,7 +518,57 @@ pub(crate) fn index_def(
         }
         (IndexKind::Global, BillingMode::Provisioned { .. }, Some(t)) => Some(t),
     };
-    Ok(IndexDef { name: spec.name.clone(), kind, schema, projection, throughput, created_at: now, backfilled_at: None })
+    let (on_demand_max, warm) = match kind {
+        IndexKind::Local => (None, None),
+        IndexKind::Global => index_limits(spec, throughput, region)?,
+    };
+    Ok(IndexDef {
+        name: spec.name.clone(),
+        kind,
+        schema,
+        projection,
+        throughput,
+        on_demand_max,
+        warm,
+        created_at: now,
+        backfilled_at: None,
+    })
+}
+
+/// A GSI's on-demand maxima and asked-for warm throughput.
+type IndexLimits = (Option<(i64, i64)>, Option<(u64, u64)>);
+
+/// A new GSI's OnDemandThroughput and WarmThroughput, checked as a
+/// table's: maxima only on demand (`throughput` None), each at least 1 and
+/// at most the per-table limit; warm throughput not below what the index
+/// starts with (the on-demand initial throughput, or its provisioned units).
+fn index_limits(spec: &IndexSpec, throughput: Option<(u64, u64)>, region: &str) -> Result<IndexLimits, EngineError> {
+    let billing = match throughput {
+        Some((read, write)) => BillingMode::Provisioned { read, write },
+        None => BillingMode::PayPerRequest,
+    };
+    let on_demand = match spec.on_demand.filter(|m| m.0.is_some() || m.1.is_some()) {
+        Some(m) => {
+            if throughput.is_some() {
+                return Err(invalid(format!(
+                    "{} for OnDemandThroughput for index: {} cannot be specified when table BillingMode is PROVISIONED.",
+                    on_demand_member(m),
+                    spec.name
+                )));
+            }
+            check_on_demand(m, false, &index_subject(&spec.name), region)?;
+            Some(merge_limits((-1, -1), m))
+        }
+        None => None,
+    };
+    let warm = match spec.warm.filter(|w| w.0.is_some() || w.1.is_some()) {
+        Some(w) => {
+            check_initial_warm(w, billing, &format!("index {}", spec.name))?;
+            Some(merge_limits(warm_floor(billing), w))
+        }
+        None => None,
+    };
+    Ok((on_demand, warm))
 }
 
 /// An index's key schema, checked: defined attributes, HASH before RANGE,
@@ -652,25 +704,33 @@ pub(crate) fn check_provisioned_limit(
 /// OnDemandThroughput's members, checked: at least 1 (-1, no maximum, only
 /// where `clearing` is allowed: UpdateTable), at most
 /// [`MAX_TABLE_CAPACITY_UNITS`] (ack-api-quirks DDB-TABLE-039, -051, -393).
+/// `subject` is what the texts name: `table`, or a GSI's `index : <name>`
+/// (DDB-TABLE-128, -154, -442).
 pub(crate) fn check_on_demand(
     on_demand: (Option<i64>, Option<i64>),
     clearing: bool,
+    subject: &str,
     region: &str,
 ) -> Result<(), EngineError> {
     for (unit, asked) in [("Read", on_demand.0), ("Write", on_demand.1)] {
         let Some(asked) = asked else { continue };
         if asked < 1 && !(clearing && asked == -1) {
             return Err(invalid(format!(
-                "Requested Max{unit}RequestUnits for OnDemandThroughput for table is outside of valid range"
+                "Requested Max{unit}RequestUnits for OnDemandThroughput for {subject} is outside of valid range"
             )));
         }
         if asked > MAX_TABLE_CAPACITY_UNITS as i64 {
             return Err(EngineError::LimitExceeded(format!(
-                "Subscriber limit exceeded: Requested Max{unit}RequestUnits for OnDemandThroughput for table exceeds TableMax{unit}CapacityUnits of the account in region {region}"
+                "Subscriber limit exceeded: Requested Max{unit}RequestUnits for OnDemandThroughput for {subject} exceeds TableMax{unit}CapacityUnits of the account in region {region}"
             )));
         }
     }
     Ok(())
+}
+
+/// What OnDemandThroughput texts call a GSI.
+pub(crate) fn index_subject(name: &str) -> String {
+    format!("index : {name}")
 }
 
 /// The member an OnDemandThroughput refusal names: the read one if given.
@@ -682,10 +742,14 @@ pub(crate) fn on_demand_member(on_demand: (Option<i64>, Option<i64>)) -> &'stati
     }
 }
 
-/// WarmThroughput at CreateTable may not be below what the table starts
-/// with: an on-demand table's initial throughput, a provisioned table's
-/// units (ack-api-quirks DDB-TABLE-039).
-fn check_initial_warm(warm: (Option<u64>, Option<u64>), billing: BillingMode) -> Result<(), EngineError> {
+/// WarmThroughput at CreateTable may not be below what the table (or the
+/// GSI: `subject` is `index <name>`) starts with: the on-demand initial
+/// throughput, or the provisioned units (ack-api-quirks DDB-TABLE-039, -128).
+fn check_initial_warm(
+    warm: (Option<u64>, Option<u64>),
+    billing: BillingMode,
+    subject: &str,
+) -> Result<(), EngineError> {
     let floor = warm_floor(billing);
     for (unit, asked, floor, units) in [
         ("ReadUnitsPerSecond", warm.0, floor.0, "ReadCapacityUnits"),
@@ -696,10 +760,10 @@ fn check_initial_warm(warm: (Option<u64>, Option<u64>), billing: BillingMode) ->
         }
         return Err(invalid(match billing {
             BillingMode::PayPerRequest => format!(
-                "Requested {unit} for WarmThroughput for table is lower than initial throughput for OnDemand. See: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/on-demand-capacity-mode.html#on-demand-capacity-mode-initial"
+                "Requested {unit} for WarmThroughput for {subject} is lower than initial throughput for OnDemand. See: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/on-demand-capacity-mode.html#on-demand-capacity-mode-initial"
             ),
             BillingMode::Provisioned { .. } => {
-                format!("Requested {unit} for WarmThroughput for table is lower than {units} of ProvisionedThroughput")
+                format!("Requested {unit} for WarmThroughput for {subject} is lower than {units} of ProvisionedThroughput")
             }
         }));
     }
@@ -723,10 +787,10 @@ fn check_create_limits(input: &CreateTableInput, region: &str) -> Result<(), Eng
                 on_demand_member(m)
             )));
         }
-        check_on_demand(m, false, region)?;
+        check_on_demand(m, false, "table", region)?;
     }
     if let Some(w) = input.warm {
-        check_initial_warm(w, input.billing)?;
+        check_initial_warm(w, input.billing, "table")?;
     }
     Ok(())
 }

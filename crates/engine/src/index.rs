@@ -139,6 +139,13 @@ pub struct IndexDef {
     /// A GSI's own provisioned (read, write) units; None on demand and for
     /// LSIs (which use the table's).
     pub throughput: Option<(u64, u64)>,
+    /// A GSI's OnDemandThroughput: the most read and write request units a
+    /// second it may take on demand, -1 for no maximum (as a table's, A13);
+    /// None when never set.
+    pub on_demand_max: Option<(i64, i64)>,
+    /// A GSI's WarmThroughput asked for (read, write units a second; as a
+    /// table's, A14); the model's own figure may be higher.
+    pub warm: Option<(u64, u64)>,
     pub created_at: Millis,
     /// For a GSI added by UpdateTable: the earliest it can turn ACTIVE
     /// (its allocation step); it stays CREATING after it until its backfill

@@ -35,7 +35,7 @@ pub use engine::{
 };
 pub use error::EngineError;
 pub use table::{
-    KeyAttr, KeySchema, Table, TableClass, TableClassSetting, TableData, TableSettings, TimeToLive,
+    index_warm_shown, KeyAttr, KeySchema, Table, TableClass, TableClassSetting, TableData, TableSettings, TimeToLive,
     MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, ON_DEMAND_INITIAL_WARM,
 };
 pub use tokens::{IDEMPOTENCY_WINDOW_MS, MAX_REMEMBERED_TOKENS};

@@ -419,19 +419,47 @@ pub(crate) fn index_capacity(
             // keep no bank (A39's bank absorbs a client's burst on the
             // table), so a GSI holds a load to its partitions' maximum.
             let settings = CapacitySettings { partition_bank_seconds: 0.0, ..settings.clone() };
-            Some(TableCapacity::new(mode, settings, now))
+            let mut model = TableCapacity::new(mode, settings, now);
+            apply_index_limits(&mut model, def, now);
+            Some(model)
         }
         _ => None,
     }
 }
 
+/// The WarmThroughput DescribeTable shows for a GSI, as a table's: what
+/// its billing makes it at least (the on-demand initial throughput, or its
+/// units), what was asked for, and for an on-demand one what its capacity
+/// model has grown to (`model`).
+pub fn index_warm_shown(def: &IndexDef, model: Option<(f64, f64)>) -> (u64, u64) {
+    let floor = match def.throughput {
+        Some(units) => units,
+        None => ON_DEMAND_INITIAL_WARM,
+    };
+    let grown = match (def.throughput, model) {
+        (None, Some((read, write))) => (read as u64, write as u64),
+        _ => (0, 0),
+    };
+    let kept = def.warm.unwrap_or((0, 0));
+    (floor.0.max(grown.0).max(kept.0), floor.1.max(grown.1).max(kept.1))
+}
+
 /// Gives the capacity model the limits the table's owner set: the
 /// on-demand maximums and the asked-for warm throughput.
 pub(crate) fn apply_limits(model: &mut TableCapacity, settings: &TableSettings, now: Millis) {
+    set_limits(model, settings.on_demand_max, settings.warm, now);
+}
+
+/// Gives a GSI's capacity model the limits its owner set, as a table's.
+pub(crate) fn apply_index_limits(model: &mut TableCapacity, def: &IndexDef, now: Millis) {
+    set_limits(model, def.on_demand_max, def.warm, now);
+}
+
+fn set_limits(model: &mut TableCapacity, on_demand_max: Option<(i64, i64)>, warm: Option<(u64, u64)>, now: Millis) {
     let positive = |v: i64| (v > 0).then_some(v as f64);
-    let (read, write) = settings.on_demand_max.unwrap_or((-1, -1));
+    let (read, write) = on_demand_max.unwrap_or((-1, -1));
     model.set_on_demand_max(positive(read), positive(write), now);
-    if let Some((read, write)) = settings.warm {
+    if let Some((read, write)) = warm {
         model.prewarm(read as f64, write as f64, now);
     }
 }

@@ -203,6 +203,12 @@ pub struct IndexSpec {
     pub non_key_attributes: Option<Vec<String>>,
     /// A GSI's ProvisionedThroughput (read, write).
     pub throughput: Option<(u64, u64)>,
+    /// A GSI's OnDemandThroughput (MaxReadRequestUnits,
+    /// MaxWriteRequestUnits), each None when not sent.
+    pub on_demand: Option<(Option<i64>, Option<i64>)>,
+    /// A GSI's WarmThroughput (ReadUnitsPerSecond, WriteUnitsPerSecond),
+    /// each None when not sent.
+    pub warm: Option<(Option<u64>, Option<u64>)>,
 }
 
 /// An index as DescribeTable shows it.
@@ -272,10 +278,13 @@ impl UpdateTableInput {
 #[derive(Clone, Debug, PartialEq)]
 pub enum IndexUpdate {
     Create(IndexSpec),
-    /// New provisioned (read, write) units of a GSI.
+    /// A GSI's new provisioned (read, write) units, on-demand maxima or
+    /// warm throughput (at least one of them).
     Update {
         name: String,
-        throughput: (u64, u64),
+        throughput: Option<(u64, u64)>,
+        on_demand: Option<(Option<i64>, Option<i64>)>,
+        warm: Option<(Option<u64>, Option<u64>)>,
     },
     Delete {
         name: String,

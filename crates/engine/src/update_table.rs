@@ -14,13 +14,16 @@ use std::collections::HashMap;
 use dynaburst_model::ScalarType;
 
 use crate::control::{
-    check_on_demand, check_projected_total, check_provisioned_limit, index_def, index_schema, invalid, merge_limits,
-    on_demand_member, stream_request, IndexContext,
+    check_on_demand, check_projected_total, check_provisioned_limit, index_def, index_schema, index_subject, invalid,
+    merge_limits, on_demand_member, stream_request, IndexContext,
 };
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::index::{self, IndexData, IndexDef, IndexKind, MAX_GLOBAL_INDEXES};
-use crate::table::{apply_limits, capacity_mode, index_capacity, Table, TableClass, TableClassSetting};
+use crate::table::{
+    apply_index_limits, apply_limits, capacity_mode, index_capacity, index_warm_shown, Table, TableClass,
+    TableClassSetting,
+};
 use crate::types::*;
 
 /// What UpdateTable may change, as its answer to a request that changes
@@ -162,17 +165,26 @@ fn check_request(input: &UpdateTableInput, region: &str) -> Result<(), EngineErr
         check_provisioned_limit(read, write, None, region)?;
     }
     for u in input.index_updates.iter().flatten() {
-        let (name, throughput) = match u {
-            IndexUpdate::Create(spec) => (&spec.name, spec.throughput),
-            IndexUpdate::Update { name, throughput } => (name, Some(*throughput)),
+        let (name, throughput, on_demand) = match u {
+            IndexUpdate::Create(spec) => (&spec.name, spec.throughput, None),
+            IndexUpdate::Update { name, throughput, on_demand, .. } => (name, *throughput, given(*on_demand)),
             IndexUpdate::Delete { .. } => continue,
         };
         if let Some((read, write)) = throughput {
             check_provisioned_limit(read, write, Some(name), region)?;
         }
+        if let Some(on_demand) = on_demand {
+            check_on_demand(on_demand, true, &index_subject(name), region)?;
+        }
+        // Checked before the table or the index is looked up (ack-api-quirks DDB-TABLE-456).
+        if let IndexUpdate::Update { warm: Some((None, None)), .. } = u {
+            return Err(invalid(format!(
+                "WarmThroughput must have at least one of ReadUnitsPerSecond or WriteUnitsPerSecond specified for index: {name}"
+            )));
+        }
     }
     if let Some(on_demand) = given(input.on_demand) {
-        check_on_demand(on_demand, true, region)?;
+        check_on_demand(on_demand, true, "table", region)?;
     }
     Ok(())
 }
@@ -199,8 +211,17 @@ fn billing_after(input: &UpdateTableInput, current: BillingMode) -> Result<Billi
 /// One checked index change, ready to apply.
 enum IndexPlan {
     Create(IndexDef),
-    Update { name: String, throughput: (u64, u64) },
-    Delete { name: String },
+    /// A GSI's new settings (its provisioned units, on-demand maxima and
+    /// warm throughput, as they will be).
+    Update {
+        name: String,
+        throughput: Option<(u64, u64)>,
+        on_demand_max: Option<(i64, i64)>,
+        warm: Option<(u64, u64)>,
+    },
+    Delete {
+        name: String,
+    },
 }
 
 impl Engine {
@@ -424,7 +445,7 @@ impl Engine {
             }
         }
         let mut plans = Vec::with_capacity(updates.len());
-        for update in updates {
+        for (position_in_request, update) in updates.iter().enumerate() {
             plans.push(match update {
                 IndexUpdate::Create(spec) => {
                     if data.index_position(&spec.name).is_some() {
@@ -443,26 +464,82 @@ impl Engine {
                     let defs: HashMap<&str, ScalarType> = definitions.iter().map(|(n, t)| (n.as_str(), *t)).collect();
                     let order: Vec<&str> = definitions.iter().map(|(n, _)| n.as_str()).collect();
                     let schema = index_schema(IndexKind::Global, spec, &table.key_schema, &defs, &order)?;
-                    let def = index_def(IndexKind::Global, spec, schema, billing, IndexContext::UpdateTable, now)?;
+                    let def =
+                        index_def(IndexKind::Global, spec, schema, billing, IndexContext::UpdateTable, &self.config.region, now)?;
                     check_projected_total(data.indexes.iter().map(|i| &i.def).chain([&def]))?;
                     IndexPlan::Create(def)
                 }
-                IndexUpdate::Update { name, throughput } => {
+                IndexUpdate::Update { name, throughput, on_demand, warm } => {
                     let position = global_position(table, &data, name, "update")?;
-                    if matches!(billing, BillingMode::PayPerRequest) {
+                    let ix = &data.indexes[position];
+                    let def = &ix.def;
+                    // On demand only the maxima and the warm throughput
+                    // change; an Update with neither (an empty
+                    // OnDemandThroughput is none) is refused the same way
+                    // (ack-api-quirks DDB-TABLE-152, -456).
+                    let nothing = throughput.is_none() && given(*on_demand).is_none() && given(*warm).is_none();
+                    if (throughput.is_some() || nothing) && matches!(billing, BillingMode::PayPerRequest) {
                         return Err(invalid(format!(
                             "The only Updates for index: {name} when TableThroughputMode is PAY_PER_REQUEST can be to OnDemandThroughput, WarmThroughput"
                         )));
                     }
-                    if let Some((r0, w0)) = data.indexes[position].def.throughput {
-                        let (read, write) = *throughput;
+                    if let (Some((r0, w0)), Some((read, write))) = (def.throughput, *throughput) {
                         if (r0, w0) == (read, write) {
                             return Err(EngineError::validation(format!(
                                 "The provisioned throughput for the index {name} will not change. The requested value equals the current value. Current ReadCapacityUnits provisioned for index {name}: {r0}. Requested ReadCapacityUnits: {read}. Current WriteCapacityUnits provisioned for index {name}: {w0}. Requested WriteCapacityUnits: {write}. Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits."
                             )));
                         }
                     }
-                    IndexPlan::Update { name: name.clone(), throughput: *throughput }
+                    if nothing {
+                        return Err(EngineError::validation(format!(
+                            "1 validation error detected: Value null at 'globalSecondaryIndexUpdates.{}.member.update.provisionedThroughput' failed to satisfy constraint: Member must not be null",
+                            position_in_request + 1
+                        )));
+                    }
+                    let on_demand_max = match given(*on_demand) {
+                        Some(m) => {
+                            if matches!(billing, BillingMode::Provisioned { .. }) {
+                                return Err(invalid(format!(
+                                    "{} for OnDemandThroughput for index : {name} cannot be specified when the table BillingMode is PROVISIONED",
+                                    on_demand_member(m)
+                                )));
+                            }
+                            Some(merge_limits(def.on_demand_max.unwrap_or((-1, -1)), m))
+                        }
+                        None => def.on_demand_max,
+                    };
+                    let warm = match given(*warm) {
+                        Some((read, write)) => {
+                            let model = ix.capacity.lock().as_ref().map(|model| model.warm_throughput());
+                            let shown = index_warm_shown(def, model);
+                            for (unit, asked, shown) in
+                                [("ReadUnitsPerSecond", read, shown.0), ("WriteUnitsPerSecond", write, shown.1)]
+                            {
+                                if asked.is_some_and(|asked| asked < shown) {
+                                    return Err(invalid(format!(
+                                        "Requested {unit} for WarmThroughput for index {name} is lower than current WarmThroughput, decreasing WarmThroughput is not supported"
+                                    )));
+                                }
+                            }
+                            Some(merge_limits(shown, (read, write)))
+                        }
+                        None => def.warm,
+                    };
+                    // A provisioned GSI's warm throughput is the most units it
+                    // ever had: a decrease keeps it (DDB-TABLE-134).
+                    let warm = match (def.throughput, *throughput) {
+                        (Some(old), Some(new)) if old != new => {
+                            let kept = warm.unwrap_or((0, 0));
+                            Some((kept.0.max(old.0), kept.1.max(old.1)))
+                        }
+                        _ => warm,
+                    };
+                    IndexPlan::Update {
+                        name: name.clone(),
+                        throughput: throughput.or(def.throughput),
+                        on_demand_max,
+                        warm,
+                    }
                 }
                 IndexUpdate::Delete { name } => {
                     global_position(table, &data, name, "delete")?;
@@ -505,7 +582,9 @@ impl Engine {
             .collect();
         let updated = |name: &str| {
             plans.iter().find_map(|p| match p {
-                IndexPlan::Update { name: n, throughput } if n == name => Some(*throughput),
+                IndexPlan::Update { name: n, throughput, on_demand_max, warm } if n == name => {
+                    Some((*throughput, *on_demand_max, *warm))
+                }
                 _ => None,
             })
         };
@@ -514,7 +593,9 @@ impl Engine {
             .iter()
             .filter(|i| !deleted.contains(&i.def.name.as_str()))
             .map(|i| match updated(&i.def.name) {
-                Some(throughput) => IndexDef { throughput: Some(throughput), ..i.def.clone() },
+                Some((throughput, on_demand_max, warm)) => {
+                    IndexDef { throughput, on_demand_max, warm, ..i.def.clone() }
+                }
                 None => i.def.clone(),
             })
             .chain(created.iter().map(|ix| ix.def.clone()))
@@ -523,13 +604,20 @@ impl Engine {
         self.storage.save_table_meta(&table.meta_with(settings, defs))?;
         data.indexes.retain(|i| !deleted.contains(&i.def.name.as_str()));
         for ix in data.indexes.iter_mut() {
-            let Some(throughput) = updated(&ix.def.name) else { continue };
-            ix.def.throughput = Some(throughput);
+            let Some((throughput, on_demand_max, warm)) = updated(&ix.def.name) else { continue };
+            let mode_changed = ix.def.throughput != throughput;
+            (ix.def.throughput, ix.def.on_demand_max, ix.def.warm) = (throughput, on_demand_max, warm);
             if let Some(model) = ix.capacity.lock().as_mut() {
-                model.set_mode(
-                    dynaburst_capacity::Mode::Provisioned { read: throughput.0 as f64, write: throughput.1 as f64 },
-                    now,
-                );
+                if mode_changed {
+                    let mode = match throughput {
+                        Some((read, write)) => {
+                            dynaburst_capacity::Mode::Provisioned { read: read as f64, write: write as f64 }
+                        }
+                        None => dynaburst_capacity::Mode::OnDemand,
+                    };
+                    model.set_mode(mode, now);
+                }
+                apply_index_limits(model, &ix.def, now);
             }
         }
         data.indexes.extend(created);
@@ -617,6 +705,8 @@ mod tests {
             projection_type: Some(ProjectionType::All),
             non_key_attributes: None,
             throughput: None,
+            on_demand: None,
+            warm: None,
         });
         let cases: Vec<(UpdateTableInput, &str)> = vec![
             (request(), "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates, SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, ReplicaTransitRoleArn, MultiRegionConsistency, DeletionProtectionEnabled, OnDemandThroughput, WarmThroughput or TableClass is required"),
@@ -659,7 +749,12 @@ mod tests {
             },
             UpdateTableInput {
                 throughput: Some((5, 5)),
-                index_updates: Some(vec![IndexUpdate::Update { name: "g".into(), throughput: (1, 1) }]),
+                index_updates: Some(vec![IndexUpdate::Update {
+                    name: "g".into(),
+                    throughput: Some((1, 1)),
+                    on_demand: None,
+                    warm: None,
+                }]),
                 ..request()
             },
             UpdateTableInput { billing_mode_pay_per_request: Some(true), stream, ..request() },

@@ -38,6 +38,8 @@ fn create(engine: &Engine, name: &str) {
         projection_type: keys_only,
         non_key_attributes: None,
         throughput: None,
+        on_demand: None,
+        warm: None,
     }]);
     engine.create_table(input, Millis(0)).unwrap();
 }

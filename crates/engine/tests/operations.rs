@@ -545,6 +545,8 @@ fn create_indexed(engine: &Engine, name: &str) {
                     projection_type: Some(ProjectionType::All),
                     non_key_attributes: None,
                     throughput: None,
+                    on_demand: None,
+                    warm: None,
                 }]),
                 ..CreateTableInput::new(
                     name,
@@ -670,6 +672,8 @@ fn create_with_lsi(engine: &Engine, name: &str) {
                     projection_type: Some(ProjectionType::All),
                     non_key_attributes: None,
                     throughput: None,
+                    on_demand: None,
+                    warm: None,
                 }]),
                 ..CreateTableInput::new(
                     name,
@@ -793,6 +797,8 @@ fn add_by_g(engine: &Engine, name: &str, write: u64, now: Millis) {
         projection_type: Some(ProjectionType::All),
         non_key_attributes: None,
         throughput: Some((5, write)),
+        on_demand: None,
+        warm: None,
     };
     let input = UpdateTableInput {
         attribute_definitions: vec![("g".into(), ScalarType::S)],

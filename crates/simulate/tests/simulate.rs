@@ -108,3 +108,38 @@ fn a_5_wcu_table_takes_its_burst_then_5_units_a_second_and_the_report_says_so() 
     assert!((consumed - r.write_units).abs() < 1e-6, "{consumed} vs {}", r.write_units);
     assert!(dynaburst_simulate::seconds_csv(&sim.seconds).starts_with("second,consumed_write_units,"));
 }
+
+#[test]
+fn a_gsis_on_demand_maximum_caps_the_load_it_is_written_by() {
+    let dir = temp_dir("gsimax");
+    // 3,000 one-unit items over 300 keys: an on-demand table takes them in
+    // about a second, but every item writes an entry to a GSI allowed 200
+    // write units a second, whose throttling holds the load to its rate.
+    let path = input(&dir, 3_000, |i| format!("k{}", i % 300));
+    let mut capped = design("gsimax", BillingMode::PayPerRequest);
+    capped.global_indexes.push(dynaburst_engine::IndexSpec {
+        name: "by_sk".into(),
+        key_schema: vec![("sk".into(), dynaburst_engine::KeyRole::Hash)],
+        projection_type: Some(dynaburst_engine::ProjectionType::KeysOnly),
+        non_key_attributes: None,
+        throughput: None,
+        on_demand: Some((None, Some(200))),
+        warm: None,
+    });
+    capped.index_attributes.push(("sk".into(), ScalarType::N));
+    let mut free = capped.clone();
+    free.global_indexes[0].on_demand = None;
+    let (capped, free) = (
+        run(&dir, path.clone(), capped, Order::Interleave).report,
+        run(&dir, path, free, Order::Interleave).report,
+    );
+    println!(
+        "GSI capped at 200: {:.1} s, {} throttle events; uncapped: {:.1} s, {} throttle events",
+        capped.predicted_duration_s, capped.throttle_events, free.predicted_duration_s, free.throttle_events
+    );
+    assert_eq!((capped.load.records.written, free.load.records.written), (3_000, 3_000));
+    // 3,000 entries at 200 a second (the first 200 at once).
+    assert!((12.0..=16.5).contains(&capped.predicted_duration_s), "{} s", capped.predicted_duration_s);
+    assert!(capped.throttle_events > 0);
+    assert!(free.predicted_duration_s < 3.0, "{} s", free.predicted_duration_s);
+}

@@ -271,15 +271,16 @@ fn index_description_json(i: &IndexDescription) -> Value {
             "ProvisionedThroughput".into(),
             json!({"NumberOfDecreasesToday": 0, "ReadCapacityUnits": read, "WriteCapacityUnits": write}),
         );
-        // As a table's: an on-demand GSI's starts at the on-demand initial
-        // throughput, a provisioned one's is its units (DDB-TABLE-134).
-        let (read, write) = match def.throughput {
-            Some(units) => units,
-            None => {
-                let grown = i.warm_throughput.map_or((0, 0), |(r, w)| (r as u64, w as u64));
-                (ON_DEMAND_INITIAL_WARM.0.max(grown.0), ON_DEMAND_INITIAL_WARM.1.max(grown.1))
+        // As a table's: on-demand maxima shown only while on demand (kept
+        // through a switch to PROVISIONED); warm throughput at least the
+        // on-demand initial throughput or the units (DDB-TABLE-134), what
+        // was asked for, and what the index has grown to.
+        if def.throughput.is_none() {
+            if let Some(limits) = on_demand_json(def.on_demand_max) {
+                m.insert("OnDemandThroughput".into(), limits);
             }
-        };
+        }
+        let (read, write) = index_warm_shown(def, i.warm_throughput);
         m.insert(
             "WarmThroughput".into(),
             json!({"ReadUnitsPerSecond": read, "WriteUnitsPerSecond": write, "Status": "ACTIVE"}),
@@ -450,13 +451,11 @@ fn parse_index_updates(v: &Value, violations: &mut Violations) -> Result<Vec<Ind
                 let name = a.opt_str("IndexName")?;
                 check_table_name(name, &format!("{member}.indexName"), violations);
                 let throughput = match a.get("ProvisionedThroughput") {
-                    Some(v) => parse_throughput(v, violations)?,
-                    None => {
-                        violations.add("null", &format!("{member}.provisionedThroughput"), "Member must not be null");
-                        (0, 0)
-                    }
+                    Some(v) => Some(parse_throughput(v, violations)?),
+                    None => None,
                 };
-                IndexUpdate::Update { name: name.unwrap_or_default().to_string(), throughput }
+                let (on_demand, warm) = parse_limits(&a)?;
+                IndexUpdate::Update { name: name.unwrap_or_default().to_string(), throughput, on_demand, warm }
             }
             _ => {
                 let name = a.opt_str("IndexName")?;
@@ -528,12 +527,17 @@ fn parse_index_spec(
         Some(v) => Some(parse_throughput(v, violations)?),
         None => None,
     };
+    // Only a GSI has on-demand maxima and warm throughput (an LSI uses the
+    // table's; the service model has no such members for it).
+    let (on_demand, warm) = if max_key_elements == GSI_KEY_ELEMENTS { parse_limits(r)? } else { (None, None) };
     Ok(IndexSpec {
         name: name.unwrap_or_default().to_string(),
         key_schema,
         projection_type,
         non_key_attributes,
         throughput,
+        on_demand,
+        warm,
     })
 }
 
