@@ -13,11 +13,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # dynaburst_wire::OPERATIONS, then STREAMS_OPERATIONS: a wire input's
 # operation byte is an index into this list.
 OPERATIONS = [
-    "BatchExecuteStatement", "BatchGetItem", "BatchWriteItem", "CreateTable", "DeleteItem", "DeleteTable",
-    "DescribeEndpoints", "DescribeLimits", "DescribeTable", "DescribeTimeToLive", "ExecuteStatement",
-    "ExecuteTransaction", "GetItem", "ListTables", "ListTagsOfResource", "PutItem", "Query", "TagResource",
-    "Scan", "TransactGetItems", "TransactWriteItems", "UntagResource", "UpdateItem", "UpdateTable",
-    "UpdateTimeToLive",
+    "BatchExecuteStatement", "BatchGetItem", "BatchWriteItem", "CreateBackup", "CreateTable", "DeleteBackup",
+    "DeleteItem", "DeleteResourcePolicy", "DeleteTable", "DescribeBackup", "DescribeContinuousBackups",
+    "DescribeContributorInsights", "DescribeEndpoints", "DescribeLimits", "DescribeTable",
+    "DescribeTimeToLive", "ExecuteStatement", "ExecuteTransaction", "GetItem", "GetResourcePolicy",
+    "ListBackups", "ListContributorInsights", "ListTables", "ListTagsOfResource", "PutItem",
+    "PutResourcePolicy", "Query", "RestoreTableFromBackup", "TagResource", "Scan", "TransactGetItems",
+    "TransactWriteItems", "UntagResource", "UpdateContinuousBackups", "UpdateContributorInsights",
+    "UpdateItem", "UpdateTable", "UpdateTimeToLive",
     "DescribeStream", "GetRecords", "GetShardIterator", "ListStreams",
 ]
 
@@ -25,7 +28,13 @@ K = {"pk": {"S": "a"}, "sk": {"N": "1"}}
 ITEM = {"pk": {"S": "b"}, "sk": {"N": "3"}, "g": {"S": "x"}, "n": {"N": "1.5"}, "lst": {"L": [{"S": "v"}]}}
 ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/tab"
 
+POLICY = json.dumps({"Version": "2012-10-17", "Statement": [{"Sid": "r", "Effect": "Allow",
+                      "Principal": {"AWS": "111122223333"}, "Action": ["dynamodb:GetItem"], "Resource": ARN}]})
+
 WIRE = {
+    "policy": [("PutResourcePolicy", {"ResourceArn": ARN, "Policy": POLICY, "ExpectedRevisionId": "NO_POLICY"}),
+               ("GetResourcePolicy", {"ResourceArn": ARN}),
+               ("DeleteResourcePolicy", {"ResourceArn": ARN + "/stream/2026-01-01T00:00:00.000"})],
     "put": [("PutItem", {"TableName": "tab", "Item": ITEM})],
     "put-cond": [("PutItem", {"TableName": "tab", "Item": ITEM, "ConditionExpression": "attribute_not_exists(pk)",
                               "ReturnValues": "ALL_OLD", "ReturnConsumedCapacity": "INDEXES"})],

@@ -7,13 +7,16 @@
 use dynaburst_engine::index::{IndexDef, IndexKind, IndexProjection, IndexSchema};
 use dynaburst_engine::store::{StoreError, TableMeta};
 use dynaburst_engine::stream::{StreamSetting, StreamViewType};
-use dynaburst_engine::{BillingMode, KeyAttr, KeySchema, TableClass, TableClassSetting, TableSettings, TimeToLive};
+use dynaburst_engine::{
+    BillingMode, KeyAttr, KeySchema, Policies, PolicyDocument, PolicySlot, TableClass, TableClassSetting,
+    TableSettings, TimeToLive,
+};
 use dynaburst_model::{AttributeValue, Item, Millis, Number, ScalarType};
 
 /// Version of the metadata encoding (the first byte of every catalog value).
 /// The catalog entry's format. 2 added, at the end, deletion protection,
 /// the table class and the encryption key; 3 added, after them, each GSI's
-/// on-demand maxima and warm throughput. An entry of an older version reads
+/// on-demand maxima and warm throughput and the resource-based policies. An entry of an older version reads
 /// with none of what later ones added, and an entry without any of it is
 /// still written in the oldest version that holds it all, so that a build
 /// from before reads it.
@@ -362,6 +365,8 @@ fn write_settings(w: &mut Writer, s: &TableSettings) {
         deletion_protection: _,
         table_class: _,
         sse_kms_key: _,
+        // After it (version 3): `encode_meta`.
+        policies: _,
     } = s;
     write_pair(
         w,
@@ -444,6 +449,7 @@ fn read_settings(r: &mut Reader<'_>) -> Result<TableSettings, StoreError> {
         deletion_protection: false,
         table_class: None,
         sse_kms_key: None,
+        policies: Policies::new(),
     })
 }
 
@@ -550,7 +556,8 @@ pub fn encode_meta(id: u64, meta: &TableMeta) -> Vec<u8> {
         indexes,
         tags,
     } = meta;
-    let index_limits = indexes.iter().any(|ix| ix.on_demand_max.is_some() || ix.warm.is_some());
+    let index_limits =
+        indexes.iter().any(|ix| ix.on_demand_max.is_some() || ix.warm.is_some()) || !settings.policies.is_empty();
     let tail = index_limits
         || settings.deletion_protection
         || settings.table_class.is_some()
@@ -590,6 +597,19 @@ pub fn encode_meta(id: u64, meta: &TableMeta) -> Vec<u8> {
             write_pair(&mut w, ix.on_demand_max.map(|(r, wr)| (r as u64, wr as u64)));
             write_pair(&mut w, ix.warm);
         }
+        w.uint(settings.policies.len() as u64);
+        for (slot, PolicySlot { document, revision }) in &settings.policies {
+            w.str(slot);
+            match document {
+                Some(PolicyDocument { text, version_implicit }) => {
+                    w.bool(true);
+                    w.str(text);
+                    w.bool(*version_implicit);
+                }
+                None => w.bool(false),
+            }
+            w.uint(*revision);
+        }
     }
     w.buf
 }
@@ -625,6 +645,12 @@ pub fn decode_meta(bytes: &[u8]) -> Result<(u64, TableMeta), StoreError> {
         for ix in &mut indexes {
             ix.on_demand_max = read_pair(&mut r)?.map(|(read, write)| (read as i64, write as i64));
             ix.warm = read_pair(&mut r)?;
+        }
+        for _ in 0..count(&mut r)? {
+            let slot = r.string()?;
+            let document =
+                if r.bool()? { Some(PolicyDocument { text: r.string()?, version_implicit: r.bool()? }) } else { None };
+            settings.policies.insert(slot, PolicySlot { document, revision: r.uint()? });
         }
     }
     r.end()?;
@@ -709,6 +735,19 @@ mod tests {
                     updated_at: Some(Millis(29)),
                 }),
                 sse_kms_key: Some("arn:aws:kms:eu-west-1:123456789012:key/k".into()),
+                policies: Policies::from([
+                    (
+                        String::new(),
+                        PolicySlot {
+                            document: Some(PolicyDocument {
+                                text: "{\"Version\":\"2008-10-17\"}".into(),
+                                version_implicit: true,
+                            }),
+                            revision: 1_791_506_149_206,
+                        },
+                    ),
+                    ("2026-11-24T00:00:00.000".into(), PolicySlot { document: None, revision: 31 }),
+                ]),
             },
             created_at: Millis(1_700_000_000_000),
             indexes: vec![
@@ -774,6 +813,7 @@ mod tests {
         for ix in &mut meta.indexes {
             (ix.on_demand_max, ix.warm) = (None, None);
         }
+        meta.settings.policies.clear();
         meta
     }
 

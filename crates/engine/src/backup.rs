@@ -457,7 +457,8 @@ impl Engine {
         now: Millis,
     ) -> Result<Backup, EngineError> {
         let data = table.data.read();
-        let settings = table.settings.lock().clone();
+        // A backup keeps no tags and no resource-based policy.
+        let settings = TableSettings { policies: crate::policy::Policies::new(), ..table.settings.lock().clone() };
         let defs: Vec<IndexDef> = data.indexes.iter().map(|i| i.def.clone()).collect();
         let source = TableMeta { tags: Vec::new(), ..table.meta_with(settings, defs) };
         let now = {

@@ -116,6 +116,16 @@ impl Engine {
                 deletion_protection: input.deletion_protection.unwrap_or(false),
                 table_class: input.table_class.map(|class| TableClassSetting { class, updated_at: None }),
                 sse_kms_key: input.sse.as_ref().and_then(|spec| self.sse_key_arn(spec)),
+                // A policy given with the table has the table's creation
+                // as its revision (ack-api-quirks DDB-TABLE-233).
+                policies: input
+                    .resource_policy
+                    .clone()
+                    .map(|document| {
+                        let slot = crate::policy::PolicySlot { document: Some(document), revision: now.0 };
+                        crate::policy::Policies::from([(crate::policy::TABLE_SLOT.to_string(), slot)])
+                    })
+                    .unwrap_or_default(),
                 ..TableSettings::new(input.billing, now)
             },
             created_at: now,

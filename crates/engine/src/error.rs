@@ -51,6 +51,12 @@ pub enum EngineError {
     TableNotFound(String),
     /// TableAlreadyExistsException (a restore's target exists).
     TableAlreadyExists(String),
+    /// PolicyNotFoundException: no resource-based policy, or not the
+    /// revision asked for.
+    PolicyNotFound(String),
+    /// ThrottlingException of the control plane (a change too soon after
+    /// another): a message, no ThrottlingReasons.
+    ControlThrottled(String),
     /// InternalServerError: the storage failed. The request changed
     /// nothing (a commit is all or nothing).
     Internal(StoreError),
@@ -74,7 +80,9 @@ impl EngineError {
             | EngineError::AccessDenied(m)
             | EngineError::BackupNotFound(m)
             | EngineError::TableNotFound(m)
-            | EngineError::TableAlreadyExists(m) => m.clone(),
+            | EngineError::TableAlreadyExists(m)
+            | EngineError::PolicyNotFound(m)
+            | EngineError::ControlThrottled(m) => m.clone(),
             EngineError::Internal(e) => format!("Internal server error: {e}"),
             EngineError::ConditionalCheckFailed { .. } => "The conditional request failed".to_string(),
             EngineError::TransactionCanceled { reasons } => {

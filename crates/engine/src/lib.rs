@@ -16,6 +16,7 @@ pub mod faults;
 pub mod index;
 pub mod insights;
 mod item;
+mod policy;
 mod read;
 pub mod store;
 pub mod stream;
@@ -34,6 +35,9 @@ pub use engine::{
     MAX_BATCH_GET_KEYS, MAX_PAGE_BYTES, MAX_TABLES, STORED_ITEM_OVERHEAD_BYTES,
 };
 pub use error::EngineError;
+pub use policy::{
+    Policies, PolicyDocument, PolicySlot, PolicyTarget, MAX_POLICY_BYTES, NO_POLICY, POLICY_COOLDOWN_MS, TABLE_SLOT,
+};
 pub use table::{
     index_warm_shown, KeyAttr, KeySchema, Table, TableClass, TableClassSetting, TableData, TableSettings, TimeToLive,
     MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, ON_DEMAND_INITIAL_WARM,

@@ -538,6 +538,13 @@ impl Engine {
         f(&mut stream.log, &stream.table_name, &stream.key_schema)
     }
 
+    /// Whether `arn` names a deleted table's stream still kept.
+    pub(crate) fn retired_stream_exists(&self, arn: &str, now: Millis) -> bool {
+        let mut retired = self.retired_streams.lock();
+        retired.expire(now);
+        retired.streams.iter().any(|s| s.arn() == arn)
+    }
+
     /// Keeps the streams of `table`, just deleted, readable (each closed:
     /// DISABLED) until their retention passes.
     pub(crate) fn retire_streams(&self, table: &Table, now: Millis) {

@@ -189,6 +189,9 @@ pub struct TableSettings {
     /// (SSESpecification Enabled); None for an AWS owned key, DynamoDB's
     /// default, which DescribeTable does not show.
     pub sse_kms_key: Option<String>,
+    /// Resource-based policies: the table's slot and its streams'
+    /// (`policy.rs`).
+    pub policies: crate::policy::Policies,
 }
 
 /// The WarmThroughput of a new PAY_PER_REQUEST table and of each of its
@@ -287,6 +290,7 @@ impl TableSettings {
             deletion_protection: false,
             table_class: None,
             sse_kms_key: None,
+            policies: crate::policy::Policies::new(),
         }
     }
 }

@@ -147,6 +147,8 @@ pub struct CreateTableInput {
     pub table_class: Option<crate::table::TableClass>,
     /// SSESpecification.
     pub sse: Option<SseSpec>,
+    /// ResourcePolicy, checked and canonical (the wire layer's).
+    pub resource_policy: Option<crate::policy::PolicyDocument>,
 }
 
 /// An SSESpecification: `enabled` for a KMS key (the one named, else the
@@ -181,6 +183,7 @@ impl CreateTableInput {
             deletion_protection: None,
             table_class: None,
             sse: None,
+            resource_policy: None,
         }
     }
 }

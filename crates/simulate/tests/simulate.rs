@@ -129,10 +129,8 @@ fn a_gsis_on_demand_maximum_caps_the_load_it_is_written_by() {
     capped.index_attributes.push(("sk".into(), ScalarType::N));
     let mut free = capped.clone();
     free.global_indexes[0].on_demand = None;
-    let (capped, free) = (
-        run(&dir, path.clone(), capped, Order::Interleave).report,
-        run(&dir, path, free, Order::Interleave).report,
-    );
+    let (capped, free) =
+        (run(&dir, path.clone(), capped, Order::Interleave).report, run(&dir, path, free, Order::Interleave).report);
     println!(
         "GSI capped at 200: {:.1} s, {} throttle events; uncapped: {:.1} s, {} throttle events",
         capped.predicted_duration_s, capped.throttle_events, free.predicted_duration_s, free.throttle_events

@@ -73,6 +73,11 @@ pub enum ErrorKind {
     ProvisionedThroughputExceeded(ThrottlingReason),
     /// An on-demand table over its capacity.
     Throttling(ThrottlingReason),
+    /// A control-plane change too soon after another: ThrottlingException
+    /// with a message and no ThrottlingReasons.
+    ControlThrottling,
+    /// No resource-based policy, or not the revision asked for.
+    PolicyNotFound,
 }
 
 impl ErrorKind {
@@ -89,7 +94,7 @@ impl ErrorKind {
             | ErrorKind::ServiceUnavailable
             | ErrorKind::RequestTimeout
             | ErrorKind::AccessDenied => NS_SERVICE,
-            ErrorKind::Throttling(_) => NS_AVAILABILITY,
+            ErrorKind::Throttling(_) | ErrorKind::ControlThrottling => NS_AVAILABILITY,
             _ => NS_DYNAMODB,
         }
     }
@@ -123,7 +128,8 @@ impl ErrorKind {
             ErrorKind::TransactionInProgress => "TransactionInProgressException",
             ErrorKind::DuplicateItem => "DuplicateItemException",
             ErrorKind::ProvisionedThroughputExceeded(_) => "ProvisionedThroughputExceededException",
-            ErrorKind::Throttling(_) => "ThrottlingException",
+            ErrorKind::Throttling(_) | ErrorKind::ControlThrottling => "ThrottlingException",
+            ErrorKind::PolicyNotFound => "PolicyNotFoundException",
         }
     }
 
@@ -272,6 +278,8 @@ impl From<EngineError> for ApiError {
                 ErrorKind::Throttling(ThrottlingReason { reason, resource })
             }
             EngineError::Internal(_) => ErrorKind::InternalServerError,
+            EngineError::PolicyNotFound(_) => ErrorKind::PolicyNotFound,
+            EngineError::ControlThrottled(_) => ErrorKind::ControlThrottling,
         };
         ApiError::new(kind, message)
     }

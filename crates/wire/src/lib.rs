@@ -12,6 +12,7 @@ mod insights;
 mod legacy;
 mod ops;
 mod partiql;
+mod policy;
 mod render;
 mod request;
 mod streams;
@@ -45,6 +46,7 @@ pub const OPERATIONS: &[&str] = &[
     "CreateTable",
     "DeleteBackup",
     "DeleteItem",
+    "DeleteResourcePolicy",
     "DeleteTable",
     "DescribeBackup",
     "DescribeContinuousBackups",
@@ -56,11 +58,13 @@ pub const OPERATIONS: &[&str] = &[
     "ExecuteStatement",
     "ExecuteTransaction",
     "GetItem",
+    "GetResourcePolicy",
     "ListBackups",
     "ListContributorInsights",
     "ListTables",
     "ListTagsOfResource",
     "PutItem",
+    "PutResourcePolicy",
     "Query",
     "RestoreTableFromBackup",
     "TagResource",
@@ -185,6 +189,9 @@ fn dispatch(
         "RestoreTableFromBackup" => backups::restore(engine, request, now)?,
         "DescribeContinuousBackups" => backups::describe_continuous(engine, request, now)?,
         "UpdateContinuousBackups" => backups::update_continuous(engine, request, now)?,
+        "PutResourcePolicy" => policy::put(engine, request, now)?,
+        "GetResourcePolicy" => policy::get(engine, request, now)?,
+        "DeleteResourcePolicy" => policy::delete(engine, request, now)?,
         _ => return Err(ApiError::unknown_operation()),
     };
     // DynamoDB answers these two with an empty body, not `{}` (ScyllaDB's
