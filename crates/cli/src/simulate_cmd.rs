@@ -52,8 +52,16 @@ fn index_spec(ix: &IndexInfo) -> IndexSpec {
         throughput: ix.provisioned_wcu.map(|w| (w, w)),
         // A GSI's own on-demand maximum and warm throughput limit a load
         // as the table's do (an LSI has neither).
-        on_demand: ix.max_write_request_units.filter(|_| ix.global).map(|w| (None, Some(w as i64))),
-        warm: ix.warm_write_units.filter(|_| ix.global).map(|w| (None, Some(w))),
+        // (Only an on-demand GSI has maxima; a warm throughput is never below
+        // what the index starts with, its units or the on-demand initial one.)
+        on_demand: ix
+            .max_write_request_units
+            .filter(|_| ix.global && ix.provisioned_wcu.is_none())
+            .map(|w| (None, Some(w as i64))),
+        warm: ix
+            .warm_write_units
+            .filter(|_| ix.global)
+            .map(|w| (None, Some(w.max(ix.provisioned_wcu.unwrap_or(dynaburst_engine::ON_DEMAND_INITIAL_WARM.1))))),
     }
 }
 
@@ -225,7 +233,12 @@ mod tests {
         assert_eq!((lsi.on_demand, lsi.warm), (None, None));
         // A provisioned table shows no maxima (DynamoDB keeps them for a
         // switch back): none are simulated.
-        let provisioned = TableInfo { provisioned_wcu: Some(50), ..info };
-        assert_eq!(design_of_table("t", &provisioned, None).on_demand_max, None);
+        let mut provisioned = TableInfo { provisioned_wcu: Some(50), ..info };
+        provisioned.indexes[0].provisioned_wcu = Some(9_000);
+        let design = design_of_table("t", &provisioned, None);
+        assert_eq!(design.on_demand_max, None);
+        // A provisioned GSI has no maxima, and warm throughput at least its units.
+        let gsi = &design.global_indexes[0];
+        assert_eq!((gsi.on_demand, gsi.warm), (None, Some((None, Some(9_000)))));
     }
 }

@@ -189,12 +189,13 @@ impl Engine {
             return Err(e.into());
         }
         let table = tables.remove(name).ok_or_else(|| EngineError::table_not_found_named(name))?;
+        // Its streams stay readable: moved while no reader can look.
+        self.retire_streams(&table, now);
         drop(tables);
         if let Some(memory) = &self.config.memory {
             memory.adjust(-(crate::engine::memory_held(&table.data.read()) as i64));
         }
         self.forget_table_notes(&table.name);
-        self.retire_streams(&table, now);
         Ok(table.describe("DELETING", now))
     }
 

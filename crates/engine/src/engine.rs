@@ -186,7 +186,8 @@ pub struct Engine {
     /// (`backup.rs`); locked after a table's data when both are held.
     pub(crate) backups: Mutex<crate::backup::Backups>,
     /// The streams of deleted tables, readable until their retention
-    /// passes (`stream.rs`); locked alone.
+    /// passes (`stream.rs`); locked last (after the table map and a table's
+    /// data, never before another lock).
     pub(crate) retired_streams: Mutex<crate::stream::RetiredStreams>,
 }
 

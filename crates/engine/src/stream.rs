@@ -41,7 +41,9 @@ pub const MAX_GET_RECORDS_BYTES: usize = 1024 * 1024;
 pub const MAX_DESCRIBE_SHARDS: usize = 100;
 /// Streams ListStreams returns per page at most (S103).
 pub const MAX_LIST_STREAMS: usize = 100;
-/// Streams of deleted tables kept at most (the oldest go first).
+/// Streams of deleted tables kept at most (the oldest go first); their
+/// records together are bounded as one stream's ([`MAX_RETIRED_STREAM_BYTES`],
+/// [`MAX_STREAM_RECORDS`]).
 pub const MAX_RETIRED_STREAMS: usize = 256;
 /// Bytes of records the streams of deleted tables keep at most, together
 /// (the oldest streams go first).
@@ -417,6 +419,7 @@ impl RetiredStreams {
         self.expire(now);
         while self.streams.len() > MAX_RETIRED_STREAMS
             || self.streams.iter().map(|s| s.log.bytes).sum::<usize>() > MAX_RETIRED_STREAM_BYTES
+            || self.streams.iter().map(|s| s.log.count).sum::<usize>() > MAX_STREAM_RECORDS
         {
             if self.streams.pop_front().is_none() {
                 break;
@@ -546,21 +549,17 @@ impl Engine {
     }
 
     /// Keeps the streams of `table`, just deleted, readable (each closed:
-    /// DISABLED) until their retention passes.
+    /// DISABLED) until their retention passes. Called with the table map's
+    /// lock held, and done under the table's data lock, so that no reader
+    /// finds the stream gone in between.
     pub(crate) fn retire_streams(&self, table: &Table, now: Millis) {
-        let logs = {
-            let mut data = table.data.write();
-            let mut logs = std::mem::take(&mut data.streams);
-            for log in &mut logs {
-                if log.closed_at.is_none() {
-                    follow_partitions(log, table, now);
-                    log.close(now);
-                }
-            }
-            logs
-        };
+        let mut data = table.data.write();
         let mut retired = self.retired_streams.lock();
-        for log in logs {
+        for mut log in std::mem::take(&mut data.streams) {
+            if log.closed_at.is_none() {
+                follow_partitions(&mut log, table, now);
+                log.close(now);
+            }
             let stream = RetiredStream {
                 table_name: table.name.clone(),
                 table_arn: table.arn.clone(),
@@ -568,6 +567,27 @@ impl Engine {
                 log,
             };
             retired.keep(stream, now);
+        }
+    }
+
+    /// A label for a stream of `table` enabled at `now` (its time, S101),
+    /// later by a millisecond or more when a stream of the table (live, or
+    /// kept from a deleted table of the name) already has it: the label
+    /// makes the stream's ARN.
+    fn fresh_label(&self, table: &Table, logs: &[StreamLog], now: Millis) -> String {
+        let retired = self.retired_streams.lock();
+        let taken = |label: &str| {
+            logs.iter().any(|l| l.label == label)
+                || retired.streams.iter().any(|s| s.table_arn == table.arn && s.log.label == label)
+        };
+        // Bounded: each step passes one label in use.
+        let mut at = now.0;
+        loop {
+            let label = label_of(Millis(at));
+            if !taken(&label) {
+                return label;
+            }
+            at += 1;
         }
     }
 
@@ -776,7 +796,7 @@ impl Engine {
         check_stream_change(&table.name, current.as_ref(), enable)?;
         let setting = match (enable, &current) {
             (Some(view), _) => {
-                let label = label_of(now);
+                let label = self.fresh_label(table, &data.streams, now);
                 data.streams.retain(|l| l.closed_at.is_none_or(|c| c.0 + STREAM_RETENTION_MS >= now.0));
                 let mut log = StreamLog::new(label.clone(), view, now);
                 follow_partitions(&mut log, table, now);

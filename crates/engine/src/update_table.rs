@@ -22,7 +22,7 @@ use crate::error::EngineError;
 use crate::index::{self, IndexData, IndexDef, IndexKind, MAX_GLOBAL_INDEXES};
 use crate::table::{
     apply_index_limits, apply_limits, capacity_mode, index_capacity, index_warm_shown, Table, TableClass,
-    TableClassSetting,
+    TableClassSetting, ON_DEMAND_INITIAL_WARM,
 };
 use crate::types::*;
 
@@ -208,6 +208,20 @@ fn billing_after(input: &UpdateTableInput, current: BillingMode) -> Result<Billi
     })
 }
 
+/// A GSI of a table switched to PAY_PER_REQUEST: on demand, its warm
+/// throughput kept at the units it had where they pass the on-demand
+/// initial throughput (as a table's: a warm throughput never decreases).
+fn on_demand_def(def: &IndexDef) -> IndexDef {
+    let warm = match def.throughput {
+        Some(units) if units.0 > ON_DEMAND_INITIAL_WARM.0 || units.1 > ON_DEMAND_INITIAL_WARM.1 => {
+            let kept = def.warm.unwrap_or((0, 0));
+            Some((kept.0.max(units.0), kept.1.max(units.1)))
+        }
+        _ => def.warm,
+    };
+    IndexDef { throughput: None, warm, ..def.clone() }
+}
+
 /// One checked index change, ready to apply.
 enum IndexPlan {
     Create(IndexDef),
@@ -287,7 +301,7 @@ impl Engine {
                     .index_updates
                     .iter()
                     .flatten()
-                    .any(|u| matches!(u, IndexUpdate::Update { name: n, .. } if n == name))
+                    .any(|u| matches!(u, IndexUpdate::Update { name: n, throughput: Some(_), .. } if n == name))
             };
             if let Some(ix) = table
                 .index_defs()
@@ -364,11 +378,8 @@ impl Engine {
         let mode_changed = settings.billing != billing;
         settings.billing = billing;
         // The GSIs follow the table onto on-demand capacity.
-        let defs: Vec<IndexDef> = if switching_to_ppr {
-            index_defs.iter().cloned().map(|d| IndexDef { throughput: None, ..d }).collect()
-        } else {
-            index_defs.clone()
-        };
+        let defs: Vec<IndexDef> =
+            if switching_to_ppr { index_defs.iter().map(on_demand_def).collect() } else { index_defs.clone() };
         if settings != *guard {
             self.storage.save_table_meta(&table.meta_with(settings.clone(), defs))?;
             *guard = settings.clone();
@@ -383,9 +394,10 @@ impl Engine {
         if switching_to_ppr {
             let mut data = table.data.write();
             for ix in data.indexes.iter_mut().filter(|ix| ix.def.kind == IndexKind::Global) {
-                ix.def.throughput = None;
+                ix.def = on_demand_def(&ix.def);
                 if let Some(model) = ix.capacity.lock().as_mut() {
                     model.set_mode(dynaburst_capacity::Mode::OnDemand, now);
+                    apply_index_limits(model, &ix.def, now);
                 }
             }
         }
@@ -526,9 +538,9 @@ impl Engine {
                         None => def.warm,
                     };
                     // A provisioned GSI's warm throughput is the most units it
-                    // ever had: a decrease keeps it (DDB-TABLE-134).
+                    // ever had: a decrease keeps what it had (DDB-TABLE-134).
                     let warm = match (def.throughput, *throughput) {
-                        (Some(old), Some(new)) if old != new => {
+                        (Some(old), Some(new)) if new.0 < old.0 || new.1 < old.1 => {
                             let kept = warm.unwrap_or((0, 0));
                             Some((kept.0.max(old.0), kept.1.max(old.1)))
                         }

@@ -1041,3 +1041,77 @@ fn a_deleted_tables_stream_stays_readable_for_its_retention() {
     // A name with no table and no kept stream is not found, as before.
     assert!(matches!(engine.list_streams(Some("never"), 10, None, after), Err(EngineError::ResourceNotFound(_))));
 }
+
+/// A switch between billing modes takes a GSI's units and warm throughput
+/// along as DynamoDB does: onto PROVISIONED only with units of its own (a
+/// warm throughput alone is not enough), onto PAY_PER_REQUEST keeping its
+/// warm throughput at least at the units it had, in the capacity model at
+/// once and in the catalog (ack-api-quirks DDB-TABLE-134, -152, -153).
+#[test]
+fn a_billing_switch_takes_a_gsis_units_and_warm_throughput_along() {
+    let storage = Arc::new(MemStorage::new());
+    let engine = Engine::open(EngineConfig::local(), storage.clone(), Millis(0)).unwrap();
+    create_indexed(&engine, "sw");
+    let gsi_update = |throughput, warm| IndexUpdate::Update { name: "by_g".into(), throughput, on_demand: None, warm };
+    let switch = |updates| UpdateTableInput {
+        billing_mode_pay_per_request: Some(false),
+        throughput: Some((10, 10)),
+        index_updates: Some(updates),
+        ..UpdateTableInput::new("sw")
+    };
+    let EngineError::Validation(message) =
+        engine.update_table(switch(vec![gsi_update(None, Some((None, Some(5_000))))]), T0).unwrap_err()
+    else {
+        panic!("a warm throughput alone does not give the GSI units")
+    };
+    assert_eq!(
+        message,
+        "One or more parameter values were invalid: ProvisionedThroughput must be specified for index: by_g"
+    );
+    engine.update_table(switch(vec![gsi_update(Some((10, 20_000)), None)]), T0).unwrap();
+    let gsi = |e: &Engine| e.describe_table("sw", T0).unwrap().indexes.into_iter().next().unwrap();
+    assert_eq!(gsi(&engine).def.throughput, Some((10, 20_000)));
+    let back = UpdateTableInput { billing_mode_pay_per_request: Some(true), ..UpdateTableInput::new("sw") };
+    engine.update_table(back, Millis(T0.0 + 1)).unwrap();
+    for e in [&engine, &Engine::open(EngineConfig::local(), storage, Millis(0)).unwrap()] {
+        let g = gsi(e);
+        assert_eq!((g.def.throughput, g.def.warm), (None, Some((10, 20_000))));
+        assert_eq!(index_warm_shown(&g.def, g.warm_throughput), (12_000, 20_000));
+        let (_, model_write) = g.warm_throughput.unwrap();
+        assert!(model_write >= 20_000.0, "the on-demand model takes the kept units at once: {model_write}");
+    }
+}
+
+/// A stream's label (and so its ARN) is new even when the stream is
+/// enabled in the same millisecond as one before it: a table deleted and
+/// re-created at once, or a stream turned off and on again.
+#[test]
+fn streams_enabled_in_the_same_millisecond_get_labels_of_their_own() {
+    let engine = Engine::new(EngineConfig::local());
+    let at = Millis(5_000);
+    create_streamed(&engine, "same");
+    engine.delete_table("same", at).unwrap();
+    create_streamed(&engine, "same");
+    let flip = |enable: bool| UpdateTableInput {
+        stream: Some((enable, enable.then_some(dynaburst_engine::stream::StreamViewType::KeysOnly))),
+        ..UpdateTableInput::new("same")
+    };
+    engine.update_table(flip(false), Millis(0)).unwrap();
+    engine.update_table(flip(true), Millis(0)).unwrap();
+    let mut arns = Vec::new();
+    let mut start: Option<String> = None;
+    for _ in 0..10 {
+        let (page, next) = engine.list_streams(Some("same"), 1, start.as_deref(), at).unwrap();
+        arns.extend(page.into_iter().map(|s| s.arn));
+        match next {
+            Some(n) => start = Some(n),
+            None => break,
+        }
+    }
+    assert_eq!(arns.len(), 3, "{arns:?}");
+    let labels: std::collections::BTreeSet<&str> = arns.iter().map(|a| a.rsplit('/').next().unwrap()).collect();
+    assert_eq!(
+        labels.into_iter().collect::<Vec<_>>(),
+        ["1970-01-01T00:00:00.000", "1970-01-01T00:00:00.001", "1970-01-01T00:00:00.002"]
+    );
+}
