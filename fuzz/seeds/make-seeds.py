@@ -18,9 +18,9 @@ OPERATIONS = [
     "DescribeContributorInsights", "DescribeEndpoints", "DescribeLimits", "DescribeTable",
     "DescribeTimeToLive", "ExecuteStatement", "ExecuteTransaction", "GetItem", "GetResourcePolicy",
     "ListBackups", "ListContributorInsights", "ListTables", "ListTagsOfResource", "PutItem",
-    "PutResourcePolicy", "Query", "RestoreTableFromBackup", "TagResource", "Scan", "TransactGetItems",
-    "TransactWriteItems", "UntagResource", "UpdateContinuousBackups", "UpdateContributorInsights",
-    "UpdateItem", "UpdateTable", "UpdateTimeToLive",
+    "PutResourcePolicy", "Query", "RestoreTableFromBackup", "RestoreTableToPointInTime", "TagResource",
+    "Scan", "TransactGetItems", "TransactWriteItems", "UntagResource", "UpdateContinuousBackups",
+    "UpdateContributorInsights", "UpdateItem", "UpdateTable", "UpdateTimeToLive",
     "DescribeStream", "GetRecords", "GetShardIterator", "ListStreams",
 ]
 

@@ -815,7 +815,10 @@ def test_backups_and_point_in_time_settings_survive_a_restart(tmp_path, how):
         ]
         assert pitr["PointInTimeRecoveryStatus"] == "ENABLED"
         assert pitr["RecoveryPeriodInDays"] == 9
-        assert pitr["EarliestRestorableDateTime"] == pitr_before["EarliestRestorableDateTime"]
+        # The point-in-time history lives in memory: after a restart it starts
+        # again, and the earliest restorable time says so.
+        assert pitr["EarliestRestorableDateTime"] > pitr_before["EarliestRestorableDateTime"]
+        assert pitr["LatestRestorableDateTime"] == pitr["EarliestRestorableDateTime"]
         # The restored table is there, and the snapshot's items restore again.
         t = ddb.describe_table(TableName="people-restored")["Table"]
         assert t["ItemCount"] == restored_before["ItemCount"] == 5
@@ -855,3 +858,67 @@ def test_a_gsi_added_by_update_table_restores(ddb, make_table, restored):
     t = ddb.describe_table(TableName=target)["Table"]
     assert [g["IndexName"] for g in t["GlobalSecondaryIndexes"]] == ["by-added"]
     assert {"AttributeName": "added", "AttributeType": "S"} in t["AttributeDefinitions"]
+
+
+def test_restore_table_to_point_in_time(ddb, ddb_raw, make_table, restored):
+    """RestoreTableToPointInTime: the latest restorable time is five minutes
+    ago, and no earlier than when recovery came on; right after turning it
+    on, that instant is the only restorable one, and the table restored is
+    the table as it was then (ack-api-quirks DDB-TABLE-272, -100, -215)."""
+    source = people_table(make_table)
+    fill(ddb, source, PEOPLE[:3])
+    arn = ddb.describe_table(TableName=source)["Table"]["TableArn"]
+    expect_error(
+        lambda: ddb.restore_table_to_point_in_time(
+            SourceTableName=source, TargetTableName=unique_name(), UseLatestRestorableTime=True
+        ),
+        "PointInTimeRecoveryUnavailableException",
+        f"Point in time recovery is not enabled for table '{source}'",
+    )
+    ddb.update_continuous_backups(TableName=source, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True})
+    pitr = ddb.describe_continuous_backups(TableName=source)["ContinuousBackupsDescription"]["PointInTimeRecoveryDescription"]
+    earliest, latest = pitr["EarliestRestorableDateTime"], pitr["LatestRestorableDateTime"]
+    assert earliest == latest, "right after recovery comes on, only that instant is restorable"
+    # Written after the restorable instant: not in the restored table.
+    fill(ddb, source, PEOPLE[3:])
+    ddb.delete_item(TableName=source, Key={"pk": {"S": "a"}, "sk": {"N": "1"}})
+    target = unique_name()
+    restored.append(target)
+    out = ddb.restore_table_to_point_in_time(SourceTableArn=arn, TargetTableName=target, UseLatestRestorableTime=True)
+    desc = out["TableDescription"]
+    assert desc["TableStatus"] == "CREATING"
+    summary = desc["RestoreSummary"]
+    assert (summary["SourceTableArn"], summary["RestoreInProgress"]) == (arn, True)
+    assert "SourceBackupArn" not in summary
+    wait_active(ddb, target)
+    assert scan_all(ddb, target) == sorted(PEOPLE[:3], key=lambda i: (i["pk"]["S"], i["sk"]["N"]))
+    assert sorted(i["name"]["S"] for i in by_city(ddb, target, "Paris")) == ["Ann", "Bob"]
+    # The checks, in DynamoDB's order, over the wire.
+    too_early = earliest - datetime.timedelta(seconds=60)
+    expect_error(
+        lambda: ddb.restore_table_to_point_in_time(SourceTableName=source, TargetTableName=target, RestoreDateTime=too_early),
+        "InvalidRestoreTimeException",
+        startswith="RestoreDateTime '",
+    )
+    expect_error(
+        lambda: ddb.restore_table_to_point_in_time(SourceTableName=source, TargetTableName=target, UseLatestRestorableTime=True),
+        "TableAlreadyExistsException",
+        f"Table already exists: {target}",
+    )
+    expect_error(
+        lambda: ddb.restore_table_to_point_in_time(SourceTableName=source + "-no", TargetTableName=unique_name(), UseLatestRestorableTime=True),
+        "TableNotFoundException",
+        f"Table not found: {source}-no",
+    )
+    expect_error(
+        lambda: ddb_raw.restore_table_to_point_in_time(SourceTableName=source, TargetTableName=unique_name()),
+        "ValidationException",
+        "Invalid Request: Either one of RestoreDateTime or UseLatestRestorableTime must be specified, but not both",
+    )
+    expect_error(
+        lambda: ddb_raw.restore_table_to_point_in_time(
+            SourceTableName=source, SourceTableArn=arn, TargetTableName=unique_name(), UseLatestRestorableTime=True
+        ),
+        "ValidationException",
+        "Must provide exactly one of: sourceTableArn, sourceTableName",
+    )

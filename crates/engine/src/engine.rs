@@ -301,6 +301,13 @@ impl Engine {
             tables.insert(name, Arc::new(table));
         }
         let counter = tables.len() as u64;
+        // Point-in-time history is kept from now on for the tables with
+        // recovery on (what came before the restart is not).
+        for (name, table) in &tables {
+            if backups.pitr.get(name).is_some_and(|p| p.table_id == table.table_id) {
+                table.data.write().pitr = Some(crate::backup::PitrLog::new(now));
+            }
+        }
         if let Some(memory) = &config.memory {
             let held: u64 = tables.values().map(|t| memory_held(&t.data.read())).sum();
             memory.adjust(held as i64);

@@ -54,6 +54,11 @@ pub enum EngineError {
     /// PolicyNotFoundException: no resource-based policy, or not the
     /// revision asked for.
     PolicyNotFound(String),
+    /// PointInTimeRecoveryUnavailableException: a point-in-time restore of
+    /// a table without point-in-time recovery.
+    PointInTimeRecoveryUnavailable(String),
+    /// InvalidRestoreTimeException: a time outside the restorable window.
+    InvalidRestoreTime(String),
     /// ThrottlingException of the control plane (a change too soon after
     /// another): a message, no ThrottlingReasons.
     ControlThrottled(String),
@@ -82,6 +87,8 @@ impl EngineError {
             | EngineError::TableNotFound(m)
             | EngineError::TableAlreadyExists(m)
             | EngineError::PolicyNotFound(m)
+            | EngineError::PointInTimeRecoveryUnavailable(m)
+            | EngineError::InvalidRestoreTime(m)
             | EngineError::ControlThrottled(m) => m.clone(),
             EngineError::Internal(e) => format!("Internal server error: {e}"),
             EngineError::ConditionalCheckFailed { .. } => "The conditional request failed".to_string(),

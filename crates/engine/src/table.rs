@@ -317,6 +317,8 @@ pub struct TableData {
     /// Change records of the table's streams (the latest last; disabled
     /// ones stay readable for 24 hours).
     pub streams: Vec<crate::stream::StreamLog>,
+    /// Point-in-time history, while point-in-time recovery is on.
+    pub pitr: Option<crate::backup::PitrLog>,
 }
 
 impl TableData {
@@ -343,6 +345,7 @@ impl TableData {
             collections_unmeasured: measured_when_written,
             ttl_cursor: None,
             streams: Vec::new(),
+            pitr: None,
         }
     }
 

@@ -536,6 +536,17 @@ pub(crate) fn commit(
             }
         }
     }
+    // Point-in-time history: what each write replaced.
+    if data.iter().any(|d| d.pitr.is_some()) {
+        for (s, old_item) in sizes.iter().zip(&replaced) {
+            let (Some(d), Some(table)) = (data.get_mut(s.slot), tables.get(s.slot)) else { continue };
+            let Some(log) = d.pitr.as_mut() else { continue };
+            let Some(item) = s.item.as_deref().or(old_item.as_deref()) else { continue };
+            if let Ok(key) = table.key_schema.key_of_item(item) {
+                log.note(now, key, old_item.clone());
+            }
+        }
+    }
     for (s, old_item) in sizes.iter_mut().zip(&replaced) {
         let old = s.old.unwrap_or_else(|| old_item.as_ref().map(|o| item_size(o)).unwrap_or(0));
         s.old = Some(old);

@@ -344,3 +344,104 @@ fn backups_made_in_one_millisecond_list_in_the_order_they_were_made() {
     assert_eq!(page.backups, made[..2]);
     assert_eq!(page.last_evaluated.as_deref(), Some(made[1].arn.as_str()));
 }
+
+/// RestoreTableToPointInTime in modelled time: the table as it was at the
+/// time restored, from the point-in-time history kept since recovery came
+/// on (or the engine opened), with DynamoDB's checks in its order
+/// (ack-api-quirks DDB-TABLE-272, -100, -086, -087).
+#[test]
+fn a_point_in_time_restore_gives_the_table_as_it_was() {
+    use dynaburst_engine::backup::{RestoreInput, RestorePoint, PITR_LAG_MS};
+    use dynaburst_engine::{DeleteItemInput, PutItemInput, ReadInput, WriteOptions};
+    let storage = std::sync::Arc::new(dynaburst_engine::store::MemStorage::new());
+    let engine = Engine::open(EngineConfig::local(), storage.clone(), Millis(0)).unwrap();
+    create(&engine, "src");
+    let item = |pk: &str, v: &str| {
+        let mut i = dynaburst_model::Item::new();
+        i.insert("pk".into(), AttributeValue::S(pk.into()));
+        i.insert("v".into(), AttributeValue::S(v.into()));
+        i
+    };
+    let put = |pk: &str, v: &str, at: u64| {
+        let input = PutItemInput { table_name: "src".into(), item: item(pk, v), options: WriteOptions::default() };
+        engine.put_item(input, Millis(at)).unwrap();
+    };
+    put("a", "1", 1_000);
+    put("b", "1", 1_000);
+    let enabled = Millis(10_000);
+    engine.update_continuous_backups("src", true, None, enabled).unwrap();
+    put("c", "1", 20_000);
+    let key = |pk: &str| {
+        let mut k = dynaburst_model::Item::new();
+        k.insert("pk".into(), AttributeValue::S(pk.into()));
+        k
+    };
+    engine
+        .delete_item(
+            DeleteItemInput { table_name: "src".into(), key: key("a"), options: WriteOptions::default() },
+            Millis(30_000),
+        )
+        .unwrap();
+    put("b", "2", 40_000);
+    let now = Millis(400_000);
+    let c = engine.describe_continuous_backups("src", now).unwrap();
+    assert_eq!(c.restorable, Some((enabled, Millis(now.0 - PITR_LAG_MS))));
+    let target = |name: &str| RestoreInput {
+        target_table_name: name.into(),
+        backup_arn: String::new(),
+        billing_override: None,
+        throughput_override: None,
+        global_index_override: None,
+        local_index_override: None,
+        on_demand_override: None,
+        sse_override: None,
+    };
+    let restore =
+        |name: &str, point| engine.restore_table_to_point_in_time(Some("src"), None, point, target(name), now);
+    let contents = |name: &str| -> Vec<(String, String)> {
+        let items = engine.read(ReadInput { consistent_read: true, ..ReadInput::scan(name) }, now).unwrap().items;
+        let text = |i: &dynaburst_model::Item, k: &str| match i.get(k) {
+            Some(AttributeValue::S(s)) => s.clone(),
+            other => panic!("{other:?}"),
+        };
+        let mut out: Vec<(String, String)> = items.iter().map(|i| (text(i, "pk"), text(i, "v"))).collect();
+        out.sort();
+        out
+    };
+    let s = |a: &str, b: &str| (a.to_string(), b.to_string());
+    let (description, summary) = restore("at-25", RestorePoint::At(Millis(25_000))).unwrap();
+    assert_eq!(description.status, "CREATING");
+    assert_eq!((summary.restored_at, summary.source_backup_arn.as_str()), (Millis(25_000), ""));
+    assert_eq!(contents("at-25"), [s("a", "1"), s("b", "1"), s("c", "1")]);
+    restore("at-35", RestorePoint::At(Millis(35_000))).unwrap();
+    assert_eq!(contents("at-35"), [s("b", "1"), s("c", "1")]);
+    restore("at-enable", RestorePoint::At(enabled)).unwrap();
+    assert_eq!(contents("at-enable"), [s("a", "1"), s("b", "1")]);
+    restore("latest", RestorePoint::Latest).unwrap();
+    assert_eq!(contents("latest"), [s("b", "2"), s("c", "1")]);
+    assert_eq!(engine.describe_table("latest", now).unwrap().item_count, 2);
+
+    let refused = |r: Result<_, EngineError>| {
+        format!("{:?}", r.map(|_: (dynaburst_engine::TableDescription, _)| ()).unwrap_err())
+    };
+    assert_eq!(
+        refused(restore("early", RestorePoint::At(Millis(9_000)))),
+        "InvalidRestoreTime(\"RestoreDateTime '1970-01-01T00:00:09Z' must be within EarliestRestorableDateTime '1970-01-01T00:00:10Z' and LatestRestorableDateTime '1970-01-01T00:01:40Z'\")"
+    );
+    assert_eq!(
+        refused(restore("latest", RestorePoint::Latest)),
+        "TableAlreadyExists(\"Table already exists: latest\")"
+    );
+    assert_eq!(
+        refused(engine.restore_table_to_point_in_time(Some("nope"), None, RestorePoint::Latest, target("x"), now)),
+        "TableNotFound(\"Table not found: nope\")"
+    );
+    assert_eq!(
+        refused(engine.restore_table_to_point_in_time(Some("latest"), None, RestorePoint::Latest, target("x"), now)),
+        "PointInTimeRecoveryUnavailable(\"Point in time recovery is not enabled for table 'latest'\")"
+    );
+    // After a restart the history starts again: nothing earlier is restorable.
+    let reopened = Engine::open(EngineConfig::local(), storage, Millis(500_000)).unwrap();
+    let c = reopened.describe_continuous_backups("src", Millis(900_000)).unwrap();
+    assert_eq!(c.restorable, Some((Millis(500_000), Millis(600_000))));
+}

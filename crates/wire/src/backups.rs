@@ -4,7 +4,7 @@
 //! has checked every member's type and constraints before these run.
 
 use dynaburst_engine::backup::{
-    Backup, BillingModeOverride, ContinuousBackups, ListBackupsInput, RestoreInput, MAX_LIST_BACKUPS,
+    Backup, BillingModeOverride, ContinuousBackups, ListBackupsInput, RestoreInput, RestorePoint, MAX_LIST_BACKUPS,
     MAX_RECOVERY_PERIOD_DAYS,
 };
 use dynaburst_engine::index::IndexKind;
@@ -205,22 +205,63 @@ pub fn list(engine: &Engine, body: &Value) -> Result<Value, ApiError> {
 /// RestoreTableFromBackup: the new table, CREATING, with its RestoreSummary.
 pub fn restore(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
     let req = Req::new(body)?;
+    let input = restore_input(&req, required(&req, "BackupArn")?)?;
+    let (description, summary) = engine.restore_table_from_backup(input, now)?;
+    let description = TableDescription { restore: Some(summary), ..description };
+    Ok(json!({ "TableDescription": table_description_json(&description) }))
+}
+
+/// RestoreTableToPointInTime: the new table, CREATING, with its
+/// RestoreSummary (no SourceBackupArn). Exactly one of RestoreDateTime and
+/// UseLatestRestorableTime (ack-api-quirks DDB-TABLE-272).
+pub fn restore_to_point_in_time(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiError> {
+    let req = Req::new(body)?;
+    let latest = req.opt_bool("UseLatestRestorableTime")?.unwrap_or(false);
+    let at = timestamp(&req, "RestoreDateTime")?;
+    let point = match (at, latest) {
+        (Some(_), true) => {
+            return Err(ApiError::validation(
+                "Invalid Request: Both RestoreDateTime and UseLatestRestorableTime cannot be set for point-in-time restore request. Please provide only one of them.",
+            ))
+        }
+        (Some(t), false) => RestorePoint::At(t),
+        (None, true) => RestorePoint::Latest,
+        (None, false) => {
+            return Err(ApiError::validation(
+                "Invalid Request: Either one of RestoreDateTime or UseLatestRestorableTime must be specified, but not both",
+            ))
+        }
+    };
+    let input = restore_input(&req, "")?;
+    let (description, summary) = engine.restore_table_to_point_in_time(
+        req.opt_str("SourceTableName")?,
+        req.opt_str("SourceTableArn")?,
+        point,
+        input,
+        now,
+    )?;
+    let description = TableDescription { restore: Some(summary), ..description };
+    Ok(json!({ "TableDescription": table_description_json(&description) }))
+}
+
+/// A restore's target and overrides.
+fn restore_input(req: &Req<'_>, backup_arn: &str) -> Result<RestoreInput, ApiError> {
     let mut violations = Violations::default();
     let throughput_override = match req.get("ProvisionedThroughputOverride") {
         Some(v) => Some(parse_throughput(v, &mut violations)?),
         None => None,
     };
-    let global_index_override = parse_indexes(&req, "GlobalSecondaryIndexOverride", GSI_KEY_ELEMENTS, &mut violations)?;
-    let local_index_override = parse_indexes(&req, "LocalSecondaryIndexOverride", TABLE_KEY_ELEMENTS, &mut violations)?;
+    let global_index_override = parse_indexes(req, "GlobalSecondaryIndexOverride", GSI_KEY_ELEMENTS, &mut violations)?;
+    let local_index_override = parse_indexes(req, "LocalSecondaryIndexOverride", TABLE_KEY_ELEMENTS, &mut violations)?;
     violations.finish()?;
     let billing_override = match req.opt_str("BillingModeOverride")? {
         Some("PROVISIONED") => Some(BillingModeOverride::Provisioned),
         Some("PAY_PER_REQUEST") => Some(BillingModeOverride::PayPerRequest),
         _ => None,
     };
-    let input = RestoreInput {
-        target_table_name: required(&req, "TargetTableName")?.to_string(),
-        backup_arn: required(&req, "BackupArn")?.to_string(),
+    Ok(RestoreInput {
+        target_table_name: required(req, "TargetTableName")?.to_string(),
+        backup_arn: backup_arn.to_string(),
         billing_override,
         throughput_override,
         global_index_override,
@@ -232,11 +273,8 @@ pub fn restore(engine: &Engine, body: &Value, now: Millis) -> Result<Value, ApiE
             }
             None => None,
         },
-        sse_override: parse_sse(&req, "SSESpecificationOverride")?,
-    };
-    let (description, summary) = engine.restore_table_from_backup(input, now)?;
-    let description = TableDescription { restore: Some(summary), ..description };
-    Ok(json!({ "TableDescription": table_description_json(&description) }))
+        sse_override: parse_sse(req, "SSESpecificationOverride")?,
+    })
 }
 
 fn continuous_json(c: &ContinuousBackups) -> Value {

@@ -78,6 +78,10 @@ pub enum ErrorKind {
     ControlThrottling,
     /// No resource-based policy, or not the revision asked for.
     PolicyNotFound,
+    /// A point-in-time restore of a table without point-in-time recovery.
+    PointInTimeRecoveryUnavailable,
+    /// A point-in-time restore to a time outside the restorable window.
+    InvalidRestoreTime,
 }
 
 impl ErrorKind {
@@ -130,6 +134,8 @@ impl ErrorKind {
             ErrorKind::ProvisionedThroughputExceeded(_) => "ProvisionedThroughputExceededException",
             ErrorKind::Throttling(_) | ErrorKind::ControlThrottling => "ThrottlingException",
             ErrorKind::PolicyNotFound => "PolicyNotFoundException",
+            ErrorKind::PointInTimeRecoveryUnavailable => "PointInTimeRecoveryUnavailableException",
+            ErrorKind::InvalidRestoreTime => "InvalidRestoreTimeException",
         }
     }
 
@@ -279,6 +285,8 @@ impl From<EngineError> for ApiError {
             }
             EngineError::Internal(_) => ErrorKind::InternalServerError,
             EngineError::PolicyNotFound(_) => ErrorKind::PolicyNotFound,
+            EngineError::PointInTimeRecoveryUnavailable(_) => ErrorKind::PointInTimeRecoveryUnavailable,
+            EngineError::InvalidRestoreTime(_) => ErrorKind::InvalidRestoreTime,
             EngineError::ControlThrottled(_) => ErrorKind::ControlThrottling,
         };
         ApiError::new(kind, message)

@@ -210,11 +210,15 @@ pub fn table_description_json(d: &TableDescription) -> Value {
         }
     }
     if let (Some(r), Value::Object(m)) = (&d.restore, &mut out) {
-        m.insert(
-            "RestoreSummary".into(),
-            json!({"SourceBackupArn": r.source_backup_arn, "SourceTableArn": r.source_table_arn,
-                "RestoreDateTime": secs(r.restored_at), "RestoreInProgress": r.in_progress}),
-        );
+        m.insert("RestoreSummary".into(), {
+            // A point-in-time restore has no backup.
+            let mut summary = json!({"SourceTableArn": r.source_table_arn,
+                    "RestoreDateTime": secs(r.restored_at), "RestoreInProgress": r.in_progress});
+            if let (false, Value::Object(m)) = (r.source_backup_arn.is_empty(), &mut summary) {
+                m.insert("SourceBackupArn".into(), json!(r.source_backup_arn));
+            }
+            summary
+        });
     }
     if let Value::Object(m) = &mut out {
         for (kind, member) in
