@@ -610,27 +610,39 @@ impl Engine {
             restored_at: backup.created_at,
             in_progress: true,
         };
+        self.record_restore(&table, &summary, || self.restore_items(&backup, &table, now), now)?;
+        Ok((description, summary))
+    }
+
+    /// Writes a restored table's items (`write`) between two notes in the
+    /// catalog (a crash in between drops the table at start-up), and keeps
+    /// its restore summary; a failure deletes the half-restored table.
+    fn record_restore(
+        &self,
+        table: &Table,
+        summary: &RestoreSummary,
+        write: impl FnOnce() -> Result<(), EngineError>,
+        now: Millis,
+    ) -> Result<(), EngineError> {
         let note = |done: bool| TableMeta {
-            name: format!("{RESTORED_PREFIX}{target}"),
+            name: format!("{RESTORED_PREFIX}{}", table.name),
             tags: vec![
                 (TAG_RESTORE_BACKUP.to_string(), summary.source_backup_arn.clone()),
                 (TAG_RESTORE_TABLE.to_string(), summary.source_table_arn.clone()),
                 (TAG_RESTORE_DONE.to_string(), done.to_string()),
             ],
-            ..self.note_meta(&table, summary.restored_at)
+            ..self.note_meta(table, summary.restored_at)
         };
-        let restored = self
-            .replace_note(&note(false))
-            .and_then(|_| self.restore_items(&backup, &table, now))
-            .and_then(|_| self.replace_note(&note(true)));
+        let restored =
+            self.replace_note(&note(false)).and_then(|_| write()).and_then(|_| self.replace_note(&note(true)));
         if let Err(e) = restored {
             // Best effort: a half-restored table does not stay.
-            let _ = self.delete_table(&target, now);
+            let _ = self.delete_table(&table.name, now);
             return Err(e);
         }
         let done = RestoreSummary { in_progress: false, ..summary.clone() };
-        self.backups.lock().restored.insert(target, (table.table_id.clone(), done));
-        Ok((description, summary))
+        self.backups.lock().restored.insert(table.name.clone(), (table.table_id.clone(), done));
+        Ok(())
     }
 
     /// Writes the backup's items into the (new, empty) table through the
@@ -1197,16 +1209,7 @@ impl Engine {
             restored_at: t,
             in_progress: true,
         };
-        let note = |done: bool| TableMeta {
-            name: format!("{RESTORED_PREFIX}{target}"),
-            tags: vec![
-                (TAG_RESTORE_BACKUP.to_string(), String::new()),
-                (TAG_RESTORE_TABLE.to_string(), summary.source_table_arn.clone()),
-                (TAG_RESTORE_DONE.to_string(), done.to_string()),
-            ],
-            ..self.note_meta(&table, summary.restored_at)
-        };
-        let written = self.replace_note(&note(false)).and_then(|_| {
+        let write = || {
             let mut data = table.data.write();
             for chunk in items.chunks(SNAPSHOT_BATCH_ITEMS) {
                 let mut writes = crate::write::Writes::with_capacity(chunk.len());
@@ -1219,14 +1222,8 @@ impl Engine {
                 crate::write::commit(&*self.storage, &self.commit_limits(), &[&table], &mut [&mut data], writes, now)?;
             }
             Ok(())
-        });
-        let restored = written.and_then(|_| self.replace_note(&note(true)));
-        if let Err(e) = restored {
-            let _ = self.delete_table(&target, now);
-            return Err(e);
-        }
-        let done = RestoreSummary { in_progress: false, ..summary.clone() };
-        self.backups.lock().restored.insert(target, (table.table_id.clone(), done));
+        };
+        self.record_restore(&table, &summary, write, now)?;
         Ok((description, summary))
     }
 }
