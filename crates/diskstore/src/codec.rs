@@ -16,11 +16,13 @@ use dynaburst_model::{AttributeValue, Item, Millis, Number, ScalarType};
 /// Version of the metadata encoding (the first byte of every catalog value).
 /// The catalog entry's format. 2 added, at the end, deletion protection,
 /// the table class and the encryption key; 3 added, after them, each GSI's
-/// on-demand maxima and warm throughput and the resource-based policies. An entry of an older version reads
+/// on-demand maxima and warm throughput; 4, after those, the resource-based
+/// policies. An entry of an older version reads
 /// with none of what later ones added, and an entry without any of it is
 /// still written in the oldest version that holds it all, so that a build
 /// from before reads it.
-const META_VERSION: u8 = 3;
+const META_VERSION: u8 = 4;
+const META_VERSION_3: u8 = 3;
 const META_VERSION_2: u8 = 2;
 const META_VERSION_1: u8 = 1;
 /// Deepest nesting of lists and maps decoded (DynamoDB allows 32).
@@ -556,17 +558,18 @@ pub fn encode_meta(id: u64, meta: &TableMeta) -> Vec<u8> {
         indexes,
         tags,
     } = meta;
-    let index_limits =
-        indexes.iter().any(|ix| ix.on_demand_max.is_some() || ix.warm.is_some()) || !settings.policies.is_empty();
+    let policies = !settings.policies.is_empty();
+    let index_limits = policies || indexes.iter().any(|ix| ix.on_demand_max.is_some() || ix.warm.is_some());
     let tail = index_limits
         || settings.deletion_protection
         || settings.table_class.is_some()
         || settings.sse_kms_key.is_some();
     let mut w = Writer::default();
-    w.u8(match (index_limits, tail) {
-        (true, _) => META_VERSION,
-        (false, true) => META_VERSION_2,
-        (false, false) => META_VERSION_1,
+    w.u8(match (policies, index_limits, tail) {
+        (true, _, _) => META_VERSION,
+        (false, true, _) => META_VERSION_3,
+        (false, false, true) => META_VERSION_2,
+        (false, false, false) => META_VERSION_1,
     });
     w.uint(id);
     w.str(name);
@@ -597,6 +600,8 @@ pub fn encode_meta(id: u64, meta: &TableMeta) -> Vec<u8> {
             write_pair(&mut w, ix.on_demand_max.map(|(r, wr)| (r as u64, wr as u64)));
             write_pair(&mut w, ix.warm);
         }
+    }
+    if policies {
         w.uint(settings.policies.len() as u64);
         for (slot, PolicySlot { document, revision }) in &settings.policies {
             w.str(slot);
@@ -641,11 +646,13 @@ pub fn decode_meta(bytes: &[u8]) -> Result<(u64, TableMeta), StoreError> {
     if version >= META_VERSION_2 {
         read_tail(&mut r, &mut settings)?;
     }
-    if version >= META_VERSION {
+    if version >= META_VERSION_3 {
         for ix in &mut indexes {
             ix.on_demand_max = read_pair(&mut r)?.map(|(read, write)| (read as i64, write as i64));
             ix.warm = read_pair(&mut r)?;
         }
+    }
+    if version >= META_VERSION {
         for _ in 0..count(&mut r)? {
             let slot = r.string()?;
             let document =
@@ -807,12 +814,18 @@ mod tests {
         meta
     }
 
-    /// `full_meta()` without what version 3 added.
+    /// `full_meta()` without what versions 3 and 4 added.
     fn version_2_meta() -> TableMeta {
-        let mut meta = full_meta();
+        let mut meta = version_3_meta();
         for ix in &mut meta.indexes {
             (ix.on_demand_max, ix.warm) = (None, None);
         }
+        meta
+    }
+
+    /// `full_meta()` without what version 4 added.
+    fn version_3_meta() -> TableMeta {
+        let mut meta = full_meta();
         meta.settings.policies.clear();
         meta
     }
@@ -825,12 +838,16 @@ mod tests {
         assert_eq!(v2[0], 2);
         assert_eq!(decode_meta(&v2).unwrap(), (7, version_2_meta()));
         // Version 2's bytes and then each index's maxima and warm throughput.
-        let v3 = encode_meta(7, &full_meta());
+        let v3 = encode_meta(7, &version_3_meta());
         assert_eq!((v3[0], &v3[1..v2.len()]), (3, &v2[1..]));
-        assert_eq!(decode_meta(&v3).unwrap(), (7, full_meta()));
+        assert_eq!(decode_meta(&v3).unwrap(), (7, version_3_meta()));
+        // Version 3's bytes and then the policies.
+        let v4 = encode_meta(7, &full_meta());
+        assert_eq!((v4[0], &v4[1..v3.len()]), (4, &v3[1..]));
+        assert_eq!(decode_meta(&v4).unwrap(), (7, full_meta()));
         // A version this build does not know is refused, not misread.
-        for unknown in [0, 4] {
-            let mut bytes = v3.clone();
+        for unknown in [0, 5] {
+            let mut bytes = v4.clone();
             bytes[0] = unknown;
             assert_eq!(decode_meta(&bytes).unwrap_err(), StoreError::Corrupt { what: "table metadata" });
         }

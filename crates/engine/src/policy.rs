@@ -211,7 +211,10 @@ impl Engine {
         table: &Table,
         change: impl FnOnce(&mut Policies) -> Result<(R, bool), EngineError>,
     ) -> Result<R, EngineError> {
-        let defs = table.index_defs();
+        // The data lock first (the engine's order): the index definitions
+        // saved with the policies are the ones in force.
+        let data = table.data.read();
+        let defs: Vec<_> = data.indexes.iter().map(|i| i.def.clone()).collect();
         let mut guard = table.settings.lock();
         let mut settings = guard.clone();
         let (out, changed) = change(&mut settings.policies)?;

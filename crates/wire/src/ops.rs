@@ -646,7 +646,7 @@ pub fn create_table(engine: &Engine, body: &Value, now: Millis) -> Result<Value,
     violations.finish()?;
     let tags = crate::tags::parse_tags(&req)?.unwrap_or_default();
     let (deletion_protection, table_class, sse) = parse_plain_settings(&req)?;
-    let resource_policy = crate::policy::create_table_policy(engine, &req)?;
+    let resource_policy = crate::policy::create_table_policy(engine, &req, name.unwrap_or_default())?;
     let billing = match (mode, throughput) {
         (Some("PAY_PER_REQUEST"), None) => BillingMode::PayPerRequest,
         (Some("PAY_PER_REQUEST"), Some(_)) => {

@@ -78,6 +78,9 @@ fn canonical_principal(v: &Value, text: &str, nth: usize) -> Result<Value, ApiEr
                     let (line, column) = principal_position(text, nth);
                     return Err(document_error(format!("Syntax error at position ({line},{column})")));
                 };
+                if list.is_empty() || (kind == "AWS" && !list.iter().all(|p| aws_principal(p))) {
+                    return Err(ApiError::validation(format!("{INVALID}Invalid principal in policy document.")));
+                }
                 let mut seen: Vec<String> = Vec::new();
                 for p in list {
                     let p = if kind == "AWS" && p.len() == 12 && p.bytes().all(|b| b.is_ascii_digit()) {
@@ -98,6 +101,55 @@ fn canonical_principal(v: &Value, text: &str, nth: usize) -> Result<Value, ApiEr
             Err(document_error(format!("Syntax error at position ({line},{column})")))
         }
     }
+}
+
+/// An AWS principal of a valid form: everyone, an account id, or an IAM or
+/// STS ARN.
+fn aws_principal(p: &str) -> bool {
+    p == "*"
+        || (p.len() == 12 && p.bytes().all(|b| b.is_ascii_digit()))
+        || p.starts_with("arn:aws:iam::")
+        || p.starts_with("arn:aws:sts::")
+}
+
+/// Condition keys that bound who an Allow to everyone reaches (AWS's Block
+/// Public Access rules for resource-based policies): with one of them, and
+/// no wildcard in its values, the grant is not unbounded.
+const BOUNDING_CONDITION_KEYS: [&str; 9] = [
+    "aws:principalaccount",
+    "aws:principalarn",
+    "aws:principalorgid",
+    "aws:sourcevpce",
+    "aws:sourcevpc",
+    "aws:sourceaccount",
+    "aws:sourcearn",
+    "aws:userid",
+    "aws:principalisawsservice",
+];
+
+fn bounded_by_condition(condition: Option<&Value>) -> bool {
+    let Some(Value::Object(operators)) = condition else { return false };
+    operators.values().any(|keys| {
+        keys.as_object().is_some_and(|keys| {
+            keys.iter().any(|(key, values)| {
+                BOUNDING_CONDITION_KEYS.contains(&key.to_ascii_lowercase().as_str())
+                    && strings(values)
+                        .is_some_and(|v| !v.is_empty() && v.iter().all(|v| !v.contains('*') && !v.contains('?')))
+            })
+        })
+    })
+}
+
+/// A Condition: operators mapping keys to a value or a list of values.
+fn valid_condition(condition: &Value) -> bool {
+    let scalar = |v: &Value| matches!(v, Value::String(_) | Value::Number(_) | Value::Bool(_));
+    condition.as_object().is_some_and(|operators| {
+        operators.values().all(|keys| {
+            keys.as_object().is_some_and(|keys| {
+                keys.values().all(|v| scalar(v) || v.as_array().is_some_and(|l| l.iter().all(scalar)))
+            })
+        })
+    })
 }
 
 /// Whether `principal` is everyone, or this account.
@@ -148,11 +200,14 @@ fn relative_id(arn: &str) -> Option<&str> {
 }
 
 /// A policy document, checked and made canonical, for a table's slot or a
-/// stream's (`stream`). `confirm` is ConfirmRemoveSelfResourceAccess.
+/// stream's (`stream`), whose ARN is `arn`. `confirm` is
+/// ConfirmRemoveSelfResourceAccess (None: no check that the caller keeps
+/// access, as for CreateTable's ResourcePolicy).
 pub(crate) fn canonical_document(
     text: &str,
     stream: bool,
-    confirm: bool,
+    confirm: Option<bool>,
+    arn: &str,
     account: &str,
 ) -> Result<PolicyDocument, ApiError> {
     if text.len() > MAX_POLICY_BYTES {
@@ -217,6 +272,11 @@ pub(crate) fn canonical_document(
                 }
             }
         }
+        if s.get("NotAction").is_some_and(|v| strings(v).is_none())
+            || s.get("Condition").is_some_and(|c| !valid_condition(c))
+        {
+            return Err(invalid_json());
+        }
         // Actions of the resource's kind.
         if let Some(v) = s.get("Action") {
             let actions = strings(v).ok_or_else(invalid_json)?;
@@ -235,7 +295,7 @@ pub(crate) fn canonical_document(
                 p.as_str() == Some("*") || p.get("AWS").and_then(strings).is_some_and(|list| list.contains(&"*"))
             })
         };
-        if effect == "Allow" && everyone(s.get("Principal")) {
+        if effect == "Allow" && everyone(s.get("Principal")) && !bounded_by_condition(s.get("Condition")) {
             unbounded = true;
         }
         // A Deny, for everyone or this account, without conditions, of
@@ -249,8 +309,14 @@ pub(crate) fn canonical_document(
             }
             (None, None) => false,
         };
+        let this_resource = match (s.get("Resource"), s.get("NotResource")) {
+            (Some(r), _) => strings(r).is_some_and(|l| l.iter().any(|p| matches_action(p, arn))),
+            (None, Some(n)) => strings(n).is_some_and(|l| !l.iter().any(|p| matches_action(p, arn))),
+            (None, None) => false,
+        };
         if effect == "Deny"
             && denies_put
+            && this_resource
             && !s.contains_key("Condition")
             && s.get("Principal").is_some_and(|p| covers_caller(p, account))
         {
@@ -292,7 +358,7 @@ pub(crate) fn canonical_document(
             "Resource-based policy grants unbounded access in one or more elements. Please revise the policy to ensure least-privilege form of access",
         ));
     }
-    if locks_out && !confirm {
+    if locks_out && confirm == Some(false) {
         return Err(ApiError::new(
             ErrorKind::AccessDenied,
             "The new resource policy will not allow you to update the resource policy in the future.",
@@ -333,9 +399,15 @@ pub(crate) fn canonical_document(
 }
 
 /// CreateTable's ResourcePolicy, checked as a table's (None when absent).
-pub(crate) fn create_table_policy(engine: &Engine, req: &Req<'_>) -> Result<Option<PolicyDocument>, ApiError> {
+pub(crate) fn create_table_policy(
+    engine: &Engine,
+    req: &Req<'_>,
+    table: &str,
+) -> Result<Option<PolicyDocument>, ApiError> {
+    let config = engine.config();
+    let arn = format!("arn:aws:dynamodb:{}:{}:table/{table}", config.region, config.account_id);
     match req.opt_str("ResourcePolicy")? {
-        Some(text) => Ok(Some(canonical_document(text, false, false, &engine.config().account_id)?)),
+        Some(text) => Ok(Some(canonical_document(text, false, None, &arn, &config.account_id)?)),
         None => Ok(None),
     }
 }
@@ -347,8 +419,8 @@ pub(crate) fn put(engine: &Engine, body: &Value, now: Millis) -> Result<Value, A
     let target = engine.policy_target(arn)?;
     let confirm = req.opt_bool("ConfirmRemoveSelfResourceAccess")?.unwrap_or(false);
     let text = req.opt_str("Policy")?.unwrap_or_default();
-    let document =
-        canonical_document(text, matches!(target, PolicyTarget::Stream { .. }), confirm, &engine.config().account_id)?;
+    let stream = matches!(target, PolicyTarget::Stream { .. });
+    let document = canonical_document(text, stream, Some(confirm), arn, &engine.config().account_id)?;
     let revision = engine.put_resource_policy(&target, document, req.opt_str("ExpectedRevisionId")?, now)?;
     Ok(json!({ "RevisionId": revision }))
 }
@@ -379,13 +451,14 @@ mod tests {
     use super::*;
 
     const ACCOUNT: &str = "000000000000";
+    const TABLE: &str = "arn:aws:dynamodb:us-east-1:000000000000:table/t";
 
     fn canonical(text: &str) -> String {
-        canonical_document(text, false, false, ACCOUNT).unwrap().text
+        canonical_document(text, false, Some(false), TABLE, ACCOUNT).unwrap().text
     }
 
     fn refusal(text: &str, stream: bool) -> String {
-        canonical_document(text, stream, false, ACCOUNT).unwrap_err().message.unwrap_or_default()
+        canonical_document(text, stream, Some(false), TABLE, ACCOUNT).unwrap_err().message.unwrap_or_default()
     }
 
     #[test]
@@ -404,7 +477,8 @@ mod tests {
         let bare = canonical_document(
             r#"{"Statement":{"Effect":"Deny","Principal":{"AWS":"111122223333"},"Action":["dynamodb:GetItem","dynamodb:GetItem"],"Resource":"*"}}"#,
             false,
-            false,
+            Some(false),
+            TABLE,
             ACCOUNT,
         )
         .unwrap();
@@ -438,7 +512,7 @@ mod tests {
             refusal(r#"{"Statement":[{"Effect":"Allow","Principal":{"AWS":"1"},"Action":"dynamodb:GetItem"}]}"#, false),
             format!("{p}Missing required field Resource")
         );
-        let twice = r#"{"Statement":[{"Sid":"a","Effect":"Allow","Principal":{"AWS":"1"},"Action":"dynamodb:GetItem","Resource":"*"},{"Sid":"a","Effect":"Allow","Principal":{"AWS":"1"},"Action":"dynamodb:PutItem","Resource":"*"}]}"#;
+        let twice = r#"{"Statement":[{"Sid":"a","Effect":"Allow","Principal":{"AWS":"111122223333"},"Action":"dynamodb:GetItem","Resource":"*"},{"Sid":"a","Effect":"Allow","Principal":{"AWS":"111122223333"},"Action":"dynamodb:PutItem","Resource":"*"}]}"#;
         assert_eq!(refusal(twice, false), format!("{p}The Statement Ids in the policy are not unique"));
         assert_eq!(
             refusal(&allow(r#""111122223333""#, "dynamodb:GetItem", table), false),
@@ -449,7 +523,10 @@ mod tests {
             refusal(readers, false),
             format!("{p}The following action names are invalid: \"dynamodb:GetRecords\", \"dynamodb:DescribeStream\"")
         );
-        assert!(canonical_document(readers, true, false, ACCOUNT).is_ok(), "stream actions suit a stream's policy");
+        assert!(
+            canonical_document(readers, true, Some(false), TABLE, ACCOUNT).is_ok(),
+            "stream actions suit a stream's policy"
+        );
         assert_eq!(
             refusal(&allow(root, "dynamodb:GetItem", stream), false),
             format!("{p}The relative-id \"table/t/stream/2026-10-09T00:29:04.041\" is invalid for ARN \"{stream}\"")
@@ -480,7 +557,7 @@ mod tests {
             )
         };
         for action in ["dynamodb:PutResourcePolicy", "dynamodb:*", "*", "dynamodb:put*"] {
-            let e = canonical_document(&deny(action, ""), false, false, ACCOUNT).unwrap_err();
+            let e = canonical_document(&deny(action, ""), false, Some(false), TABLE, ACCOUNT).unwrap_err();
             assert_eq!(
                 (e.kind, e.message.as_deref()),
                 (
@@ -489,16 +566,53 @@ mod tests {
                 ),
                 "{action}"
             );
-            assert!(canonical_document(&deny(action, ""), false, true, ACCOUNT).is_ok());
+            assert!(canonical_document(&deny(action, ""), false, Some(true), TABLE, ACCOUNT).is_ok());
         }
         // Not a lock-out: another action, or a condition this server cannot judge.
-        assert!(canonical_document(&deny("dynamodb:DeleteResourcePolicy", ""), false, false, ACCOUNT).is_ok());
+        assert!(
+            canonical_document(&deny("dynamodb:DeleteResourcePolicy", ""), false, Some(false), TABLE, ACCOUNT).is_ok()
+        );
         let conditional =
             deny("dynamodb:*", r#","Condition":{"StringEquals":{"aws:PrincipalArn":["arn:aws:iam::1:role/x"]}}"#);
         assert_eq!(
-            canonical_document(&conditional, false, false, ACCOUNT).unwrap().text,
+            canonical_document(&conditional, false, Some(false), TABLE, ACCOUNT).unwrap().text,
             r#"{"Version":"2008-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"dynamodb:*","Resource":"*","Condition":{"StringEquals":{"aws:PrincipalArn":"arn:aws:iam::1:role/x"}}}]}"#
         );
+    }
+
+    #[test]
+    fn reviewed_edges_bounded_grants_principal_forms_nested_values_and_the_lock_outs_resource() {
+        // An Allow to everyone bounded by a condition on who asks is not unbounded.
+        let bounded = r#"{"Statement":[{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"dynamodb:GetItem","Resource":"*","Condition":{"StringEquals":{"aws:SourceVpce":"vpce-1"}}}]}"#;
+        assert!(canonical_document(bounded, false, Some(false), TABLE, ACCOUNT).is_ok());
+        let wildcard = bounded.replace("vpce-1", "vpce-*");
+        assert!(refusal(&wildcard, false).starts_with("Resource-based policy grants unbounded access"));
+        // Principals of no valid form.
+        for principal in [r#"{"AWS":"1"}"#, r#"{"AWS":[]}"#] {
+            let text = format!(
+                r#"{{"Statement":[{{"Effect":"Allow","Principal":{principal},"Action":"dynamodb:GetItem","Resource":"*"}}]}}"#
+            );
+            assert_eq!(
+                refusal(&text, false),
+                "One or more parameter values were invalid: Invalid principal in policy document."
+            );
+        }
+        // Nested lists are not values: refused, so the canonical form stays a fixpoint.
+        let p = "One or more parameter values were invalid: Invalid policy document: ";
+        for member in [
+            r#""NotAction":[["dynamodb:GetItem"]]"#,
+            r#""Action":"dynamodb:GetItem","Condition":{"StringEquals":{"k":[["v"]]}}"#,
+        ] {
+            let text = format!(r#"{{"Statement":[{{"Effect":"Deny","Principal":"*",{member},"Resource":"*"}}]}}"#);
+            assert_eq!(refusal(&text, false), format!("{p}This policy contains invalid Json"), "{member}");
+        }
+        // A Deny on another table's ARN cannot lock the caller out of this one.
+        let other = r#"{"Statement":[{"Effect":"Deny","Principal":"*","Action":"dynamodb:*","Resource":"arn:aws:dynamodb:us-east-1:000000000000:table/other"}]}"#;
+        assert!(canonical_document(other, false, Some(false), TABLE, ACCOUNT).is_ok());
+        let this = other.replace("table/other", "table/*");
+        assert!(canonical_document(&this, false, Some(false), TABLE, ACCOUNT).is_err());
+        // CreateTable's policy is not checked for a lock-out (no confirmation to give).
+        assert!(canonical_document(&this, false, None, TABLE, ACCOUNT).is_ok());
     }
 
     #[test]
