@@ -755,17 +755,23 @@ impl Engine {
     /// DescribeContinuousBackups.
     pub fn describe_continuous_backups(&self, table_name: &str, now: Millis) -> Result<ContinuousBackups, EngineError> {
         let table = self.backup_source(table_name)?;
-        let pitr = self.backups.lock().pitr.get(&table.name).filter(|p| p.table_id == table.table_id).cloned();
         // The history this process holds starts at `since`: no earlier
         // time is restorable (a restart starts it again).
         let since = table.data.read().pitr.as_ref().map_or(now, |log| log.since);
+        Ok(self.continuous(&table, since, now))
+    }
+
+    /// `table`'s point-in-time setting and restorable window, its history
+    /// starting at `since`.
+    fn continuous(&self, table: &Table, since: Millis, now: Millis) -> ContinuousBackups {
+        let pitr = self.backups.lock().pitr.get(&table.name).filter(|p| p.table_id == table.table_id).cloned();
         let restorable = pitr.as_ref().map(|p| {
             let window = u64::from(p.recovery_period_days) * DAY_MS;
             let earliest = Millis(p.enabled_at.0.max(now.0.saturating_sub(window)).max(since.0));
             let latest = Millis(now.0.saturating_sub(PITR_LAG_MS).max(earliest.0));
             (earliest, latest)
         });
-        Ok(ContinuousBackups { pitr, restorable })
+        ContinuousBackups { pitr, restorable }
     }
 
     /// UpdateContinuousBackups: point-in-time recovery on (for
@@ -780,6 +786,9 @@ impl Engine {
         let table = self.backup_source(table_name)?;
         let name = format!("{PITR_PREFIX}{}", table.name);
         {
+            // The table's data first (the engine's order): the setting and
+            // the history change together.
+            let mut data = table.data.write();
             let mut backups = self.backups.lock();
             let current = backups.pitr.get(&table.name).filter(|p| p.table_id == table.table_id).cloned();
             if enabled {
@@ -804,10 +813,7 @@ impl Engine {
                 }
                 backups.pitr.remove(&table.name);
             }
-        }
-        // The history starts when recovery comes on, and goes with it.
-        {
-            let mut data = table.data.write();
+            // The history starts when recovery comes on, and goes with it.
             match (enabled, data.pitr.is_some()) {
                 (true, false) => data.pitr = Some(PitrLog::new(now)),
                 (false, _) => data.pitr = None,
@@ -1017,6 +1023,11 @@ pub const MAX_PITR_BYTES: usize = 256 * 1024 * 1024;
 /// Most items a point-in-time restore copies (it builds the table as it
 /// was in memory).
 pub const MAX_PITR_RESTORE_ITEMS: u64 = 1_000_000;
+/// Most bytes (DynamoDB sizes) of a table a point-in-time restore copies.
+pub const MAX_PITR_RESTORE_BYTES: u64 = 256 * 1024 * 1024;
+/// What one history record costs beyond the item it keeps: its key, time
+/// and place in the queue (counted against [`MAX_PITR_BYTES`]).
+const PITR_RECORD_OVERHEAD_BYTES: usize = 128;
 
 /// A table's point-in-time history, while point-in-time recovery is on:
 /// the item each write replaced (None: there was none), in commit order,
@@ -1039,12 +1050,12 @@ impl PitrLog {
 
     /// Notes that a write at `at` replaced `old` under `key`.
     pub(crate) fn note(&mut self, at: Millis, key: StoreKey, old: Option<Arc<Item>>) {
-        self.bytes += old.as_deref().map_or(0, item_size);
+        self.bytes += PITR_RECORD_OVERHEAD_BYTES + old.as_deref().map_or(0, item_size);
         self.records.push_back((at, key, old));
         // Bounded: each round drops one record.
         while self.records.len() > MAX_PITR_RECORDS || self.bytes > MAX_PITR_BYTES {
             let Some((dropped_at, _, old)) = self.records.pop_front() else { break };
-            self.bytes = self.bytes.saturating_sub(old.as_deref().map_or(0, item_size));
+            self.bytes = self.bytes.saturating_sub(PITR_RECORD_OVERHEAD_BYTES + old.as_deref().map_or(0, item_size));
             self.since = self.since.max(Millis(dropped_at.0 + 1));
         }
     }
@@ -1070,7 +1081,7 @@ pub enum RestorePoint {
 }
 
 fn iso_seconds(t: Millis) -> String {
-    let text = dynaburst_model::time::UtcTime::from_unix_ms(t.0 as i64).iso8601_millis();
+    let text = dynaburst_model::time::UtcTime::from_unix_ms(i64::try_from(t.0).unwrap_or(i64::MAX)).iso8601_millis();
     format!("{}Z", text.split('.').next().unwrap_or_default())
 }
 
@@ -1131,63 +1142,64 @@ impl Engine {
         now: Millis,
     ) -> Result<(TableDescription, RestoreSummary), EngineError> {
         let source = self.pitr_source(source_name, source_arn)?;
-        let continuous = self.describe_continuous_backups(&source.name, now)?;
-        let Some((earliest, latest)) = continuous.restorable else {
-            return Err(EngineError::PointInTimeRecoveryUnavailable(format!(
+        let unavailable = || {
+            EngineError::PointInTimeRecoveryUnavailable(format!(
                 "Point in time recovery is not enabled for table '{}'",
                 source.name
-            )));
+            ))
         };
-        let t = match point {
-            RestorePoint::Latest => latest,
-            RestorePoint::At(t) if t >= earliest && t <= latest => t,
-            RestorePoint::At(t) => {
-                return Err(EngineError::InvalidRestoreTime(format!(
-                "RestoreDateTime '{}' must be within EarliestRestorableDateTime '{}' and LatestRestorableDateTime '{}'",
-                iso_seconds(t),
-                iso_seconds(earliest),
-                iso_seconds(latest)
-            )))
-            }
-        };
-        let target = input.target_table_name.clone();
-        if self.tables.read().contains_key(&target) {
-            return Err(EngineError::TableAlreadyExists(format!("Table already exists: {target}")));
-        }
-        // The source as it was at `t`, in memory (bounded), under its lock.
-        let (meta, items) = {
+        // The window, the time and the table as it was, all under the
+        // source's lock: the history cannot move in between.
+        let (t, meta, items) = {
             let data = source.data.read();
-            if data.item_count > MAX_PITR_RESTORE_ITEMS {
+            let log = data.pitr.as_ref().ok_or_else(unavailable)?;
+            let Some((earliest, latest)) = self.continuous(&source, log.since, now).restorable else {
+                return Err(unavailable());
+            };
+            let t = match point {
+                RestorePoint::Latest => latest,
+                RestorePoint::At(t) if t >= earliest && t <= latest => t,
+                RestorePoint::At(t) => {
+                    return Err(EngineError::InvalidRestoreTime(format!(
+                        "RestoreDateTime '{}' must be within EarliestRestorableDateTime '{}' and LatestRestorableDateTime '{}'",
+                        iso_seconds(t),
+                        iso_seconds(earliest),
+                        iso_seconds(latest)
+                    )))
+                }
+            };
+            // The restore builds the table in memory: bounded.
+            if data.item_count > MAX_PITR_RESTORE_ITEMS || data.size_bytes > MAX_PITR_RESTORE_BYTES {
                 return Err(EngineError::LimitExceeded(format!(
-                    "dynaburst restores tables of at most {MAX_PITR_RESTORE_ITEMS} items to a point in time; this one holds {}",
-                    data.item_count
+                    "dynaburst restores tables of at most {MAX_PITR_RESTORE_ITEMS} items and {} MiB to a point in time; this one holds {} items, {} bytes",
+                    MAX_PITR_RESTORE_BYTES >> 20,
+                    data.item_count,
+                    data.size_bytes
                 )));
             }
-            let changed = data.pitr.as_ref().map(|log| log.at(t)).unwrap_or_default();
+            let changed = log.at(t);
             let mut items: Vec<(StoreKey, Arc<Item>)> = Vec::new();
-            let mut seen = std::collections::BTreeSet::new();
             for_each_chunk::<EngineError>(&*data.store, SNAPSHOT_BATCH_ITEMS, |chunk| {
                 for (key, item) in chunk {
-                    let then = match changed.get(&key) {
-                        Some(then) => then.clone(),
-                        None => Some(item),
-                    };
-                    seen.insert(key.clone());
-                    if let Some(item) = then {
-                        items.push((key, item));
+                    match changed.get(&key) {
+                        Some(Some(then)) => items.push((key, then.clone())),
+                        Some(None) => {}
+                        None => items.push((key, item)),
                     }
                 }
                 Ok(())
             })?;
-            // Keys deleted since `t`.
+            // Keys deleted since `t` (the store no longer holds them).
             for (key, then) in changed {
-                if let (false, Some(item)) = (seen.contains(&key), then) {
-                    items.push((key, item));
+                if let Some(then) = then {
+                    if data.store.get(&key)?.is_none() {
+                        items.push((key, then));
+                    }
                 }
             }
             let defs: Vec<IndexDef> = data.indexes.iter().map(|i| i.def.clone()).collect();
             let settings = TableSettings { policies: crate::policy::Policies::new(), ..source.settings.lock().clone() };
-            (TableMeta { tags: Vec::new(), ..source.meta_with(settings, defs) }, items)
+            (t, TableMeta { tags: Vec::new(), ..source.meta_with(settings, defs) }, items)
         };
         let as_backup = Backup {
             arn: String::new(),
@@ -1201,6 +1213,10 @@ impl Engine {
             storage_name: String::new(),
         };
         check_overrides(&as_backup, &input)?;
+        let target = input.target_table_name.clone();
+        if self.tables.read().contains_key(&target) {
+            return Err(EngineError::TableAlreadyExists(format!("Table already exists: {target}")));
+        }
         let description = self.create_table(restore_input(&as_backup, &input), now)?;
         let table = self.get_table(&target).ok_or_else(|| table_not_found(&target))?;
         let summary = RestoreSummary {

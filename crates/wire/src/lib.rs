@@ -244,11 +244,11 @@ mod tests {
         let e = engine();
         let unknown = handle(&e, "Frobnicate", b"{}", Millis(0), None);
         assert_eq!(unknown.result, Err(ApiError::unknown_operation()));
-        let missing = handle(&e, "RestoreTableToPointInTime", b"{}", Millis(0), None).result.unwrap_err();
+        let missing = handle(&e, "ExportTableToPointInTime", b"{}", Millis(0), None).result.unwrap_err();
         assert_eq!(missing.type_name(), "com.amazon.coral.service#UnknownOperationException");
         assert_eq!(
             missing.message.as_deref(),
-            Some("dynaburst does not implement the DynamoDB operation RestoreTableToPointInTime yet")
+            Some("dynaburst does not implement the DynamoDB operation ExportTableToPointInTime yet")
         );
         let empty = handle(&e, "ListTables", b"", Millis(0), None).result.unwrap_err();
         assert_eq!(empty.kind, ErrorKind::Serialization);
