@@ -315,8 +315,12 @@ impl Engine {
         table: &Table,
         change: impl FnOnce(&[(String, String)]) -> Result<Vec<(String, String)>, EngineError>,
     ) -> Result<(), EngineError> {
-        let settings = table.settings.lock().clone();
-        let base = table.meta_with(settings, table.index_defs());
+        // Every lock the catalog entry reads from, held to the save (data,
+        // settings, then tags: the engine's order), so that no concurrent
+        // change of another setting is saved over.
+        let data = table.data.read();
+        let settings = table.settings.lock();
+        let base = table.meta_with(settings.clone(), data.indexes.iter().map(|i| i.def.clone()).collect());
         let mut guard = table.tags.lock();
         let updated = change(&guard)?;
         if updated == *guard {

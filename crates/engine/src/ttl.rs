@@ -47,7 +47,10 @@ impl Engine {
         now: Millis,
     ) -> Result<(), EngineError> {
         let table = self.table_named(table_name)?;
-        let defs = table.index_defs();
+        // The data lock first and held to the save (the engine's order): the
+        // catalog entry gets the index definitions in force.
+        let data = table.data.read();
+        let defs: Vec<_> = data.indexes.iter().map(|i| i.def.clone()).collect();
         let mut guard = table.settings.lock();
         let mut settings = guard.clone();
         // A request that could never apply is refused for what it is, before

@@ -326,7 +326,10 @@ impl Engine {
         if let Some(view) = stream {
             self.set_stream(&table, view, now)?;
         }
-        let index_defs = table.index_defs();
+        // The data lock held to the save (data, then settings: the engine's
+        // order): the catalog entry gets the index definitions in force.
+        let data = table.data.read();
+        let index_defs: Vec<IndexDef> = data.indexes.iter().map(|i| i.def.clone()).collect();
         let mut guard = table.settings.lock();
         let mut settings = guard.clone();
         if let Some(on) = input.deletion_protection {
@@ -385,6 +388,7 @@ impl Engine {
             *guard = settings.clone();
         }
         drop(guard);
+        drop(data);
         if let Some(model) = table.capacity.lock().as_mut() {
             if mode_changed {
                 model.set_mode(capacity_mode(billing), now);
