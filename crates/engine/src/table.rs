@@ -194,6 +194,33 @@ pub struct TableSettings {
     pub policies: crate::policy::Policies,
 }
 
+const DAY_MS: u64 = 24 * 60 * 60 * 1000;
+/// Provisioned-throughput decreases a UTC day allows at any time (S-limits;
+/// ack-api-quirks DDB-TABLE-184).
+pub const FREE_DECREASES_A_DAY: u64 = 4;
+/// After them, one more decrease this long after the last one (DDB-TABLE-326).
+pub const DECREASE_INTERVAL_MS: u64 = 60 * 60 * 1000;
+
+/// Refuses a decrease of provisioned throughput past the day's budget:
+/// after [`FREE_DECREASES_A_DAY`], one per [`DECREASE_INTERVAL_MS`] after the
+/// last accepted one, until the UTC day ends (ack-api-quirks DDB-TABLE-184,
+/// -326, live texts).
+pub(crate) fn check_decrease(settings: &TableSettings, now: Millis) -> Result<(), crate::error::EngineError> {
+    let decreases = settings.decreases_on(now);
+    let Some(last) = settings.last_decrease.filter(|_| decreases >= FREE_DECREASES_A_DAY) else { return Ok(()) };
+    let next = (last.0 + DECREASE_INTERVAL_MS).min((now.0 / DAY_MS + 1) * DAY_MS);
+    if now.0 >= next {
+        return Ok(());
+    }
+    let long = |t: u64| dynaburst_model::time::long_date(i64::try_from(t).unwrap_or(i64::MAX));
+    Err(crate::error::EngineError::LimitExceeded(format!(
+        "Subscriber limit exceeded: Provisioned throughput decreases are limited within a given UTC day. After the first {FREE_DECREASES_A_DAY} decreases, each subsequent decrease in the same UTC day can be performed at most once every {} seconds. Number of decreases today: {decreases}. Last decrease at {}. Next decrease can be made at {}.",
+        DECREASE_INTERVAL_MS / 1000,
+        long(last.0),
+        long(next)
+    )))
+}
+
 /// The WarmThroughput of a new PAY_PER_REQUEST table and of each of its
 /// GSIs, (read, write) units a second (A14; ack-api-quirks DDB-TABLE-032).
 pub const ON_DEMAND_INITIAL_WARM: (u64, u64) = (12_000, 4_000);
@@ -265,6 +292,15 @@ impl TableSettings {
         };
         let kept = self.warm.unwrap_or((0, 0));
         (floor.0.max(grown.0).max(kept.0), floor.1.max(grown.1).max(kept.1))
+    }
+
+    /// NumberOfDecreasesToday at `now`: the decreases of the current UTC day
+    /// (the count starts again at 00:00 UTC).
+    pub fn decreases_on(&self, now: Millis) -> u64 {
+        match self.last_decrease {
+            Some(last) if last.0 / DAY_MS == now.0 / DAY_MS => self.decreases_today,
+            _ => 0,
+        }
     }
 
     /// What the billing mode alone makes the warm throughput at least.
@@ -620,7 +656,8 @@ impl Table {
 
     /// A snapshot for DescribeTable.
     pub fn describe(&self, status: &'static str, now: Millis) -> TableDescription {
-        let settings = self.settings.lock().clone();
+        let mut settings = self.settings.lock().clone();
+        settings.decreases_today = settings.decreases_on(now);
         let (warm_throughput, partition_count) = match self.capacity.lock().as_ref() {
             Some(m) => (Some(m.warm_throughput()), Some(m.partition_count())),
             None => (None, None),

@@ -294,6 +294,14 @@ impl Engine {
                 )));
             }
         }
+        // A decrease within the day's budget (checked before any change).
+        if let (BillingMode::Provisioned { read, write }, BillingMode::Provisioned { read: r0, write: w0 }) =
+            (billing, current.billing)
+        {
+            if read < r0 || write < w0 {
+                crate::table::check_decrease(&current, now)?;
+            }
+        }
         // A switch to PROVISIONED must give every GSI its own throughput.
         if matches!(current.billing, BillingMode::PayPerRequest) && matches!(billing, BillingMode::Provisioned { .. }) {
             let updated = |name: &str| {
@@ -371,8 +379,8 @@ impl Engine {
                 settings.last_increase = Some(now);
             }
             if read < r0 || write < w0 {
+                settings.decreases_today = settings.decreases_on(now) + 1;
                 settings.last_decrease = Some(now);
-                settings.decreases_today += 1;
             }
         }
         if switching_to_ppr {

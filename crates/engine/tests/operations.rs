@@ -1115,3 +1115,41 @@ fn streams_enabled_in_the_same_millisecond_get_labels_of_their_own() {
         ["1970-01-01T00:00:00.000", "1970-01-01T00:00:00.001", "1970-01-01T00:00:00.002"]
     );
 }
+
+/// Provisioned-throughput decreases: four a UTC day, then one an hour after
+/// the last accepted one, counted again from 00:00 UTC, with DynamoDB's
+/// text; increases are never limited (ack-api-quirks DDB-TABLE-184, -326).
+#[test]
+fn decreases_are_limited_per_utc_day_as_dynamodb_limits_them() {
+    let engine = Engine::new(EngineConfig::local());
+    let day = dynaburst_model::time::days_from_civil(2026, 10, 9) as u64 * 86_400_000;
+    let at = |h: u64, m: u64, s: u64| Millis(day + ((h * 60 + m) * 60 + s) * 1000);
+    create(&engine, "dec", BillingMode::Provisioned { read: 10, write: 10 });
+    let set = |read: u64, write: u64, now: Millis| {
+        engine.update_table(UpdateTableInput { throughput: Some((read, write)), ..UpdateTableInput::new("dec") }, now)
+    };
+    for (i, read) in [9, 8, 7, 6].into_iter().enumerate() {
+        set(read, 10, at(0, 20, i as u64)).unwrap();
+    }
+    let last = at(0, 20, 3);
+    let refused = |r: Result<TableDescription, EngineError>| match r {
+        Err(EngineError::LimitExceeded(m)) => m,
+        other => panic!("expected LimitExceeded, got {other:?}"),
+    };
+    let text = |n: u64, last: &str, next: &str| {
+        format!("Subscriber limit exceeded: Provisioned throughput decreases are limited within a given UTC day. After the first 4 decreases, each subsequent decrease in the same UTC day can be performed at most once every 3600 seconds. Number of decreases today: {n}. Last decrease at Friday, October 9, 2026 at {last} Coordinated Universal Time. Next decrease can be made at Friday, October 9, 2026 at {next} Coordinated Universal Time.")
+    };
+    assert_eq!(refused(set(5, 10, at(0, 21, 34))), text(4, "12:20:03 AM", "1:20:03 AM"));
+    // A mixed request that lowers one side is a decrease; raising is never limited.
+    assert_eq!(refused(set(5, 11, at(0, 30, 0))), text(4, "12:20:03 AM", "1:20:03 AM"));
+    set(7, 11, at(0, 40, 0)).unwrap();
+    assert_eq!(refused(set(6, 11, Millis(last.0 + 3_599_999))), text(4, "12:20:03 AM", "1:20:03 AM"));
+    set(6, 11, Millis(last.0 + 3_600_000)).unwrap();
+    assert_eq!(engine.describe_table("dec", at(1, 20, 4)).unwrap().settings.decreases_today, 5);
+    assert_eq!(refused(set(5, 11, at(1, 20, 5))), text(5, "1:20:03 AM", "2:20:03 AM"));
+    // A new UTC day starts the count again.
+    let tomorrow = Millis(day + 86_400_000);
+    assert_eq!(engine.describe_table("dec", tomorrow).unwrap().settings.decreases_today, 0);
+    set(5, 11, tomorrow).unwrap();
+    assert_eq!(engine.describe_table("dec", tomorrow).unwrap().settings.decreases_today, 1);
+}

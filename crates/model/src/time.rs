@@ -73,9 +73,57 @@ pub fn java_date(ms: i64) -> String {
     format!("{weekday} {month} {:02} {:02}:{:02}:{:02} UTC {}", t.day, t.hour, t.minute, t.second, t.year)
 }
 
+/// A UTC time as DynamoDB's decrease-limit messages write it (Java's
+/// FULL date and MEDIUM time in English):
+/// `Friday, October 9, 2026 at 1:21:34 AM Coordinated Universal Time`.
+pub fn long_date(ms: i64) -> String {
+    const DAYS: [&str; 7] = ["Thursday", "Friday", "Saturday", "Sunday", "Monday", "Tuesday", "Wednesday"];
+    const MONTHS: [&str; 12] = [
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ];
+    let t = UtcTime::from_unix_ms(ms);
+    let weekday = DAYS[ms.div_euclid(86_400_000).rem_euclid(7) as usize];
+    let month = MONTHS[(t.month as usize).saturating_sub(1) % 12];
+    let (hour, half) = match t.hour {
+        0 => (12, "AM"),
+        h @ 1..=11 => (h, "AM"),
+        12 => (12, "PM"),
+        h => (h - 12, "PM"),
+    };
+    format!(
+        "{weekday}, {month} {}, {} at {hour}:{:02}:{:02} {half} Coordinated Universal Time",
+        t.day, t.year, t.minute, t.second
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_dates_read_as_dynamodbs_messages_write_them() {
+        // The texts of ack-api-quirks DDB-TABLE-326 and -184, live 2026-10.
+        let at = |d: i64, h: i64, m: i64, s: i64| ((d * 24 + h) * 60 + m) * 60_000 + s * 1000;
+        let oct9 = days_from_civil(2026, 10, 9);
+        assert_eq!(long_date(at(oct9, 0, 21, 34)), "Friday, October 9, 2026 at 12:21:34 AM Coordinated Universal Time");
+        assert_eq!(long_date(at(oct9, 1, 21, 34)), "Friday, October 9, 2026 at 1:21:34 AM Coordinated Universal Time");
+        assert_eq!(
+            long_date(at(oct9 - 1, 23, 20, 48)),
+            "Thursday, October 8, 2026 at 11:20:48 PM Coordinated Universal Time"
+        );
+        assert_eq!(long_date(at(oct9, 12, 0, 0)), "Friday, October 9, 2026 at 12:00:00 PM Coordinated Universal Time");
+    }
 
     #[test]
     fn java_dates_name_the_weekday_and_month() {
