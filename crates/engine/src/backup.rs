@@ -1101,22 +1101,19 @@ impl Engine {
             }
             (Some(name), None) => name.to_string(),
             (None, Some(arn)) => {
-                let Some(rest) = arn.strip_prefix("arn:") else {
-                    return Err(crate::control::invalid(format!("ARNs must start with 'arn:': {arn}")));
-                };
-                let parts: Vec<&str> = rest.splitn(5, ':').collect();
-                let [_, "dynamodb", region, account, resource] = parts.as_slice() else {
-                    return Err(EngineError::validation("sourceTableArn is not a valid ARN"));
-                };
-                let Some(name) = resource.strip_prefix("table/").filter(|n| !n.is_empty() && !n.contains('/')) else {
-                    return Err(EngineError::validation("sourceTableArn is not a valid ARN"));
-                };
-                if *account != self.config.account_id {
+                if !arn.starts_with("arn:") {
+                    return Err(crate::control::not_an_arn(arn));
+                }
+                let not_valid = || EngineError::validation("sourceTableArn is not a valid ARN");
+                let parsed =
+                    crate::control::Arn::parse(arn).filter(|a| a.service == "dynamodb").ok_or_else(not_valid)?;
+                let name = parsed.table().ok_or_else(not_valid)?;
+                if parsed.account != self.config.account_id {
                     return Err(EngineError::validation(
                         "This action is only supported by accounts that match the resource owner\u{2019}s account.",
                     ));
                 }
-                if *region != self.config.region {
+                if parsed.region != self.config.region {
                     return Err(EngineError::validation(
                         "Invalid Request: sseSpecificationOverride must be provided for cross-region restores",
                     ));

@@ -259,27 +259,25 @@ impl Engine {
     /// The table a tag operation's ResourceArn names (S147, as DynamoDB
     /// answers today: ack-api-quirks DDB-TABLE-011, -070 and -071).
     fn tagged_table(&self, arn: &str) -> Result<Arc<Table>, EngineError> {
-        let Some(rest) = arn.strip_prefix("arn:") else {
-            return Err(invalid(format!("ARNs must start with 'arn:': {arn}")));
-        };
+        if !arn.starts_with("arn:") {
+            return Err(not_an_arn(arn));
+        }
         let wrong =
             || EngineError::validation(format!("Invalid TableArn: Invalid ResourceArn provided as input {arn}"));
         let foreign = || invalid(format!("Provided Arn is not a DynamoDB resource arn: {arn}"));
-        let parts: Vec<&str> = rest.splitn(5, ':').collect();
-        let [_partition, service, region, account, resource] = parts.as_slice() else { return Err(wrong()) };
-        if *service != "dynamodb" {
+        let parsed = Arn::parse(arn).ok_or_else(wrong)?;
+        if parsed.service != "dynamodb" {
             return Err(foreign());
         }
-        if *account != self.config.account_id {
+        if parsed.account != self.config.account_id {
             return Err(EngineError::AccessDenied("Access is denied".to_string()));
         }
-        if *region != self.config.region {
+        if parsed.region != self.config.region {
             return Err(wrong());
         }
         let not_found =
             || EngineError::ResourceNotFound(format!("Requested resource not found: ResourceArn: {arn} not found"));
-        let Some(path) = resource.strip_prefix("table/") else { return Err(wrong()) };
-        let mut segments = path.split('/');
+        let mut segments = parsed.table_path().ok_or_else(wrong)?;
         let name = segments.next().unwrap_or_default();
         match (segments.next(), segments.next()) {
             (None, _) => {}
@@ -406,6 +404,41 @@ pub(crate) fn stream_request(
         (false, Some(_)) => Err(invalid("If stream is being disabled, then UpdateViewType must not be specified")),
         (false, None) => Ok(None),
     }
+}
+
+/// An ARN's parts, for the operations that take one (each answers a bad
+/// one with its own texts).
+pub(crate) struct Arn<'a> {
+    pub partition: &'a str,
+    pub service: &'a str,
+    pub region: &'a str,
+    pub account: &'a str,
+    pub resource: &'a str,
+}
+
+impl<'a> Arn<'a> {
+    /// The parts of `text`: None unless it starts with `arn:` and has all six.
+    pub(crate) fn parse(text: &'a str) -> Option<Arn<'a>> {
+        let parts: Vec<&str> = text.strip_prefix("arn:")?.splitn(5, ':').collect();
+        let [partition, service, region, account, resource] = parts.as_slice() else { return None };
+        Some(Arn { partition, service, region, account, resource })
+    }
+
+    /// The segments after `table/` (the table's name, then any sub-resource:
+    /// `stream`, a label, ...); None for a resource that is not a table's.
+    pub(crate) fn table_path(&self) -> Option<std::str::Split<'a, char>> {
+        self.resource.strip_prefix("table/").map(|path| path.split('/'))
+    }
+
+    /// The table a plain table ARN names (no index, stream or backup).
+    pub(crate) fn table(&self) -> Option<&'a str> {
+        self.resource.strip_prefix("table/").filter(|t| !t.is_empty() && !t.contains('/'))
+    }
+}
+
+/// ValidationException for a ResourceArn that is not an ARN.
+pub(crate) fn not_an_arn(text: &str) -> EngineError {
+    invalid(format!("ARNs must start with 'arn:': {text}"))
 }
 
 pub(crate) fn invalid(message: impl std::fmt::Display) -> EngineError {

@@ -359,23 +359,23 @@ impl Engine {
     /// TableName (S163, S164); an index, stream or malformed ARN is refused,
     /// and another region's ARN too (S168).
     pub fn resolve_name<'a>(&self, name: &'a str) -> Result<&'a str, EngineError> {
-        let Some(rest) = name.strip_prefix("arn:") else { return Ok(name) };
+        if !name.starts_with("arn:") {
+            return Ok(name);
+        }
         let malformed =
             || EngineError::validation(format!("Invalid TableArn: Invalid ResourceArn provided as input {name}"));
-        let parts: Vec<&str> = rest.splitn(5, ':').collect();
-        let [_partition, "dynamodb", region, account, resource] = parts.as_slice() else { return Err(malformed()) };
-        let Some(table) = resource.strip_prefix("table/").filter(|t| !t.is_empty() && !t.contains('/')) else {
-            return Err(malformed());
-        };
+        let arn = crate::control::Arn::parse(name).filter(|a| a.service == "dynamodb").ok_or_else(malformed)?;
+        let (region, account) = (arn.region, arn.account);
+        let table = arn.table().ok_or_else(malformed)?;
         // As DynamoDB answers today (ack-api-quirks DDB-TABLE-011 and -442,
         // live 2026-10): another region's ARN fails the TableName member's
         // own validation, another account's is denied.
-        if *region != self.config.region {
+        if region != self.config.region {
             return Err(EngineError::validation(format!(
                 "1 validation error detected: Invalid AWS region in '{name}'"
             )));
         }
-        if *account != self.config.account_id {
+        if account != self.config.account_id {
             return Err(EngineError::AccessDenied("Access is denied".to_string()));
         }
         Ok(table)

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use dynaburst_model::time::UtcTime;
 use dynaburst_model::Millis;
 
-use crate::control::invalid;
+use crate::control::{invalid, not_an_arn, Arn};
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::table::Table;
@@ -155,26 +155,24 @@ impl Engine {
     /// region and partition, and the kind of resource (a table or a
     /// stream). Whether it exists is the operation's to find out.
     pub fn policy_target(&self, arn: &str) -> Result<PolicyTarget, EngineError> {
-        let Some(rest) = arn.strip_prefix("arn:") else {
-            return Err(invalid(format!("ARNs must start with 'arn:': {arn}")));
-        };
+        if !arn.starts_with("arn:") {
+            return Err(not_an_arn(arn));
+        }
         let foreign = || invalid(format!("Provided Arn is not a DynamoDB resource arn: {arn}"));
         let elsewhere = || invalid(format!("Invalid resource Arn: {arn}"));
-        let parts: Vec<&str> = rest.splitn(5, ':').collect();
-        let [partition, service, region, account, resource] = parts.as_slice() else { return Err(foreign()) };
-        if *service != "dynamodb" {
+        let parsed = Arn::parse(arn).ok_or_else(foreign)?;
+        if parsed.service != "dynamodb" {
             return Err(foreign());
         }
-        if *account != self.config.account_id {
+        if parsed.account != self.config.account_id {
             return Err(EngineError::validation(
                 "This action is only supported by accounts that match the resource owner\u{2019}s account.",
             ));
         }
-        if *partition != "aws" || *region != self.config.region {
+        if parsed.partition != "aws" || parsed.region != self.config.region {
             return Err(elsewhere());
         }
-        let Some(path) = resource.strip_prefix("table/") else { return Err(foreign()) };
-        let mut segments = path.split('/');
+        let mut segments = parsed.table_path().ok_or_else(foreign)?;
         let name = segments.next().unwrap_or_default().to_string();
         if name.is_empty() {
             return Err(foreign());
