@@ -84,6 +84,19 @@ def build(ddb):
         TableName=SETTINGS_TABLE, ProvisionedThroughput={"ReadCapacityUnits": 800, "WriteCapacityUnits": 1000}
     )
     wait_active(ddb, SETTINGS_TABLE)
+    # A lowered GSI (it counts its decreases apart from the table's).
+    ddb.update_table(
+        TableName=SETTINGS_TABLE,
+        GlobalSecondaryIndexUpdates=[
+            {
+                "Update": {
+                    "IndexName": "by-g",
+                    "ProvisionedThroughput": {"ReadCapacityUnits": 250, "WriteCapacityUnits": 400},
+                }
+            }
+        ],
+    )
+    wait_active(ddb, SETTINGS_TABLE)
     ddb.tag_resource(
         ResourceArn=ddb.describe_table(TableName=SETTINGS_TABLE)["Table"]["TableArn"],
         Tags=[{"Key": "added", "Value": "later"}],
@@ -216,7 +229,10 @@ def test_settings_and_items_survive_a_restart(tmp_path, how):
         assert "LastIncreaseDateTime" in desc["ProvisionedThroughput"]
         assert desc["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
         assert [i["IndexName"] for i in desc["GlobalSecondaryIndexes"]] == ["by-g"]
-        assert desc["GlobalSecondaryIndexes"][0]["ProvisionedThroughput"]["WriteCapacityUnits"] == 400
+        gsi_throughput = desc["GlobalSecondaryIndexes"][0]["ProvisionedThroughput"]
+        assert (gsi_throughput["ReadCapacityUnits"], gsi_throughput["WriteCapacityUnits"]) == (250, 400)
+        assert gsi_throughput["NumberOfDecreasesToday"] == 1 and "LastDecreaseDateTime" in gsi_throughput
+        assert desc["ProvisionedThroughput"]["NumberOfDecreasesToday"] == 0
         assert desc["GlobalSecondaryIndexes"][0]["WarmThroughput"]["WriteUnitsPerSecond"] == 6000
         assert [i["IndexName"] for i in desc["LocalSecondaryIndexes"]] == ["by-l"]
         assert desc["TableClassSummary"] == {"TableClass": "STANDARD_INFREQUENT_ACCESS"}

@@ -531,6 +531,63 @@ def test_update_table_throughput_change(ddb, make_table, before, after, decrease
     assert isinstance(pt[stamp], dt.datetime)
 
 
+def test_a_gsi_counts_its_throughput_decreases_apart_from_its_table(ddb):
+    """Four decreases of a GSI a UTC day, then one an hour; the table's
+    budget is its own (ack-api-quirks DDB-TABLE-157)."""
+    name = unique_name("gsi-budget")
+    ddb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "g", "AttributeType": "S"},
+        ],
+        BillingMode="PROVISIONED",
+        ProvisionedThroughput={"ReadCapacityUnits": 50, "WriteCapacityUnits": 50},
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "gsi1",
+                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"},
+                "ProvisionedThroughput": {"ReadCapacityUnits": 50, "WriteCapacityUnits": 50},
+            }
+        ],
+    )
+    wait_active(ddb, name)
+
+    def lower_gsi(units):
+        return ddb.update_table(
+            TableName=name,
+            GlobalSecondaryIndexUpdates=[
+                {
+                    "Update": {
+                        "IndexName": "gsi1",
+                        "ProvisionedThroughput": {"ReadCapacityUnits": units, "WriteCapacityUnits": units},
+                    }
+                }
+            ],
+        )
+
+    for n, units in enumerate([40, 30, 20, 10], start=1):
+        lower_gsi(units)
+        desc = wait_active(ddb, name)
+        gsi = desc["GlobalSecondaryIndexes"][0]["ProvisionedThroughput"]
+        assert (gsi["NumberOfDecreasesToday"], gsi["ReadCapacityUnits"]) == (n, units)
+        assert isinstance(gsi["LastDecreaseDateTime"], dt.datetime)
+        assert desc["ProvisionedThroughput"]["NumberOfDecreasesToday"] == 0
+    expect_error(
+        lambda: lower_gsi(5),
+        "LimitExceededException",
+        startswith="Subscriber limit exceeded: Provisioned throughput decreases are limited within a given UTC day. "
+        "After the first 4 decreases, each subsequent decrease in the same UTC day can be performed at most once "
+        "every 3600 seconds. Number of decreases today: 4. Last decrease at ",
+    )
+    assert wait_active(ddb, name)["GlobalSecondaryIndexes"][0]["ProvisionedThroughput"]["ReadCapacityUnits"] == 10
+    # The table's own budget is untouched.
+    ddb.update_table(TableName=name, ProvisionedThroughput={"ReadCapacityUnits": 40, "WriteCapacityUnits": 40})
+    assert wait_active(ddb, name)["ProvisionedThroughput"]["NumberOfDecreasesToday"] == 1
+
+
 def test_update_table_unchanged_throughput(ddb, make_table):
     name = make_table(billing="PROVISIONED", rcu=5, wcu=5)
     expect_error(

@@ -9,7 +9,7 @@ use dynaburst_engine::store::{StoreError, TableMeta};
 use dynaburst_engine::stream::{StreamSetting, StreamViewType};
 use dynaburst_engine::{
     BillingMode, KeyAttr, KeySchema, Policies, PolicyDocument, PolicySlot, TableClass, TableClassSetting,
-    TableSettings, TimeToLive,
+    TableSettings, ThroughputChanges, TimeToLive,
 };
 use dynaburst_model::{AttributeValue, Item, Millis, Number, ScalarType};
 
@@ -17,11 +17,14 @@ use dynaburst_model::{AttributeValue, Item, Millis, Number, ScalarType};
 /// The catalog entry's format. 2 added, at the end, deletion protection,
 /// the table class and the encryption key; 3 added, after them, each GSI's
 /// on-demand maxima and warm throughput; 4, after those, the resource-based
-/// policies. An entry of an older version reads
+/// policies; 5, after those, each GSI's throughput changes (when its
+/// provisioned units were last raised and lowered, and how often lowered
+/// that day). An entry of an older version reads
 /// with none of what later ones added, and an entry without any of it is
 /// still written in the oldest version that holds it all, so that a build
 /// from before reads it.
-const META_VERSION: u8 = 4;
+const META_VERSION: u8 = 5;
+const META_VERSION_4: u8 = 4;
 const META_VERSION_3: u8 = 3;
 const META_VERSION_2: u8 = 2;
 const META_VERSION_1: u8 = 1;
@@ -351,13 +354,22 @@ fn read_pair(r: &mut Reader<'_>) -> Result<Option<(u64, u64)>, StoreError> {
     Ok(if r.bool()? { Some((r.uint()?, r.uint()?)) } else { None })
 }
 
+fn write_changes(w: &mut Writer, c: &ThroughputChanges) {
+    let ThroughputChanges { last_increase, last_decrease, decreases_today } = c;
+    w.opt_millis(*last_increase);
+    w.opt_millis(*last_decrease);
+    w.uint(*decreases_today);
+}
+
+fn read_changes(r: &mut Reader<'_>) -> Result<ThroughputChanges, StoreError> {
+    Ok(ThroughputChanges { last_increase: r.opt_millis()?, last_decrease: r.opt_millis()?, decreases_today: r.uint()? })
+}
+
 fn write_settings(w: &mut Writer, s: &TableSettings) {
     // Destructured so that a new setting cannot be forgotten here.
     let TableSettings {
         billing,
-        last_increase,
-        last_decrease,
-        decreases_today,
+        changes,
         last_pay_per_request_switch,
         ttl,
         stream,
@@ -377,9 +389,7 @@ fn write_settings(w: &mut Writer, s: &TableSettings) {
             BillingMode::Provisioned { read, write } => Some((*read, *write)),
         },
     );
-    w.opt_millis(*last_increase);
-    w.opt_millis(*last_decrease);
-    w.uint(*decreases_today);
+    write_changes(w, changes);
     w.opt_millis(*last_pay_per_request_switch);
     match ttl {
         Some(TimeToLive { attribute, enabled, changed_at }) => {
@@ -414,9 +424,7 @@ fn read_settings(r: &mut Reader<'_>) -> Result<TableSettings, StoreError> {
         None => BillingMode::PayPerRequest,
         Some((read, write)) => BillingMode::Provisioned { read, write },
     };
-    let last_increase = r.opt_millis()?;
-    let last_decrease = r.opt_millis()?;
-    let decreases_today = r.uint()?;
+    let changes = read_changes(r)?;
     let last_pay_per_request_switch = r.opt_millis()?;
     let ttl = if r.bool()? {
         Some(TimeToLive { attribute: r.string()?, enabled: r.bool()?, changed_at: r.millis()? })
@@ -440,9 +448,7 @@ fn read_settings(r: &mut Reader<'_>) -> Result<TableSettings, StoreError> {
     let warm = read_pair(r)?;
     Ok(TableSettings {
         billing,
-        last_increase,
-        last_decrease,
-        decreases_today,
+        changes,
         last_pay_per_request_switch,
         ttl,
         stream,
@@ -492,9 +498,20 @@ fn read_tail(r: &mut Reader<'_>, s: &mut TableSettings) -> Result<(), StoreError
 }
 
 fn write_index(w: &mut Writer, ix: &IndexDef) {
-    // The on-demand maxima and warm throughput go in the version 3 tail.
-    let IndexDef { name, kind, schema, projection, throughput, created_at, backfilled_at, on_demand_max: _, warm: _ } =
-        ix;
+    // The on-demand maxima and warm throughput go in the version 3 tail,
+    // the throughput changes in the version 5 one.
+    let IndexDef {
+        name,
+        kind,
+        schema,
+        projection,
+        throughput,
+        created_at,
+        backfilled_at,
+        on_demand_max: _,
+        warm: _,
+        changes: _,
+    } = ix;
     w.str(name);
     w.u8(match kind {
         IndexKind::Global => 0,
@@ -540,6 +557,7 @@ fn read_index(r: &mut Reader<'_>) -> Result<IndexDef, StoreError> {
         backfilled_at: r.opt_millis()?,
         on_demand_max: None,
         warm: None,
+        changes: ThroughputChanges::default(),
     })
 }
 
@@ -558,18 +576,20 @@ pub fn encode_meta(id: u64, meta: &TableMeta) -> Vec<u8> {
         indexes,
         tags,
     } = meta;
-    let policies = !settings.policies.is_empty();
+    let index_changes = indexes.iter().any(|ix| ix.changes != ThroughputChanges::default());
+    let policies = index_changes || !settings.policies.is_empty();
     let index_limits = policies || indexes.iter().any(|ix| ix.on_demand_max.is_some() || ix.warm.is_some());
     let tail = index_limits
         || settings.deletion_protection
         || settings.table_class.is_some()
         || settings.sse_kms_key.is_some();
     let mut w = Writer::default();
-    w.u8(match (policies, index_limits, tail) {
-        (true, _, _) => META_VERSION,
-        (false, true, _) => META_VERSION_3,
-        (false, false, true) => META_VERSION_2,
-        (false, false, false) => META_VERSION_1,
+    w.u8(match (index_changes, policies, index_limits, tail) {
+        (true, _, _, _) => META_VERSION,
+        (false, true, _, _) => META_VERSION_4,
+        (false, false, true, _) => META_VERSION_3,
+        (false, false, false, true) => META_VERSION_2,
+        (false, false, false, false) => META_VERSION_1,
     });
     w.uint(id);
     w.str(name);
@@ -616,6 +636,9 @@ pub fn encode_meta(id: u64, meta: &TableMeta) -> Vec<u8> {
             w.uint(*revision);
         }
     }
+    if index_changes {
+        indexes.iter().for_each(|ix| write_changes(&mut w, &ix.changes));
+    }
     w.buf
 }
 
@@ -652,12 +675,17 @@ pub fn decode_meta(bytes: &[u8]) -> Result<(u64, TableMeta), StoreError> {
             ix.warm = read_pair(&mut r)?;
         }
     }
-    if version >= META_VERSION {
+    if version >= META_VERSION_4 {
         for _ in 0..count(&mut r)? {
             let slot = r.string()?;
             let document =
                 if r.bool()? { Some(PolicyDocument { text: r.string()?, version_implicit: r.bool()? }) } else { None };
             settings.policies.insert(slot, PolicySlot { document, revision: r.uint()? });
+        }
+    }
+    if version >= META_VERSION {
+        for ix in &mut indexes {
+            ix.changes = read_changes(&mut r)?;
         }
     }
     r.end()?;
@@ -724,9 +752,7 @@ mod tests {
             attribute_definitions: vec![("pk".into(), ScalarType::S), ("sk".into(), ScalarType::N)],
             settings: TableSettings {
                 billing: BillingMode::Provisioned { read: 7, write: 9 },
-                last_increase: Some(Millis(11)),
-                last_decrease: None,
-                decreases_today: 3,
+                changes: ThroughputChanges { last_increase: Some(Millis(11)), last_decrease: None, decreases_today: 3 },
                 last_pay_per_request_switch: Some(Millis(13)),
                 ttl: Some(TimeToLive { attribute: "exp".into(), enabled: true, changed_at: Millis(17) }),
                 stream: Some(StreamSetting {
@@ -769,6 +795,11 @@ mod tests {
                     throughput: Some((5, 6)),
                     on_demand_max: Some((-1, 70)),
                     warm: Some((20_000, 8_000)),
+                    changes: ThroughputChanges {
+                        last_increase: Some(Millis(37)),
+                        last_decrease: Some(Millis(41)),
+                        decreases_today: 2,
+                    },
                     created_at: Millis(19),
                     backfilled_at: Some(Millis(23)),
                 },
@@ -783,6 +814,7 @@ mod tests {
                     throughput: None,
                     on_demand_max: None,
                     warm: None,
+                    changes: ThroughputChanges::default(),
                     created_at: Millis(29),
                     backfilled_at: None,
                 },
@@ -823,10 +855,19 @@ mod tests {
         meta
     }
 
-    /// `full_meta()` without what version 4 added.
+    /// `full_meta()` without what versions 4 and 5 added.
     fn version_3_meta() -> TableMeta {
-        let mut meta = full_meta();
+        let mut meta = version_4_meta();
         meta.settings.policies.clear();
+        meta
+    }
+
+    /// `full_meta()` without what version 5 added.
+    fn version_4_meta() -> TableMeta {
+        let mut meta = full_meta();
+        for ix in &mut meta.indexes {
+            ix.changes = ThroughputChanges::default();
+        }
         meta
     }
 
@@ -842,12 +883,16 @@ mod tests {
         assert_eq!((v3[0], &v3[1..v2.len()]), (3, &v2[1..]));
         assert_eq!(decode_meta(&v3).unwrap(), (7, version_3_meta()));
         // Version 3's bytes and then the policies.
-        let v4 = encode_meta(7, &full_meta());
+        let v4 = encode_meta(7, &version_4_meta());
         assert_eq!((v4[0], &v4[1..v3.len()]), (4, &v3[1..]));
-        assert_eq!(decode_meta(&v4).unwrap(), (7, full_meta()));
+        assert_eq!(decode_meta(&v4).unwrap(), (7, version_4_meta()));
+        // Version 4's bytes and then each index's throughput changes.
+        let v5 = encode_meta(7, &full_meta());
+        assert_eq!((v5[0], &v5[1..v4.len()]), (5, &v4[1..]));
+        assert_eq!(decode_meta(&v5).unwrap(), (7, full_meta()));
         // A version this build does not know is refused, not misread.
-        for unknown in [0, 5] {
-            let mut bytes = v4.clone();
+        for unknown in [0, 6] {
+            let mut bytes = v5.clone();
             bytes[0] = unknown;
             assert_eq!(decode_meta(&bytes).unwrap_err(), StoreError::Corrupt { what: "table metadata" });
         }

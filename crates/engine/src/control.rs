@@ -578,6 +578,7 @@ pub(crate) fn index_def(
         throughput,
         on_demand_max,
         warm,
+        changes: crate::table::ThroughputChanges::default(),
         created_at: now,
         backfilled_at: None,
     })

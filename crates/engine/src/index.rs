@@ -146,6 +146,9 @@ pub struct IndexDef {
     /// A GSI's WarmThroughput asked for (read, write units a second; as a
     /// table's, A14); the model's own figure may be higher.
     pub warm: Option<(u64, u64)>,
+    /// When a GSI's provisioned throughput was last raised and lowered
+    /// (its own budget of decreases, apart from its table's).
+    pub changes: crate::table::ThroughputChanges,
     pub created_at: Millis,
     /// For a GSI added by UpdateTable: the earliest it can turn ACTIVE
     /// (its allocation step); it stays CREATING after it until its backfill

@@ -39,8 +39,8 @@ pub use policy::{
     Policies, PolicyDocument, PolicySlot, PolicyTarget, MAX_POLICY_BYTES, NO_POLICY, POLICY_COOLDOWN_MS, TABLE_SLOT,
 };
 pub use table::{
-    index_warm_shown, KeyAttr, KeySchema, Table, TableClass, TableClassSetting, TableData, TableSettings, TimeToLive,
-    MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, ON_DEMAND_INITIAL_WARM,
+    index_warm_shown, KeyAttr, KeySchema, Table, TableClass, TableClassSetting, TableData, TableSettings,
+    ThroughputChanges, TimeToLive, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, ON_DEMAND_INITIAL_WARM,
 };
 pub use tokens::{IDEMPOTENCY_WINDOW_MS, MAX_REMEMBERED_TOKENS};
 pub use types::*;

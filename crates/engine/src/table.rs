@@ -163,11 +163,9 @@ fn key_param_value(key: &Item, attr: &KeyAttr, is_hash: bool) -> Result<KeyValue
 #[derive(Clone, Debug, PartialEq)]
 pub struct TableSettings {
     pub billing: BillingMode,
-    /// When provisioned throughput was last raised or lowered, and how
-    /// often it was lowered today.
-    pub last_increase: Option<Millis>,
-    pub last_decrease: Option<Millis>,
-    pub decreases_today: u64,
+    /// When the table's provisioned throughput was last raised and lowered,
+    /// and how often it was lowered today.
+    pub changes: ThroughputChanges,
     /// Set when billing mode was last changed to PAY_PER_REQUEST.
     pub last_pay_per_request_switch: Option<Millis>,
     /// Time to live: the attribute, whether it is on, and when it last changed.
@@ -201,24 +199,70 @@ pub const FREE_DECREASES_A_DAY: u64 = 4;
 /// After them, one more decrease this long after the last one (DDB-TABLE-326).
 pub const DECREASE_INTERVAL_MS: u64 = 60 * 60 * 1000;
 
-/// Refuses a decrease of provisioned throughput past the day's budget:
-/// after [`FREE_DECREASES_A_DAY`], one per [`DECREASE_INTERVAL_MS`] after the
-/// last accepted one, until the UTC day ends (ack-api-quirks DDB-TABLE-184,
-/// -326, live texts).
-pub(crate) fn check_decrease(settings: &TableSettings, now: Millis) -> Result<(), crate::error::EngineError> {
-    let decreases = settings.decreases_on(now);
-    let Some(last) = settings.last_decrease.filter(|_| decreases >= FREE_DECREASES_A_DAY) else { return Ok(()) };
-    let next = (last.0 + DECREASE_INTERVAL_MS).min((now.0 / DAY_MS + 1) * DAY_MS);
-    if now.0 >= next {
-        return Ok(());
+/// When provisioned throughput was last raised and lowered, and how often
+/// it was lowered on the UTC day of the last decrease: a table's, and each
+/// provisioned GSI's own (separate budgets: a GSI's decreases do not count
+/// against its table's, ack-api-quirks DDB-TABLE-157).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ThroughputChanges {
+    pub last_increase: Option<Millis>,
+    pub last_decrease: Option<Millis>,
+    pub decreases_today: u64,
+}
+
+impl ThroughputChanges {
+    /// NumberOfDecreasesToday at `now`: the decreases of the current UTC day
+    /// (the count starts again at 00:00 UTC).
+    pub fn decreases_on(&self, now: Millis) -> u64 {
+        match self.last_decrease {
+            Some(last) if last.0 / DAY_MS == now.0 / DAY_MS => self.decreases_today,
+            _ => 0,
+        }
     }
-    let long = |t: u64| dynaburst_model::time::long_date(i64::try_from(t).unwrap_or(i64::MAX));
-    Err(crate::error::EngineError::LimitExceeded(format!(
-        "Subscriber limit exceeded: Provisioned throughput decreases are limited within a given UTC day. After the first {FREE_DECREASES_A_DAY} decreases, each subsequent decrease in the same UTC day can be performed at most once every {} seconds. Number of decreases today: {decreases}. Last decrease at {}. Next decrease can be made at {}.",
-        DECREASE_INTERVAL_MS / 1000,
-        long(last.0),
-        long(next)
-    )))
+
+    /// As DescribeTable shows them at `now`.
+    pub fn at(self, now: Millis) -> ThroughputChanges {
+        ThroughputChanges { decreases_today: self.decreases_on(now), ..self }
+    }
+
+    /// Whether going from `old` to `new` (read, write) units lowers either.
+    pub fn lowers(old: (u64, u64), new: (u64, u64)) -> bool {
+        new.0 < old.0 || new.1 < old.1
+    }
+
+    /// Notes a change from `old` to `new` units at `now`: raising either is
+    /// an increase, lowering either a decrease (one call that does both is
+    /// one of each).
+    pub fn record(&mut self, old: (u64, u64), new: (u64, u64), now: Millis) {
+        if new.0 > old.0 || new.1 > old.1 {
+            self.last_increase = Some(now);
+        }
+        if ThroughputChanges::lowers(old, new) {
+            self.decreases_today = self.decreases_on(now) + 1;
+            self.last_decrease = Some(now);
+        }
+    }
+
+    /// Refuses a decrease past the day's budget: after
+    /// [`FREE_DECREASES_A_DAY`], one per [`DECREASE_INTERVAL_MS`] after the
+    /// last accepted one, until the UTC day ends (ack-api-quirks
+    /// DDB-TABLE-184, -326, -157; live texts: a GSI's refusal reads as a
+    /// table's).
+    pub(crate) fn check_decrease(&self, now: Millis) -> Result<(), crate::error::EngineError> {
+        let decreases = self.decreases_on(now);
+        let Some(last) = self.last_decrease.filter(|_| decreases >= FREE_DECREASES_A_DAY) else { return Ok(()) };
+        let next = (last.0 + DECREASE_INTERVAL_MS).min((now.0 / DAY_MS + 1) * DAY_MS);
+        if now.0 >= next {
+            return Ok(());
+        }
+        let long = |t: u64| dynaburst_model::time::long_date(i64::try_from(t).unwrap_or(i64::MAX));
+        Err(crate::error::EngineError::LimitExceeded(format!(
+            "Subscriber limit exceeded: Provisioned throughput decreases are limited within a given UTC day. After the first {FREE_DECREASES_A_DAY} decreases, each subsequent decrease in the same UTC day can be performed at most once every {} seconds. Number of decreases today: {decreases}. Last decrease at {}. Next decrease can be made at {}.",
+            DECREASE_INTERVAL_MS / 1000,
+            long(last.0),
+            long(next)
+        )))
+    }
 }
 
 /// The WarmThroughput of a new PAY_PER_REQUEST table and of each of its
@@ -294,15 +338,6 @@ impl TableSettings {
         (floor.0.max(grown.0).max(kept.0), floor.1.max(grown.1).max(kept.1))
     }
 
-    /// NumberOfDecreasesToday at `now`: the decreases of the current UTC day
-    /// (the count starts again at 00:00 UTC).
-    pub fn decreases_on(&self, now: Millis) -> u64 {
-        match self.last_decrease {
-            Some(last) if last.0 / DAY_MS == now.0 / DAY_MS => self.decreases_today,
-            _ => 0,
-        }
-    }
-
     /// What the billing mode alone makes the warm throughput at least.
     pub fn warm_floor(&self) -> (u64, u64) {
         warm_floor(self.billing)
@@ -312,9 +347,7 @@ impl TableSettings {
     pub fn new(billing: BillingMode, now: Millis) -> TableSettings {
         TableSettings {
             billing,
-            last_increase: None,
-            last_decrease: None,
-            decreases_today: 0,
+            changes: ThroughputChanges::default(),
             last_pay_per_request_switch: match billing {
                 BillingMode::PayPerRequest => Some(now),
                 BillingMode::Provisioned { .. } => None,
@@ -657,7 +690,7 @@ impl Table {
     /// A snapshot for DescribeTable.
     pub fn describe(&self, status: &'static str, now: Millis) -> TableDescription {
         let mut settings = self.settings.lock().clone();
-        settings.decreases_today = settings.decreases_on(now);
+        settings.changes = settings.changes.at(now);
         let (warm_throughput, partition_count) = match self.capacity.lock().as_ref() {
             Some(m) => (Some(m.warm_throughput()), Some(m.partition_count())),
             None => (None, None),
@@ -668,7 +701,7 @@ impl Table {
                 .indexes
                 .iter()
                 .map(|ix| IndexDescription {
-                    def: ix.def.clone(),
+                    def: IndexDef { changes: ix.def.changes.at(now), ..ix.def.clone() },
                     arn: ix.def.arn(&self.arn),
                     status: if ix.is_active(now) { "ACTIVE" } else { "CREATING" },
                     item_count: ix.item_count,

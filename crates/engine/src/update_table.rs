@@ -22,7 +22,7 @@ use crate::error::EngineError;
 use crate::index::{self, IndexData, IndexDef, IndexKind, MAX_GLOBAL_INDEXES};
 use crate::table::{
     apply_index_limits, apply_limits, capacity_mode, index_capacity, index_warm_shown, Table, TableClass,
-    TableClassSetting, ON_DEMAND_INITIAL_WARM,
+    TableClassSetting, ThroughputChanges, ON_DEMAND_INITIAL_WARM,
 };
 use crate::types::*;
 
@@ -225,13 +225,14 @@ fn on_demand_def(def: &IndexDef) -> IndexDef {
 /// One checked index change, ready to apply.
 enum IndexPlan {
     Create(IndexDef),
-    /// A GSI's new settings (its provisioned units, on-demand maxima and
-    /// warm throughput, as they will be).
+    /// A GSI's new settings (its provisioned units, on-demand maxima, warm
+    /// throughput and throughput changes, as they will be).
     Update {
         name: String,
         throughput: Option<(u64, u64)>,
         on_demand_max: Option<(i64, i64)>,
         warm: Option<(u64, u64)>,
+        changes: ThroughputChanges,
     },
     Delete {
         name: String,
@@ -298,8 +299,8 @@ impl Engine {
         if let (BillingMode::Provisioned { read, write }, BillingMode::Provisioned { read: r0, write: w0 }) =
             (billing, current.billing)
         {
-            if read < r0 || write < w0 {
-                crate::table::check_decrease(&current, now)?;
+            if ThroughputChanges::lowers((r0, w0), (read, write)) {
+                current.changes.check_decrease(now)?;
             }
         }
         // A switch to PROVISIONED must give every GSI its own throughput.
@@ -375,13 +376,7 @@ impl Engine {
         if let (BillingMode::Provisioned { read, write }, BillingMode::Provisioned { read: r0, write: w0 }) =
             (billing, settings.billing)
         {
-            if read > r0 || write > w0 {
-                settings.last_increase = Some(now);
-            }
-            if read < r0 || write < w0 {
-                settings.decreases_today = settings.decreases_on(now) + 1;
-                settings.last_decrease = Some(now);
-            }
+            settings.changes.record((r0, w0), (read, write), now);
         }
         if switching_to_ppr {
             settings.last_pay_per_request_switch = Some(now);
@@ -549,6 +544,15 @@ impl Engine {
                         }
                         None => def.warm,
                     };
+                    // A decrease within the index's own budget of the day
+                    // (apart from its table's: ack-api-quirks DDB-TABLE-157).
+                    let mut changes = def.changes;
+                    if let (Some(old), Some(new)) = (def.throughput, *throughput) {
+                        if ThroughputChanges::lowers(old, new) {
+                            changes.check_decrease(now)?;
+                        }
+                        changes.record(old, new, now);
+                    }
                     // A provisioned GSI's warm throughput is the most units it
                     // ever had: a decrease keeps what it had (DDB-TABLE-134).
                     let warm = match (def.throughput, *throughput) {
@@ -563,6 +567,7 @@ impl Engine {
                         throughput: throughput.or(def.throughput),
                         on_demand_max,
                         warm,
+                        changes,
                     }
                 }
                 IndexUpdate::Delete { name } => {
@@ -606,8 +611,8 @@ impl Engine {
             .collect();
         let updated = |name: &str| {
             plans.iter().find_map(|p| match p {
-                IndexPlan::Update { name: n, throughput, on_demand_max, warm } if n == name => {
-                    Some((*throughput, *on_demand_max, *warm))
+                IndexPlan::Update { name: n, throughput, on_demand_max, warm, changes } if n == name => {
+                    Some((*throughput, *on_demand_max, *warm, *changes))
                 }
                 _ => None,
             })
@@ -617,8 +622,8 @@ impl Engine {
             .iter()
             .filter(|i| !deleted.contains(&i.def.name.as_str()))
             .map(|i| match updated(&i.def.name) {
-                Some((throughput, on_demand_max, warm)) => {
-                    IndexDef { throughput, on_demand_max, warm, ..i.def.clone() }
+                Some((throughput, on_demand_max, warm, changes)) => {
+                    IndexDef { throughput, on_demand_max, warm, changes, ..i.def.clone() }
                 }
                 None => i.def.clone(),
             })
@@ -628,9 +633,10 @@ impl Engine {
         self.storage.save_table_meta(&table.meta_with(settings, defs))?;
         data.indexes.retain(|i| !deleted.contains(&i.def.name.as_str()));
         for ix in data.indexes.iter_mut() {
-            let Some((throughput, on_demand_max, warm)) = updated(&ix.def.name) else { continue };
+            let Some((throughput, on_demand_max, warm, changes)) = updated(&ix.def.name) else { continue };
             let mode_changed = ix.def.throughput != throughput;
-            (ix.def.throughput, ix.def.on_demand_max, ix.def.warm) = (throughput, on_demand_max, warm);
+            (ix.def.throughput, ix.def.on_demand_max, ix.def.warm, ix.def.changes) =
+                (throughput, on_demand_max, warm, changes);
             if let Some(model) = ix.capacity.lock().as_mut() {
                 if mode_changed {
                     let mode = match throughput {

@@ -1145,11 +1145,91 @@ fn decreases_are_limited_per_utc_day_as_dynamodb_limits_them() {
     set(7, 11, at(0, 40, 0)).unwrap();
     assert_eq!(refused(set(6, 11, Millis(last.0 + 3_599_999))), text(4, "12:20:03 AM", "1:20:03 AM"));
     set(6, 11, Millis(last.0 + 3_600_000)).unwrap();
-    assert_eq!(engine.describe_table("dec", at(1, 20, 4)).unwrap().settings.decreases_today, 5);
+    assert_eq!(engine.describe_table("dec", at(1, 20, 4)).unwrap().settings.changes.decreases_today, 5);
     assert_eq!(refused(set(5, 11, at(1, 20, 5))), text(5, "1:20:03 AM", "2:20:03 AM"));
     // A new UTC day starts the count again.
     let tomorrow = Millis(day + 86_400_000);
-    assert_eq!(engine.describe_table("dec", tomorrow).unwrap().settings.decreases_today, 0);
+    assert_eq!(engine.describe_table("dec", tomorrow).unwrap().settings.changes.decreases_today, 0);
     set(5, 11, tomorrow).unwrap();
-    assert_eq!(engine.describe_table("dec", tomorrow).unwrap().settings.decreases_today, 1);
+    assert_eq!(engine.describe_table("dec", tomorrow).unwrap().settings.changes.decreases_today, 1);
+}
+
+/// A GSI's provisioned-throughput decreases have a budget of their own,
+/// apart from its table's, with the same rules and text; a request that
+/// lowers both is refused whole when either budget is spent, and changes
+/// nothing (ack-api-quirks DDB-TABLE-157).
+#[test]
+fn a_gsis_decreases_are_counted_apart_from_its_tables() {
+    let engine = Engine::new(EngineConfig::local());
+    let day = dynaburst_model::time::days_from_civil(2026, 10, 8) as u64 * 86_400_000;
+    let at = |h: u64, m: u64, s: u64| Millis(day + ((h * 60 + m) * 60 + s) * 1000);
+    let spec = IndexSpec {
+        name: "gsi1".into(),
+        key_schema: vec![("g".into(), KeyRole::Hash)],
+        projection_type: Some(ProjectionType::All),
+        non_key_attributes: None,
+        throughput: Some((50, 50)),
+        on_demand: None,
+        warm: None,
+    };
+    let input = CreateTableInput {
+        global_indexes: Some(vec![spec]),
+        ..CreateTableInput::new(
+            "budgets",
+            vec![("pk".into(), KeyRole::Hash)],
+            vec![("pk".into(), ScalarType::S), ("g".into(), ScalarType::S)],
+            BillingMode::Provisioned { read: 50, write: 50 },
+        )
+    };
+    engine.create_table(input, at(0, 0, 0)).unwrap();
+    let update = |table: Option<(u64, u64)>, gsi: Option<(u64, u64)>, now: Millis| {
+        let updates = gsi.map(|t| {
+            vec![IndexUpdate::Update { name: "gsi1".into(), throughput: Some(t), on_demand: None, warm: None }]
+        });
+        engine.update_table(
+            UpdateTableInput { throughput: table, index_updates: updates, ..UpdateTableInput::new("budgets") },
+            now,
+        )
+    };
+    let gsi = |now: Millis| engine.describe_table("budgets", now).unwrap().indexes.remove(0).def;
+    // Four table decreases (one lowering reads while raising writes): the
+    // GSI's count stays at 0.
+    for (i, t) in [(40, 40), (30, 60), (20, 20), (10, 10)].into_iter().enumerate() {
+        update(Some(t), None, at(1, 0, i as u64)).unwrap();
+    }
+    let described = engine.describe_table("budgets", at(1, 0, 5)).unwrap();
+    assert_eq!(described.settings.changes.decreases_today, 4);
+    assert_eq!(gsi(at(1, 0, 5)).changes, ThroughputChanges::default());
+    // A fifth that lowers the table and the GSI: refused whole.
+    let text = |n: u64, last: &str, next: &str| {
+        format!("Subscriber limit exceeded: Provisioned throughput decreases are limited within a given UTC day. After the first 4 decreases, each subsequent decrease in the same UTC day can be performed at most once every 3600 seconds. Number of decreases today: {n}. Last decrease at Thursday, October 8, 2026 at {last} Coordinated Universal Time. Next decrease can be made at Thursday, October 8, 2026 at {next} Coordinated Universal Time.")
+    };
+    match update(Some((5, 5)), Some((40, 40)), at(1, 0, 6)) {
+        Err(EngineError::LimitExceeded(m)) => assert_eq!(m, text(4, "1:00:03 AM", "2:00:03 AM")),
+        other => panic!("expected LimitExceeded, got {other:?}"),
+    }
+    let after = gsi(at(1, 0, 7));
+    assert_eq!((after.throughput, after.changes), (Some((50, 50)), ThroughputChanges::default()));
+    // The GSI alone: four decreases, then its own fifth is refused.
+    for (i, t) in [(40, 40), (30, 30), (20, 20), (10, 10)].into_iter().enumerate() {
+        update(None, Some(t), at(2, 0, i as u64)).unwrap();
+        assert_eq!(gsi(at(2, 0, 10)).changes.decreases_today, i as u64 + 1);
+    }
+    assert_eq!(
+        gsi(at(2, 0, 10)).changes,
+        ThroughputChanges { last_increase: None, last_decrease: Some(at(2, 0, 3)), decreases_today: 4 }
+    );
+    match update(None, Some((5, 5)), at(2, 0, 11)) {
+        Err(EngineError::LimitExceeded(m)) => assert_eq!(m, text(4, "2:00:03 AM", "3:00:03 AM")),
+        other => panic!("expected LimitExceeded, got {other:?}"),
+    }
+    // Raising is never limited, and is shown.
+    update(None, Some((20, 20)), at(2, 30, 0)).unwrap();
+    assert_eq!(gsi(at(2, 30, 1)).changes.last_increase, Some(at(2, 30, 0)));
+    assert_eq!(engine.describe_table("budgets", at(2, 30, 1)).unwrap().settings.changes.decreases_today, 4);
+    // A new UTC day: both counts start again.
+    let tomorrow = Millis(day + 86_400_000);
+    assert_eq!(gsi(tomorrow).changes.decreases_today, 0);
+    update(None, Some((10, 10)), tomorrow).unwrap();
+    assert_eq!(gsi(tomorrow).changes.decreases_today, 1);
 }

@@ -136,16 +136,7 @@ pub fn table_description_json(d: &TableDescription) -> Value {
         BillingMode::PayPerRequest => ("PAY_PER_REQUEST", 0, 0),
         BillingMode::Provisioned { read, write } => ("PROVISIONED", read, write),
     };
-    let mut throughput = Map::new();
-    throughput.insert("NumberOfDecreasesToday".into(), json!(settings.decreases_today));
-    throughput.insert("ReadCapacityUnits".into(), json!(read));
-    throughput.insert("WriteCapacityUnits".into(), json!(write));
-    if let Some(t) = settings.last_increase {
-        throughput.insert("LastIncreaseDateTime".into(), secs(t));
-    }
-    if let Some(t) = settings.last_decrease {
-        throughput.insert("LastDecreaseDateTime".into(), secs(t));
-    }
+    let throughput = throughput_json(read, write, &settings.changes);
     // BillingModeSummary: only for a table that has been PAY_PER_REQUEST,
     // with when it last became so, kept after a switch back
     // (ack-api-quirks DDB-TABLE-025, -055, -183).
@@ -256,6 +247,22 @@ pub(crate) fn index_shape_json(def: &dynaburst_engine::index::IndexDef) -> Map<S
     m
 }
 
+/// A table's or a GSI's ProvisionedThroughput description (0 units on
+/// demand), with its changes as DescribeTable shows them.
+fn throughput_json(read: u64, write: u64, changes: &ThroughputChanges) -> Map<String, Value> {
+    let mut throughput = Map::new();
+    throughput.insert("NumberOfDecreasesToday".into(), json!(changes.decreases_today));
+    throughput.insert("ReadCapacityUnits".into(), json!(read));
+    throughput.insert("WriteCapacityUnits".into(), json!(write));
+    if let Some(t) = changes.last_increase {
+        throughput.insert("LastIncreaseDateTime".into(), secs(t));
+    }
+    if let Some(t) = changes.last_decrease {
+        throughput.insert("LastDecreaseDateTime".into(), secs(t));
+    }
+    throughput
+}
+
 fn index_description_json(i: &IndexDescription) -> Value {
     let def = &i.def;
     let mut m = index_shape_json(def);
@@ -271,10 +278,7 @@ fn index_description_json(i: &IndexDescription) -> Value {
             m.insert("Backfilling".into(), json!(true));
         }
         let (read, write) = def.throughput.unwrap_or((0, 0));
-        m.insert(
-            "ProvisionedThroughput".into(),
-            json!({"NumberOfDecreasesToday": 0, "ReadCapacityUnits": read, "WriteCapacityUnits": write}),
-        );
+        m.insert("ProvisionedThroughput".into(), Value::Object(throughput_json(read, write, &def.changes)));
         // As a table's: on-demand maxima shown only while on demand (kept
         // through a switch to PROVISIONED); warm throughput at least the
         // on-demand initial throughput or the units (DDB-TABLE-134), what
