@@ -217,6 +217,15 @@ def unique_name(prefix="t"):
     return f"{prefix}-{uuid.uuid4().hex[:16]}"
 
 
+def away_from_utc_midnight(margin_s=120.0):
+    """Sleeps past 00:00 UTC when it is less than margin_s away, so that a
+    test counting a UTC day's events (throughput decreases) stays within
+    one day: the server counts them on its clock, which is this one."""
+    into_day = time.time() % 86_400
+    if into_day > 86_400 - margin_s:
+        time.sleep(86_400 - into_day + 1)
+
+
 def wait_active(client, name, timeout=20.0):
     deadline = time.monotonic() + timeout
     while True:

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import expect_error, unique_name, wait_active
+from conftest import away_from_utc_midnight, expect_error, unique_name, wait_active
 
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
@@ -522,6 +522,7 @@ def test_update_table_on_demand_to_provisioned(ddb, table):
     ],
 )
 def test_update_table_throughput_change(ddb, make_table, before, after, decreases, stamp):
+    away_from_utc_midnight()
     name = make_table(billing="PROVISIONED", rcu=before, wcu=before)
     rcu, wcu = after
     ddb.update_table(TableName=name, ProvisionedThroughput={"ReadCapacityUnits": rcu, "WriteCapacityUnits": wcu})
@@ -534,6 +535,7 @@ def test_update_table_throughput_change(ddb, make_table, before, after, decrease
 def test_a_gsi_counts_its_throughput_decreases_apart_from_its_table(ddb):
     """Four decreases of a GSI a UTC day, then one an hour; the table's
     budget is its own (ack-api-quirks DDB-TABLE-157)."""
+    away_from_utc_midnight()
     name = unique_name("gsi-budget")
     ddb.create_table(
         TableName=name,

@@ -898,6 +898,18 @@ mod tests {
         }
     }
 
+    /// An entry whose only news is a GSI's throughput changes: version 5,
+    /// with the sections of versions 2 to 4 empty.
+    #[test]
+    fn an_entry_with_only_gsi_changes_is_version_5() {
+        let mut meta = version_1_meta();
+        meta.indexes[0].changes =
+            ThroughputChanges { last_increase: None, last_decrease: Some(Millis(43)), decreases_today: 1 };
+        let bytes = encode_meta(9, &meta);
+        assert_eq!(bytes[0], 5);
+        assert_eq!(decode_meta(&bytes).unwrap(), (9, meta));
+    }
+
     #[test]
     fn truncated_or_padded_bytes_are_corrupt_not_a_panic() {
         let meta = encode_meta(1, &full_meta());

@@ -1210,6 +1210,8 @@ fn a_gsis_decreases_are_counted_apart_from_its_tables() {
     }
     let after = gsi(at(1, 0, 7));
     assert_eq!((after.throughput, after.changes), (Some((50, 50)), ThroughputChanges::default()));
+    let table = engine.describe_table("budgets", at(1, 0, 7)).unwrap().settings;
+    assert_eq!((table.billing, table.changes.decreases_today), (BillingMode::Provisioned { read: 10, write: 10 }, 4));
     // The GSI alone: four decreases, then its own fifth is refused.
     for (i, t) in [(40, 40), (30, 30), (20, 20), (10, 10)].into_iter().enumerate() {
         update(None, Some(t), at(2, 0, i as u64)).unwrap();
@@ -1232,4 +1234,17 @@ fn a_gsis_decreases_are_counted_apart_from_its_tables() {
     assert_eq!(gsi(tomorrow).changes.decreases_today, 0);
     update(None, Some((10, 10)), tomorrow).unwrap();
     assert_eq!(gsi(tomorrow).changes.decreases_today, 1);
+    // The GSI's budget spent, the table's not: a request lowering both is
+    // refused whole, the table's units and count as they were.
+    for (i, units) in [9, 8, 7].into_iter().enumerate() {
+        update(None, Some((units, units)), Millis(tomorrow.0 + 1000 * (i as u64 + 1))).unwrap();
+    }
+    let late = Millis(tomorrow.0 + 10_000);
+    match update(Some((5, 5)), Some((6, 6)), late) {
+        Err(EngineError::LimitExceeded(m)) => assert!(m.contains("Number of decreases today: 4."), "{m}"),
+        other => panic!("expected LimitExceeded, got {other:?}"),
+    }
+    let table = engine.describe_table("budgets", late).unwrap().settings;
+    assert_eq!((table.billing, table.changes.decreases_today), (BillingMode::Provisioned { read: 10, write: 10 }, 0));
+    assert_eq!(gsi(late).throughput, Some((7, 7)));
 }
