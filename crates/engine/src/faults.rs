@@ -21,11 +21,17 @@ pub struct Faults {
     fail_commits: Arc<AtomicBool>,
     /// Writes to let through before one fails; [`DISARMED`] for none.
     writes_before_failure: Arc<AtomicUsize>,
+    /// Catalog saves to let through before one fails; [`DISARMED`] for none.
+    saves_before_failure: Arc<AtomicUsize>,
 }
 
 impl Default for Faults {
     fn default() -> Faults {
-        Faults { fail_commits: Arc::default(), writes_before_failure: Arc::new(AtomicUsize::new(DISARMED)) }
+        Faults {
+            fail_commits: Arc::default(),
+            writes_before_failure: Arc::new(AtomicUsize::new(DISARMED)),
+            saves_before_failure: Arc::new(AtomicUsize::new(DISARMED)),
+        }
     }
 }
 
@@ -46,17 +52,34 @@ impl Faults {
         self.writes_before_failure.store(DISARMED, Ordering::SeqCst);
     }
 
+    /// Lets `passes` more catalog saves through, then fails one and
+    /// disarms.
+    pub fn fail_save_after(&self, passes: usize) {
+        self.saves_before_failure.store(passes, Ordering::SeqCst);
+    }
+
     /// Counts one write: Err when it is the one to fail.
     fn check_write(&self) -> Result<(), StoreError> {
-        let before = self.writes_before_failure.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| match n {
-            DISARMED => None,
-            0 => Some(DISARMED),
-            n => Some(n - 1),
-        });
-        match before {
-            Ok(0) => Err(StoreError::Io { operation: "write", kind: std::io::ErrorKind::Other }),
-            _ => Ok(()),
-        }
+        count_down(&self.writes_before_failure, "write")
+    }
+
+    /// Counts one catalog save: Err when it is the one to fail.
+    fn check_save(&self) -> Result<(), StoreError> {
+        count_down(&self.saves_before_failure, "catalog save")
+    }
+}
+
+/// Counts one operation against `left` (operations to let through):
+/// Err for the one that fails, which disarms it.
+fn count_down(left: &AtomicUsize, operation: &'static str) -> Result<(), StoreError> {
+    let before = left.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| match n {
+        DISARMED => None,
+        0 => Some(DISARMED),
+        n => Some(n - 1),
+    });
+    match before {
+        Ok(0) => Err(StoreError::Io { operation, kind: std::io::ErrorKind::Other }),
+        _ => Ok(()),
     }
 }
 
@@ -121,6 +144,7 @@ impl Storage for FaultyStorage {
     }
 
     fn save_table_meta(&self, meta: &TableMeta) -> Result<(), StoreError> {
+        self.faults.check_save()?;
         self.inner.save_table_meta(meta)
     }
 

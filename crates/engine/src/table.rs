@@ -568,6 +568,11 @@ pub struct Table {
     /// Top keys and Contributor Insights settings; locked on its own,
     /// never while taking another lock.
     pub insights: Mutex<Insights>,
+    /// Held by UpdateTable from its first look at the settings to its last
+    /// change, so that two UpdateTables of one table cannot both pass a
+    /// check only one of them should (the day's budget of decreases, a
+    /// stream change). Taken before any other lock of the table.
+    pub(crate) updating: Mutex<()>,
 }
 
 impl Table {
@@ -596,6 +601,7 @@ impl Table {
             data: RwLock::new(data),
             capacity: Mutex::new(model),
             insights: Mutex::new(Insights::default()),
+            updating: Mutex::new(()),
         }
     }
 

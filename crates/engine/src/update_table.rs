@@ -22,7 +22,7 @@ use crate::error::EngineError;
 use crate::index::{self, IndexData, IndexDef, IndexKind, MAX_GLOBAL_INDEXES};
 use crate::table::{
     apply_index_limits, apply_limits, capacity_mode, index_capacity, index_warm_shown, Table, TableClass,
-    TableClassSetting, ThroughputChanges, ON_DEMAND_INITIAL_WARM,
+    TableClassSetting, TableSettings, ThroughputChanges, ON_DEMAND_INITIAL_WARM,
 };
 use crate::types::*;
 
@@ -222,6 +222,26 @@ fn on_demand_def(def: &IndexDef) -> IndexDef {
     IndexDef { throughput: None, warm, ..def.clone() }
 }
 
+/// The table's side of an UpdateTable, saved with its index changes.
+struct TableChange<'a> {
+    /// Makes the table's new settings from its settings at the save.
+    apply: &'a dyn Fn(&mut TableSettings),
+    /// The table switches to PAY_PER_REQUEST: its GSIs follow.
+    to_on_demand: bool,
+}
+
+/// The GSIs follow their table onto on-demand capacity (in memory, after
+/// the catalog's save).
+fn follow_onto_on_demand(data: &mut crate::table::TableData, now: Millis) {
+    for ix in data.indexes.iter_mut().filter(|ix| ix.def.kind == IndexKind::Global) {
+        ix.def = on_demand_def(&ix.def);
+        if let Some(model) = ix.capacity.lock().as_mut() {
+            model.set_mode(dynaburst_capacity::Mode::OnDemand, now);
+            apply_index_limits(model, &ix.def, now);
+        }
+    }
+}
+
 /// One checked index change, ready to apply.
 enum IndexPlan {
     Create(IndexDef),
@@ -245,6 +265,7 @@ impl Engine {
         check_request(&input, &self.config.region)?;
         let name = self.resolve_name(&input.table_name)?;
         let table = self.tables.read().get(name).cloned().ok_or_else(|| EngineError::table_not_found_named(name))?;
+        let _one_update_at_a_time = table.updating.lock();
         let m = Members::of(&input);
         // The capacity model's lock is never held with the settings' one.
         let model_warm = table.capacity.lock().as_ref().map(|model| model.warm_throughput());
@@ -325,88 +346,96 @@ impl Engine {
             crate::stream::check_stream_change(&table.name, current.stream.as_ref(), view)?;
         }
 
-        // Then the changes.
-        let index_plans = match &input.index_updates {
-            Some(updates) if !updates.is_empty() => {
-                self.update_indexes(&table, updates, &input.attribute_definitions, billing, now)?
+        // Then the changes. The table's settings are changed from what they
+        // are when the change is saved (a TTL, tag or policy change may have
+        // come since `current` was read), in the same catalog save as the
+        // index changes when there are any: a failed save changes nothing.
+        let switching_to_ppr =
+            matches!(billing, BillingMode::PayPerRequest) && !matches!(current.billing, BillingMode::PayPerRequest);
+        let mode_changed = current.billing != billing;
+        let change_settings = |settings: &mut TableSettings| {
+            if let Some(on) = input.deletion_protection {
+                settings.deletion_protection = on;
             }
+            if let Some(class) = input.table_class {
+                // Naming the class the table has changes nothing (a table that
+                // never named one is STANDARD).
+                let has = settings.table_class.map_or(TableClass::Standard, |c| c.class);
+                if has != class {
+                    settings.table_class = Some(TableClassSetting { class, updated_at: Some(now) });
+                }
+            }
+            if let Some(key) = &sse_key {
+                settings.sse_kms_key = key.clone();
+            }
+            if let Some(on_demand) = given(input.on_demand) {
+                settings.on_demand_max = Some(merge_limits(settings.on_demand_max.unwrap_or((-1, -1)), on_demand));
+            }
+            // A provisioned table's warm throughput is the most units it ever
+            // had: those it leaves are kept. (Not an on-demand table's initial
+            // throughput: the capacity model pre-warms to what is kept, and an
+            // on-demand table's partitions already serve it.)
+            if m.billing || m.throughput {
+                if let BillingMode::Provisioned { read, write } = current.billing {
+                    let kept = current.warm.unwrap_or((0, 0));
+                    settings.warm = Some((kept.0.max(read), kept.1.max(write)));
+                }
+            }
+            if let Some(warm) = given(input.warm) {
+                settings.warm = Some(merge_limits(shown_warm, warm));
+            }
+            if let (BillingMode::Provisioned { read, write }, BillingMode::Provisioned { read: r0, write: w0 }) =
+                (billing, settings.billing)
+            {
+                settings.changes.record((r0, w0), (read, write), now);
+            }
+            if switching_to_ppr {
+                settings.last_pay_per_request_switch = Some(now);
+            }
+            settings.billing = billing;
+        };
+        let index_plans = match &input.index_updates {
+            Some(updates) if !updates.is_empty() => self.update_indexes(
+                &table,
+                updates,
+                &input.attribute_definitions,
+                billing,
+                TableChange { apply: &change_settings, to_on_demand: switching_to_ppr },
+                now,
+            )?,
             _ => Vec::new(),
         };
         if let Some(view) = stream {
             self.set_stream(&table, view, now)?;
         }
-        // The data lock held to the save (data, then settings: the engine's
-        // order): the catalog entry gets the index definitions in force.
-        let data = table.data.read();
-        let index_defs: Vec<IndexDef> = data.indexes.iter().map(|i| i.def.clone()).collect();
-        let mut guard = table.settings.lock();
-        let mut settings = guard.clone();
-        if let Some(on) = input.deletion_protection {
-            settings.deletion_protection = on;
-        }
-        if let Some(class) = input.table_class {
-            // Naming the class the table has changes nothing (a table that
-            // never named one is STANDARD).
-            let has = settings.table_class.map_or(TableClass::Standard, |c| c.class);
-            if has != class {
-                settings.table_class = Some(TableClassSetting { class, updated_at: Some(now) });
+        if index_plans.is_empty() {
+            // The settings alone, saved with the index definitions in force
+            // (the data lock held to the save and the GSIs' switch: data,
+            // then settings, the engine's order).
+            let mut data = table.data.write();
+            let mut guard = table.settings.lock();
+            let mut settings = guard.clone();
+            change_settings(&mut settings);
+            if settings != *guard {
+                let defs: Vec<IndexDef> = data
+                    .indexes
+                    .iter()
+                    .map(|i| if switching_to_ppr { on_demand_def(&i.def) } else { i.def.clone() })
+                    .collect();
+                self.storage.save_table_meta(&table.meta_with(settings.clone(), defs))?;
+                *guard = settings;
+                drop(guard);
+                if switching_to_ppr {
+                    follow_onto_on_demand(&mut data, now);
+                }
             }
         }
-        if let Some(key) = sse_key {
-            settings.sse_kms_key = key;
-        }
-        if let Some(on_demand) = given(input.on_demand) {
-            settings.on_demand_max = Some(merge_limits(settings.on_demand_max.unwrap_or((-1, -1)), on_demand));
-        }
-        // A provisioned table's warm throughput is the most units it ever
-        // had: those it leaves are kept. (Not an on-demand table's initial
-        // throughput: the capacity model pre-warms to what is kept, and an
-        // on-demand table's partitions already serve it.)
-        if m.billing || m.throughput {
-            if let BillingMode::Provisioned { read, write } = current.billing {
-                let kept = current.warm.unwrap_or((0, 0));
-                settings.warm = Some((kept.0.max(read), kept.1.max(write)));
-            }
-        }
-        if let Some(warm) = given(input.warm) {
-            settings.warm = Some(merge_limits(shown_warm, warm));
-        }
-        let switching_to_ppr =
-            matches!(billing, BillingMode::PayPerRequest) && !matches!(settings.billing, BillingMode::PayPerRequest);
-        if let (BillingMode::Provisioned { read, write }, BillingMode::Provisioned { read: r0, write: w0 }) =
-            (billing, settings.billing)
-        {
-            settings.changes.record((r0, w0), (read, write), now);
-        }
-        if switching_to_ppr {
-            settings.last_pay_per_request_switch = Some(now);
-        }
-        let mode_changed = settings.billing != billing;
-        settings.billing = billing;
-        // The GSIs follow the table onto on-demand capacity.
-        let defs: Vec<IndexDef> =
-            if switching_to_ppr { index_defs.iter().map(on_demand_def).collect() } else { index_defs.clone() };
-        if settings != *guard {
-            self.storage.save_table_meta(&table.meta_with(settings.clone(), defs))?;
-            *guard = settings.clone();
-        }
-        drop(guard);
-        drop(data);
+        let settings = table.settings.lock().clone();
         if let Some(model) = table.capacity.lock().as_mut() {
             if mode_changed {
                 model.set_mode(capacity_mode(billing), now);
             }
             apply_limits(model, &settings, now);
-        }
-        if switching_to_ppr {
-            let mut data = table.data.write();
-            for ix in data.indexes.iter_mut().filter(|ix| ix.def.kind == IndexKind::Global) {
-                ix.def = on_demand_def(&ix.def);
-                if let Some(model) = ix.capacity.lock().as_mut() {
-                    model.set_mode(dynaburst_capacity::Mode::OnDemand, now);
-                    apply_index_limits(model, &ix.def, now);
-                }
-            }
         }
         // DynamoDB answers ACTIVE for the changes it makes at once, and
         // UPDATING while a table's capacity, class, stream or index set is
@@ -431,8 +460,10 @@ impl Engine {
         updates: &[IndexUpdate],
         definitions: &[(String, ScalarType)],
         billing: BillingMode,
+        table_change: TableChange<'_>,
         now: Millis,
     ) -> Result<Vec<IndexPlan>, EngineError> {
+        let TableChange { apply: change_settings, to_on_demand: switching_to_ppr } = table_change;
         for (i, u) in updates.iter().enumerate() {
             if updates[..i].iter().any(|v| v.index_name() == u.index_name()) {
                 return Err(invalid(format!(
@@ -629,8 +660,14 @@ impl Engine {
             })
             .chain(created.iter().map(|ix| ix.def.clone()))
             .collect();
-        let settings = table.settings.lock().clone();
-        self.storage.save_table_meta(&table.meta_with(settings, defs))?;
+        // One save for the indexes and the table's settings.
+        let mut guard = table.settings.lock();
+        let mut settings = guard.clone();
+        change_settings(&mut settings);
+        let defs = if switching_to_ppr { defs.iter().map(on_demand_def).collect() } else { defs };
+        self.storage.save_table_meta(&table.meta_with(settings.clone(), defs))?;
+        *guard = settings;
+        drop(guard);
         data.indexes.retain(|i| !deleted.contains(&i.def.name.as_str()));
         for ix in data.indexes.iter_mut() {
             let Some((throughput, on_demand_max, warm, changes)) = updated(&ix.def.name) else { continue };
@@ -651,6 +688,9 @@ impl Engine {
             }
         }
         data.indexes.extend(created);
+        if switching_to_ppr {
+            follow_onto_on_demand(&mut data, now);
+        }
         // A deleted index's stored entries go once the catalog no longer
         // names it (a crash between leaves entries no index reads, which
         // the next start-up drops, as it drops those of a backfill a crash

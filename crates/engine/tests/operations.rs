@@ -1248,3 +1248,60 @@ fn a_gsis_decreases_are_counted_apart_from_its_tables() {
     assert_eq!((table.billing, table.changes.decreases_today), (BillingMode::Provisioned { read: 10, write: 10 }, 0));
     assert_eq!(gsi(late).throughput, Some((7, 7)));
 }
+
+/// UpdateTable is all or nothing when the catalog save fails, whichever
+/// save of the request it is: a request that lowers the table and its GSI
+/// either changes both (units and day's counts) or neither.
+#[test]
+fn a_failed_catalog_save_leaves_update_table_unapplied() {
+    let spec = IndexSpec {
+        name: "gsi1".into(),
+        key_schema: vec![("g".into(), KeyRole::Hash)],
+        projection_type: Some(ProjectionType::All),
+        non_key_attributes: None,
+        throughput: Some((50, 50)),
+        on_demand: None,
+        warm: None,
+    };
+    let input = UpdateTableInput {
+        throughput: Some((40, 40)),
+        index_updates: Some(vec![IndexUpdate::Update {
+            name: "gsi1".into(),
+            throughput: Some((30, 30)),
+            on_demand: None,
+            warm: None,
+        }]),
+        ..UpdateTableInput::new("atomic")
+    };
+    let shown = |engine: &Engine| {
+        let d = engine.describe_table("atomic", Millis(10)).unwrap();
+        let gsi = &d.indexes[0].def;
+        (d.settings.billing, d.settings.changes.decreases_today, gsi.throughput, gsi.changes.decreases_today)
+    };
+    let before = (BillingMode::Provisioned { read: 50, write: 50 }, 0, Some((50, 50)), 0);
+    let after = (BillingMode::Provisioned { read: 40, write: 40 }, 1, Some((30, 30)), 1);
+    for passes in 0..3 {
+        let storage = Arc::new(FaultyStorage::new());
+        let engine = Engine::open(EngineConfig::local(), storage.clone(), Millis(0)).unwrap();
+        let create = CreateTableInput {
+            global_indexes: Some(vec![spec.clone()]),
+            ..CreateTableInput::new(
+                "atomic",
+                vec![("pk".into(), KeyRole::Hash)],
+                vec![("pk".into(), ScalarType::S), ("g".into(), ScalarType::S)],
+                BillingMode::Provisioned { read: 50, write: 50 },
+            )
+        };
+        engine.create_table(create, Millis(0)).unwrap();
+        storage.faults().fail_save_after(passes);
+        let result = engine.update_table(input.clone(), Millis(10));
+        storage.faults().fail_save_after(usize::MAX);
+        match result {
+            Ok(_) => assert_eq!(shown(&engine), after, "the save after {passes} passed"),
+            Err(e) => {
+                assert!(matches!(e, EngineError::Internal(_)), "{e:?}");
+                assert_eq!(shown(&engine), before, "a failed save after {passes} applied part of the request");
+            }
+        }
+    }
+}
