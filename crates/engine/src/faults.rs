@@ -58,6 +58,11 @@ impl Faults {
         self.saves_before_failure.store(passes, Ordering::SeqCst);
     }
 
+    /// No catalog save fails.
+    pub fn disarm_saves(&self) {
+        self.saves_before_failure.store(DISARMED, Ordering::SeqCst);
+    }
+
     /// Counts one write: Err when it is the one to fail.
     fn check_write(&self) -> Result<(), StoreError> {
         count_down(&self.writes_before_failure, "write")

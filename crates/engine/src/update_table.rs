@@ -11,6 +11,8 @@
 
 use std::collections::HashMap;
 
+use parking_lot::RwLockUpgradableReadGuard;
+
 use dynaburst_model::ScalarType;
 
 use crate::control::{
@@ -222,6 +224,20 @@ fn on_demand_def(def: &IndexDef) -> IndexDef {
     IndexDef { throughput: None, warm, ..def.clone() }
 }
 
+/// The table's capacity model follows its settings (its mode set again only
+/// when it differs, so a retry after a failure repairs it). The capacity
+/// lock is never held with the settings' one.
+fn follow_settings(table: &Table, now: Millis) {
+    let settings = table.settings.lock().clone();
+    if let Some(model) = table.capacity.lock().as_mut() {
+        let mode = capacity_mode(settings.billing);
+        if model.mode() != mode {
+            model.set_mode(mode, now);
+        }
+        apply_limits(model, &settings, now);
+    }
+}
+
 /// The table's side of an UpdateTable, saved with its index changes.
 struct TableChange<'a> {
     /// Makes the table's new settings from its settings at the save.
@@ -352,7 +368,6 @@ impl Engine {
         // index changes when there are any: a failed save changes nothing.
         let switching_to_ppr =
             matches!(billing, BillingMode::PayPerRequest) && !matches!(current.billing, BillingMode::PayPerRequest);
-        let mode_changed = current.billing != billing;
         let change_settings = |settings: &mut TableSettings| {
             if let Some(on) = input.deletion_protection {
                 settings.deletion_protection = on;
@@ -405,14 +420,12 @@ impl Engine {
             )?,
             _ => Vec::new(),
         };
-        if let Some(view) = stream {
-            self.set_stream(&table, view, now)?;
-        }
         if index_plans.is_empty() {
             // The settings alone, saved with the index definitions in force
             // (the data lock held to the save and the GSIs' switch: data,
-            // then settings, the engine's order).
-            let mut data = table.data.write();
+            // then settings, the engine's order; a write lock only for the
+            // switch).
+            let data = table.data.upgradable_read();
             let mut guard = table.settings.lock();
             let mut settings = guard.clone();
             change_settings(&mut settings);
@@ -426,16 +439,14 @@ impl Engine {
                 *guard = settings;
                 drop(guard);
                 if switching_to_ppr {
-                    follow_onto_on_demand(&mut data, now);
+                    follow_onto_on_demand(&mut RwLockUpgradableReadGuard::upgrade(data), now);
                 }
             }
         }
-        let settings = table.settings.lock().clone();
-        if let Some(model) = table.capacity.lock().as_mut() {
-            if mode_changed {
-                model.set_mode(capacity_mode(billing), now);
-            }
-            apply_limits(model, &settings, now);
+        follow_settings(&table, now);
+        // A stream change last, saved on its own.
+        if let Some(view) = stream {
+            self.set_stream(&table, view, now)?;
         }
         // DynamoDB answers ACTIVE for the changes it makes at once, and
         // UPDATING while a table's capacity, class, stream or index set is
@@ -691,12 +702,18 @@ impl Engine {
         if switching_to_ppr {
             follow_onto_on_demand(&mut data, now);
         }
+        // The table's capacity model follows the settings just saved, before
+        // anything below can fail.
+        follow_settings(table, now);
         // A deleted index's stored entries go once the catalog no longer
         // names it (a crash between leaves entries no index reads, which
         // the next start-up drops, as it drops those of a backfill a crash
         // cut short).
+        // Best effort: the request is done (a failure poisons durable
+        // storage, whose next start drops the entries the catalog does not
+        // name).
         for name in deleted {
-            self.storage.drop_index(&table.name, name)?;
+            let _ = self.storage.drop_index(&table.name, name);
         }
         Ok(plans)
     }

@@ -1295,13 +1295,74 @@ fn a_failed_catalog_save_leaves_update_table_unapplied() {
         engine.create_table(create, Millis(0)).unwrap();
         storage.faults().fail_save_after(passes);
         let result = engine.update_table(input.clone(), Millis(10));
-        storage.faults().fail_save_after(usize::MAX);
+        storage.faults().disarm_saves();
+        // The request makes one save: only the first fails it.
+        assert_eq!(result.is_err(), passes == 0, "{result:?}");
         match result {
             Ok(_) => assert_eq!(shown(&engine), after, "the save after {passes} passed"),
             Err(e) => {
                 assert!(matches!(e, EngineError::Internal(_)), "{e:?}");
                 assert_eq!(shown(&engine), before, "a failed save after {passes} applied part of the request");
             }
+        }
+    }
+}
+
+/// A stream change fails (its own save, after the settings') in a request
+/// that also switches the table to PAY_PER_REQUEST, with or without a GSI
+/// update: the switch is saved, and the capacity model follows it (on
+/// demand, not the old 1 WCU), as it would after a restart.
+#[test]
+fn the_capacity_model_follows_settings_saved_before_a_later_failure() {
+    for with_gsi in [false, true] {
+        let storage = Arc::new(FaultyStorage::new());
+        let engine = Engine::open(EngineConfig::local(), storage.clone(), Millis(0)).unwrap();
+        let spec = IndexSpec {
+            name: "gsi1".into(),
+            key_schema: vec![("g".into(), KeyRole::Hash)],
+            projection_type: Some(ProjectionType::All),
+            non_key_attributes: None,
+            throughput: Some((1, 1)),
+            on_demand: None,
+            warm: None,
+        };
+        let create = CreateTableInput {
+            global_indexes: with_gsi.then(|| vec![spec]),
+            ..CreateTableInput::new(
+                "follow",
+                vec![("pk".into(), KeyRole::Hash)],
+                if with_gsi {
+                    vec![("pk".into(), ScalarType::S), ("g".into(), ScalarType::S)]
+                } else {
+                    vec![("pk".into(), ScalarType::S)]
+                },
+                BillingMode::Provisioned { read: 1, write: 1 },
+            )
+        };
+        engine.create_table(create, Millis(0)).unwrap();
+        storage.faults().fail_save_after(1);
+        let input = UpdateTableInput {
+            billing_mode_pay_per_request: Some(true),
+            stream: Some((true, Some(dynaburst_engine::stream::StreamViewType::NewImage))),
+            index_updates: with_gsi.then(|| {
+                vec![IndexUpdate::Update {
+                    name: "gsi1".into(),
+                    throughput: None,
+                    on_demand: Some((Some(100), None)),
+                    warm: None,
+                }]
+            }),
+            ..UpdateTableInput::new("follow")
+        };
+        let result = engine.update_table(input, Millis(10));
+        storage.faults().disarm_saves();
+        assert!(matches!(result, Err(EngineError::Internal(_))), "with GSI {with_gsi}: {result:?}");
+        let d = engine.describe_table("follow", Millis(20)).unwrap();
+        assert_eq!((d.settings.billing, d.settings.stream), (BillingMode::PayPerRequest, None), "with GSI {with_gsi}");
+        let (_, write) = d.warm_throughput.expect("the capacity model is on");
+        assert!(write >= 4000.0, "with GSI {with_gsi}: the model serves {write} WCU, it did not follow the switch");
+        if with_gsi {
+            assert_eq!(d.indexes[0].def.throughput, None);
         }
     }
 }
