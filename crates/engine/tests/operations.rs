@@ -1154,6 +1154,30 @@ fn decreases_are_limited_per_utc_day_as_dynamodb_limits_them() {
     assert_eq!(engine.describe_table("dec", tomorrow).unwrap().settings.changes.decreases_today, 1);
 }
 
+/// Creates PROVISIONED table `name` (`units` read and write) keyed by pk,
+/// with GSI `gsi1` on g (S) provisioned at `gsi_units`, at time 0.
+fn create_with_gsi1(engine: &Engine, name: &str, units: u64, gsi_units: u64) {
+    let spec = IndexSpec {
+        name: "gsi1".into(),
+        key_schema: vec![("g".into(), KeyRole::Hash)],
+        projection_type: Some(ProjectionType::All),
+        non_key_attributes: None,
+        throughput: Some((gsi_units, gsi_units)),
+        on_demand: None,
+        warm: None,
+    };
+    let input = CreateTableInput {
+        global_indexes: Some(vec![spec]),
+        ..CreateTableInput::new(
+            name,
+            vec![("pk".into(), KeyRole::Hash)],
+            vec![("pk".into(), ScalarType::S), ("g".into(), ScalarType::S)],
+            BillingMode::Provisioned { read: units, write: units },
+        )
+    };
+    engine.create_table(input, Millis(0)).unwrap();
+}
+
 /// A GSI's provisioned-throughput decreases have a budget of their own,
 /// apart from its table's, with the same rules and text; a request that
 /// lowers both is refused whole when either budget is spent, and changes
@@ -1163,25 +1187,7 @@ fn a_gsis_decreases_are_counted_apart_from_its_tables() {
     let engine = Engine::new(EngineConfig::local());
     let day = dynaburst_model::time::days_from_civil(2026, 10, 8) as u64 * 86_400_000;
     let at = |h: u64, m: u64, s: u64| Millis(day + ((h * 60 + m) * 60 + s) * 1000);
-    let spec = IndexSpec {
-        name: "gsi1".into(),
-        key_schema: vec![("g".into(), KeyRole::Hash)],
-        projection_type: Some(ProjectionType::All),
-        non_key_attributes: None,
-        throughput: Some((50, 50)),
-        on_demand: None,
-        warm: None,
-    };
-    let input = CreateTableInput {
-        global_indexes: Some(vec![spec]),
-        ..CreateTableInput::new(
-            "budgets",
-            vec![("pk".into(), KeyRole::Hash)],
-            vec![("pk".into(), ScalarType::S), ("g".into(), ScalarType::S)],
-            BillingMode::Provisioned { read: 50, write: 50 },
-        )
-    };
-    engine.create_table(input, at(0, 0, 0)).unwrap();
+    create_with_gsi1(&engine, "budgets", 50, 50);
     let update = |table: Option<(u64, u64)>, gsi: Option<(u64, u64)>, now: Millis| {
         let updates = gsi.map(|t| {
             vec![IndexUpdate::Update { name: "gsi1".into(), throughput: Some(t), on_demand: None, warm: None }]
@@ -1254,15 +1260,6 @@ fn a_gsis_decreases_are_counted_apart_from_its_tables() {
 /// either changes both (units and day's counts) or neither.
 #[test]
 fn a_failed_catalog_save_leaves_update_table_unapplied() {
-    let spec = IndexSpec {
-        name: "gsi1".into(),
-        key_schema: vec![("g".into(), KeyRole::Hash)],
-        projection_type: Some(ProjectionType::All),
-        non_key_attributes: None,
-        throughput: Some((50, 50)),
-        on_demand: None,
-        warm: None,
-    };
     let input = UpdateTableInput {
         throughput: Some((40, 40)),
         index_updates: Some(vec![IndexUpdate::Update {
@@ -1283,16 +1280,7 @@ fn a_failed_catalog_save_leaves_update_table_unapplied() {
     for passes in 0..3 {
         let storage = Arc::new(FaultyStorage::new());
         let engine = Engine::open(EngineConfig::local(), storage.clone(), Millis(0)).unwrap();
-        let create = CreateTableInput {
-            global_indexes: Some(vec![spec.clone()]),
-            ..CreateTableInput::new(
-                "atomic",
-                vec![("pk".into(), KeyRole::Hash)],
-                vec![("pk".into(), ScalarType::S), ("g".into(), ScalarType::S)],
-                BillingMode::Provisioned { read: 50, write: 50 },
-            )
-        };
-        engine.create_table(create, Millis(0)).unwrap();
+        create_with_gsi1(&engine, "atomic", 50, 50);
         storage.faults().fail_save_after(passes);
         let result = engine.update_table(input.clone(), Millis(10));
         storage.faults().disarm_saves();
@@ -1317,29 +1305,11 @@ fn the_capacity_model_follows_settings_saved_before_a_later_failure() {
     for with_gsi in [false, true] {
         let storage = Arc::new(FaultyStorage::new());
         let engine = Engine::open(EngineConfig::local(), storage.clone(), Millis(0)).unwrap();
-        let spec = IndexSpec {
-            name: "gsi1".into(),
-            key_schema: vec![("g".into(), KeyRole::Hash)],
-            projection_type: Some(ProjectionType::All),
-            non_key_attributes: None,
-            throughput: Some((1, 1)),
-            on_demand: None,
-            warm: None,
-        };
-        let create = CreateTableInput {
-            global_indexes: with_gsi.then(|| vec![spec]),
-            ..CreateTableInput::new(
-                "follow",
-                vec![("pk".into(), KeyRole::Hash)],
-                if with_gsi {
-                    vec![("pk".into(), ScalarType::S), ("g".into(), ScalarType::S)]
-                } else {
-                    vec![("pk".into(), ScalarType::S)]
-                },
-                BillingMode::Provisioned { read: 1, write: 1 },
-            )
-        };
-        engine.create_table(create, Millis(0)).unwrap();
+        if with_gsi {
+            create_with_gsi1(&engine, "follow", 1, 1);
+        } else {
+            create(&engine, "follow", BillingMode::Provisioned { read: 1, write: 1 });
+        }
         storage.faults().fail_save_after(1);
         let input = UpdateTableInput {
             billing_mode_pay_per_request: Some(true),
