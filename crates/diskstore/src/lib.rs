@@ -34,10 +34,12 @@
 //! ignored, so a transaction is all or nothing. The applier thread then
 //! writes the durable batches into the database in large atomic batches
 //! (a few small batches wait up to [`APPLY_GATHER_WAIT`] for more), off the
-//! answer's path, at a lower CPU priority ([`APPLIER_NICE`]). fjall's journal is not synced for them (the log already
-//! made their batches durable) except every [`DURABLE_APPLY_BYTES`] and
-//! when no batch has come for [`IDLE_DURABLE_WAIT`]; after such a sync the
-//! applier deletes the log files the database holds entirely. A crash
+//! answer's path, at a lower CPU priority ([`APPLIER_NICE`]). fjall's
+//! journal is not synced for them (the log already made their batches
+//! durable) except every [`DURABLE_APPLY_BYTES`] and when no batch has come
+//! for [`IDLE_DURABLE_WAIT`]; after such a sync the applier retires the log
+//! files the database holds entirely (`wal.rs`: kept as spares, which later
+//! log files reuse, or deleted). A crash
 //! takes the database back to a prefix of its batches (fjall's journal is
 //! ordered and checksummed), never older than its last synced state, and
 //! the replay at start-up writes the batches after its applied mark (one
@@ -106,6 +108,14 @@ pub fn wal_files(dir: &Path) -> std::io::Result<usize> {
     wal::list(dir).map(|files| files.len())
 }
 
+/// Spare (retired, kept for reuse) log files in a data directory (for
+/// tests and tools).
+pub fn spare_wal_files(dir: &Path) -> std::io::Result<usize> {
+    wal::list_spares(dir).map(|files| files.len())
+}
+
+pub use wal::MAX_SPARE_LOGS;
+
 /// The lock file inside the data directory.
 pub const LOCK_FILE: &str = "LOCK";
 /// Default block cache of the database.
@@ -129,7 +139,13 @@ pub const MAX_BACKLOG_BYTES: usize = 128 * 1024 * 1024;
 /// Bytes of batches the applier writes into the database file between
 /// durable (synced) states of the database; the commits between are not
 /// synced (the log holds their batches until a durable commit does).
-pub const DURABLE_APPLY_BYTES: usize = 256 * 1024 * 1024;
+/// Log files retire at each durable state: two log files
+/// ([`wal::WAL_ROTATE_BYTES`]) apart, the committer finds a spare at
+/// nearly every rotation (at 256 MiB, four 64 MiB files apart, it found
+/// none at most of them, and recycling gained nothing measurable). fjall
+/// syncs its journal whenever it starts a new one anyway: durable states
+/// more often cost no measurable rate (docs/storage-engine.md).
+pub const DURABLE_APPLY_BYTES: usize = 64 * 1024 * 1024;
 /// Bytes of waiting batches the applier writes at once; fewer wait up to
 /// [`APPLY_GATHER_WAIT`] for more (see `gather`).
 pub const APPLY_GATHER_BYTES: usize = 4 * 1024 * 1024;
@@ -592,6 +608,9 @@ struct Shared {
     fail_next_apply: AtomicBool,
     /// Write-ahead log syncs made so far.
     syncs: AtomicU64,
+    /// Retired log files kept for reuse (`wal::retire`), at most
+    /// [`wal::MAX_SPARE_LOGS`]: the committer's next files.
+    spares: Mutex<Vec<PathBuf>>,
     /// Durable batches the applier has not yet written into the database.
     backlog: Mutex<Backlog>,
     /// Signalled when the backlog has work or the applier must stop.
@@ -605,7 +624,7 @@ struct Shared {
 struct Backlog {
     batches: Vec<(u64, Vec<Record>)>,
     bytes: usize,
-    /// Log files complete (the committer moved on), in order: deleted once
+    /// Log files complete (the committer moved on), in order: retired once
     /// their batches are in the database.
     done_files: Vec<u64>,
     stop: bool,
@@ -766,12 +785,17 @@ impl DiskStorage {
             }
             None => return Err(db_error(&path, "it has tables but no layout mark: it was not written by dynaburst")),
         }
-        let (seq, generation) = replay(&files, dir).map_err(|e| match e {
+        // Spares kept by an earlier run (past MAX_SPARE_LOGS: deleted).
+        let mut spares: Vec<PathBuf> = wal::list_spares(dir).map_err(io(dir))?.into_iter().map(|(_, p)| p).collect();
+        for extra in spares.split_off(spares.len().min(wal::MAX_SPARE_LOGS)) {
+            std::fs::remove_file(&extra).map_err(io(&extra))?;
+        }
+        let (seq, generation) = replay(&files, dir, &mut spares).map_err(|e| match e {
             LoadError::Store(e) => OpenError::Corrupt(e),
             LoadError::Db(message) => OpenError::Database { path: path.clone(), message },
         })?;
-        let log =
-            wal::Wal::create(dir, generation, options.wal_rotate_bytes).map_err(io(&wal::path(dir, generation)))?;
+        let log = wal::Wal::create(dir, generation, options.wal_rotate_bytes, spares.pop())
+            .map_err(io(&wal::path(dir, generation)))?;
         let (catalog, next_id) = load(&files).map_err(|e| match e {
             LoadError::Store(e) => OpenError::Corrupt(e),
             LoadError::Db(message) => OpenError::Database { path: path.clone(), message },
@@ -797,6 +821,7 @@ impl DiskStorage {
             fail_next_sync: AtomicBool::new(false),
             fail_next_apply: AtomicBool::new(false),
             syncs: AtomicU64::new(0),
+            spares: Mutex::new(spares),
             backlog: Mutex::new(Backlog { applied_seq: seq, ..Backlog::default() }),
             apply: Condvar::new(),
             applied: Condvar::new(),
@@ -1050,7 +1075,7 @@ fn db<E: fmt::Display>(e: E) -> LoadError {
 /// Writes the batches of the log files left by the last run into the
 /// database (those it does not hold yet), then deletes the files.
 /// Returns the last sequence number and the next log generation.
-fn replay(files: &Files, dir: &Path) -> Result<(u64, u64), LoadError> {
+fn replay(files: &Files, dir: &Path, spares: &mut Vec<PathBuf>) -> Result<(u64, u64), LoadError> {
     let applied = files.get_u64(APPLIED_SEQ).map_err(self::db)?.unwrap_or(0);
     let list = wal::list(dir).map_err(self::db)?;
     // One file at a time (memory holds one), unsynced: a crash meanwhile
@@ -1058,10 +1083,13 @@ fn replay(files: &Files, dir: &Path) -> Result<(u64, u64), LoadError> {
     let mut last = applied;
     for (i, (_, path)) in list.iter().enumerate() {
         let bytes = std::fs::read(path).map_err(self::db)?;
-        let (read, torn) = wal::decode(&bytes);
+        let (read, tail) = wal::decode(&bytes);
         drop(bytes);
-        // Only the newest file can end in a torn frame (a crash mid-append).
-        if torn && i + 1 < list.len() {
+        // Only the newest file can end in a torn frame (a crash mid-append,
+        // or the old life of a recycled file the committer had not moved on
+        // from): the others end in their end frame (or, never recycled, at
+        // the last frame).
+        if tail == wal::Tail::Torn && i + 1 < list.len() {
             return Err(StoreError::Corrupt { what: "write-ahead log" }.into());
         }
         let batches: Vec<_> = read.into_iter().filter(|(seq, _)| *seq > last).collect();
@@ -1076,8 +1104,8 @@ fn replay(files: &Files, dir: &Path) -> Result<(u64, u64), LoadError> {
     if !list.is_empty() {
         mark_durable(files).map_err(self::db)?;
     }
-    for (_, path) in &list {
-        std::fs::remove_file(path).map_err(self::db)?;
+    for (generation, _) in &list {
+        wal::retire(dir, *generation, spares).map_err(self::db)?;
     }
     wal::sync_dir(dir).map_err(self::db)?;
     Ok((last, list.last().map_or(1, |(g, _)| g + 1)))
@@ -1195,7 +1223,8 @@ fn commit_loop(mut wal: wal::Wal, shared: &Shared) {
         b.bytes += bytes;
         b.batches.extend(taken);
         if wal.bytes >= wal.rotate_bytes {
-            match wal.rotate() {
+            let spare = shared.spares.lock().pop();
+            match wal.rotate(spare) {
                 Ok(done) => b.done_files.push(done),
                 Err(e) => {
                     drop(b);
@@ -1305,7 +1334,7 @@ fn prune(shared: &Shared, batches: &[(u64, Vec<Record>)]) {
 
 /// The applier: writes every durable batch the committer handed over into
 /// the database file, as many as are waiting in one transaction, and
-/// deletes the log files the database holds entirely once a durable commit
+/// retires the log files the database holds entirely once a durable commit
 /// holds them. Ends when asked to and the backlog is empty.
 fn apply_loop(dir: &Path, shared: &Shared) {
     lower_priority();
@@ -1391,11 +1420,12 @@ fn apply_loop(dir: &Path, shared: &Shared) {
             continue;
         }
         since_durable = 0;
-        // The file holds every batch of these files on disk now.
+        // The file holds every batch of these files on disk now: they
+        // become spares or go.
         let files = std::mem::take(&mut applied_files);
-        let removed = files.iter().try_for_each(|g| std::fs::remove_file(wal::path(dir, *g)));
+        let retired = files.iter().try_for_each(|g| wal::retire(dir, *g, &mut shared.spares.lock()));
         let synced = || if files.is_empty() { Ok(()) } else { wal::sync_dir(dir) };
-        if let Err(e) = removed.and_then(|()| synced()) {
+        if let Err(e) = retired.and_then(|()| synced()) {
             poison(shared, Failure::io("log removal", &e));
         }
     }

@@ -193,8 +193,14 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// Small log files: the ops rotate through them, recycle retired ones and
+/// replay them at each reopen.
+fn options() -> DiskOptions {
+    DiskOptions { wal_rotate_bytes: 700, ..DiskOptions::default() }
+}
+
 fn open(dir: &Path) -> (DiskStorage, Box<dyn TableStore>) {
-    let disk = DiskStorage::open(dir, &DiskOptions::default()).expect("open");
+    let disk = DiskStorage::open(dir, &options()).expect("open");
     disk.hold_applier(true);
     let store = disk.open_table("t").expect("the table");
     (disk, store)
@@ -217,7 +223,7 @@ fn sizes(model: &BTreeMap<StoreKey, Arc<Item>>) -> Vec<(u128, u64)> {
 fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
     let dir = fresh_dir();
     {
-        let disk = DiskStorage::open(&dir, &DiskOptions::default()).expect("create");
+        let disk = DiskStorage::open(&dir, &options()).expect("create");
         disk.create_table(&meta("t")).expect("create the table");
     }
     let (mut disk, mut store) = open(&dir);
@@ -401,6 +407,61 @@ fn a_full_overlay_makes_commits_wait_for_the_applier() {
     disk.wait_applied().expect("applied");
     assert_eq!(disk.overlay_bytes(), 0);
     assert_eq!(disk.table_stats("t").expect("stats").map(|s| s.0), Some(sk as u64 + 50));
+    drop(store);
+    drop(disk);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Recycled log files. A first life of large batches fills small log
+/// files, which a clean close retires (the spares); a second life of small
+/// batches rewrites the same items through those spares (so each ends
+/// before its old life's frames do), and a failed write into the database
+/// keeps every log file as a crash would. The reopen replays them: each
+/// item has its second life's value, none an older one.
+#[test]
+fn a_reopen_replays_the_new_life_of_recycled_log_files_and_not_their_old_one() {
+    let dir = fresh_dir();
+    let options = DiskOptions { wal_rotate_bytes: 2048, ..DiskOptions::default() };
+    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
+    // One batch, synced before the next (each its own log sync, so that the
+    // log rotates between batches).
+    let commit = |disk: &DiskStorage, store: &mut Box<dyn TableStore>, sks: std::ops::Range<i64>, v: u16| {
+        let mutations = sks.map(|sk| Mutation { table: 0, key: key(1, sk), item: Some(item(1, sk, v)) }).collect();
+        disk.commit(WriteBatch { mutations, ..WriteBatch::default() }, &mut [&mut **store]).expect("commit");
+        runtime.block_on(disk.durability().settle()).expect("synced");
+    };
+    {
+        let disk = DiskStorage::open(&dir, &options).expect("create");
+        let mut store = disk.create_table(&meta("t")).expect("create");
+        for b in 0..30 {
+            commit(&disk, &mut store, b * 12..(b + 1) * 12, 1);
+        }
+        drop(store);
+        disk.close();
+    }
+    assert_eq!(dynaburst_diskstore::spare_wal_files(&dir).expect("spares"), dynaburst_diskstore::MAX_SPARE_LOGS);
+    {
+        let disk = DiskStorage::open(&dir, &options).expect("reopen");
+        let mut store = disk.open_table("t").expect("the table");
+        disk.hold_applier(true);
+        for sk in 0..360 {
+            commit(&disk, &mut store, sk..sk + 1, 2);
+        }
+        // Every spare is a log file again, its old life past its new one.
+        assert_eq!(dynaburst_diskstore::spare_wal_files(&dir).expect("spares"), 0);
+        assert!(dynaburst_diskstore::wal_files(&dir).expect("logs") > dynaburst_diskstore::MAX_SPARE_LOGS);
+        disk.durability().fail_next_apply();
+        disk.hold_applier(false);
+        assert!(disk.wait_applied().is_err(), "the database write failed");
+        drop(store);
+        disk.close();
+    }
+    assert!(dynaburst_diskstore::wal_files(&dir).expect("logs") > dynaburst_diskstore::MAX_SPARE_LOGS);
+    let (disk, store) = open(&dir);
+    for sk in 0..360 {
+        assert_eq!(store.get(&key(1, sk)).expect("get"), Some(item(1, sk, 2)), "item {sk}");
+    }
+    assert_eq!(disk.table_stats("t").expect("stats").map(|s| s.0), Some(360));
     drop(store);
     drop(disk);
     let _ = std::fs::remove_dir_all(&dir);

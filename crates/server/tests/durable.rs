@@ -226,13 +226,18 @@ async fn log_files_rotate_and_are_deleted_once_the_database_file_holds_them() {
         // Closed cleanly: the database file holds everything, and only the
         // newest log file (empty or not yet deleted) may remain.
         assert!(dynaburst_diskstore::wal_files(&dir).expect("list") <= 2);
+        // The retired files past the newest few were kept for reuse.
+        assert_eq!(dynaburst_diskstore::spare_wal_files(&dir).expect("spares"), dynaburst_diskstore::MAX_SPARE_LOGS);
     }
     let (server, disk) = open(&dir);
     assert_eq!(item_count(&server, "tbl").await, 499);
     assert_eq!(get(&server, "tbl", "k499").await.1["Item"]["v"]["N"], "499");
     assert_eq!(get(&server, "tbl", "k7").await.1, json!({}));
-    // Start-up replayed and removed the old files and started a new one.
+    // Start-up replayed and retired the old files and started a new one
+    // on one of the spares (whose old frames it did not replay: k7 stays
+    // deleted); the files it retired went, the spares being full.
     assert_eq!(dynaburst_diskstore::wal_files(&dir).expect("list"), 1);
+    assert_eq!(dynaburst_diskstore::spare_wal_files(&dir).expect("spares"), dynaburst_diskstore::MAX_SPARE_LOGS - 1);
     disk.close();
     let _ = std::fs::remove_dir_all(&dir);
 }
