@@ -216,8 +216,32 @@ def create_table(ddb, table):
     )
 
 
+# Log files of 16 KiB (the server's default is 32 MiB): a trial's load
+# rotates through several, and each restart retires them into spares that
+# the next trial's log files overwrite, so the kills land on recycled files
+# (their old life's frames past the new ones) as well as fresh ones.
+WAL_ROTATE_BYTES = 16 * 1024
+
+
 def start(data_dir):
-    return ServerProcess(["--data-dir", str(data_dir), "--capacity-model", "off", "--ttl-interval", "0"])
+    return ServerProcess(
+        [
+            "--data-dir",
+            str(data_dir),
+            "--capacity-model",
+            "off",
+            "--ttl-interval",
+            "0",
+            "--wal-rotate-bytes",
+            str(WAL_ROTATE_BYTES),
+        ]
+    )
+
+
+def log_files(data_dir) -> tuple[int, int]:
+    """(log files, spare log files) in the data directory."""
+    names = os.listdir(data_dir)
+    return sum(n.startswith("wal-") for n in names), sum(n.startswith("spare-") for n in names)
 
 
 def run(trials: int, seed: int, data_dir: str, log=print):
@@ -226,9 +250,18 @@ def run(trials: int, seed: int, data_dir: str, log=print):
     rng = random.Random(seed)
     log(f"crash harness: seed {seed}, {trials} trials, data in {data_dir}")
     earlier = {}  # table -> item count found after its trial
-    summary = {"seed": seed, "trials": 0, "acknowledged_requests": 0, "in_flight_at_kill": 0, "kill_after_s": []}
+    summary = {
+        "seed": seed,
+        "trials": 0,
+        "acknowledged_requests": 0,
+        "in_flight_at_kill": 0,
+        "kill_after_s": [],
+        "log_files_at_kill": 0,
+        "spare_log_files_at_start": 0,
+    }
     for trial in range(trials):
         table = f"crash-{trial:03}"
+        spares_at_start = log_files(data_dir)[1] if os.path.isdir(data_dir) else 0
         srv = start(data_dir)
         ddb = make_client(srv.url)
         create_table(ddb, table)
@@ -241,6 +274,7 @@ def run(trials: int, seed: int, data_dir: str, log=print):
         time.sleep(kill_after)
         srv.proc.kill()
         srv.proc.wait()
+        logs_at_kill = log_files(data_dir)[0]
         stop.set()
         for t in threads:
             t.join(timeout=30)
@@ -261,7 +295,8 @@ def run(trials: int, seed: int, data_dir: str, log=print):
         in_flight = sum(1 for w in writers if w.pending or w.txn_pending)
         log(
             f"trial {trial}: killed after {kill_after:.2f} s, {acked} acknowledged requests, "
-            f"{in_flight} in flight, {found} items after restart: {'ok' if not problems else 'FAILED'}"
+            f"{in_flight} in flight, {logs_at_kill} log files at the kill ({spares_at_start} spares at the start), "
+            f"{found} items after restart: {'ok' if not problems else 'FAILED'}"
         )
         if problems:
             raise AssertionError(f"seed {seed}, trial {trial}:\n" + "\n".join(problems[:20]))
@@ -272,6 +307,8 @@ def run(trials: int, seed: int, data_dir: str, log=print):
         summary["acknowledged_requests"] += acked
         summary["in_flight_at_kill"] += in_flight
         summary["kill_after_s"].append(round(kill_after, 3))
+        summary["log_files_at_kill"] += logs_at_kill
+        summary["spare_log_files_at_start"] += spares_at_start
     return summary
 
 

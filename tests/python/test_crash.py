@@ -20,3 +20,7 @@ def test_every_acknowledged_write_survives_a_sigkill_and_no_transaction_is_half_
     summary = run(trials, seed, str(tmp_path))
     assert summary["trials"] == trials
     assert summary["acknowledged_requests"] > 0
+    # The kills found several log files each (rotated), and every trial
+    # after the first started with spares (recycled by the restart before).
+    assert summary["log_files_at_kill"] > 2 * trials
+    assert summary["spare_log_files_at_start"] >= trials - 1

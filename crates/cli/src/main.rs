@@ -119,6 +119,11 @@ struct ServeArgs {
     /// the server's memory, not the number of items.
     #[arg(long, default_value_t = DEFAULT_CACHE_MIB)]
     cache_size: usize,
+    /// Tests: bytes past which the --data-dir write-ahead log starts its
+    /// next file (default 32 MiB), so that a short test rotates through
+    /// (and recycles) log files.
+    #[arg(long, hide = true, value_parser = clap::value_parser!(u64).range(1..))]
+    wal_rotate_bytes: Option<u64>,
     /// Verify every request's AWS Signature Version 4 against the key
     /// pairs of this file (AWS shared-credentials format, e.g.
     /// ~/.aws/credentials; every profile's pair is accepted). Without it,
@@ -303,6 +308,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             Some(dir) => {
                 let options = dynaburst_diskstore::DiskOptions {
                     cache_bytes: args.cache_size.saturating_mul(1 << 20),
+                    wal_rotate_bytes: args.wal_rotate_bytes.unwrap_or(dynaburst_diskstore::WAL_ROTATE_BYTES),
                     ..Default::default()
                 };
                 let disk = dynaburst_diskstore::DiskStorage::open(dir, &options)?;

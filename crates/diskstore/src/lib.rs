@@ -114,7 +114,7 @@ pub fn spare_wal_files(dir: &Path) -> std::io::Result<usize> {
     wal::list_spares(dir).map(|files| files.len())
 }
 
-pub use wal::MAX_SPARE_LOGS;
+pub use wal::{MAX_SPARE_LOGS, WAL_ROTATE_BYTES};
 
 /// The lock file inside the data directory.
 pub const LOCK_FILE: &str = "LOCK";
