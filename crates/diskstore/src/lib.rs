@@ -786,7 +786,11 @@ impl DiskStorage {
             None => return Err(db_error(&path, "it has tables but no layout mark: it was not written by dynaburst")),
         }
         // Spares kept by an earlier run (past MAX_SPARE_LOGS: deleted).
-        let mut spares: Vec<PathBuf> = wal::list_spares(dir).map_err(io(dir))?.into_iter().map(|(_, p)| p).collect();
+        let found = wal::list_spares(dir).map_err(io(dir))?;
+        // Generations go on past the spares' too: a retired file's spare
+        // name is its generation's, and must not meet one kept already.
+        let spare_generations = found.last().map_or(0, |(g, _)| *g);
+        let mut spares: Vec<PathBuf> = found.into_iter().map(|(_, p)| p).collect();
         for extra in spares.split_off(spares.len().min(wal::MAX_SPARE_LOGS)) {
             std::fs::remove_file(&extra).map_err(io(&extra))?;
         }
@@ -794,6 +798,7 @@ impl DiskStorage {
             LoadError::Store(e) => OpenError::Corrupt(e),
             LoadError::Db(message) => OpenError::Database { path: path.clone(), message },
         })?;
+        let generation = generation.max(spare_generations + 1);
         let log = wal::Wal::create(dir, generation, options.wal_rotate_bytes, spares.pop())
             .map_err(io(&wal::path(dir, generation)))?;
         let (catalog, next_id) = load(&files).map_err(|e| match e {

@@ -234,8 +234,8 @@ async fn log_files_rotate_and_are_deleted_once_the_database_file_holds_them() {
     assert_eq!(get(&server, "tbl", "k499").await.1["Item"]["v"]["N"], "499");
     assert_eq!(get(&server, "tbl", "k7").await.1, json!({}));
     // Start-up replayed and retired the old files and started a new one
-    // on one of the spares (whose old frames it did not replay: k7 stays
-    // deleted); the files it retired went, the spares being full.
+    // on one of the spares; the files it retired went, the spares being
+    // full.
     assert_eq!(dynaburst_diskstore::wal_files(&dir).expect("list"), 1);
     assert_eq!(dynaburst_diskstore::spare_wal_files(&dir).expect("spares"), dynaburst_diskstore::MAX_SPARE_LOGS - 1);
     disk.close();
