@@ -143,12 +143,13 @@ fn header(salt: u64) -> [u8; FILE_HEADER] {
     out
 }
 
-/// A new file's salt: unpredictable (from the process's random hashing
-/// keys, which the OS seeds), never 0. Not one of the run's random choices:
-/// nothing the server answers depends on it.
+/// A new file's salt: unpredictable (keyed SipHash of the generation, under
+/// the process's random hashing keys, which the OS seeds and each call
+/// changes). Not one of the run's random choices: nothing the server
+/// answers depends on it.
 fn new_salt(generation: u64) -> u64 {
     use std::hash::BuildHasher;
-    std::collections::hash_map::RandomState::new().hash_one(generation).max(1)
+    std::collections::hash_map::RandomState::new().hash_one(generation)
 }
 
 /// Appends one frame per batch to `buf`, checksummed under `salt`.
@@ -588,6 +589,12 @@ mod tests {
         let (read, tail) = decode(&overwritten(&old, &new));
         assert_eq!(tail, Tail::End);
         assert_eq!(read.len(), 2);
+    }
+
+    #[test]
+    fn each_file_life_draws_its_own_salt() {
+        let salts: std::collections::HashSet<u64> = (0..64).map(|_| new_salt(7)).collect();
+        assert_eq!(salts.len(), 64);
     }
 
     /// A client's binary value can hold bytes that look like frames; a

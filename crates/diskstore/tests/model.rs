@@ -472,6 +472,51 @@ fn a_reopen_replays_the_new_life_of_recycled_log_files_and_not_their_old_one() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The generations of the data directory's files named `prefix` + number.
+fn generations(dir: &Path, prefix: &str) -> Vec<u64> {
+    let mut out: Vec<u64> = std::fs::read_dir(dir)
+        .expect("list")
+        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_prefix(prefix)?.parse().ok())
+        .collect();
+    out.sort();
+    out
+}
+
+/// A crash after start-up retired every log file and before it started the
+/// next one leaves spares only: the next start's log file takes a
+/// generation past theirs (a retired file's spare name is its generation's,
+/// and must not meet a kept spare's).
+#[test]
+fn a_new_log_file_s_generation_is_past_the_spares() {
+    let dir = fresh_dir();
+    let options = DiskOptions { wal_rotate_bytes: 2048, ..DiskOptions::default() };
+    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
+    {
+        let disk = DiskStorage::open(&dir, &options).expect("create");
+        let mut store = disk.create_table(&meta("t")).expect("create");
+        for sk in 0..200 {
+            let mutations = vec![Mutation { table: 0, key: key(1, sk), item: Some(item(1, sk, 1)) }];
+            disk.commit(WriteBatch { mutations, ..WriteBatch::default() }, &mut [&mut *store]).expect("commit");
+            runtime.block_on(disk.durability().settle()).expect("synced");
+        }
+        drop(store);
+        disk.close();
+    }
+    let spares = generations(&dir, "spare-");
+    assert_eq!(spares.len(), dynaburst_diskstore::MAX_SPARE_LOGS);
+    for g in generations(&dir, "wal-") {
+        std::fs::remove_file(dir.join(format!("wal-{g:016}"))).expect("remove");
+    }
+    let (disk, store) = open(&dir);
+    let logs = generations(&dir, "wal-");
+    assert_eq!(logs.len(), 1);
+    assert!(logs[0] > spares[spares.len() - 1], "log file {} beside spares {spares:?}", logs[0]);
+    assert_eq!(store.get(&key(1, 199)).expect("get"), Some(item(1, 199, 1)));
+    drop(store);
+    drop(disk);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_later_write_stays_in_the_overlay_when_an_earlier_one_reaches_the_file() {
     check(vec![
