@@ -447,8 +447,10 @@ pub(crate) enum Record {
     Put {
         id: u64,
         key: Vec<u8>,
-        /// Shared with the overlay, which holds the write until the database does.
-        value: Arc<[u8]>,
+        /// Shared with the overlay, which holds the write until the database
+        /// does, and handed to the database as it is (a `fjall::Slice`: no
+        /// copy).
+        value: StoredBytes,
         /// The DynamoDB size of the item it replaces (`None`: none), as the
         /// commit read it: the database's counts follow without a read.
         replaced: Option<u64>,
@@ -471,7 +473,7 @@ pub(crate) enum Record {
         index: String,
         key: Vec<u8>,
         /// Shared with the overlay, as a `Put`'s.
-        value: Arc<[u8]>,
+        value: StoredBytes,
         /// The DynamoDB size of the entry it replaces, as a `Put`'s.
         replaced: Option<u64>,
     },
@@ -555,17 +557,22 @@ impl Overlay {
 
 /// A write on its way into an overlay: the table's overlay, key, stored
 /// item (`None` deletes) and encoded bytes.
-type OverlayWrite = (Arc<Overlay>, StoreKey, Option<Arc<[u8]>>, usize);
+type OverlayWrite = (Arc<Overlay>, StoreKey, Option<StoredBytes>, usize);
 
 /// An index entry write on its way into an overlay: the table's overlay,
 /// index name, entry key, stored entry (`None` deletes) and encoded bytes.
-type IndexOverlayWrite = (Arc<Overlay>, String, IndexKey, Option<Arc<[u8]>>, usize);
+type IndexOverlayWrite = (Arc<Overlay>, String, IndexKey, Option<StoredBytes>, usize);
+
+/// An encoded item or index entry, shared by the log's record, the overlay
+/// and the database's write batch (reference-counted, never copied after
+/// its encoding).
+pub(crate) type StoredBytes = fjall::Slice;
 
 /// A committed write waiting for the applier.
 struct Pending {
     /// The item as stored (`codec::encode_stored`, the bytes the log's
     /// record holds, not a copy), decoded when read; `None`: deleted.
-    value: Option<Arc<[u8]>>,
+    value: Option<StoredBytes>,
     /// The batch that wrote it: the applier removes it once the database holds
     /// that batch (unless a later batch replaced it).
     seq: u64,
@@ -1477,7 +1484,7 @@ fn mark_durable(files: &Files) -> Result<(), fjall::Error> {
 
 /// One keyspace's writes in a commit: stored key to stored value (`None`
 /// deletes), the last write of each key.
-type KeyWrites<'a> = Vec<(&'a [u8], Option<&'a [u8]>)>;
+type KeyWrites<'a> = Vec<(&'a [u8], Option<&'a StoredBytes>)>;
 
 /// Running counts of a commit, by what they count (a table, a table's size
 /// range, an index's size range): rows added less removed and bytes added
@@ -1637,7 +1644,7 @@ fn write_group(
     // is the one written); per table, its entries' (keyed by index prefix
     // and entry key).
     let mut items: BTreeMap<u64, KeyWrites<'_>> = BTreeMap::new();
-    let mut entries: BTreeMap<u64, BTreeMap<Vec<u8>, Option<&[u8]>>> = BTreeMap::new();
+    let mut entries: BTreeMap<u64, BTreeMap<Vec<u8>, Option<&StoredBytes>>> = BTreeMap::new();
     let mut catalog: BTreeMap<&str, &[u8]> = BTreeMap::new();
     // Stats by storage id; sizes by (id, range); index sizes by (id,
     // index, range).
@@ -1677,7 +1684,7 @@ fn write_group(
     for writes in items.values_mut() {
         // Stable: a key's writes stay in order, and the last one stays.
         writes.sort_by(|a, b| a.0.cmp(b.0));
-        let mut last: Vec<(&[u8], Option<&[u8]>)> = Vec::with_capacity(writes.len());
+        let mut last: Vec<(&[u8], Option<&StoredBytes>)> = Vec::with_capacity(writes.len());
         for w in writes.drain(..) {
             match last.last_mut() {
                 Some(l) if l.0 == w.0 => *l = w,
@@ -1749,11 +1756,11 @@ fn write_group(
 fn write_keys<'a, K: AsRef<[u8]>>(
     b: &mut fjall::OwnedWriteBatch,
     ks: &fjall::Keyspace,
-    writes: impl IntoIterator<Item = (K, Option<&'a [u8]>)>,
+    writes: impl IntoIterator<Item = (K, Option<&'a StoredBytes>)>,
 ) {
     for (key, value) in writes {
         match value {
-            Some(v) => b.insert(ks, key.as_ref(), v),
+            Some(v) => b.insert(ks, key.as_ref(), v.clone()),
             None => b.remove(ks, key.as_ref()),
         }
     }
@@ -2223,7 +2230,7 @@ impl Storage for DiskStorage {
             let id = store.storage_id().ok_or(bad)?;
             let key = encode_store_key(&m.key);
             let hash = filter::hashes(&key);
-            let value: Option<Arc<[u8]>> = m.item.as_deref().map(|item| encode_stored(item).into());
+            let value: Option<StoredBytes> = m.item.as_deref().map(|item| encode_stored(item).into());
             // A key written earlier in this batch replaced what that write put.
             let earlier = writes.iter().rev().find(|w: &&OverlayWrite| Arc::ptr_eq(&w.0, overlay) && w.1 == m.key);
             let (old, old_size) = match earlier {
@@ -2260,7 +2267,7 @@ impl Storage for DiskStorage {
             };
             let id = store.storage_id().ok_or(bad)?;
             let key = encode_index_key(&w.key);
-            let value: Option<Arc<[u8]>> = w.entry.as_deref().map(|entry| encode_stored(entry).into());
+            let value: Option<StoredBytes> = w.entry.as_deref().map(|entry| encode_stored(entry).into());
             let replaced = w.replaced;
             let record = match &value {
                 Some(value) => Record::IndexPut { id, index: w.index.clone(), key, value: value.clone(), replaced },
