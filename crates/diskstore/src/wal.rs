@@ -332,6 +332,11 @@ struct Direct {
     tail: Vec<u8>,
     /// Room for an aligned copy of a group.
     aligned: Vec<u8>,
+    /// Tests: the next write's buffer is one byte off its alignment, which
+    /// the kernel refuses (`EINVAL`) as a file system without direct writes
+    /// would.
+    #[cfg(test)]
+    misalign: bool,
 }
 
 /// Opens a log file for writing: direct and synchronous where the file
@@ -374,7 +379,12 @@ impl Wal {
             Some(opened) => opened,
             None => open_for_log(&at, true, true)?,
         };
-        let direct = direct.then(|| Direct { tail: Vec::new(), aligned: Vec::new() });
+        let direct = direct.then(|| Direct {
+            tail: Vec::new(),
+            aligned: Vec::new(),
+            #[cfg(test)]
+            misalign: false,
+        });
         let salt = new_salt(generation);
         let mut wal = Wal {
             dir: dir.to_path_buf(),
@@ -409,7 +419,12 @@ impl Wal {
             if d.aligned.len() < padded + BLOCK {
                 d.aligned = vec![0; padded + BLOCK];
             }
-            let at = d.aligned.as_ptr().align_offset(BLOCK);
+            #[allow(unused_mut)]
+            let mut at = d.aligned.as_ptr().align_offset(BLOCK);
+            #[cfg(test)]
+            if d.misalign {
+                at += 1;
+            }
             let block = &mut d.aligned[at..at + padded];
             block[..d.tail.len()].copy_from_slice(&d.tail);
             block[d.tail.len()..len].copy_from_slice(&self.buf);
@@ -595,6 +610,33 @@ mod tests {
     fn each_file_life_draws_its_own_salt() {
         let salts: std::collections::HashSet<u64> = (0..64).map(|_| new_salt(7)).collect();
         assert_eq!(salts.len(), 64);
+    }
+
+    /// A file system that takes `O_DIRECT` at open but refuses a direct
+    /// write: the log goes on buffered, at the same place, nothing lost.
+    #[test]
+    fn a_refused_direct_write_falls_back_to_buffered_writes() {
+        let dir = std::env::temp_dir().join(format!("dynaburst-wal-direct-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        let mut wal = Wal::create(&dir, 1, 1 << 20, None).expect("create");
+        if wal.direct.is_none() {
+            // This file system takes no direct writes at all: the buffered
+            // path is what every other test runs.
+            return;
+        }
+        wal.append(&puts(1..4, 100)).expect("a direct append");
+        wal.direct.as_mut().expect("still direct").misalign = true;
+        wal.append(&puts(4..6, 5000)).expect("a refused direct write, then buffered");
+        assert!(wal.direct.is_none(), "buffered from here on");
+        wal.append(&puts(6..7, 10)).expect("a buffered append");
+        let (read, _) = decode(&std::fs::read(path(&dir, 1)).expect("read"));
+        let mut want = puts(1..4, 100);
+        want.extend(puts(4..6, 5000));
+        want.extend(puts(6..7, 10));
+        assert_eq!(summary(&read), summary(&want));
+        drop(wal);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// A client's binary value can hold bytes that look like frames; a
