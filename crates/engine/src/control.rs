@@ -132,13 +132,22 @@ impl Engine {
             indexes,
             tags: Vec::new(),
         };
-        let meta = TableMeta { tags: merged_tags(Vec::new(), &input.tags)?, ..meta };
+        let mut meta = TableMeta { tags: merged_tags(Vec::new(), &input.tags)?, ..meta };
+        // The stream is in the table's first catalog record: a crash or a
+        // failed save leaves no table without the stream it was asked with.
+        let stream = match stream_view {
+            Some(view) => {
+                let change = self.prepare_stream_change((&meta.name, &meta.arn()), &[], None, Some(view), now)?;
+                meta.settings.stream = Some(change.setting.clone());
+                Some(change)
+            }
+            None => None,
+        };
         let store = self.storage.create_table(&meta)?;
         let data = TableData::new(store, (0, 0), &meta.indexes, self.config.capacity.as_ref(), now);
-        let table = Table::from_meta(meta, data, self.config.capacity.clone(), now);
-        let table = Arc::new(table);
-        if let Some(view) = stream_view {
-            self.set_stream(&table, Some(view), now)?;
+        let table = Arc::new(Table::from_meta(meta, data, self.config.capacity.clone(), now));
+        if let Some(change) = stream {
+            crate::stream::apply_stream_change(&table, &mut table.data.write(), &change, now);
         }
         tables.insert(input.table_name.clone(), table.clone());
         // DynamoDB answers CreateTable with CREATING; tables here are ready

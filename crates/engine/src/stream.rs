@@ -22,7 +22,7 @@ use dynaburst_model::{item_size, Item};
 
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::table::{KeySchema, Table};
+use crate::table::{KeySchema, Table, TableData};
 use crate::types::Millis;
 
 /// Records one stream keeps at most (older ones are trimmed).
@@ -570,15 +570,15 @@ impl Engine {
         }
     }
 
-    /// A label for a stream of `table` enabled at `now` (its time, S101),
+    /// A label for a stream of the table `table_arn` enabled at `now` (its time, S101),
     /// later by a millisecond or more when a stream of the table (live, or
     /// kept from a deleted table of the name) already has it: the label
     /// makes the stream's ARN.
-    fn fresh_label(&self, table: &Table, logs: &[StreamLog], now: Millis) -> String {
+    fn fresh_label(&self, table_arn: &str, logs: &[StreamLog], now: Millis) -> String {
         let retired = self.retired_streams.lock();
         let taken = |label: &str| {
             logs.iter().any(|l| l.label == label)
-                || retired.streams.iter().any(|s| s.table_arn == table.arn && s.log.label == label)
+                || retired.streams.iter().any(|s| s.table_arn == table_arn && s.log.label == label)
         };
         // Bounded: each step passes one label in use.
         let mut at = now.0;
@@ -779,44 +779,53 @@ impl Engine {
         })
     }
 
-    /// Turns the table's stream on or off (CreateTable and UpdateTable's
-    /// StreamSpecification, S99-S101).
-    pub(crate) fn set_stream(
+    /// Checks a stream change against the table's current setting and
+    /// prepares it (a new stream's label), under the table's data and
+    /// settings locks: the caller saves [`StreamChange::setting`] with the
+    /// rest of its request's settings in one catalog save, then applies it
+    /// ([`apply_stream_change`]) to the table's data, so that a failed save
+    /// changes nothing and a crash leaves all of the request or none.
+    pub(crate) fn prepare_stream_change(
         &self,
-        table: &Table,
+        (table_name, table_arn): (&str, &str),
+        logs: &[StreamLog],
+        current: Option<&StreamSetting>,
         enable: Option<StreamViewType>,
         now: Millis,
-    ) -> Result<(), EngineError> {
-        // One critical section for the check and the change (data lock,
-        // then settings, the engine's order), saved to the catalog in it.
-        let mut data = table.data.write();
-        let defs: Vec<_> = data.indexes.iter().map(|i| i.def.clone()).collect();
-        let mut settings = table.settings.lock();
-        let current = settings.stream.clone();
-        check_stream_change(&table.name, current.as_ref(), enable)?;
-        let setting = match (enable, &current) {
+    ) -> Result<StreamChange, EngineError> {
+        check_stream_change(table_name, current, enable)?;
+        match (enable, current) {
             (Some(view), _) => {
-                let label = self.fresh_label(table, &data.streams, now);
-                data.streams.retain(|l| l.closed_at.is_none_or(|c| c.0 + STREAM_RETENTION_MS >= now.0));
-                let mut log = StreamLog::new(label.clone(), view, now);
-                follow_partitions(&mut log, table, now);
-                data.streams.push(log);
-                StreamSetting { enabled: true, view, label }
+                let label = self.fresh_label(table_arn, logs, now);
+                Ok(StreamChange { setting: StreamSetting { enabled: true, view, label } })
             }
-            (None, Some(s)) if s.enabled => {
-                if let Some(log) = data.streams.iter_mut().find(|l| l.label == s.label) {
-                    follow_partitions(log, table, now);
-                    log.close(now);
-                }
-                StreamSetting { enabled: false, ..s.clone() }
-            }
-            (None, _) => return Err(EngineError::validation(no_stream_to_disable(&table.name))),
-        };
-        let mut changed = settings.clone();
-        changed.stream = Some(setting);
-        self.storage.save_table_meta(&table.meta_with(changed.clone(), defs))?;
-        *settings = changed;
-        Ok(())
+            (None, Some(s)) if s.enabled => Ok(StreamChange { setting: StreamSetting { enabled: false, ..s.clone() } }),
+            (None, _) => Err(EngineError::validation(no_stream_to_disable(table_name))),
+        }
+    }
+}
+
+/// A checked stream change (see [`Engine::prepare_stream_change`]): the
+/// table's stream setting after it.
+#[derive(Debug)]
+pub(crate) struct StreamChange {
+    pub setting: StreamSetting,
+}
+
+/// Applies a stream change, saved in the catalog, to the table's change
+/// records: a new stream opens a log (streams closed longer than the
+/// retention go), a disabled one closes its log. The caller holds the
+/// table's data lock.
+pub(crate) fn apply_stream_change(table: &Table, data: &mut TableData, change: &StreamChange, now: Millis) {
+    let setting = &change.setting;
+    if setting.enabled {
+        data.streams.retain(|l| l.closed_at.is_none_or(|c| c.0 + STREAM_RETENTION_MS >= now.0));
+        let mut log = StreamLog::new(setting.label.clone(), setting.view, now);
+        follow_partitions(&mut log, table, now);
+        data.streams.push(log);
+    } else if let Some(log) = data.streams.iter_mut().find(|l| l.label == setting.label) {
+        follow_partitions(log, table, now);
+        log.close(now);
     }
 }
 

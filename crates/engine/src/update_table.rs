@@ -22,6 +22,7 @@ use crate::control::{
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::index::{self, IndexData, IndexDef, IndexKind, MAX_GLOBAL_INDEXES};
+use crate::stream::StreamViewType;
 use crate::table::{
     apply_index_limits, apply_limits, capacity_mode, index_capacity, index_warm_shown, Table, TableClass,
     TableClassSetting, TableSettings, ThroughputChanges, ON_DEMAND_INITIAL_WARM,
@@ -244,6 +245,9 @@ struct TableChange<'a> {
     apply: &'a dyn Fn(&mut TableSettings),
     /// The table switches to PAY_PER_REQUEST: its GSIs follow.
     to_on_demand: bool,
+    /// A stream change (StreamSpecification: a view to enable, `None` to
+    /// disable), checked and saved with the rest.
+    stream: Option<Option<StreamViewType>>,
 }
 
 /// The GSIs follow their table onto on-demand capacity (in memory, after
@@ -415,7 +419,7 @@ impl Engine {
                 updates,
                 &input.attribute_definitions,
                 billing,
-                TableChange { apply: &change_settings, to_on_demand: switching_to_ppr },
+                TableChange { apply: &change_settings, to_on_demand: switching_to_ppr, stream },
                 now,
             )?,
             _ => Vec::new(),
@@ -429,6 +433,20 @@ impl Engine {
             let mut guard = table.settings.lock();
             let mut settings = guard.clone();
             change_settings(&mut settings);
+            let stream_change = stream
+                .map(|view| {
+                    self.prepare_stream_change(
+                        (&table.name, &table.arn),
+                        &data.streams,
+                        guard.stream.as_ref(),
+                        view,
+                        now,
+                    )
+                })
+                .transpose()?;
+            if let Some(change) = &stream_change {
+                settings.stream = Some(change.setting.clone());
+            }
             if settings != *guard {
                 let defs: Vec<IndexDef> = data
                     .indexes
@@ -438,16 +456,18 @@ impl Engine {
                 self.storage.save_table_meta(&table.meta_with(settings.clone(), defs))?;
                 *guard = settings;
                 drop(guard);
-                if switching_to_ppr {
-                    follow_onto_on_demand(&mut RwLockUpgradableReadGuard::upgrade(data), now);
+                if switching_to_ppr || stream_change.is_some() {
+                    let mut data = RwLockUpgradableReadGuard::upgrade(data);
+                    if switching_to_ppr {
+                        follow_onto_on_demand(&mut data, now);
+                    }
+                    if let Some(change) = &stream_change {
+                        crate::stream::apply_stream_change(&table, &mut data, change, now);
+                    }
                 }
             }
         }
         follow_settings(&table, now);
-        // A stream change last, saved on its own.
-        if let Some(view) = stream {
-            self.set_stream(&table, view, now)?;
-        }
         // DynamoDB answers ACTIVE for the changes it makes at once, and
         // UPDATING while a table's capacity, class, stream or index set is
         // being changed.
@@ -474,7 +494,7 @@ impl Engine {
         table_change: TableChange<'_>,
         now: Millis,
     ) -> Result<Vec<IndexPlan>, EngineError> {
-        let TableChange { apply: change_settings, to_on_demand: switching_to_ppr } = table_change;
+        let TableChange { apply: change_settings, to_on_demand: switching_to_ppr, stream } = table_change;
         for (i, u) in updates.iter().enumerate() {
             if updates[..i].iter().any(|v| v.index_name() == u.index_name()) {
                 return Err(invalid(format!(
@@ -671,14 +691,25 @@ impl Engine {
             })
             .chain(created.iter().map(|ix| ix.def.clone()))
             .collect();
-        // One save for the indexes and the table's settings.
+        // One save for the indexes, the table's settings and its stream.
         let mut guard = table.settings.lock();
         let mut settings = guard.clone();
         change_settings(&mut settings);
+        let stream_change = stream
+            .map(|view| {
+                self.prepare_stream_change((&table.name, &table.arn), &data.streams, guard.stream.as_ref(), view, now)
+            })
+            .transpose()?;
+        if let Some(change) = &stream_change {
+            settings.stream = Some(change.setting.clone());
+        }
         let defs = if switching_to_ppr { defs.iter().map(on_demand_def).collect() } else { defs };
         self.storage.save_table_meta(&table.meta_with(settings.clone(), defs))?;
         *guard = settings;
         drop(guard);
+        if let Some(change) = &stream_change {
+            crate::stream::apply_stream_change(table, &mut data, change, now);
+        }
         data.indexes.retain(|i| !deleted.contains(&i.def.name.as_str()));
         for ix in data.indexes.iter_mut() {
             let Some((throughput, on_demand_max, warm, changes)) = updated(&ix.def.name) else { continue };

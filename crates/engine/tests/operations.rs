@@ -1296,13 +1296,14 @@ fn a_failed_catalog_save_leaves_update_table_unapplied() {
     }
 }
 
-/// A stream change fails (its own save, after the settings') in a request
-/// that also switches the table to PAY_PER_REQUEST, with or without a GSI
-/// update: the switch is saved, and the capacity model follows it (on
-/// demand, not the old 1 WCU), as it would after a restart.
+/// A stream change is saved with the rest of its UpdateTable, in one
+/// catalog save: when that save fails, neither the switch to
+/// PAY_PER_REQUEST, nor the GSI's change, nor the stream is applied, and
+/// the capacity model stays as it was; when it passes, all are, and
+/// the stream's change records are open.
 #[test]
-fn the_capacity_model_follows_settings_saved_before_a_later_failure() {
-    for with_gsi in [false, true] {
+fn a_stream_change_is_saved_with_the_rest_of_update_table() {
+    for (with_gsi, fail) in [(false, true), (true, true), (false, false), (true, false)] {
         let storage = Arc::new(FaultyStorage::new());
         let engine = Engine::open(EngineConfig::local(), storage.clone(), Millis(0)).unwrap();
         if with_gsi {
@@ -1310,7 +1311,10 @@ fn the_capacity_model_follows_settings_saved_before_a_later_failure() {
         } else {
             create(&engine, "follow", BillingMode::Provisioned { read: 1, write: 1 });
         }
-        storage.faults().fail_save_after(1);
+        let (_, write_before) = engine.describe_table("follow", Millis(5)).unwrap().warm_throughput.unwrap();
+        // Failing: the request's first save fails. Passing: its first save
+        // passes and a second one would fail.
+        storage.faults().fail_save_after(usize::from(!fail));
         let input = UpdateTableInput {
             billing_mode_pay_per_request: Some(true),
             stream: Some((true, Some(dynaburst_engine::stream::StreamViewType::NewImage))),
@@ -1325,14 +1329,79 @@ fn the_capacity_model_follows_settings_saved_before_a_later_failure() {
             ..UpdateTableInput::new("follow")
         };
         let result = engine.update_table(input, Millis(10));
-        storage.faults().disarm_saves();
-        assert!(matches!(result, Err(EngineError::Internal(_))), "with GSI {with_gsi}: {result:?}");
-        let d = engine.describe_table("follow", Millis(20)).unwrap();
-        assert_eq!((d.settings.billing, d.settings.stream), (BillingMode::PayPerRequest, None), "with GSI {with_gsi}");
-        let (_, write) = d.warm_throughput.expect("the capacity model is on");
-        assert!(write >= 4000.0, "with GSI {with_gsi}: the model serves {write} WCU, it did not follow the switch");
-        if with_gsi {
-            assert_eq!(d.indexes[0].def.throughput, None);
+        if !fail {
+            // One save: the failure armed for a second is still armed.
+            let probe = engine.tag_resource(
+                "arn:aws:dynamodb:us-east-1:000000000000:table/follow",
+                &[("k".to_string(), "v".to_string())],
+            );
+            assert!(probe.is_err(), "with GSI {with_gsi}: the request made more than one save");
         }
+        storage.faults().disarm_saves();
+        let d = engine.describe_table("follow", Millis(20)).unwrap();
+        let streams = engine.list_streams(Some("follow"), 10, None, Millis(20)).unwrap().0;
+        let (_, write) = d.warm_throughput.expect("the capacity model is on");
+        if fail {
+            assert!(matches!(result, Err(EngineError::Internal(_))), "with GSI {with_gsi}: {result:?}");
+            assert_eq!(d.settings.billing, BillingMode::Provisioned { read: 1, write: 1 }, "with GSI {with_gsi}");
+            assert_eq!(d.settings.stream, None, "with GSI {with_gsi}");
+            assert!(streams.is_empty(), "with GSI {with_gsi}: {streams:?}");
+            assert_eq!(write, write_before, "with GSI {with_gsi}: the model follows a change that was not saved");
+            if with_gsi {
+                assert_eq!(d.indexes[0].def.throughput, Some((1, 1)));
+            }
+        } else {
+            assert!(result.is_ok(), "with GSI {with_gsi}: {result:?}");
+            assert_eq!(d.settings.billing, BillingMode::PayPerRequest, "with GSI {with_gsi}");
+            let stream = d.settings.stream.clone().expect("the stream is on");
+            assert!(stream.enabled, "with GSI {with_gsi}");
+            assert_eq!(streams.len(), 1, "with GSI {with_gsi}: {streams:?}");
+            assert_eq!(streams[0].label, stream.label);
+            assert!(write >= 4000.0, "with GSI {with_gsi}: the model serves {write} WCU, it did not follow the switch");
+            if with_gsi {
+                assert_eq!(d.indexes[0].def.throughput, None);
+            }
+        }
+        // What a restart reads is what the engine shows.
+        let stored = storage.list_tables().unwrap();
+        let meta = stored.iter().find(|m| m.name == "follow").unwrap();
+        assert_eq!(meta.settings.stream, d.settings.stream, "with GSI {with_gsi}, fail {fail}");
+        assert_eq!(meta.settings.billing, d.settings.billing, "with GSI {with_gsi}, fail {fail}");
     }
+}
+
+/// CreateTable with a StreamSpecification writes the table and its stream
+/// in one catalog record (no second save a failure or a crash could cut
+/// off): a save armed to fail stays armed, the stored table has the stream,
+/// and a reopened engine serves the same stream.
+#[test]
+fn create_table_records_its_stream_with_the_table() {
+    let storage = Arc::new(FaultyStorage::new());
+    let engine = Engine::open(EngineConfig::local(), storage.clone(), Millis(0)).unwrap();
+    storage.faults().fail_save_after(0);
+    let input = CreateTableInput {
+        stream: Some((true, Some(dynaburst_engine::stream::StreamViewType::KeysOnly))),
+        ..CreateTableInput::new(
+            "streamed",
+            vec![("pk".into(), KeyRole::Hash)],
+            vec![("pk".into(), ScalarType::S)],
+            BillingMode::PayPerRequest,
+        )
+    };
+    engine.create_table(input, Millis(5)).unwrap();
+    let probe = engine
+        .tag_resource("arn:aws:dynamodb:us-east-1:000000000000:table/streamed", &[("k".to_string(), "v".to_string())]);
+    storage.faults().disarm_saves();
+    assert!(probe.is_err(), "CreateTable used the save armed to fail: {probe:?}");
+    let shown = engine.describe_table("streamed", Millis(7)).unwrap().settings.stream.expect("a stream");
+    let stored = storage.list_tables().unwrap();
+    assert_eq!(stored[0].settings.stream.as_ref(), Some(&shown));
+    assert!(shown.enabled);
+    assert_eq!(shown.view, dynaburst_engine::stream::StreamViewType::KeysOnly);
+    let streams = engine.list_streams(Some("streamed"), 10, None, Millis(7)).unwrap().0;
+    assert_eq!(streams.iter().map(|s| s.label.as_str()).collect::<Vec<_>>(), [shown.label.as_str()]);
+    drop(engine);
+    let reopened = Engine::open(EngineConfig::local(), storage, Millis(8)).unwrap();
+    let streams = reopened.list_streams(Some("streamed"), 10, None, Millis(9)).unwrap().0;
+    assert_eq!(streams.iter().map(|s| s.label.as_str()).collect::<Vec<_>>(), [shown.label.as_str()]);
 }
