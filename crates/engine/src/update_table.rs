@@ -239,6 +239,45 @@ fn follow_settings(table: &Table, now: Millis) {
     }
 }
 
+impl Engine {
+    /// Saves the table's settings as `change_settings` and `stream` (a
+    /// stream change, checked here under the locks) make them, with the
+    /// index definitions in force (on-demand ones when the table switches
+    /// to PAY_PER_REQUEST), in one catalog save; the caller holds the
+    /// table's data lock. `None` when the settings are as they were
+    /// (nothing saved); else the stream change saved, if any, for the
+    /// caller to apply to the table's change records.
+    fn save_settings(
+        &self,
+        table: &Table,
+        data: &crate::table::TableData,
+        change_settings: &dyn Fn(&mut TableSettings),
+        switching_to_ppr: bool,
+        stream: Option<Option<StreamViewType>>,
+        now: Millis,
+    ) -> Result<Option<Option<crate::stream::StreamChange>>, EngineError> {
+        let mut guard = table.settings.lock();
+        let mut settings = guard.clone();
+        change_settings(&mut settings);
+        let stream_change = stream
+            .map(|view| {
+                self.prepare_stream_change((&table.name, &table.arn), &data.streams, guard.stream.as_ref(), view, now)
+            })
+            .transpose()?;
+        if let Some(change) = &stream_change {
+            settings.stream = Some(change.setting.clone());
+        }
+        if settings == *guard {
+            return Ok(None);
+        }
+        let defs: Vec<IndexDef> =
+            data.indexes.iter().map(|i| if switching_to_ppr { on_demand_def(&i.def) } else { i.def.clone() }).collect();
+        self.storage.save_table_meta(&table.meta_with(settings.clone(), defs))?;
+        *guard = settings;
+        Ok(Some(stream_change))
+    }
+}
+
 /// The table's side of an UpdateTable, saved with its index changes.
 struct TableChange<'a> {
     /// Makes the table's new settings from its settings at the save.
@@ -427,43 +466,28 @@ impl Engine {
         if index_plans.is_empty() {
             // The settings alone, saved with the index definitions in force
             // (the data lock held to the save and the GSIs' switch: data,
-            // then settings, the engine's order; a write lock only for the
-            // switch).
-            let data = table.data.upgradable_read();
-            let mut guard = table.settings.lock();
-            let mut settings = guard.clone();
-            change_settings(&mut settings);
-            let stream_change = stream
-                .map(|view| {
-                    self.prepare_stream_change(
-                        (&table.name, &table.arn),
-                        &data.streams,
-                        guard.stream.as_ref(),
-                        view,
-                        now,
-                    )
-                })
-                .transpose()?;
-            if let Some(change) = &stream_change {
-                settings.stream = Some(change.setting.clone());
-            }
-            if settings != *guard {
-                let defs: Vec<IndexDef> = data
-                    .indexes
-                    .iter()
-                    .map(|i| if switching_to_ppr { on_demand_def(&i.def) } else { i.def.clone() })
-                    .collect();
-                self.storage.save_table_meta(&table.meta_with(settings.clone(), defs))?;
-                *guard = settings;
-                drop(guard);
-                if switching_to_ppr || stream_change.is_some() {
-                    let mut data = RwLockUpgradableReadGuard::upgrade(data);
-                    if switching_to_ppr {
-                        follow_onto_on_demand(&mut data, now);
-                    }
-                    if let Some(change) = &stream_change {
-                        crate::stream::apply_stream_change(&table, &mut data, change, now);
-                    }
+            // then settings, the engine's order). A write lock only for the
+            // switch, except with a stream change, which holds it from the
+            // start: its change records open or close in the same critical
+            // section as the save, so no reader sees the setting without them.
+            if stream.is_some() {
+                let mut data = table.data.write();
+                let stream_change =
+                    self.save_settings(&table, &data, &change_settings, switching_to_ppr, stream, now)?.flatten();
+                if switching_to_ppr {
+                    follow_onto_on_demand(&mut data, now);
+                }
+                // The capacity model first: a new stream's shards follow the
+                // partitions the table has after the request.
+                follow_settings(&table, now);
+                if let Some(change) = &stream_change {
+                    crate::stream::apply_stream_change(&table, &mut data, change, now);
+                }
+            } else {
+                let data = table.data.upgradable_read();
+                let saved = self.save_settings(&table, &data, &change_settings, switching_to_ppr, None, now)?;
+                if saved.is_some() && switching_to_ppr {
+                    follow_onto_on_demand(&mut RwLockUpgradableReadGuard::upgrade(data), now);
                 }
             }
         }
@@ -525,6 +549,23 @@ impl Engine {
                 ));
             }
         }
+        // The stream change is checked before any index is changed or
+        // backfilled (UpdateTable's changes are serialised: the table's
+        // stream setting cannot change before the save below).
+        let stream_change = {
+            let settings = table.settings.lock();
+            stream
+                .map(|view| {
+                    self.prepare_stream_change(
+                        (&table.name, &table.arn),
+                        &data.streams,
+                        settings.stream.as_ref(),
+                        view,
+                        now,
+                    )
+                })
+                .transpose()?
+        };
         let mut plans = Vec::with_capacity(updates.len());
         for (position_in_request, update) in updates.iter().enumerate() {
             plans.push(match update {
@@ -695,11 +736,6 @@ impl Engine {
         let mut guard = table.settings.lock();
         let mut settings = guard.clone();
         change_settings(&mut settings);
-        let stream_change = stream
-            .map(|view| {
-                self.prepare_stream_change((&table.name, &table.arn), &data.streams, guard.stream.as_ref(), view, now)
-            })
-            .transpose()?;
         if let Some(change) = &stream_change {
             settings.stream = Some(change.setting.clone());
         }
@@ -707,9 +743,6 @@ impl Engine {
         self.storage.save_table_meta(&table.meta_with(settings.clone(), defs))?;
         *guard = settings;
         drop(guard);
-        if let Some(change) = &stream_change {
-            crate::stream::apply_stream_change(table, &mut data, change, now);
-        }
         data.indexes.retain(|i| !deleted.contains(&i.def.name.as_str()));
         for ix in data.indexes.iter_mut() {
             let Some((throughput, on_demand_max, warm, changes)) = updated(&ix.def.name) else { continue };
@@ -734,8 +767,12 @@ impl Engine {
             follow_onto_on_demand(&mut data, now);
         }
         // The table's capacity model follows the settings just saved, before
-        // anything below can fail.
+        // anything below can fail; then a new stream's shards follow its
+        // partitions.
         follow_settings(table, now);
+        if let Some(change) = &stream_change {
+            crate::stream::apply_stream_change(table, &mut data, change, now);
+        }
         // A deleted index's stored entries go once the catalog no longer
         // names it (a crash between leaves entries no index reads, which
         // the next start-up drops, as it drops those of a backfill a crash

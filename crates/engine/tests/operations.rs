@@ -1357,6 +1357,15 @@ fn a_stream_change_is_saved_with_the_rest_of_update_table() {
             assert!(stream.enabled, "with GSI {with_gsi}");
             assert_eq!(streams.len(), 1, "with GSI {with_gsi}: {streams:?}");
             assert_eq!(streams[0].label, stream.label);
+            // The stream starts on the partitions the table has after the
+            // switch (an on-demand table's four), not on the provisioned
+            // table's one, split at once.
+            let shards = engine.describe_stream(&streams[0].arn, 100, None, None, Millis(20)).unwrap().shards;
+            assert_eq!(shards.len(), 4, "with GSI {with_gsi}: {shards:?}");
+            assert!(
+                shards.iter().all(|s| s.parent.is_none() && s.ending_sequence.is_none()),
+                "with GSI {with_gsi}: {shards:?}"
+            );
             assert!(write >= 4000.0, "with GSI {with_gsi}: the model serves {write} WCU, it did not follow the switch");
             if with_gsi {
                 assert_eq!(d.indexes[0].def.throughput, None);
