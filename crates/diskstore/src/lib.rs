@@ -752,7 +752,16 @@ impl DiskStorage {
             let path = path.to_path_buf();
             move |source| OpenError::Io { path, source }
         };
+        // The directories created here, each one's entry synced in its
+        // parent: a crash (a power loss) cannot take away a directory whose
+        // writes were acknowledged (the files in it are synced with it later).
+        let created: Vec<&Path> = dir.ancestors().take_while(|p| !p.as_os_str().is_empty() && !p.exists()).collect();
         std::fs::create_dir_all(dir).map_err(io(dir))?;
+        for new in created.iter().rev() {
+            if let Some(parent) = new.parent().filter(|p| !p.as_os_str().is_empty()) {
+                wal::sync_dir(parent).map_err(io(parent))?;
+            }
+        }
         let lock_path = dir.join(LOCK_FILE);
         let lock = File::options().create(true).truncate(false).write(true).open(&lock_path).map_err(io(&lock_path))?;
         match lock.try_lock() {
@@ -1117,7 +1126,7 @@ fn replay(files: &Files, dir: &Path, spares: &mut Vec<PathBuf>) -> Result<(u64, 
         mark_durable(files).map_err(self::db)?;
     }
     for (generation, _) in &list {
-        wal::retire(dir, *generation, spares).map_err(self::db)?;
+        wal::retire(dir, *generation, 0, spares).map_err(self::db)?;
     }
     wal::sync_dir(dir).map_err(self::db)?;
     Ok((last, list.last().map_or(1, |(g, _)| g + 1)))
@@ -1434,11 +1443,16 @@ fn apply_loop(dir: &Path, shared: &Shared) {
         since_durable = 0;
         // The file holds every batch of these files on disk now: they
         // become spares or go.
+        // The committer gets the new spares only once their renames are
+        // on disk (see `wal::retire`).
         let files = std::mem::take(&mut applied_files);
-        let retired = files.iter().try_for_each(|g| wal::retire(dir, *g, &mut shared.spares.lock()));
+        let held = shared.spares.lock().len();
+        let mut fresh = Vec::new();
+        let retired = files.iter().try_for_each(|g| wal::retire(dir, *g, held, &mut fresh));
         let synced = || if files.is_empty() { Ok(()) } else { wal::sync_dir(dir) };
-        if let Err(e) = retired.and_then(|()| synced()) {
-            poison(shared, Failure::io("log removal", &e));
+        match retired.and_then(|()| synced()) {
+            Ok(()) => shared.spares.lock().extend(fresh),
+            Err(e) => poison(shared, Failure::io("log removal", &e)),
         }
     }
 }

@@ -99,11 +99,15 @@ fn list_prefixed(dir: &Path, prefix: &str) -> std::io::Result<Vec<(u64, PathBuf)
 }
 
 /// Retires log file `generation`, which the database holds entirely (and
-/// durably): it becomes a spare while `spares` holds fewer than
-/// [`MAX_SPARE_LOGS`], else it is deleted. The caller syncs the directory.
-pub fn retire(dir: &Path, generation: u64, spares: &mut Vec<PathBuf>) -> std::io::Result<()> {
+/// durably): it becomes a spare (added to `spares`) while `held` spares
+/// elsewhere and `spares` are fewer than [`MAX_SPARE_LOGS`], else it is
+/// deleted. The caller syncs the directory before a spare is reused: a
+/// spare reused before its rename is on disk could, after a crash, be found
+/// under its old log name holding its new life's header, which reads as a
+/// torn log file that is not the newest (refused at start-up).
+pub fn retire(dir: &Path, generation: u64, held: usize, spares: &mut Vec<PathBuf>) -> std::io::Result<()> {
     let from = path(dir, generation);
-    if spares.len() < MAX_SPARE_LOGS {
+    if held + spares.len() < MAX_SPARE_LOGS {
         let to = dir.join(format!("{SPARE_PREFIX}{generation:016}"));
         std::fs::rename(&from, &to)?;
         spares.push(to);
@@ -260,7 +264,9 @@ fn decode_batch(payload: &[u8]) -> Result<(u64, Vec<Record>), StoreError> {
 /// How a log file's bytes ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tail {
-    /// After the last whole frame (a file never recycled).
+    /// After the last whole frame, at the file's end (a file written with
+    /// buffered writes and never recycled; direct writes pad the last block
+    /// with zeros, which read as [`Tail::Torn`]).
     Clean,
     /// At an end frame: the committer moved on to the next file.
     End,
@@ -673,8 +679,8 @@ mod tests {
         wal.append(&puts(40..41, 10)).expect("append");
         assert_eq!(wal.rotate(None).expect("rotate"), 2);
         let mut spares = Vec::new();
-        retire(&dir, 1, &mut spares).expect("retire");
-        retire(&dir, 2, &mut spares).expect("retire");
+        retire(&dir, 1, 0, &mut spares).expect("retire");
+        retire(&dir, 2, 0, &mut spares).expect("retire");
         assert_eq!(generations(list_spares(&dir)), vec![1, 2]);
         assert_eq!(generations(list(&dir)), vec![3]);
         // Log file 4 is spare 1, overwritten from its start, not truncated.
@@ -690,12 +696,12 @@ mod tests {
         let mut retired = 3;
         while spares.len() < MAX_SPARE_LOGS {
             assert_eq!(wal.rotate(None).expect("rotate"), retired + 1);
-            retire(&dir, retired, &mut spares).expect("retire");
+            retire(&dir, retired, 0, &mut spares).expect("retire");
             retired += 1;
         }
         // The loop's last rotation completed `retired`: it is deleted.
         let newest = retired + 1;
-        retire(&dir, retired, &mut spares).expect("retire");
+        retire(&dir, retired, 0, &mut spares).expect("retire");
         let kept: Vec<u64> = std::iter::once(2).chain(3..retired).collect();
         assert_eq!(generations(list_spares(&dir)), kept);
         assert_eq!(generations(list(&dir)), vec![newest]);
