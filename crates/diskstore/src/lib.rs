@@ -546,6 +546,10 @@ struct Overlay {
     /// looked for in the database. `None`: the table held items at start-up,
     /// or its filter went over [`KEY_FILTER_BYTES`].
     filter: RwLock<Option<filter::KeyFilter>>,
+    /// Set (under the queue's lock) when the table is dropped: a commit
+    /// that raced the drop still queues its batch (which the applier skips,
+    /// as the drop's) but puts nothing here, where no prune would find it.
+    dropped: AtomicBool,
 }
 
 impl Overlay {
@@ -821,6 +825,10 @@ impl DiskStorage {
             LoadError::Store(e) => OpenError::Corrupt(e),
             LoadError::Db(message) => OpenError::Database { path: path.clone(), message },
         })?;
+        // Past the ids of tables the replay dropped too: their keyspaces are
+        // gone, so `load` does not see them, but the applier skips every
+        // write to an id it saw dropped (`Files::dropped`).
+        let next_id = next_id.max(files.dropped.lock().last().map_or(0, |id| id.saturating_add(1)));
         let overlays = catalog.values().map(|e| (e.id, e.overlay.clone())).collect();
         let shared = Arc::new(Shared {
             files,
@@ -994,6 +1002,9 @@ impl DiskStorage {
         let (mut added, mut replaced) = (0, 0);
         let mut writes = overlay.into_iter().peekable();
         while let Some((table, key, value, bytes)) = writes.next() {
+            if table.dropped.load(Ordering::SeqCst) {
+                continue;
+            }
             // One hold of a table's lock for its run of writes.
             let mut map = table.writes.write();
             let mut next = Some((key, value, bytes));
@@ -1004,6 +1015,9 @@ impl DiskStorage {
             }
         }
         for (table, index, key, value, bytes) in index_overlay {
+            if table.dropped.load(Ordering::SeqCst) {
+                continue;
+            }
             let old = table.index_writes.write().entry(index).or_default().insert(key, Pending { value, seq, bytes });
             added += bytes;
             replaced += old.map_or(0, |old| old.bytes);
@@ -2205,6 +2219,12 @@ impl Storage for DiskStorage {
         self.check_healthy()?;
         let mut catalog = self.shared.catalog.lock();
         let Some(entry) = catalog.get(name) else { return Err(StoreError::NoSuchTable(name.to_string())) };
+        // From here no commit puts writes in its overlay: those already
+        // there are taken below, so none stays counted in `overlay_bytes`.
+        {
+            let _queue = self.shared.queue.lock();
+            entry.overlay.dropped.store(true, Ordering::SeqCst);
+        }
         self.enqueue(vec![Record::Drop { name: name.to_string(), id: entry.id }])?;
         // Its overlay's writes will never be read: give their room back.
         if let Some(overlay) = self.shared.overlays.lock().remove(&entry.id) {

@@ -149,3 +149,98 @@ fn index_writes_pruned_in_chunks_then_the_index_dropped_and_written_again() {
     drop(disk);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A table whose drop only the replay at start-up writes into the database
+/// (the applier's write of it failed before a crash) does not lend its
+/// storage id to the next table created: the applier skips every write to
+/// an id it saw dropped, so the new table's writes would be acknowledged,
+/// pruned from the overlay and never stored.
+#[test]
+fn a_table_dropped_by_the_replay_does_not_lend_its_id_to_the_next_table() {
+    let dir = common::fresh_dir("dynaburst-applier-drop-replay");
+    let dropped_id;
+    {
+        let disk = open(&dir);
+        let mut t = disk.create_table(&meta("t")).expect("create t");
+        dropped_id = t.storage_id();
+        let batch = WriteBatch {
+            mutations: vec![Mutation { table: 0, key: key(1), item: Some(item(1, 10)) }],
+            ..WriteBatch::default()
+        };
+        disk.commit(batch, &mut [&mut *t]).expect("commit");
+        disk.wait_applied().expect("applied");
+        disk.hold_applier(true);
+        disk.drop_table("t").expect("drop");
+        // The drop is in the log; the database's write of it fails.
+        disk.durability().fail_next_apply();
+        disk.hold_applier(false);
+        disk.wait_applied().expect_err("the failed write poisons the storage");
+        disk.close();
+    }
+    let disk = open(&dir);
+    assert_eq!(disk.list_tables().expect("list").len(), 0, "the replay dropped t");
+    let mut u = disk.create_table(&meta("u")).expect("create u");
+    let ids = format!("u has storage id {:?}, t had {dropped_id:?}", u.storage_id());
+    let batch = WriteBatch {
+        mutations: (1..=3).map(|sk| Mutation { table: 0, key: key(sk), item: Some(item(sk, 5)) }).collect(),
+        ..WriteBatch::default()
+    };
+    disk.commit(batch, &mut [&mut *u]).expect("commit");
+    disk.wait_applied().expect("applied");
+    assert_eq!(disk.overlay_bytes(), 0, "pruned: reads now go to the database");
+    assert_eq!(u.get(&key(2)).expect("get"), Some(item(2, 5)), "{ids}");
+    assert_eq!(disk.table_stats("u").expect("stats"), Some((3, 3 * item_size(&item(1, 5)) as u64)), "{ids}");
+    drop(u);
+    disk.close();
+    drop(disk);
+    let disk = open(&dir);
+    let u = disk.open_table("u").expect("open u");
+    assert_eq!(u.get(&key(3)).expect("get"), Some(item(3, 5)));
+    assert_eq!(disk.table_stats("u").expect("stats"), Some((3, 3 * item_size(&item(1, 5)) as u64)));
+    drop(u);
+    drop(disk);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Commits that race their table's drop (a thread committing to the table
+/// while another drops it: a commit that found the table's overlay before
+/// the drop queues after it) leave nothing counted in the overlays: such a
+/// batch is queued (the applier skips it, as the drop's) but none of its
+/// writes stays in an overlay no prune will find, where their bytes would
+/// count against the overlays' bound for good. A commit that starts after
+/// the drop is refused.
+#[test]
+fn commits_racing_their_tables_drop_leave_no_overlay_bytes() {
+    let dir = common::fresh_dir("dynaburst-applier-drop-race");
+    let disk = Arc::new(open(&dir));
+    let mut refused = 0;
+    for round in 0..40 {
+        let name = format!("t{round}");
+        let mut t = disk.create_table(&meta(&name)).expect("create");
+        let writer = {
+            let disk = disk.clone();
+            std::thread::spawn(move || {
+                // Bounded: the table is dropped after a few commits.
+                for sk in 0..100_000 {
+                    let batch = WriteBatch {
+                        mutations: vec![Mutation { table: 0, key: key(sk), item: Some(item(sk, 200)) }],
+                        ..WriteBatch::default()
+                    };
+                    if disk.commit(batch, &mut [&mut *t]).is_err() {
+                        return 1;
+                    }
+                }
+                0
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_micros(200));
+        disk.drop_table(&name).expect("drop");
+        refused += writer.join().expect("writer");
+        disk.wait_applied().expect("applied");
+        assert_eq!(disk.overlay_bytes(), 0, "round {round}: bytes left counted for a dropped table");
+    }
+    assert_eq!(refused, 40, "every writer ended on a commit after the drop");
+    assert_eq!(disk.list_tables().expect("list").len(), 0);
+    drop(disk);
+    let _ = std::fs::remove_dir_all(&dir);
+}
