@@ -617,6 +617,8 @@ struct Shared {
     fail_next_sync: AtomicBool,
     /// Fault injection: the applier's next write into the database fails.
     fail_next_apply: AtomicBool,
+    /// Fault injection: the applier's next write into the database panics.
+    panic_next_apply: AtomicBool,
     /// Write-ahead log syncs made so far.
     syncs: AtomicU64,
     /// Retired log files kept for reuse (`wal::retire`), at most
@@ -698,6 +700,12 @@ impl Durability {
     /// fault-injection tests).
     pub fn fail_next_apply(&self) {
         self.shared.fail_next_apply.store(true, Ordering::SeqCst);
+    }
+
+    /// Makes the applier's next write into the database panic (for tests of
+    /// what a panic in a storage thread does).
+    pub fn panic_next_apply(&self) {
+        self.shared.panic_next_apply.store(true, Ordering::SeqCst);
     }
 }
 
@@ -849,6 +857,7 @@ impl DiskStorage {
             failure: Mutex::new(None),
             fail_next_sync: AtomicBool::new(false),
             fail_next_apply: AtomicBool::new(false),
+            panic_next_apply: AtomicBool::new(false),
             syncs: AtomicU64::new(0),
             spares: Mutex::new(spares),
             backlog: Mutex::new(Backlog { applied_seq: seq, ..Backlog::default() }),
@@ -859,14 +868,20 @@ impl DiskStorage {
             let shared = shared.clone();
             std::thread::Builder::new()
                 .name("dynaburst-committer".into())
-                .spawn(move || commit_loop(log, &shared))
+                .spawn(move || {
+                    let _guard = PoisonOnPanic { shared: &shared, thread: "committer" };
+                    commit_loop(log, &shared);
+                })
                 .map_err(io(dir))?
         };
         let applier = {
             let (shared, owned) = (shared.clone(), dir.to_path_buf());
             std::thread::Builder::new()
                 .name("dynaburst-applier".into())
-                .spawn(move || apply_loop(&owned, &shared))
+                .spawn(move || {
+                    let _guard = PoisonOnPanic { shared: &shared, thread: "applier" };
+                    apply_loop(&owned, &shared);
+                })
                 .map_err(io(dir))?
         };
         Ok(DiskStorage {
@@ -1273,6 +1288,24 @@ fn commit_loop(mut wal: wal::Wal, shared: &Shared) {
     }
 }
 
+/// Fails the storage when the storage thread holding it unwinds (a panic
+/// in the committer or the applier, fjall's included): the requests waiting
+/// on that thread, and every request after, get an error instead of
+/// waiting for ever.
+struct PoisonOnPanic<'a> {
+    shared: &'a Shared,
+    thread: &'static str,
+}
+
+impl Drop for PoisonOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let message = format!("the storage's {} thread panicked", self.thread);
+            poison(self.shared, Failure { operation: self.thread, kind: std::io::ErrorKind::Other, message });
+        }
+    }
+}
+
 /// Marks the storage failed (keeping the first failure, which
 /// [`Durability::failure`] reports) and wakes everyone who waits on it.
 fn poison(shared: &Shared, failure: Failure) {
@@ -1432,6 +1465,9 @@ fn apply_loop(dir: &Path, shared: &Shared) {
         // disk); only then do the log files it holds go.
         let durable = since_durable >= DURABLE_APPLY_BYTES || idle;
         if let Some((last, _)) = batches.last() {
+            if shared.panic_next_apply.swap(false, Ordering::SeqCst) {
+                panic!("injected panic in the applier");
+            }
             let written = if shared.fail_next_apply.swap(false, Ordering::SeqCst) {
                 Err(Failure::injected("write"))
             } else {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use common::{key, meta};
 use dynaburst_diskstore::{DiskOptions, DiskStorage};
-use dynaburst_engine::store::{IndexKey, IndexMutation, Mutation, Storage, WriteBatch};
+use dynaburst_engine::store::{IndexKey, IndexMutation, Mutation, Storage, StoreError, WriteBatch};
 use dynaburst_model::{item_size, AttributeValue, Item, KeyValue, Number};
 
 fn item(sk: i64, pad: usize) -> Arc<Item> {
@@ -241,6 +241,44 @@ fn commits_racing_their_tables_drop_leave_no_overlay_bytes() {
     }
     assert_eq!(refused, 40, "every writer ended on a commit after the drop");
     assert_eq!(disk.list_tables().expect("list").len(), 0);
+    drop(disk);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A panic in the applier (here injected; fjall's own panics unwind the
+/// same way) fails the storage: waiting for the applier ends in an error
+/// that says so, later commits are refused, closing does not hang, and
+/// the write the applier did not take is replayed from the log at the
+/// next start.
+#[test]
+fn a_panic_in_the_applier_fails_the_storage_instead_of_hanging() {
+    let dir = common::fresh_dir("dynaburst-applier-panic");
+    {
+        let disk = open(&dir);
+        let mut t = disk.create_table(&meta("t")).expect("create t");
+        disk.wait_applied().expect("applied");
+        disk.durability().panic_next_apply();
+        let batch = WriteBatch {
+            mutations: vec![Mutation { table: 0, key: key(1), item: Some(item(1, 10)) }],
+            ..WriteBatch::default()
+        };
+        disk.commit(batch, &mut [&mut *t]).expect("queued before the applier panics");
+        let failed = disk.wait_applied().expect_err("a panicked applier fails the storage");
+        assert_eq!(failed.to_string(), "storage applier failed (other error): the storage's applier thread panicked");
+        let batch = WriteBatch {
+            mutations: vec![Mutation { table: 0, key: key(2), item: Some(item(2, 10)) }],
+            ..WriteBatch::default()
+        };
+        let refused = disk.commit(batch, &mut [&mut *t]).expect_err("refused after the panic");
+        assert!(matches!(refused, StoreError::Failed { operation: "applier", .. }), "{refused:?}");
+        drop(t);
+        disk.close();
+    }
+    let disk = open(&dir);
+    let t = disk.open_table("t").expect("open t");
+    assert_eq!(t.get(&key(1)).expect("get"), Some(item(1, 10)), "replayed from the log");
+    assert_eq!(t.get(&key(2)).expect("get"), None);
+    drop(t);
     drop(disk);
     let _ = std::fs::remove_dir_all(&dir);
 }
