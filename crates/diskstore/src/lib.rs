@@ -74,7 +74,8 @@
 //! (a full disk says so; [`Durability::failure`] hands it to the server's
 //! log) until the server is restarted; the disk keeps exactly the batches
 //! synced before (the overlays may hold the failed ones, so the server
-//! answers nothing more).
+//! answers nothing more). A panic in the committer or the applier (fjall's
+//! included) poisons it the same way.
 //!
 //! A lock on `DIR/LOCK` keeps a second server off the same directory.
 
