@@ -547,9 +547,10 @@ struct Overlay {
     /// looked for in the database. `None`: the table held items at start-up,
     /// or its filter went over [`KEY_FILTER_BYTES`].
     filter: RwLock<Option<filter::KeyFilter>>,
-    /// Set (under the queue's lock) when the table is dropped: a commit
-    /// that raced the drop still queues its batch (which the applier skips,
-    /// as the drop's) but puts nothing here, where no prune would find it.
+    /// Set (under the queue's lock, as the drop is queued) when the table
+    /// is dropped: a commit that raced the drop and is queued after it
+    /// still queues its batch (which the applier skips, as the drop's) but
+    /// puts nothing here, where no prune would find it.
     dropped: AtomicBool,
 }
 
@@ -771,9 +772,9 @@ impl DiskStorage {
         let created: Vec<&Path> = dir.ancestors().take_while(|p| !p.as_os_str().is_empty() && !p.exists()).collect();
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         for new in created.iter().rev() {
-            if let Some(parent) = new.parent().filter(|p| !p.as_os_str().is_empty()) {
-                wal::sync_dir(parent).map_err(io(parent))?;
-            }
+            // A relative path's first component is in the working directory.
+            let parent = new.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            wal::sync_dir(parent).map_err(io(parent))?;
         }
         let lock_path = dir.join(LOCK_FILE);
         let lock = File::options().create(true).truncate(false).write(true).open(&lock_path).map_err(io(&lock_path))?;
@@ -983,18 +984,24 @@ impl DiskStorage {
 
     /// Queues one batch of writes, waiting while the queue is full.
     fn enqueue(&self, records: Vec<Record>) -> Result<(), StoreError> {
-        self.enqueue_with(records, Vec::new(), Vec::new())
+        self.enqueue_with(records, Vec::new(), Vec::new(), None)
     }
 
     /// Queues one batch of writes and puts `overlay` (each write's table,
     /// key, item and encoded bytes) in the overlays, in one step under the
     /// queue's lock: the applier cannot take the batch before its writes
     /// are there. Waits while the queue or the overlays are full.
+    ///
+    /// `dropping`: the overlay of a table whose drop `records` holds, marked
+    /// dropped in the same step as the drop is queued: a commit queued before
+    /// it still enters the overlay (and is read until the drop), one queued
+    /// after it puts nothing there (see [`Overlay::dropped`]).
     fn enqueue_with(
         &self,
         records: Vec<Record>,
         overlay: Vec<OverlayWrite>,
         index_overlay: Vec<IndexOverlayWrite>,
+        dropping: Option<&Overlay>,
     ) -> Result<(), StoreError> {
         let bytes: usize = records.iter().map(Record::bytes).sum();
         let adds: usize = overlay.iter().map(|w| w.3).sum::<usize>() + index_overlay.iter().map(|w| w.4).sum::<usize>();
@@ -1011,6 +1018,9 @@ impl DiskStorage {
                 break;
             }
             shared.space.wait(&mut q);
+        }
+        if let Some(dropped) = dropping {
+            dropped.dropped.store(true, Ordering::SeqCst);
         }
         q.next_seq += 1;
         let seq = q.next_seq;
@@ -2256,13 +2266,15 @@ impl Storage for DiskStorage {
         self.check_healthy()?;
         let mut catalog = self.shared.catalog.lock();
         let Some(entry) = catalog.get(name) else { return Err(StoreError::NoSuchTable(name.to_string())) };
-        // From here no commit puts writes in its overlay: those already
-        // there are taken below, so none stays counted in `overlay_bytes`.
-        {
-            let _queue = self.shared.queue.lock();
-            entry.overlay.dropped.store(true, Ordering::SeqCst);
-        }
-        self.enqueue(vec![Record::Drop { name: name.to_string(), id: entry.id }])?;
+        // Once the drop is queued no commit puts writes in its overlay: those
+        // already there are taken below, so none stays counted in
+        // `overlay_bytes`.
+        self.enqueue_with(
+            vec![Record::Drop { name: name.to_string(), id: entry.id }],
+            Vec::new(),
+            Vec::new(),
+            Some(&entry.overlay),
+        )?;
         // Its overlay's writes will never be read: give their room back.
         if let Some(overlay) = self.shared.overlays.lock().remove(&entry.id) {
             if let Some(f) = overlay.filter.write().take() {
@@ -2349,7 +2361,7 @@ impl Storage for DiskStorage {
         }
         // The engine holds every table lock of the batch: batches on a table
         // are queued (and enter the overlay) in the order they were made.
-        self.enqueue_with(records, writes, index_writes)?;
+        self.enqueue_with(records, writes, index_writes, None)?;
         Ok(replaced)
     }
 }

@@ -211,35 +211,41 @@ fn a_table_dropped_by_the_replay_does_not_lend_its_id_to_the_next_table() {
 /// the drop is refused.
 #[test]
 fn commits_racing_their_tables_drop_leave_no_overlay_bytes() {
+    const ROUNDS: usize = 40;
+    const MOST_COMMITS: i64 = 200_000;
     let dir = common::fresh_dir("dynaburst-applier-drop-race");
     let disk = Arc::new(open(&dir));
-    let mut refused = 0;
-    for round in 0..40 {
+    for round in 0..ROUNDS {
         let name = format!("t{round}");
         let mut t = disk.create_table(&meta(&name)).expect("create");
+        let (started, committing) = std::sync::mpsc::channel();
         let writer = {
             let disk = disk.clone();
             std::thread::spawn(move || {
-                // Bounded: the table is dropped after a few commits.
-                for sk in 0..100_000 {
+                // Commits until one is refused (the table dropped); bounded.
+                for sk in 0..MOST_COMMITS {
                     let batch = WriteBatch {
                         mutations: vec![Mutation { table: 0, key: key(sk), item: Some(item(sk, 200)) }],
                         ..WriteBatch::default()
                     };
                     if disk.commit(batch, &mut [&mut *t]).is_err() {
-                        return 1;
+                        return (sk, true);
+                    }
+                    if sk == 0 {
+                        let _ = started.send(());
                     }
                 }
-                0
+                (MOST_COMMITS, false)
             })
         };
-        std::thread::sleep(std::time::Duration::from_micros(200));
+        // The drop comes while the writer is committing.
+        committing.recv().expect("the writer committed once");
         disk.drop_table(&name).expect("drop");
-        refused += writer.join().expect("writer");
+        let (accepted, refused) = writer.join().expect("writer");
+        assert!(refused && accepted >= 1, "round {round}: {accepted} commits, refused {refused}");
         disk.wait_applied().expect("applied");
         assert_eq!(disk.overlay_bytes(), 0, "round {round}: bytes left counted for a dropped table");
     }
-    assert_eq!(refused, 40, "every writer ended on a commit after the drop");
     assert_eq!(disk.list_tables().expect("list").len(), 0);
     drop(disk);
     let _ = std::fs::remove_dir_all(&dir);

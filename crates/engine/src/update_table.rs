@@ -472,8 +472,10 @@ impl Engine {
             // section as the save, so no reader sees the setting without them.
             if stream.is_some() {
                 let mut data = table.data.write();
-                let stream_change =
-                    self.save_settings(&table, &data, &change_settings, switching_to_ppr, stream, now)?.flatten();
+                let saved = self.save_settings(&table, &data, &change_settings, switching_to_ppr, stream, now)?;
+                // A stream change always changes the settings: they were saved.
+                debug_assert!(saved.is_some());
+                let stream_change = saved.flatten();
                 if switching_to_ppr {
                     follow_onto_on_demand(&mut data, now);
                 }

@@ -1312,8 +1312,10 @@ fn a_stream_change_is_saved_with_the_rest_of_update_table() {
             create(&engine, "follow", BillingMode::Provisioned { read: 1, write: 1 });
         }
         let (_, write_before) = engine.describe_table("follow", Millis(5)).unwrap().warm_throughput.unwrap();
-        // Failing: the request's first save fails. Passing: its first save
-        // passes and a second one would fail.
+        // Failing: the request's first save fails (the old code, whose
+        // first save held the settings, applied nothing then either).
+        // Passing: its first save passes and a second one would fail (the
+        // old code's stream save).
         storage.faults().fail_save_after(usize::from(!fail));
         let input = UpdateTableInput {
             billing_mode_pay_per_request: Some(true),
@@ -1335,7 +1337,10 @@ fn a_stream_change_is_saved_with_the_rest_of_update_table() {
                 "arn:aws:dynamodb:us-east-1:000000000000:table/follow",
                 &[("k".to_string(), "v".to_string())],
             );
-            assert!(probe.is_err(), "with GSI {with_gsi}: the request made more than one save");
+            assert!(
+                matches!(probe, Err(EngineError::Internal(_))),
+                "with GSI {with_gsi}: the request made more than one save: {probe:?}"
+            );
         }
         storage.faults().disarm_saves();
         let d = engine.describe_table("follow", Millis(20)).unwrap();
@@ -1401,7 +1406,7 @@ fn create_table_records_its_stream_with_the_table() {
     let probe = engine
         .tag_resource("arn:aws:dynamodb:us-east-1:000000000000:table/streamed", &[("k".to_string(), "v".to_string())]);
     storage.faults().disarm_saves();
-    assert!(probe.is_err(), "CreateTable used the save armed to fail: {probe:?}");
+    assert!(matches!(probe, Err(EngineError::Internal(_))), "CreateTable used the save armed to fail: {probe:?}");
     let shown = engine.describe_table("streamed", Millis(7)).unwrap().settings.stream.expect("a stream");
     let stored = storage.list_tables().unwrap();
     assert_eq!(stored[0].settings.stream.as_ref(), Some(&shown));
