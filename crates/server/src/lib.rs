@@ -282,6 +282,19 @@ fn decode_body(headers: &hyper::HeaderMap, body: Bytes) -> Result<Bytes, BodyErr
     }
 }
 
+/// Waits until every batch queued so far is in the synced log (durable
+/// storage only): an answer that reflects them (a request's, or the
+/// metrics') leaves after it. The storage's failure as DynamoDB's internal
+/// error.
+async fn settle(server: &Server) -> Result<(), ApiError> {
+    match &server.durability {
+        Some(durability) => {
+            durability.settle().await.map_err(|e| ApiError::internal(format!("Internal server error: {e}")))
+        }
+        None => Ok(()),
+    }
+}
+
 fn text_response(server: &Server, content_type: &'static str, body: Vec<u8>) -> Response<Full<Bytes>> {
     let mut response = respond(server, StatusCode::OK, body);
     response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
@@ -374,6 +387,9 @@ where
         let path = request.uri().path();
         if path == "/metrics" {
             let reports: Vec<_> = server.engines().iter().flat_map(|e| e.capacity_reports(arrived.millis())).collect();
+            if let Err(e) = settle(server).await {
+                return error_response(server, e);
+            }
             return text_response(server, "text/plain; version=0.0.4", prometheus_text(&reports).into_bytes());
         }
         if path == "/metrics.json" {
@@ -384,6 +400,9 @@ where
                 .and_then(|v| v.parse::<u64>().ok());
             let reports: Vec<_> =
                 server.engines().iter().flat_map(|e| e.capacity_reports_since(arrived.millis(), since)).collect();
+            if let Err(e) = settle(server).await {
+                return error_response(server, e);
+            }
             return text_response(server, "application/json", metrics_json(&reports, since));
         }
         if let Some(asset) = web::asset(path, request.headers().get(hyper::header::ACCEPT)) {
@@ -463,10 +482,8 @@ where
     };
     // Durability: no answer (a write's 200, or a read of what a write
     // left) leaves before the writes it reflects are on disk.
-    if let Some(durability) = &server.durability {
-        if let Err(e) = durability.settle().await {
-            return error_response(server, ApiError::internal(format!("Internal server error: {e}")));
-        }
+    if let Err(e) = settle(server).await {
+        return error_response(server, e);
     }
     if let Some(model) = &server.latency {
         let delay = model.delay(&operation, outcome.items, outcome.cancelled());

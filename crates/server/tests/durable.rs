@@ -999,3 +999,38 @@ async fn a_query_with_an_oversized_key_value_answers_as_in_memory() {
     disk.close();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+async fn get_path(server: &Server, path: &str) -> (StatusCode, String) {
+    let request = Request::builder().method("GET").uri(path).body(Full::new(Bytes::new())).expect("request");
+    let response = handle_request(server, request).await;
+    let status = response.status();
+    let bytes = response.into_body().collect().await.expect("body").to_bytes();
+    (status, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The metrics (which count every write the engine made) wait for the log
+/// as every request's answer does: after a sync fails they answer the
+/// storage's error instead of counts that include the failed write.
+#[tokio::test]
+async fn metrics_wait_for_the_log_as_requests_do() {
+    let dir = fresh_dir("metrics");
+    let (server, disk) = open(&dir);
+    create(&server, "tbl").await;
+    assert_eq!(put(&server, "tbl", "a", 1).await.0, StatusCode::OK);
+    for path in ["/metrics", "/metrics.json"] {
+        let (status, body) = get_path(&server, path).await;
+        assert_eq!(status, StatusCode::OK, "{path}: {body}");
+        assert!(body.contains("tbl"), "{path}: {body}");
+    }
+    disk.durability().fail_next_sync();
+    assert_eq!(put(&server, "tbl", "b", 2).await.0, StatusCode::INTERNAL_SERVER_ERROR);
+    for path in ["/metrics", "/metrics.json"] {
+        let (status, body) = get_path(&server, path).await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{path}: {body}");
+        assert!(body.contains("No space left on device"), "{path}: {body}");
+    }
+    // The health answer does not depend on the storage.
+    assert_eq!(get_path(&server, "/").await.0, StatusCode::OK);
+    disk.close();
+    let _ = std::fs::remove_dir_all(&dir);
+}
