@@ -9,7 +9,9 @@ from decimal import Decimal
 
 import pytest
 
-from conftest import ServerProcess, away_from_utc_midnight, make_client
+import boto3
+
+from conftest import ServerProcess, away_from_utc_midnight, boto_args, make_client
 
 SETTINGS_TABLE = "durable-settings"
 ITEMS_TABLE = "durable-items"
@@ -18,6 +20,15 @@ DROPPED_TABLE = "durable-dropped"
 
 def start(data_dir):
     return ServerProcess(["--data-dir", str(data_dir), "--ttl-interval", "0"])
+
+
+def end(srv, how):
+    """Stops `srv` cleanly (SIGTERM, exit 0) or kills it (SIGKILL)."""
+    if how == "clean":
+        assert srv.stop() == 0
+    else:
+        srv.proc.kill()
+        srv.proc.wait()
 
 
 def wait_active(ddb, name):
@@ -212,11 +223,7 @@ def test_settings_and_items_survive_a_restart(tmp_path, how):
         build(ddb)
         before = snapshot(ddb)
     finally:
-        if how == "clean":
-            assert srv.stop() == 0
-        else:
-            srv.proc.kill()
-            srv.proc.wait()
+        end(srv, how)
     srv = start(tmp_path)
     try:
         ddb = make_client(srv.url)
@@ -276,3 +283,78 @@ def test_a_second_server_on_the_same_directory_is_refused(tmp_path):
         assert make_client(first.url).list_tables()["TableNames"] == []
     finally:
         first.stop()
+
+
+def region_client(url, region):
+    return boto3.client("dynamodb", **{**boto_args(url), "region_name": region})
+
+
+# An AWS region and names DynamoDB Local users configure their SDKs with
+# (DynamoDB Local takes any region).
+OTHER_REGIONS = ("eu-west-1", "localhost", "fakeRegion")
+
+
+@pytest.mark.parametrize("how", ["clean", "kill"])
+def test_tables_of_every_region_survive_a_restart(tmp_path, how):
+    srv = start(tmp_path)
+    try:
+        home = make_client(srv.url)
+        on_demand_table(home, "shared-name")
+        home.put_item(TableName="shared-name", Item={"id": {"S": "k"}, "region": {"S": "home"}})
+        for region in OTHER_REGIONS:
+            ddb = region_client(srv.url, region)
+            # The same name in another region is another table.
+            on_demand_table(ddb, "shared-name", StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"})
+            on_demand_table(ddb, f"only-{region.lower()}")
+            ddb.put_item(TableName="shared-name", Item={"id": {"S": "k"}, "region": {"S": region}})
+            ddb.batch_write_item(
+                RequestItems={
+                    f"only-{region.lower()}": [
+                        {"PutRequest": {"Item": {"id": {"S": f"i{n:02}"}, "n": {"N": str(n)}}}} for n in range(25)
+                    ]
+                }
+            )
+            ddb.delete_item(TableName=f"only-{region.lower()}", Key={"id": {"S": "i07"}})
+            ddb.create_backup(TableName="shared-name", BackupName=f"b-{region}")
+    finally:
+        end(srv, how)
+    srv = start(tmp_path)
+    try:
+        home = make_client(srv.url)
+        assert home.list_tables()["TableNames"] == ["shared-name"]
+        assert home.get_item(TableName="shared-name", Key={"id": {"S": "k"}})["Item"]["region"] == {"S": "home"}
+        assert home.list_backups()["BackupSummaries"] == []
+        for region in OTHER_REGIONS:
+            ddb = region_client(srv.url, region)
+            only = f"only-{region.lower()}"
+            assert ddb.list_tables()["TableNames"] == [only, "shared-name"], region
+            got = ddb.get_item(TableName="shared-name", Key={"id": {"S": "k"}}, ConsistentRead=True)
+            assert got["Item"]["region"] == {"S": region}
+            desc = ddb.describe_table(TableName="shared-name")["Table"]
+            assert desc["TableArn"] == f"arn:aws:dynamodb:{region}:000000000000:table/shared-name"
+            assert desc["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"}
+            assert desc["ItemCount"] == 1
+            items = scan_all(ddb, only)
+            assert sorted(i["id"]["S"] for i in items) == [f"i{n:02}" for n in range(25) if n != 7]
+            assert ddb.describe_table(TableName=only)["Table"]["ItemCount"] == 24
+            backups = ddb.list_backups()["BackupSummaries"]
+            assert [(b["TableName"], b["BackupName"]) for b in backups] == [("shared-name", f"b-{region}")]
+            assert backups[0]["BackupArn"].startswith(f"arn:aws:dynamodb:{region}:000000000000:table/shared-name/backup/")
+            # Writes after the restart land in the region's own table.
+            ddb.put_item(TableName=only, Item={"id": {"S": "after"}})
+            assert ddb.describe_table(TableName=only)["Table"]["ItemCount"] == 25
+        # A region first seen after the restart starts empty, and keeps
+        # what it is given.
+        fresh = region_client(srv.url, "ap-south-2")
+        assert fresh.list_tables()["TableNames"] == []
+        on_demand_table(fresh, "late")
+        fresh.put_item(TableName="late", Item={"id": {"S": "x"}})
+    finally:
+        end(srv, how)
+    srv = start(tmp_path)
+    try:
+        fresh = region_client(srv.url, "ap-south-2")
+        assert fresh.get_item(TableName="late", Key={"id": {"S": "x"}})["Item"] == {"id": {"S": "x"}}
+        assert make_client(srv.url).list_tables()["TableNames"] == ["shared-name"]
+    finally:
+        srv.stop()

@@ -144,8 +144,8 @@ struct ServeArgs {
     #[arg(long, default_value_t = dynaburst_server::DEFAULT_BODY_TIMEOUT.as_secs_f64())]
     body_timeout: f64,
     /// MiB the in-memory tables' items may take (their sizes plus a
-    /// per-item overhead; with --data-dir only the tables of other regions
-    /// than the server's, whose items stay in memory); a write past it is
+    /// per-item overhead; not used with --data-dir, whose tables live on
+    /// disk); a write past it is
     /// refused with LimitExceededException instead of the process being
     /// killed. Default: half of this machine's memory.
     #[arg(long, default_value_t = default_max_memory_mib())]
@@ -317,11 +317,17 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             }
             None => None,
         };
+        let now = {
+            use dynaburst_server::Clock;
+            dynaburst_server::SystemClock::new().now().millis()
+        };
         let engine = match &disk {
             Some(disk) => {
-                use dynaburst_server::Clock;
-                let now = dynaburst_server::SystemClock::new().now().millis();
-                let engine = Engine::open(config, disk.clone(), now).context("cannot load the tables of --data-dir")?;
+                // Every region's tables live in DIR; the home region's
+                // under their own names.
+                let home = dynaburst_engine::store::RegionStorage::new(disk.clone(), &config.region, &config.region);
+                let engine =
+                    Engine::open(config, Arc::new(home), now).context("cannot load the tables of --data-dir")?;
                 Arc::new(engine)
             }
             None => Arc::new(Engine::new(config)),
@@ -366,7 +372,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             server = server.with_credentials(credentials);
         }
         if let Some(disk) = &disk {
-            server = server.with_durability(disk.durability());
+            server = server
+                .with_storage(disk.clone(), now)
+                .context("cannot load the tables of the other regions in --data-dir")?
+                .with_durability(disk.durability());
             // A failed disk write is logged once, with its cause.
             let durability = disk.durability();
             tokio::spawn(async move {

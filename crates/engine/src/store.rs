@@ -975,6 +975,117 @@ impl Storage for MemStorage {
     }
 }
 
+/// Marks the stored names of the tables of a region other than the
+/// storage's home region: `@{region}/{name}`. Table names hold only
+/// `[a-zA-Z0-9_.-]` and hidden ones start with `#`, so no table name of
+/// the home region starts with it, and a region name holds no `/`.
+const REGION_MARK: char = '@';
+
+/// One region's tables in a storage that holds every region's (DynamoDB
+/// scopes tables by region, S166). The home region's tables keep their
+/// names as they are, so a storage written before regions were stored
+/// reads the same; another region's are stored as `@{region}/{name}`.
+/// Every call maps the names both ways; the commit and the table stores
+/// pass through.
+pub struct RegionStorage {
+    inner: Arc<dyn Storage>,
+    /// `@{region}/`, or empty for the home region.
+    prefix: String,
+}
+
+impl RegionStorage {
+    /// Region `region`'s tables in `inner`, whose unmarked tables are
+    /// region `home`'s.
+    pub fn new(inner: Arc<dyn Storage>, home: &str, region: &str) -> RegionStorage {
+        let prefix = if region == home { String::new() } else { format!("{REGION_MARK}{region}/") };
+        RegionStorage { inner, prefix }
+    }
+
+    /// The regions other than the home region that `inner` holds tables
+    /// of, in name order.
+    pub fn other_regions(inner: &dyn Storage) -> Result<Vec<String>, StoreError> {
+        let regions: BTreeSet<String> = inner
+            .list_tables()?
+            .into_iter()
+            .filter_map(|m| Some(m.name.strip_prefix(REGION_MARK)?.split_once('/')?.0.to_string()))
+            .collect();
+        Ok(regions.into_iter().collect())
+    }
+
+    fn stored(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    /// The region's own name of stored name `stored`; `None` for another
+    /// region's table.
+    fn own<'a>(&self, stored: &'a str) -> Option<&'a str> {
+        match self.prefix.is_empty() {
+            true => (!stored.starts_with(REGION_MARK)).then_some(stored),
+            false => stored.strip_prefix(self.prefix.as_str()),
+        }
+    }
+
+    fn stored_meta(&self, meta: &TableMeta) -> TableMeta {
+        TableMeta { name: self.stored(&meta.name), ..meta.clone() }
+    }
+
+    /// `e` with the region's own table names.
+    fn own_error(&self, e: StoreError) -> StoreError {
+        match e {
+            StoreError::NoSuchTable(n) => StoreError::NoSuchTable(self.own(&n).map_or(n.clone(), str::to_string)),
+            StoreError::TableExists(n) => StoreError::TableExists(self.own(&n).map_or(n.clone(), str::to_string)),
+            e => e,
+        }
+    }
+}
+
+impl Storage for RegionStorage {
+    fn create_table(&self, meta: &TableMeta) -> Result<Box<dyn TableStore>, StoreError> {
+        self.inner.create_table(&self.stored_meta(meta)).map_err(|e| self.own_error(e))
+    }
+    fn open_table(&self, name: &str) -> Result<Box<dyn TableStore>, StoreError> {
+        self.inner.open_table(&self.stored(name)).map_err(|e| self.own_error(e))
+    }
+    fn list_tables(&self) -> Result<Vec<TableMeta>, StoreError> {
+        let metas = self.inner.list_tables()?;
+        Ok(metas
+            .into_iter()
+            .filter_map(|m| {
+                let name = self.own(&m.name)?.to_string();
+                Some(TableMeta { name, ..m })
+            })
+            .collect())
+    }
+    fn save_table_meta(&self, meta: &TableMeta) -> Result<(), StoreError> {
+        self.inner.save_table_meta(&self.stored_meta(meta)).map_err(|e| self.own_error(e))
+    }
+    fn drop_table(&self, name: &str) -> Result<(), StoreError> {
+        self.inner.drop_table(&self.stored(name)).map_err(|e| self.own_error(e))
+    }
+    fn table_stats(&self, name: &str) -> Result<Option<(u64, u64)>, StoreError> {
+        self.inner.table_stats(&self.stored(name)).map_err(|e| self.own_error(e))
+    }
+    fn table_sizes(&self, name: &str) -> Result<Option<Vec<(u128, u64)>>, StoreError> {
+        self.inner.table_sizes(&self.stored(name)).map_err(|e| self.own_error(e))
+    }
+    fn index_sizes(&self, name: &str, index: &str) -> Result<Option<Vec<IndexRange>>, StoreError> {
+        self.inner.index_sizes(&self.stored(name), index).map_err(|e| self.own_error(e))
+    }
+    fn stored_index_names(&self, name: &str) -> Result<Vec<String>, StoreError> {
+        self.inner.stored_index_names(&self.stored(name)).map_err(|e| self.own_error(e))
+    }
+    fn drop_index(&self, name: &str, index: &str) -> Result<(), StoreError> {
+        self.inner.drop_index(&self.stored(name), index).map_err(|e| self.own_error(e))
+    }
+    fn commit(
+        &self,
+        batch: WriteBatch,
+        stores: &mut [&mut dyn TableStore],
+    ) -> Result<Vec<Option<Arc<Item>>>, StoreError> {
+        self.inner.commit(batch, stores)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -407,6 +407,50 @@ fn an_engine_reopened_on_its_storage_finds_its_tables_and_items() {
     assert_eq!(names, ["a"]);
 }
 
+#[test]
+fn each_region_keeps_its_own_tables_in_one_storage() {
+    use dynaburst_engine::store::RegionStorage;
+    let storage: Arc<dyn Storage> = Arc::new(MemStorage::new());
+    let region = |name: &str| EngineConfig { region: name.to_string(), ..EngineConfig::local() };
+    let view = |name: &str| Arc::new(RegionStorage::new(storage.clone(), "us-east-1", name));
+    let open = |name: &str| Engine::open(region(name), view(name), Millis(0)).unwrap();
+    let (home, eu, local) = (open("us-east-1"), open("eu-west-1"), open("localhost"));
+    for (engine, bytes) in [(&home, 1_000), (&eu, 2_000), (&local, 3_000)] {
+        create(engine, "t", BillingMode::PayPerRequest);
+        put(engine, "t", pad_item("x", bytes), total()).unwrap();
+    }
+    create(&eu, "only-eu", BillingMode::PayPerRequest);
+    // The home region's names are stored as they are (a storage written
+    // before regions were stored reads the same); the others' are marked.
+    let stored: Vec<String> = storage.list_tables().unwrap().into_iter().map(|m| m.name).collect();
+    assert_eq!(stored, ["@eu-west-1/only-eu", "@eu-west-1/t", "@localhost/t", "t"]);
+    assert_eq!(RegionStorage::other_regions(storage.as_ref()).unwrap(), ["eu-west-1", "localhost"]);
+    assert_eq!(
+        view("eu-west-1").list_tables().unwrap().iter().map(|m| m.name.as_str()).collect::<Vec<_>>(),
+        ["only-eu", "t"]
+    );
+    // A storage error names the table as its region does.
+    assert_eq!(view("localhost").open_table("nope").err(), Some(StoreError::NoSuchTable("nope".to_string())));
+    drop((home, eu, local));
+
+    let (home, eu, local) = (open("us-east-1"), open("eu-west-1"), open("localhost"));
+    for (engine, bytes) in [(&home, 1_000), (&eu, 2_000), (&local, 3_000)] {
+        assert_eq!(get(engine, "t", "x"), Some(pad_item("x", bytes)));
+        assert_eq!(stats(engine, "t").0, 1);
+    }
+    let list = |engine: &Engine| engine.list_tables(ListTablesInput { exclusive_start: None, limit: 10 }).names;
+    assert_eq!(list(&home), ["t"]);
+    assert_eq!(list(&eu), ["only-eu", "t"]);
+    assert_eq!(list(&local), ["t"]);
+    assert_eq!(eu.describe_table("t", Millis(0)).unwrap().arn, "arn:aws:dynamodb:eu-west-1:000000000000:table/t");
+    // Dropping a table in one region leaves the same name in the others.
+    eu.delete_table("t", Millis(0)).unwrap();
+    assert_eq!(get(&home, "t", "x"), Some(pad_item("x", 1_000)));
+    assert_eq!(get(&local, "t", "x"), Some(pad_item("x", 3_000)));
+    let stored: Vec<String> = storage.list_tables().unwrap().into_iter().map(|m| m.name).collect();
+    assert_eq!(stored, ["@eu-west-1/only-eu", "@localhost/t", "t"]);
+}
+
 // ----- storage failures ------------------------------------------------
 
 fn every_item(engine: &Engine, table: &str) -> Vec<Item> {

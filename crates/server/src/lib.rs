@@ -20,7 +20,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use dynaburst_engine::{Engine, EngineConfig};
+use dynaburst_engine::store::{RegionStorage, Storage};
+use dynaburst_engine::{Engine, EngineConfig, EngineError};
+use dynaburst_model::Millis;
 use dynaburst_rng::Rng;
 use dynaburst_wire::{
     ApiError, CONTENT_TYPE as JSON_CONTENT_TYPE, CONTENT_TYPES, STREAMS_TARGET_PREFIX, TARGET_PREFIX,
@@ -98,6 +100,9 @@ pub struct Server {
     /// Set over durable storage: every answer waits until what the
     /// request wrote (and everything written before it) is on disk.
     durability: Option<dynaburst_diskstore::Durability>,
+    /// Set over durable storage: the storage every region's tables live
+    /// in (the home region's unmarked, see [`RegionStorage`]).
+    storage: Option<Arc<dyn Storage>>,
     /// Set by `--credentials`: every request's SigV4 signature is verified
     /// against these keys. None accepts any signature.
     credentials: Option<sigv4::Credentials>,
@@ -115,6 +120,7 @@ impl Server {
             clock: Arc::new(SystemClock::new()),
             ttl_interval: Duration::ZERO,
             durability: None,
+            storage: None,
             credentials: None,
             limits: Limits::default(),
         }
@@ -137,6 +143,23 @@ impl Server {
     pub fn with_durability(mut self, durability: dynaburst_diskstore::Durability) -> Server {
         self.durability = Some(durability);
         self
+    }
+
+    /// Keeps the tables of every region but the home one in `storage`
+    /// too (the home engine's storage must be `storage` seen through
+    /// [`RegionStorage`] for the home region): opens now the regions
+    /// whose tables `storage` holds, at `now`, and a region seen later
+    /// on it. Without it, the other regions' tables live in memory.
+    pub fn with_storage(mut self, storage: Arc<dyn Storage>, now: Millis) -> Result<Server, EngineError> {
+        let home = self.engine.config().region.clone();
+        let mut others = std::collections::BTreeMap::new();
+        for region in RegionStorage::other_regions(storage.as_ref())? {
+            let engine = open_region(&self.engine, &storage, &home, &region, now)?;
+            others.insert(region, Arc::new(engine));
+        }
+        self.others = std::sync::RwLock::new(others);
+        self.storage = Some(storage);
+        Ok(self)
     }
 
     /// Answers each request after a delay drawn from `model`.
@@ -172,8 +195,9 @@ impl Server {
 
     /// The engine of `region` (the credential scope's region of a signed
     /// request): tables are separate per region, as in DynamoDB. A region
-    /// seen for the first time gets an empty in-memory engine with the
-    /// server's settings; at most [`MAX_REGIONS`] regions are served.
+    /// seen for the first time gets an engine with the server's settings,
+    /// over the server's durable storage if it has one (else in memory);
+    /// at most [`MAX_REGIONS`] regions are served.
     pub fn engine_for(&self, region: Option<&str>) -> Result<Arc<Engine>, ApiError> {
         let home = &self.engine.config().region;
         let Some(region) = region.filter(|r| *r != home.as_str()) else { return Ok(self.engine.clone()) };
@@ -191,11 +215,19 @@ impl Server {
                 "dynaburst serves at most {MAX_REGIONS} regions; sign requests for one of the regions in use"
             )));
         }
-        let engine = others.entry(region.to_string()).or_insert_with(|| {
-            let config = EngineConfig { region: region.to_string(), ..self.engine.config().clone() };
-            Arc::new(Engine::new(config))
-        });
-        Ok(engine.clone())
+        if let Some(engine) = others.get(region) {
+            return Ok(engine.clone());
+        }
+        let engine = match &self.storage {
+            Some(storage) => {
+                let now = self.clock.now().millis();
+                open_region(&self.engine, storage, home, region, now).map_err(ApiError::from)?
+            }
+            None => Engine::new(EngineConfig { region: region.to_string(), ..self.engine.config().clone() }),
+        };
+        let engine = Arc::new(engine);
+        others.insert(region.to_string(), engine.clone());
+        Ok(engine)
     }
 
     /// Every region's engine, the server's own first.
@@ -203,6 +235,18 @@ impl Server {
         let others = self.others.read().unwrap_or_else(|p| p.into_inner());
         std::iter::once(self.engine.clone()).chain(others.values().cloned()).collect()
     }
+}
+
+/// The engine of `region`'s tables in `storage`, with `home`'s settings.
+fn open_region(
+    home: &Engine,
+    storage: &Arc<dyn Storage>,
+    home_region: &str,
+    region: &str,
+    now: Millis,
+) -> Result<Engine, EngineError> {
+    let config = EngineConfig { region: region.to_string(), ..home.config().clone() };
+    Engine::open(config, Arc::new(RegionStorage::new(storage.clone(), home_region, region)), now)
 }
 
 /// Request ids in the shape AWS uses: [`REQUEST_ID_LEN`] characters of
@@ -543,13 +587,17 @@ fn credential_region(authorization: &str) -> Option<&str> {
     scope.split('/').nth(2).filter(|r| !r.is_empty())
 }
 
-/// A plausible region name: lower-case letters, digits and dashes, as
-/// `us-east-1` or `eu-central-2`, at most 32 characters.
+/// A plausible region name: letters, digits and dashes, as `us-east-1`,
+/// `eu-central-2` or `localhost`, at most [`MAX_REGION_NAME_LEN`].
 fn is_region_name(region: &str) -> bool {
-    region.len() <= 32
-        && region.contains('-')
-        && region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    // Not only AWS's own names: DynamoDB Local takes whatever region a
+    // client is configured with ("localhost", "local", "fakeRegion" are
+    // common), and the SDKs accept any host-name label. That much, no more.
+    (1..=MAX_REGION_NAME_LEN).contains(&region.len()) && region.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
 }
+
+/// Longest region name served: a host-name label's 63 characters.
+const MAX_REGION_NAME_LEN: usize = 63;
 
 /// Serves connections from `listener` until `shutdown` completes, then
 /// stops accepting and waits up to [`SHUTDOWN_GRACE`] for requests in flight.

@@ -239,13 +239,20 @@ async fn each_region_of_the_credential_scope_has_its_own_tables() {
     let (_, _, body) = send(&server, in_region("eu-west-1", "DescribeTable", json!({"TableName": index_arn}))).await;
     let err: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(err["message"], format!("Invalid TableArn: Invalid ResourceArn provided as input {index_arn}"));
+    // A region a DynamoDB Local user configures ("localhost") is served
+    // as one: DynamoDB Local takes any.
+    let (status, _, body) = send(&server, in_region("localhost", "ListTables", json!({}))).await;
+    assert_eq!((status, names(&body)), (StatusCode::OK, json!([])));
     // Not a region: refused, and no engine is made for it.
-    let (status, _, body) = send(&server, in_region("Not_A_Region", "ListTables", json!({}))).await;
-    assert_eq!(
-        (status, error_type(&body)),
-        (StatusCode::BAD_REQUEST, "com.amazon.coral.service#UnrecognizedClientException".to_string())
-    );
-    assert_eq!(server.engines().len(), 2);
+    for bad in ["Not_A_Region", "x.y", &"a".repeat(64)] {
+        let (status, _, body) = send(&server, in_region(bad, "ListTables", json!({}))).await;
+        assert_eq!(
+            (status, error_type(&body)),
+            (StatusCode::BAD_REQUEST, "com.amazon.coral.service#UnrecognizedClientException".to_string()),
+            "{bad}"
+        );
+    }
+    assert_eq!(server.engines().len(), 3);
 }
 
 #[tokio::test]
