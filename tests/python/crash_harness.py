@@ -221,6 +221,11 @@ def create_table(ddb, table):
 # the next trial's log files overwrite, so the kills land on recycled files
 # (their old life's frames past the new ones) as well as fresh ones.
 WAL_ROTATE_BYTES = 16 * 1024
+# And a table's writes in one of the applier's commits go into the database
+# as sorted tables of their own (fjall's ingestion, no journal) from this
+# many bytes on (the default, 32 MiB, only under a bulk load): the kills
+# land between an ingestion and the applier's batch too.
+INGEST_MIN_BYTES = 2048
 
 
 def start(data_dir):
@@ -234,6 +239,8 @@ def start(data_dir):
             "0",
             "--wal-rotate-bytes",
             str(WAL_ROTATE_BYTES),
+            "--ingest-min-bytes",
+            str(INGEST_MIN_BYTES),
         ]
     )
 

@@ -114,7 +114,7 @@ struct ServeArgs {
     data_dir: Option<std::path::PathBuf>,
     /// Block cache of the --data-dir database, in MiB. Items are read
     /// through it, so it (plus the database's memtables, 64 MiB a table,
-    /// about 256 MiB in all, at most 64 MiB of acknowledged
+    /// about 256 MiB in all, at most 192 MiB of acknowledged
     /// writes not yet in the database and 32 MiB of key filters) bounds
     /// the server's memory, not the number of items.
     #[arg(long, default_value_t = DEFAULT_CACHE_MIB)]
@@ -124,6 +124,11 @@ struct ServeArgs {
     /// (and recycles) log files.
     #[arg(long, hide = true, value_parser = clap::value_parser!(u64).range(1..))]
     wal_rotate_bytes: Option<u64>,
+    /// Tests: fewest bytes of one table's writes in one of the --data-dir
+    /// applier's commits that go into the database as sorted tables of
+    /// their own (default 32 MiB), so that a light load takes that path too.
+    #[arg(long, hide = true, value_parser = clap::value_parser!(u64).range(1..))]
+    ingest_min_bytes: Option<u64>,
     /// Verify every request's AWS Signature Version 4 against the key
     /// pairs of this file (AWS shared-credentials format, e.g.
     /// ~/.aws/credentials; every profile's pair is accepted). Without it,
@@ -309,6 +314,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 let options = dynaburst_diskstore::DiskOptions {
                     cache_bytes: args.cache_size.saturating_mul(1 << 20),
                     wal_rotate_bytes: args.wal_rotate_bytes.unwrap_or(dynaburst_diskstore::WAL_ROTATE_BYTES),
+                    ingest_min_bytes: args
+                        .ingest_min_bytes
+                        .map_or(dynaburst_diskstore::INGEST_MIN_BYTES, |n| usize::try_from(n).unwrap_or(usize::MAX)),
                     ..Default::default()
                 };
                 let disk = dynaburst_diskstore::DiskStorage::open(dir, &options)?;

@@ -148,11 +148,16 @@ pub const MAX_BACKLOG_BYTES: usize = 128 * 1024 * 1024;
 /// more often cost no measurable rate (docs/storage-engine.md).
 pub const DURABLE_APPLY_BYTES: usize = 64 * 1024 * 1024;
 /// Bytes of waiting batches the applier writes at once; fewer wait up to
-/// [`APPLY_GATHER_WAIT`] for more (see `gather`).
-pub const APPLY_GATHER_BYTES: usize = 4 * 1024 * 1024;
+/// [`APPLY_GATHER_WAIT`] for more (see `gather`). Under a bulk load a
+/// table's writes of one commit then go into the database as one sorted
+/// table of about a memtable's size ([`INGEST_MIN_BYTES`]): as many
+/// tables for compaction to merge as fjall's memtables made, without its
+/// journal and memtable (measured: docs/storage-engine.md).
+pub const APPLY_GATHER_BYTES: usize = 64 * 1024 * 1024;
 /// Longest the applier waits for batches to gather (they are in the log
-/// already: only the overlay holds them meanwhile).
-pub const APPLY_GATHER_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
+/// already: only the overlay holds them meanwhile). Not when someone
+/// waits for the database to hold them (a dropped index).
+pub const APPLY_GATHER_WAIT: std::time::Duration = std::time::Duration::from_millis(1000);
 /// How long the applier waits for more batches, with none waiting, before
 /// it makes the database durable (an idle server's database is up to date on disk).
 /// Under load the next batch comes within a log sync, so the applier's
@@ -160,8 +165,10 @@ pub const APPLY_GATHER_WAIT: std::time::Duration = std::time::Duration::from_mil
 pub const IDLE_DURABLE_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
 /// Default of [`DiskOptions::overlay_bytes`]: most bytes of encoded writes
 /// the overlays hold (committed, not yet in the database); a commit that would
-/// pass it waits for the applier.
-pub const MAX_OVERLAY_BYTES: usize = 64 * 1024 * 1024;
+/// pass it waits for the applier. Three gathers ([`APPLY_GATHER_BYTES`]):
+/// the one being written, the next gathering, and room; the applier stops
+/// gathering at half.
+pub const MAX_OVERLAY_BYTES: usize = 192 * 1024 * 1024;
 
 /// Bytes all tables' key filters (`filter.rs`) may take together, at 1.5
 /// bytes a key: one table's filter, grown by doubling segments, holds up
@@ -281,6 +288,12 @@ struct Files {
     dropped: Mutex<BTreeSet<u64>>,
     /// The applier's copy of the counts' rows.
     counts: Mutex<CountRows>,
+    /// Fewest writes of a keyspace in one commit that are ingested
+    /// ([`DiskOptions::ingest_min_bytes`]).
+    ingest_min_bytes: usize,
+    /// Test hook: the next commit that ingests fails after its ingestions,
+    /// before its batch (and its applied mark).
+    fail_after_ingest: AtomicBool,
 }
 
 /// Most bytes of one keyspace's memtable before fjall writes it out
@@ -306,6 +319,19 @@ const JOURNAL_BYTES: u64 = 256 * 1024 * 1024;
 /// Tables of level 0 (each a written-out memtable) that start a
 /// compaction into level 1.
 const L0_TABLES: u8 = 8;
+/// Fewest bytes (keys and values) of one keyspace's writes in one of the
+/// applier's commits that go in as sorted tables of their own ([`ingest`])
+/// rather than through fjall's journal and memtable: half a memtable, so
+/// that an ingestion makes a table of about the size a memtable's flush
+/// would (smaller ones, many more, would be merged into level 1 as often,
+/// each time rewriting it). Only a bulk load's commits are that large
+/// ([`APPLY_GATHER_BYTES`]).
+pub const INGEST_MIN_BYTES: usize = MEMTABLE_BYTES as usize / 2;
+/// Tables of level 0 at which an ingestion waits for compaction.
+const INGEST_L0_STALL: usize = L0_TABLES as usize + 4;
+/// Longest an ingestion waits for compaction.
+const INGEST_MAX_STALL: std::time::Duration = std::time::Duration::from_secs(10);
+const INGEST_STALL_POLL: std::time::Duration = std::time::Duration::from_millis(10);
 /// Most removals in one batch when a dropped index's entries are deleted.
 const DROP_CHUNK: usize = 64 * 1024;
 
@@ -325,7 +351,7 @@ fn keyspace_options() -> fjall::KeyspaceCreateOptions {
 }
 
 impl Files {
-    fn open(path: &Path, cache_bytes: usize) -> Result<Files, fjall::Error> {
+    fn open(path: &Path, cache_bytes: usize, ingest_min_bytes: usize) -> Result<Files, fjall::Error> {
         let db = fjall::Database::builder(path)
             .cache_size(cache_bytes as u64)
             // The write-ahead log makes batches durable; fjall's journal
@@ -344,6 +370,8 @@ impl Files {
             tables: Mutex::new(HashMap::new()),
             dropped: Mutex::new(BTreeSet::new()),
             counts: Mutex::new(CountRows::default()),
+            ingest_min_bytes: ingest_min_bytes.max(1),
+            fail_after_ingest: AtomicBool::new(false),
             db,
         })
     }
@@ -428,6 +456,11 @@ pub struct DiskOptions {
     /// Most bytes the tables' key filters take together
     /// ([`KEY_FILTER_BYTES`]).
     pub key_filter_bytes: usize,
+    /// Fewest writes of one table (items, or index entries) in one of the
+    /// applier's commits that go into the database as sorted tables of
+    /// their own rather than through its journal and memtable
+    /// ([`INGEST_MIN_BYTES`]; tests lower it to ingest every write).
+    pub ingest_min_bytes: usize,
 }
 
 impl Default for DiskOptions {
@@ -437,6 +470,7 @@ impl Default for DiskOptions {
             wal_rotate_bytes: wal::WAL_ROTATE_BYTES,
             overlay_bytes: MAX_OVERLAY_BYTES,
             key_filter_bytes: KEY_FILTER_BYTES,
+            ingest_min_bytes: INGEST_MIN_BYTES,
         }
     }
 }
@@ -647,6 +681,10 @@ struct Backlog {
     hold_after: Option<u64>,
     /// The last batch the database holds.
     applied_seq: u64,
+    /// The last batch someone waits for the database to hold
+    /// (`wait_applied_to`): the applier writes what it has without
+    /// gathering more.
+    wanted_seq: u64,
 }
 
 /// The engine's storage on disk. Open with [`DiskStorage::open`]; hand it
@@ -702,6 +740,13 @@ impl Durability {
     /// fault-injection tests).
     pub fn fail_next_apply(&self) {
         self.shared.fail_next_apply.store(true, Ordering::SeqCst);
+    }
+
+    /// Makes the applier's next commit that ingests a table's writes
+    /// fail after the ingestion, before its batch and applied mark are
+    /// written (for tests of a crash at that point).
+    pub fn fail_after_next_ingest(&self) {
+        self.shared.files.fail_after_ingest.store(true, Ordering::SeqCst);
     }
 
     /// Makes the applier's next write into the database panic (for tests of
@@ -797,7 +842,8 @@ impl DiskStorage {
         }
         let path = dir.join(DB_DIR);
         let fresh = !path.exists();
-        let files = Files::open(&path, options.cache_bytes).map_err(|e| db_error(&path, e))?;
+        let files =
+            Files::open(&path, options.cache_bytes, options.ingest_min_bytes).map_err(|e| db_error(&path, e))?;
         match files.get_u64(FORMAT_KEY).map_err(|e| db_error(&path, e))? {
             Some(FORMAT) => {}
             None if fresh || files.catalog.is_empty().map_err(|e| db_error(&path, e))? => {
@@ -938,6 +984,10 @@ impl DiskStorage {
 
     fn wait_applied_to(&self, target: u64) -> Result<(), StoreError> {
         let mut b = self.shared.backlog.lock();
+        if b.applied_seq < target {
+            b.wanted_seq = b.wanted_seq.max(target);
+            self.shared.apply.notify_all();
+        }
         while b.applied_seq < target {
             self.check_healthy()?;
             // Short waits: a failure wakes no one here.
@@ -1367,48 +1417,53 @@ fn prune(shared: &Shared, batches: &[(u64, Vec<Record>)]) {
         }
     }
     let mut freed = 0;
-    for ((id, index), writes) in by_index {
+    for ((id, index), mut writes) in by_index {
         let Some(overlay) = shared.overlays.lock().get(&id).cloned() else { continue };
+        // In key order (the encoded keys order as the decoded ones do):
+        // each search then follows the one before down the overlay's tree,
+        // through nodes still in the cache.
+        writes.sort_by(|a, b| a.1.cmp(b.1));
         // Keys were encoded from `IndexKey`s: they decode. Decoded before
         // the overlay's lock, which writers of the table wait for.
-        let keys: Vec<(u64, IndexKey)> =
-            writes.into_iter().filter_map(|(seq, key)| Some((seq, decode_index_key(key).ok()?))).collect();
-        for chunk in keys.chunks(PRUNE_CHUNK) {
+        let mut keys = writes.into_iter().filter_map(|(seq, key)| Some((seq, decode_index_key(key).ok()?))).peekable();
+        while keys.peek().is_some() {
             let mut indexes = overlay.index_writes.write();
             // A dropped index's overlay went with it.
             let Some(map) = indexes.get_mut(index) else { break };
-            for (seq, key) in chunk {
-                if map.get(key).is_some_and(|p| p.seq <= *seq) {
-                    if let Some(p) = map.remove(key) {
-                        freed += p.bytes;
-                    }
-                }
-            }
+            freed += prune_chunk(map, keys.by_ref().take(PRUNE_CHUNK));
             if map.is_empty() {
                 indexes.remove(index);
             }
         }
     }
-    for (id, writes) in by_table {
+    for (id, mut writes) in by_table {
         // A dropped table's overlay went with it.
         let Some(overlay) = shared.overlays.lock().get(&id).cloned() else { continue };
-        let keys: Vec<(u64, StoreKey)> =
-            writes.into_iter().filter_map(|(seq, key)| Some((seq, decode_store_key(key).ok()?))).collect();
-        for chunk in keys.chunks(PRUNE_CHUNK) {
-            let mut map = overlay.writes.write();
-            for (seq, key) in chunk {
-                if map.get(key).is_some_and(|p| p.seq <= *seq) {
-                    if let Some(p) = map.remove(key) {
-                        freed += p.bytes;
-                    }
-                }
-            }
+        writes.sort_by(|a, b| a.1.cmp(b.1));
+        let mut keys = writes.into_iter().filter_map(|(seq, key)| Some((seq, decode_store_key(key).ok()?))).peekable();
+        while keys.peek().is_some() {
+            freed += prune_chunk(&mut overlay.writes.write(), keys.by_ref().take(PRUNE_CHUNK));
         }
     }
     if freed > 0 {
         shared.overlay_bytes.fetch_sub(freed, Ordering::SeqCst);
         wake_writers(shared);
     }
+}
+
+/// Removes from `map` each of `keys` whose pending write is the one the
+/// database now holds (or an older one: the write of batch `seq` or
+/// before); returns the bytes freed.
+fn prune_chunk<K: Ord>(map: &mut BTreeMap<K, Pending>, keys: impl Iterator<Item = (u64, K)>) -> usize {
+    let mut freed = 0;
+    for (seq, key) in keys {
+        if let std::collections::btree_map::Entry::Occupied(e) = map.entry(key) {
+            if e.get().seq <= seq {
+                freed += e.remove().bytes;
+            }
+        }
+    }
+    freed
 }
 
 /// The applier: writes every durable batch the committer handed over into
@@ -1539,7 +1594,8 @@ fn lower_priority() {
 /// each.
 fn gather(shared: &Shared, b: &Backlog, until: &mut Option<std::time::Instant>) -> bool {
     let room_wanted = shared.overlay_bytes.load(Ordering::SeqCst) >= shared.overlay_limit / 2;
-    if b.stop || b.hold_after.is_some() || room_wanted || b.bytes >= APPLY_GATHER_BYTES {
+    let awaited = b.wanted_seq > b.applied_seq;
+    if b.stop || b.hold_after.is_some() || room_wanted || awaited || b.bytes >= APPLY_GATHER_BYTES {
         *until = None;
         return false;
     }
@@ -1775,11 +1831,31 @@ fn write_group(
     for (name, value) in catalog {
         b.insert(&files.catalog, name, value);
     }
+    // A table's writes, many enough, go in as sorted tables of their own
+    // before the batch: a crash between leaves them in the database past
+    // the applied mark, which the replay writes again to the same values,
+    // while the counts, written with the mark, count them once.
+    let mut ingested = false;
     for (id, writes) in items {
-        write_keys(&mut b, &table_keyspace(files, overlays, id, true)?, writes);
+        let ks = table_keyspace(files, overlays, id, true)?;
+        if write_bytes(writes.iter().copied()) >= files.ingest_min_bytes {
+            ingest(&ks, writes)?;
+            ingested = true;
+        } else {
+            write_keys(&mut b, &ks, writes);
+        }
     }
     for (id, writes) in entries {
-        write_keys(&mut b, &table_keyspace(files, overlays, id, false)?, writes);
+        let ks = table_keyspace(files, overlays, id, false)?;
+        if write_bytes(writes.iter().map(|(k, v)| (k.as_slice(), *v))) >= files.ingest_min_bytes {
+            ingest(&ks, writes)?;
+            ingested = true;
+        } else {
+            write_keys(&mut b, &ks, writes);
+        }
+    }
+    if ingested && files.fail_after_ingest.swap(false, Ordering::SeqCst) {
+        return Err(fjall::Error::Io(std::io::Error::other("injected failure after an ingestion")));
     }
     let mut counts = files.counts.lock();
     let mut written = Vec::with_capacity(stats.len() + sizes.len() + index_sizes.len());
@@ -1824,6 +1900,36 @@ fn write_group(
             Err(e)
         }
     }
+}
+
+/// Writes `writes` (stored key to stored value, `None` deletes; in key
+/// order, one write a key) into keyspace `ks` as sorted tables of their own
+/// (fjall's ingestion: no journal, no memtable; the tables are synced and
+/// registered when it returns), once the keyspace's level 0 has room.
+fn ingest<'a, K: AsRef<[u8]>>(
+    ks: &fjall::Keyspace,
+    writes: impl IntoIterator<Item = (K, Option<&'a StoredBytes>)>,
+) -> Result<(), fjall::Error> {
+    // fjall slows and halts batches while level 0 is long, but not
+    // ingestions: wait for its compaction here, a bounded time.
+    let mut waited = std::time::Duration::ZERO;
+    while ks.l0_table_count() >= INGEST_L0_STALL && waited < INGEST_MAX_STALL {
+        std::thread::sleep(INGEST_STALL_POLL);
+        waited += INGEST_STALL_POLL;
+    }
+    let mut ingestion = ks.start_ingestion()?;
+    for (key, value) in writes {
+        match value {
+            Some(v) => ingestion.write(key.as_ref(), v.clone())?,
+            None => ingestion.write_tombstone(key.as_ref())?,
+        }
+    }
+    ingestion.finish()
+}
+
+/// Bytes of `writes`' keys and values.
+fn write_bytes<'a>(writes: impl Iterator<Item = (&'a [u8], Option<&'a StoredBytes>)>) -> usize {
+    writes.map(|(k, v)| k.len() + v.map_or(0, |v| v.len())).sum()
 }
 
 /// Adds `writes` (stored key to stored value, `None` deletes) of keyspace

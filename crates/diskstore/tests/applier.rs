@@ -288,3 +288,74 @@ fn a_panic_in_the_applier_fails_the_storage_instead_of_hanging() {
     drop(disk);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A crash after one of the applier's commits wrote a table's writes as
+/// sorted tables of their own (fjall's ingestion), before the batch with
+/// its counts and applied mark: the ingested writes are in the database
+/// past the mark. The replay writes them again, to the same values, and
+/// the counts (items, bytes, size ranges, index entries) count them once.
+#[test]
+fn writes_ingested_before_a_failed_batch_are_counted_once_after_the_replay() {
+    let dir = common::fresh_dir("dynaburst-applier-ingest");
+    let options = DiskOptions { ingest_min_bytes: 1, ..DiskOptions::default() };
+    let open = |dir: &Path| DiskStorage::open(dir, &options).expect("open");
+    let entry = |sk: i64| item(sk, 3);
+    let write = |disk: &DiskStorage, store: &mut Box<dyn dynaburst_engine::store::TableStore>, sks: &[i64], pad| {
+        let batch = WriteBatch {
+            mutations: sks.iter().map(|&sk| Mutation { table: 0, key: key(sk), item: Some(item(sk, pad)) }).collect(),
+            // An entry written before is replaced (as the engine says).
+            index_writes: sks
+                .iter()
+                .map(|&sk| entry_write(sk, &entry(sk), (pad == 20 && sk < 8).then(|| item_size(&entry(sk)) as u64)))
+                .collect(),
+        };
+        disk.commit(batch, &mut [&mut **store]).expect("commit")
+    };
+    {
+        let disk = open(&dir);
+        let mut store = disk.create_table(&meta("t")).expect("create");
+        // Ingested and marked: 0..8.
+        write(&disk, &mut store, &(0..8).collect::<Vec<_>>(), 10);
+        disk.wait_applied().expect("applied");
+        // Ingested, then the batch fails: 4..8 rewritten larger, 8..14 new,
+        // 0 and 1 deleted (their entries too).
+        disk.hold_applier(true);
+        write(&disk, &mut store, &(4..14).collect::<Vec<_>>(), 20);
+        let deletes = WriteBatch {
+            mutations: (0..2).map(|sk| Mutation { table: 0, key: key(sk), item: None }).collect(),
+            index_writes: (0..2)
+                .map(|sk| IndexMutation {
+                    table: 0,
+                    index: "g".into(),
+                    key: index_key(sk),
+                    entry: None,
+                    replaced: Some(item_size(&entry(sk)) as u64),
+                })
+                .collect(),
+        };
+        disk.commit(deletes, &mut [&mut *store]).expect("commit");
+        disk.durability().fail_after_next_ingest();
+        disk.hold_applier(false);
+        disk.wait_applied().expect_err("the failed batch poisons the storage");
+        drop(store);
+        disk.close();
+    }
+    let expected: Vec<(i64, usize)> = (2..14).map(|sk| (sk, if sk < 4 { 10 } else { 20 })).collect();
+    let bytes: u64 = expected.iter().map(|&(sk, pad)| item_size(&item(sk, pad)) as u64).sum();
+    let entry_bytes: u64 = (2..14).map(|sk| item_size(&entry(sk)) as u64).sum();
+    for round in 0..2 {
+        let disk = open(&dir);
+        let store = disk.open_table("t").expect("open");
+        for sk in 0..16 {
+            let want = expected.iter().find(|e| e.0 == sk).map(|&(sk, pad)| item(sk, pad));
+            assert_eq!(store.get(&key(sk)).expect("get"), want, "item {sk}, round {round}");
+        }
+        assert_eq!(disk.table_stats("t").expect("stats"), Some((12, bytes)), "round {round}");
+        let ranges = disk.table_sizes("t").expect("sizes").expect("kept");
+        assert_eq!(ranges.iter().map(|r| r.1).sum::<u64>(), bytes, "round {round}");
+        assert_eq!(index_totals(&disk), (12, entry_bytes), "round {round}");
+        drop(store);
+        disk.close();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

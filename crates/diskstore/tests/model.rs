@@ -194,13 +194,15 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 /// Small log files: the ops rotate through them, recycle retired ones and
-/// replay them at each reopen.
-fn options() -> DiskOptions {
-    DiskOptions { wal_rotate_bytes: 700, ..DiskOptions::default() }
+/// replay them at each reopen. A table's writes in one of the applier's
+/// commits go in as sorted tables of their own from `ingest` bytes of them
+/// on (1: all; `usize::MAX`: none, all through fjall's batches).
+fn options(ingest: usize) -> DiskOptions {
+    DiskOptions { wal_rotate_bytes: 700, ingest_min_bytes: ingest, ..DiskOptions::default() }
 }
 
-fn open(dir: &Path) -> (DiskStorage, Box<dyn TableStore>) {
-    let disk = DiskStorage::open(dir, &options()).expect("open");
+fn open(dir: &Path, ingest: usize) -> (DiskStorage, Box<dyn TableStore>) {
+    let disk = DiskStorage::open(dir, &options(ingest)).expect("open");
     disk.hold_applier(true);
     let store = disk.open_table("t").expect("the table");
     (disk, store)
@@ -220,13 +222,13 @@ fn sizes(model: &BTreeMap<StoreKey, Arc<Item>>) -> Vec<(u128, u64)> {
     ranges.into_iter().filter(|(_, bytes)| *bytes > 0).collect()
 }
 
-fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
+fn check(ops: Vec<Op>, ingest: usize) -> Result<(), TestCaseError> {
     let dir = fresh_dir();
     {
-        let disk = DiskStorage::open(&dir, &options()).expect("create");
+        let disk = DiskStorage::open(&dir, &options(ingest)).expect("create");
         disk.create_table(&meta("t")).expect("create the table");
     }
-    let (mut disk, mut store) = open(&dir);
+    let (mut disk, mut store) = open(&dir, ingest);
     let mut model: BTreeMap<StoreKey, Arc<Item>> = BTreeMap::new();
     let mut entries: Entries = BTreeMap::new();
     // The batch each write op committed.
@@ -315,7 +317,7 @@ fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
             Op::Reopen => {
                 drop(store);
                 drop(disk);
-                (disk, store) = open(&dir);
+                (disk, store) = open(&dir, ingest);
                 prop_assert_eq!(disk.table_stats("t").expect("stats"), Some(counts(&model)));
                 prop_assert_eq!(disk.table_sizes("t").expect("sizes"), Some(sizes(&model)));
                 prop_assert_eq!(disk.index_sizes("t", INDEX).expect("index sizes"), Some(index_sizes(&entries)));
@@ -344,7 +346,7 @@ fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
         if round == 0 {
             drop(store);
             drop(disk);
-            (disk, store) = open(&dir);
+            (disk, store) = open(&dir, ingest);
             prop_assert_eq!(disk.table_stats("t").expect("stats"), Some(counts(&model)));
             prop_assert_eq!(disk.table_sizes("t").expect("sizes"), Some(sizes(&model)));
         }
@@ -359,8 +361,11 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
-    fn the_disk_store_behaves_as_an_ordered_map(ops in prop::collection::vec(op(), 1..60)) {
-        check(ops)?;
+    fn the_disk_store_behaves_as_an_ordered_map(
+        ops in prop::collection::vec(op(), 1..60),
+        ingest in prop_oneof![Just(1usize), Just(300), Just(usize::MAX)],
+    ) {
+        check(ops, ingest)?;
     }
 }
 
@@ -461,7 +466,7 @@ fn a_reopen_replays_the_new_life_of_recycled_log_files_and_not_their_old_one() {
         disk.close();
     }
     assert!(dynaburst_diskstore::wal_files(&dir).expect("logs") >= 2);
-    let (disk, store) = open(&dir);
+    let (disk, store) = open(&dir, dynaburst_diskstore::INGEST_MIN_BYTES);
     for sk in 0..360 {
         let v = if sk < REWRITTEN { 2 } else { 1 };
         assert_eq!(store.get(&key(1, sk)).expect("get"), Some(item(1, sk, v)), "item {sk}");
@@ -507,7 +512,7 @@ fn a_new_log_file_s_generation_is_past_the_spares() {
     for g in generations(&dir, "wal-") {
         std::fs::remove_file(dir.join(format!("wal-{g:016}"))).expect("remove");
     }
-    let (disk, store) = open(&dir);
+    let (disk, store) = open(&dir, dynaburst_diskstore::INGEST_MIN_BYTES);
     let logs = generations(&dir, "wal-");
     assert_eq!(logs.len(), 1);
     assert!(logs[0] > spares[spares.len() - 1], "log file {} beside spares {spares:?}", logs[0]);
@@ -519,7 +524,7 @@ fn a_new_log_file_s_generation_is_past_the_spares() {
 
 #[test]
 fn a_later_write_stays_in_the_overlay_when_an_earlier_one_reaches_the_file() {
-    check(vec![
+    let ops = vec![
         Op::Write(vec![(1, 1, Some(1))]),
         Op::Write(vec![(1, 1, Some(2))]),
         Op::ApplySome(1),
@@ -528,8 +533,10 @@ fn a_later_write_stays_in_the_overlay_when_an_earlier_one_reaches_the_file() {
         Op::Write(vec![(1, 2, None)]),
         Op::ApplySome(1),
         Op::Range { start: BoundSpec::Unbounded, end: BoundSpec::Unbounded, backward: false, limit: 10 },
-    ])
-    .expect("matches the model");
+    ];
+    for ingest in [1, usize::MAX] {
+        check(ops.clone(), ingest).expect("matches the model");
+    }
 }
 
 /// A data directory an older dynaburst wrote (its tables in one redb
