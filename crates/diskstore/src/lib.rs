@@ -327,11 +327,11 @@ const L0_TABLES: u8 = 8;
 /// each time rewriting it). Only a bulk load's commits are that large
 /// ([`APPLY_GATHER_BYTES`]).
 pub const INGEST_MIN_BYTES: usize = MEMTABLE_BYTES as usize / 2;
-/// Tables of level 0 at which an ingestion waits for compaction.
-const INGEST_L0_STALL: usize = L0_TABLES as usize + 4;
-/// Longest an ingestion waits for compaction.
-const INGEST_MAX_STALL: std::time::Duration = std::time::Duration::from_secs(10);
-const INGEST_STALL_POLL: std::time::Duration = std::time::Duration::from_millis(10);
+/// Tables of level 0 from which a keyspace's writes go through fjall's
+/// batches even when large: fjall slows and halts batches while level 0 is
+/// long, and asks its worker for compactions as it does, but not
+/// ingestions (each asks for one compaction, which may pick another level).
+const INGEST_L0_LIMIT: usize = L0_TABLES as usize + 4;
 /// Most removals in one batch when a dropped index's entries are deleted.
 const DROP_CHUNK: usize = 64 * 1024;
 
@@ -1834,11 +1834,18 @@ fn write_group(
     // A table's writes, many enough, go in as sorted tables of their own
     // before the batch: a crash between leaves them in the database past
     // the applied mark, which the replay writes again to the same values,
-    // while the counts, written with the mark, count them once.
+    // while the counts, written with the mark, count them once. (An
+    // ingestion first writes out the keyspace's memtable, whose writes of
+    // earlier commits fjall's journal may not hold synced: after a power
+    // loss those are in the database and their commits' marks and counts
+    // are not. They are past the last durable mark, so the log still
+    // holds them, and the replay covers them the same way.)
+    let ingest_here =
+        |ks: &fjall::Keyspace, bytes: usize| bytes >= files.ingest_min_bytes && ks.l0_table_count() < INGEST_L0_LIMIT;
     let mut ingested = false;
     for (id, writes) in items {
         let ks = table_keyspace(files, overlays, id, true)?;
-        if write_bytes(writes.iter().copied()) >= files.ingest_min_bytes {
+        if ingest_here(&ks, write_bytes(writes.iter().copied())) {
             ingest(&ks, writes)?;
             ingested = true;
         } else {
@@ -1847,7 +1854,7 @@ fn write_group(
     }
     for (id, writes) in entries {
         let ks = table_keyspace(files, overlays, id, false)?;
-        if write_bytes(writes.iter().map(|(k, v)| (k.as_slice(), *v))) >= files.ingest_min_bytes {
+        if ingest_here(&ks, write_bytes(writes.iter().map(|(k, v)| (k.as_slice(), *v)))) {
             ingest(&ks, writes)?;
             ingested = true;
         } else {
@@ -1905,18 +1912,11 @@ fn write_group(
 /// Writes `writes` (stored key to stored value, `None` deletes; in key
 /// order, one write a key) into keyspace `ks` as sorted tables of their own
 /// (fjall's ingestion: no journal, no memtable; the tables are synced and
-/// registered when it returns), once the keyspace's level 0 has room.
+/// registered when it returns).
 fn ingest<'a, K: AsRef<[u8]>>(
     ks: &fjall::Keyspace,
     writes: impl IntoIterator<Item = (K, Option<&'a StoredBytes>)>,
 ) -> Result<(), fjall::Error> {
-    // fjall slows and halts batches while level 0 is long, but not
-    // ingestions: wait for its compaction here, a bounded time.
-    let mut waited = std::time::Duration::ZERO;
-    while ks.l0_table_count() >= INGEST_L0_STALL && waited < INGEST_MAX_STALL {
-        std::thread::sleep(INGEST_STALL_POLL);
-        waited += INGEST_STALL_POLL;
-    }
     let mut ingestion = ks.start_ingestion()?;
     for (key, value) in writes {
         match value {
