@@ -1927,6 +1927,23 @@ fn ingest<'a, K: AsRef<[u8]>>(
     ingestion.finish()
 }
 
+/// The overlay of the table of slot `slot` of a commit. A store whose
+/// table is no longer in the catalog (a write that raced DeleteTable: it
+/// found the table before the drop) gets `NoSuchTable`, which the engine
+/// answers as DynamoDB does a table that is gone; a slot without a store
+/// is the caller's mistake (`BadBatch`).
+fn slot_overlay<'a>(
+    overlays: &'a [Option<Arc<Overlay>>],
+    stores: &[&mut dyn TableStore],
+    slot: usize,
+) -> Result<&'a Arc<Overlay>, StoreError> {
+    match (stores.get(slot), overlays.get(slot)) {
+        (Some(_), Some(Some(overlay))) => Ok(overlay),
+        (Some(store), Some(None)) if store.storage_id().is_some() => Err(StoreError::NoSuchTable(String::new())),
+        _ => Err(StoreError::BadBatch { slot }),
+    }
+}
+
 /// Bytes of `writes`' keys and values.
 fn write_bytes<'a>(writes: impl Iterator<Item = (&'a [u8], Option<&'a StoredBytes>)>) -> usize {
     writes.map(|(k, v)| k.len() + v.map_or(0, |v| v.len())).sum()
@@ -2413,9 +2430,8 @@ impl Storage for DiskStorage {
         let mut replaced: Vec<Option<Arc<Item>>> = Vec::with_capacity(batch.len());
         for m in batch.mutations {
             let bad = StoreError::BadBatch { slot: m.table };
-            let (Some(store), Some(Some(overlay))) = (stores.get(m.table), overlays.get(m.table)) else {
-                return Err(bad);
-            };
+            let overlay = slot_overlay(&overlays, stores, m.table)?;
+            let store = stores.get(m.table).ok_or(bad.clone())?;
             let id = store.storage_id().ok_or(bad)?;
             let key = encode_store_key(&m.key);
             let hash = filter::hashes(&key);
@@ -2451,9 +2467,8 @@ impl Storage for DiskStorage {
         let mut index_writes: Vec<IndexOverlayWrite> = Vec::with_capacity(batch.index_writes.len());
         for w in batch.index_writes {
             let bad = StoreError::BadBatch { slot: w.table };
-            let (Some(store), Some(Some(overlay))) = (stores.get(w.table), overlays.get(w.table)) else {
-                return Err(bad);
-            };
+            let overlay = slot_overlay(&overlays, stores, w.table)?;
+            let store = stores.get(w.table).ok_or(bad.clone())?;
             let id = store.storage_id().ok_or(bad)?;
             let key = encode_index_key(&w.key);
             let value: Option<StoredBytes> = w.entry.as_deref().map(|entry| encode_stored(entry).into());

@@ -19,6 +19,8 @@ const DISARMED: usize = usize::MAX;
 #[derive(Clone, Debug)]
 pub struct Faults {
     fail_commits: Arc<AtomicBool>,
+    /// Commits fail as one racing its table's drop does.
+    tables_gone: Arc<AtomicBool>,
     /// Writes to let through before one fails; [`DISARMED`] for none.
     writes_before_failure: Arc<AtomicUsize>,
     /// Catalog saves to let through before one fails; [`DISARMED`] for none.
@@ -29,6 +31,7 @@ impl Default for Faults {
     fn default() -> Faults {
         Faults {
             fail_commits: Arc::default(),
+            tables_gone: Arc::default(),
             writes_before_failure: Arc::new(AtomicUsize::new(DISARMED)),
             saves_before_failure: Arc::new(AtomicUsize::new(DISARMED)),
         }
@@ -39,6 +42,12 @@ impl Faults {
     /// Every commit fails (before writing anything) while `on`.
     pub fn fail_commits(&self, on: bool) {
         self.fail_commits.store(on, Ordering::SeqCst);
+    }
+
+    /// Every commit fails as a durable storage's fails when the table was
+    /// dropped after the write found it (`NoSuchTable`) while `on`.
+    pub fn drop_tables_under_commits(&self, on: bool) {
+        self.tables_gone.store(on, Ordering::SeqCst);
     }
 
     /// Lets `passes` more writes through, then fails one and disarms (so
@@ -164,6 +173,9 @@ impl Storage for FaultyStorage {
     ) -> Result<Vec<Option<Arc<Item>>>, StoreError> {
         if self.faults.fail_commits.load(Ordering::SeqCst) {
             return Err(StoreError::Io { operation: "commit", kind: std::io::ErrorKind::Other });
+        }
+        if self.faults.tables_gone.load(Ordering::SeqCst) {
+            return Err(StoreError::NoSuchTable(String::new()));
         }
         apply_with_undo(batch, stores)
     }

@@ -28,7 +28,7 @@ use dynaburst_model::{item_size, transactional_write_units, write_units, Item, K
 use crate::engine::{throttle_cancellation, throttled, MemoryBudget, STORED_ITEM_OVERHEAD_BYTES};
 use crate::error::EngineError;
 use crate::index::{self, IndexChange, IndexKind};
-use crate::store::{Mutation, Storage, StoreKey, TableStore, WriteBatch};
+use crate::store::{Mutation, Storage, StoreError, StoreKey, TableStore, WriteBatch};
 use crate::table::{Table, TableData};
 use crate::types::{ConsumedCapacity, ItemCollection, Millis};
 
@@ -503,7 +503,11 @@ pub(crate) fn commit(
             if let Some(memory) = memory {
                 memory.adjust(-reserved);
             }
-            return Err(e.into());
+            return Err(match e {
+                // The table went (DeleteTable) after this write found it.
+                StoreError::NoSuchTable(_) => EngineError::table_not_found(),
+                e => e.into(),
+            });
         }
     };
     let mut collections = Vec::new();
@@ -668,7 +672,7 @@ pub(crate) fn copy_items(
     from: &dyn TableStore,
     to: &mut dyn TableStore,
     batch: usize,
-) -> Result<(), crate::store::StoreError> {
+) -> Result<(), StoreError> {
     crate::backup::for_each_chunk(from, batch, |chunk| {
         let mut writes = WriteBatch::with_capacity(chunk.len());
         for (key, item) in chunk {

@@ -4,7 +4,7 @@
 //! index entries; and backups survive reopening the storage, where a
 //! backup a crash left half copied is dropped.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use dynaburst_engine::backup::{
@@ -124,39 +124,28 @@ fn backups_taken_while_a_writer_runs_are_consistent_snapshots() {
     fill(&engine);
     write_group(&engine, 0, Millis(1));
     let stop = Arc::new(AtomicBool::new(false));
-    // Groups the writer has written so far.
-    let progress = Arc::new(AtomicU64::new(0));
+    // The writer tells of each group it has written.
+    let (written_tx, groups) = std::sync::mpsc::channel::<u64>();
     let writer = {
-        let (engine, stop, progress) = (engine.clone(), stop.clone(), progress.clone());
+        let (engine, stop) = (engine.clone(), stop.clone());
         std::thread::spawn(move || {
             let mut generation = 1;
             // Bounded: the backups below stop it long before.
             while !stop.load(Ordering::Relaxed) && generation < 1_000_000 {
                 write_group(&engine, generation, Millis(2));
-                progress.store(generation, Ordering::SeqCst);
+                let _ = written_tx.send(generation);
                 generation += 1;
             }
             generation
         })
     };
-    // Each backup starts once the writer has written another group since
-    // the one before (on a busy machine the writer may not have run at
-    // all yet): the backups interleave with its writes. Bounded waits.
-    let wait_for_a_group = |after: u64| {
-        for _ in 0..100_000 {
-            if progress.load(Ordering::SeqCst) > after {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_micros(100));
-        }
-        progress.load(Ordering::SeqCst)
-    };
     let mut arns = Vec::new();
-    let mut seen_progress = 0;
     for i in 0..4u64 {
-        let now = wait_for_a_group(seen_progress);
-        assert!(now > seen_progress, "the writer wrote no group before backup {i}");
-        seen_progress = now;
+        // Each backup starts once the writer has written another group
+        // since the one before (on a busy machine it may not have run at
+        // all yet): the backups interleave with its writes.
+        while groups.try_recv().is_ok() {}
+        groups.recv().unwrap_or_else(|_| panic!("the writer wrote no group before backup {i}"));
         let backup = engine.create_backup("t", &format!("b{i}"), Millis(100 + i)).unwrap();
         assert_eq!(backup.status, BackupStatus::Available);
         assert_eq!(backup.item_count, (FILLER + GROUP) as u64);

@@ -453,6 +453,22 @@ fn each_region_keeps_its_own_tables_in_one_storage() {
 
 // ----- storage failures ------------------------------------------------
 
+/// A write that found its table before a DeleteTable dropped it, and
+/// commits after (the durable storage refuses it as a table it no longer
+/// has), is answered as a table that is gone, not as an internal error.
+#[test]
+fn a_write_whose_table_is_dropped_under_it_is_resource_not_found() {
+    let storage = Arc::new(FaultyStorage::new());
+    let engine = Engine::open(EngineConfig::local(), storage.clone(), Millis(0)).unwrap();
+    create(&engine, "t", BillingMode::PayPerRequest);
+    storage.faults().drop_tables_under_commits(true);
+    let err = put(&engine, "t", pad_item("x", 100), total()).unwrap_err();
+    assert!(matches!(&err, EngineError::ResourceNotFound(m) if m == "Requested resource not found"), "{err:?}");
+    storage.faults().drop_tables_under_commits(false);
+    assert_eq!(get(&engine, "t", "x"), None);
+    assert_eq!(stats(&engine, "t"), (0, 0, 0));
+}
+
 fn every_item(engine: &Engine, table: &str) -> Vec<Item> {
     let mut out = engine.read(ReadInput { consistent_read: true, ..ReadInput::scan(table) }, T0).unwrap().items;
     out.sort_by_key(|i| format!("{:?}", i.get("pk")));
