@@ -28,7 +28,10 @@
 //!   implements it as one storage transaction across the tables involved.
 //! - **Failures are values.** Every operation that can fail returns
 //!   [`StoreError`]; the engine answers the request with
-//!   InternalServerError and never panics.
+//!   InternalServerError and never panics. A `commit` to a store whose
+//!   table was dropped after the engine handed it out (a write racing
+//!   DeleteTable) returns `NoSuchTable`, which the engine answers as a
+//!   table that is gone (ResourceNotFoundException).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;

@@ -436,7 +436,9 @@ impl Writes {
 /// the capacity model of each size change not yet noted. Returns the sizes
 /// of what each write replaced and wrote. On a storage failure nothing
 /// was written, the sizes already noted are taken back, and the error is
-/// InternalServerError.
+/// InternalServerError; ResourceNotFoundException when the storage no
+/// longer has a table (`NoSuchTable`: it was dropped after the write
+/// found it).
 pub(crate) fn commit(
     storage: &dyn Storage,
     limits: &CommitLimits<'_>,
